@@ -1,0 +1,17 @@
+// Builds dist/ from src/ with the TypeScript compiler (JavaScript, declarations, source maps).
+// Runs on `npm install` / `npm ci` through the `prepare` script, so a fresh checkout has a
+// working `codecall` bin.
+import { execFileSync } from 'node:child_process';
+import { rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = dirname(dirname(fileURLToPath(import.meta.url)));
+const require = createRequire(import.meta.url);
+const tsc = require.resolve('typescript/bin/tsc');
+rmSync(join(root, 'dist'), { recursive: true, force: true });
+execFileSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json')], {
+  cwd: root,
+  stdio: 'inherit',
+});

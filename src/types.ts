@@ -1,0 +1,88 @@
+/**
+ * @module
+ * Plain data types shared across capability folders. Leaf module: imports nothing from src/.
+ */
+
+/** A JSON value: the only kind of data that crosses the sandbox boundary. */
+export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
+
+/** A JSON Schema object as MCP servers send it (untrusted; may be anything). */
+export type JsonSchema = Record<string, unknown>;
+
+/** Who may call a tool: the model directly, or code running in the sandbox. */
+export type ToolCaller = 'direct' | 'code_execution';
+
+/**
+ * How a tool appears inside the sandbox: `tools.<namespace>.<member>(args)`; `name` is the
+ * qualified `server.tool` name that the host dispatches on (and that `callTool` accepts).
+ */
+export interface SandboxToolBinding {
+  /** Qualified name, `server.tool`. */
+  name: string;
+  /** Identifier-safe server name inside the sandbox. */
+  namespace: string;
+  /** Identifier-safe tool name inside the sandbox. */
+  member: string;
+}
+
+/** One tool call a script asked for, as the host receives it. */
+export interface ToolInvocation {
+  /** Qualified name, `server.tool`. */
+  name: string;
+  /** The arguments, a copy of plain data from the sandbox. */
+  args: unknown;
+  /** Aborted when the run ends, times out or is cancelled. */
+  signal: AbortSignal;
+}
+
+/**
+ * Host side of a tool call. Resolves with the (JSON-serialisable) result, or rejects with an
+ * error whose `message` is shown to the script. Injected into the sandbox; the sandbox never
+ * sees the MCP pool.
+ */
+export type ToolInvoker = (invocation: ToolInvocation) => Promise<unknown>;
+
+/** Codes of model-facing execution failures (returned as data, never thrown). */
+export type ExecutionErrorCode =
+  | 'SYNTAX_ERROR'
+  | 'RUNTIME_ERROR'
+  | 'WALL_TIMEOUT'
+  | 'CPU_TIMEOUT'
+  | 'MEMORY_LIMIT'
+  | 'TOOL_CALL_LIMIT'
+  | 'TOOL_RESULT_LIMIT'
+  | 'OUTPUT_LIMIT'
+  | 'SANDBOX_CRASHED'
+  | 'ABORTED';
+
+/** One tool call made by a script, in dispatch order. */
+export interface ToolCallRecord {
+  /** Qualified name, `server.tool`. */
+  tool: string;
+  ok: boolean;
+  durationMs: number;
+  argsBytes: number;
+  resultBytes: number;
+  /** The error message the script saw, when `ok` is false. */
+  error?: string;
+}
+
+/** Figures about one execution. */
+export interface ExecutionStats {
+  wallMs: number;
+  cpuMs: number;
+  toolResultBytes: number;
+  stdoutBytes: number;
+}
+
+/** The result of running model code. `status: "error"` is a normal result, not a throw. */
+export interface ExecutionResult {
+  status: 'ok' | 'error';
+  stdout: string;
+  stderr: string;
+  error?: { code: ExecutionErrorCode; message: string };
+  /** The value the script returned (top-level `return`), when it is JSON. */
+  returnValue?: JsonValue;
+  toolCalls: ToolCallRecord[];
+  stats: ExecutionStats;
+}

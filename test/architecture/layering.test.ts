@@ -1,0 +1,133 @@
+/**
+ * @module
+ * Enforces the dependency direction of DESIGN.md by reading import specifiers in src/.
+ */
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative, resolve, dirname, sep } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const SRC = resolve(import.meta.dirname, '../../src');
+
+function files(dir: string): string[] {
+  return readdirSync(dir).flatMap((entry) => {
+    const path = join(dir, entry);
+    return statSync(path).isDirectory() ? files(path) : path.endsWith('.ts') ? [path] : [];
+  });
+}
+
+interface Import {
+  file: string;
+  specifier: string;
+  /** Top-level area of the importing file: `errors.ts` → `errors`, `tools/x.ts` → `tools`. */
+  from: string;
+  /** Area of the imported file, for relative imports inside src/. */
+  to?: string;
+}
+
+function area(path: string): string {
+  const first = relative(SRC, path).split(sep)[0]!;
+  return first.replace(/\.ts$/, '');
+}
+
+const IMPORT =
+  /(?:^|\n)\s*(?:import|export)\s[^'"]*?from\s*['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/g;
+
+function imports(): Import[] {
+  return files(SRC).flatMap((file) => {
+    const text = readFileSync(file, 'utf8');
+    return [...text.matchAll(IMPORT)].map((match) => {
+      const specifier = (match[1] ?? match[2])!;
+      const result: Import = { file: relative(SRC, file), specifier, from: area(file) };
+      if (specifier.startsWith('.')) result.to = area(resolve(dirname(file), specifier));
+      return result;
+    });
+  });
+}
+
+const LEAVES = new Set(['errors', 'types', 'util']);
+const SHARED = new Set(['errors', 'types', 'util', 'config']);
+/** Which src/ areas each area may import (besides itself). */
+const ALLOWED: Record<string, Set<string>> = {
+  errors: new Set(),
+  types: new Set(),
+  util: new Set(),
+  index: new Set(['*']),
+  config: new Set(['errors', 'types', 'util']),
+  compile: SHARED,
+  isolate: SHARED,
+  tools: SHARED,
+  search: SHARED,
+  providers: SHARED,
+  execute: new Set([...SHARED, 'compile', 'isolate', 'tools', 'search']),
+  agent: new Set([...SHARED, 'execute', 'providers', 'compile', 'search', 'tools']),
+  server: new Set([...SHARED, 'agent', 'execute', 'compile', 'search', 'tools']),
+  testing: new Set([...SHARED, 'providers', 'tools']),
+  cli: new Set(['*']),
+};
+
+/** Heavy packages and the only areas that may import them. */
+const PACKAGE_HOMES: Record<string, string[]> = {
+  'isolated-vm': ['isolate'],
+  esbuild: ['compile'],
+  '@anthropic-ai/sdk': ['providers'],
+  openai: ['providers'],
+  '@modelcontextprotocol/sdk': ['tools', 'server', 'testing'],
+  ajv: ['tools'],
+  'ajv-formats': ['tools'],
+  'js-tiktoken': ['agent'],
+};
+
+describe('layering', () => {
+  const all = imports();
+
+  it('finds the imports it checks', () => {
+    expect(all.length).toBeGreaterThan(5);
+  });
+
+  it('keeps every area to its allowed dependencies', () => {
+    const offenders = all
+      .filter((i) => i.to !== undefined && i.to !== i.from)
+      .filter((i) => {
+        const allowed = ALLOWED[i.from];
+        if (!allowed) return true;
+        return !allowed.has('*') && !allowed.has(i.to!);
+      })
+      .map((i) => `${i.file} → ${i.specifier}`);
+    expect(offenders).toEqual([]);
+  });
+
+  it('keeps leaves free of other src/ imports', () => {
+    const offenders = all
+      .filter((i) => LEAVES.has(i.from) && i.to !== undefined && i.to !== i.from)
+      .map((i) => `${i.file} → ${i.specifier}`);
+    expect(offenders).toEqual([]);
+  });
+
+  it('keeps each heavy dependency in its home folder', () => {
+    const offenders = all
+      .filter((i) => !i.specifier.startsWith('.') && !i.specifier.startsWith('node:'))
+      .filter((i) => {
+        const pkg = Object.keys(PACKAGE_HOMES).find(
+          (p) => i.specifier === p || i.specifier.startsWith(`${p}/`),
+        );
+        return pkg !== undefined && !PACKAGE_HOMES[pkg]!.includes(i.from);
+      })
+      .map((i) => `${i.file} → ${i.specifier}`);
+    expect(offenders).toEqual([]);
+  });
+
+  it('calls process.exit only in cli/', () => {
+    const offenders = files(SRC)
+      .filter((file) => area(file) !== 'cli')
+      .filter((file) => /process\.exit\(/.test(readFileSync(file, 'utf8')))
+      .map((file) => relative(SRC, file));
+    expect(offenders).toEqual([]);
+  });
+
+  it('never uses export *', () => {
+    const offenders = files(SRC)
+      .filter((file) => /^\s*export\s+\*/m.test(readFileSync(file, 'utf8')))
+      .map((file) => relative(SRC, file));
+    expect(offenders).toEqual([]);
+  });
+});

@@ -1,0 +1,12 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    pool: 'forks',
+    execArgv: ['--no-node-snapshot'],
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+    globalSetup: ['test/global-setup.ts'],
+  },
+});
