@@ -11,7 +11,14 @@ const root = dirname(dirname(fileURLToPath(import.meta.url)));
 const require = createRequire(import.meta.url);
 const tsc = require.resolve('typescript/bin/tsc');
 rmSync(join(root, 'dist'), { recursive: true, force: true });
-execFileSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json')], {
-  cwd: root,
-  stdio: 'inherit',
-});
+try {
+  execFileSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json')], {
+    cwd: root,
+    stdio: 'inherit',
+  });
+} catch (error) {
+  // Tests build leniently: tsc still emits JavaScript on type errors, and `npm run typecheck`
+  // is the gate for those. Everywhere else a type error fails the build.
+  if (process.env.CODECALL_BUILD_LENIENT !== '1') throw error;
+  console.warn('build: type errors above; dist/ was emitted anyway (CODECALL_BUILD_LENIENT=1)');
+}

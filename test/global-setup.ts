@@ -6,5 +6,8 @@
 import { execFileSync } from 'node:child_process';
 
 export default function setup(): void {
-  execFileSync(process.execPath, ['scripts/build.mjs'], { stdio: 'inherit' });
+  execFileSync(process.execPath, ['scripts/build.mjs'], {
+    stdio: 'inherit',
+    env: { ...process.env, CODECALL_BUILD_LENIENT: '1' },
+  });
 }

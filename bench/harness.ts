@@ -1,0 +1,66 @@
+/**
+ * @module
+ * Small helpers for benches: timing, percentiles, and a figure line with its target.
+ * A bench exits non-zero when a figure misses its target (`finish()`).
+ */
+
+/** Nanosecond-resolution timestamp in microseconds. */
+export function nowUs(): number {
+  return Number(process.hrtime.bigint()) / 1_000;
+}
+
+/** The p-th percentile (0–100) of `values`. */
+export function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  if (sorted.length === 0) return NaN;
+  const index = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[index]!;
+}
+
+/** Runs `fn` `iterations` times (after `warmup` runs) and returns each duration in µs. */
+export async function sample(
+  fn: () => unknown,
+  iterations: number,
+  warmup = Math.min(50, iterations),
+): Promise<number[]> {
+  for (let i = 0; i < warmup; i++) await fn();
+  const out: number[] = [];
+  for (let i = 0; i < iterations; i++) {
+    const start = nowUs();
+    await fn();
+    out.push(nowUs() - start);
+  }
+  return out;
+}
+
+let misses = 0;
+
+/**
+ * Prints one figure: `label  value unit  [target]  PASS|FAIL`. `target` is checked as
+ * `value <= max` (or `>= min`) when given; informational otherwise.
+ */
+export function figure(
+  label: string,
+  value: number,
+  unit: string,
+  target?: { max?: number; min?: number; note?: string },
+): void {
+  let verdict = '';
+  if (target) {
+    const ok =
+      (target.max === undefined || value <= target.max) && (target.min === undefined || value >= target.min);
+    if (!ok) misses++;
+    const bound = target.max !== undefined ? `≤ ${target.max}` : `≥ ${target.min}`;
+    verdict = `  target ${bound}${target.note ? ` ${target.note}` : ''}  ${ok ? 'PASS' : 'FAIL'}`;
+  }
+  const shown = Math.abs(value) >= 100 ? value.toFixed(0) : value.toFixed(value >= 10 ? 1 : 3);
+  console.log(`  ${label.padEnd(58)} ${shown.padStart(10)} ${unit}${verdict}`);
+}
+
+/** Ends the bench: exit code 1 when any figure missed its target. */
+export function finish(): void {
+  if (misses > 0) {
+    console.log(`  ${misses} figure(s) missed their target`);
+    process.exitCode = 1;
+  }
+}

@@ -1,0 +1,44 @@
+// `npm run bench [-- <name-filter>]`: bundles each bench/*.bench.ts with esbuild and runs it in
+// its own `node --no-node-snapshot` process, one after another. Each bench prints its figures
+// as ratios against a floor it measures in the same run, and a PASS/FAIL per target.
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, readdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
+
+const root = dirname(dirname(fileURLToPath(import.meta.url)));
+const filter = process.argv[2];
+const out = join(root, '.bench-out');
+mkdirSync(out, { recursive: true });
+const benches = readdirSync(join(root, 'bench'))
+  .filter((f) => f.endsWith('.bench.ts'))
+  .filter((f) => !filter || f.includes(filter))
+  .sort();
+if (benches.length === 0) {
+  console.error(`bench: nothing matches "${filter}"`);
+  process.exit(2);
+}
+let failed = 0;
+for (const file of benches) {
+  const outfile = join(out, file.replace(/\.ts$/, '.mjs'));
+  await build({
+    entryPoints: [join(root, 'bench', file)],
+    outfile,
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node22',
+    packages: 'external',
+    sourcemap: 'inline',
+    logLevel: 'warning',
+  });
+  console.log(`\n=== ${file} ===`);
+  const result = spawnSync(process.execPath, ['--no-node-snapshot', '--expose-gc', outfile], {
+    cwd: root,
+    stdio: 'inherit',
+  });
+  if (result.status !== 0) failed++;
+}
+console.log(`\nbench: ${benches.length - failed} of ${benches.length} benches met their targets`);
+process.exit(failed ? 1 : 0);
