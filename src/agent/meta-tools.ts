@@ -1,0 +1,135 @@
+/**
+ * @module
+ * The two meta-tools codecall puts in front of every MCP catalog, `search_tools` and
+ * `execute_code`: their names, input schemas and the few lines of description that teach a
+ * model the rules. Shared by the agent loop and by `codecall serve`, so every client sees the
+ * same contract.
+ */
+import type { JsonSchema } from '../types.js';
+
+/** Model-facing name of the search meta-tool. */
+export const SEARCH_TOOLS_NAME = 'search_tools';
+/** Model-facing name of the code-execution meta-tool. */
+export const EXECUTE_CODE_NAME = 'execute_code';
+
+/** Default number of tools `search_tools` returns. */
+export const DEFAULT_SEARCH_TOOLS_LIMIT = 8;
+/** Most tools one `search_tools` call may return. */
+export const MAX_SEARCH_TOOLS_LIMIT = 25;
+
+/** Figures the descriptions quote, so the model knows its bounds. */
+export interface MetaToolLimits {
+  wallTimeMs: number;
+  maxToolCalls: number;
+  maxStdoutBytes: number;
+}
+
+/** A provider-neutral tool definition. */
+export interface MetaToolDefinition {
+  name: string;
+  description: string;
+  inputSchema: JsonSchema;
+}
+
+/** Input of `search_tools`. */
+export interface SearchToolsInput {
+  query: string;
+  limit?: number;
+  regex?: boolean;
+}
+
+/** Input of `execute_code`. */
+export interface ExecuteCodeInput {
+  code: string;
+}
+
+/** The `search_tools` definition. */
+export function searchToolsDefinition(): MetaToolDefinition {
+  return {
+    name: SEARCH_TOOLS_NAME,
+    description: [
+      'Find tools for a task. Returns the best-matching tools with their TypeScript declarations',
+      '(`tools.<server>.<tool>(args)`), ranked by text match and by which tools are usually called together.',
+      'Describe the task in plain words ("expenses of a team member for a quarter") or give a tool name;',
+      'set regex: true to match a pattern against tool names, descriptions and argument names.',
+      'Search again with other words when a needed tool is missing.',
+    ].join(' '),
+    inputSchema: {
+      type: 'object',
+      properties: {
+        query: {
+          type: 'string',
+          description: 'What the tools should do, keywords, a tool name, or a regex.',
+        },
+        limit: {
+          type: 'integer',
+          minimum: 1,
+          maximum: MAX_SEARCH_TOOLS_LIMIT,
+          description: `How many tools to return (default ${DEFAULT_SEARCH_TOOLS_LIMIT}).`,
+        },
+        regex: { type: 'boolean', description: 'Treat query as a regular expression (default false).' },
+      },
+      required: ['query'],
+      additionalProperties: false,
+    },
+  };
+}
+
+/** The `execute_code` definition, quoting the limits in force. */
+export function executeCodeDefinition(limits: MetaToolLimits): MetaToolDefinition {
+  return {
+    name: EXECUTE_CODE_NAME,
+    description: [
+      'Run JavaScript or TypeScript in a sandbox where every tool found with search_tools is an async function:',
+      '`const rows = await tools.<server>.<tool>({...})` (or `await callTool("server.tool", {...})`).',
+      'Top-level await works; use Promise.all for independent calls.',
+      'Only what you print (console.log) comes back to you, so filter, aggregate and print just the answer',
+      '— never dump raw tool results.',
+      'No network, filesystem, timers or imports.',
+      `Limits per run: ${Math.round(limits.wallTimeMs / 1000)} s, ${limits.maxToolCalls} tool calls,`,
+      `${Math.round(limits.maxStdoutBytes / 1024)} KB of output (longer output is cut).`,
+      'You get stdout, stderr and the exit status; on an error, fix the code and run it again.',
+    ].join(' '),
+    inputSchema: {
+      type: 'object',
+      properties: {
+        code: { type: 'string', description: 'The script to run (JavaScript or TypeScript).' },
+      },
+      required: ['code'],
+      additionalProperties: false,
+    },
+  };
+}
+
+/** Reads `search_tools` input from untrusted model output; returns an error message or the input. */
+export function parseSearchToolsInput(input: unknown): SearchToolsInput | { error: string } {
+  if (typeof input !== 'object' || input === null) {
+    return { error: 'search_tools expects an object like {"query": "expenses by quarter"}.' };
+  }
+  const record = input as Record<string, unknown>;
+  if (typeof record.query !== 'string' || record.query.trim() === '') {
+    return { error: 'search_tools needs "query": a non-empty string describing the tools you need.' };
+  }
+  const result: SearchToolsInput = { query: record.query };
+  if (record.limit !== undefined) {
+    if (typeof record.limit !== 'number' || !Number.isInteger(record.limit) || record.limit < 1) {
+      return { error: `search_tools "limit" must be an integer from 1 to ${MAX_SEARCH_TOOLS_LIMIT}.` };
+    }
+    result.limit = Math.min(record.limit, MAX_SEARCH_TOOLS_LIMIT);
+  }
+  if (record.regex !== undefined) {
+    if (typeof record.regex !== 'boolean') return { error: 'search_tools "regex" must be true or false.' };
+    result.regex = record.regex;
+  }
+  return result;
+}
+
+/** Reads `execute_code` input from untrusted model output; returns an error message or the input. */
+export function parseExecuteCodeInput(input: unknown): ExecuteCodeInput | { error: string } {
+  if (typeof input !== 'object' || input === null || typeof (input as { code?: unknown }).code !== 'string') {
+    return { error: 'execute_code expects {"code": "<JavaScript or TypeScript>"}.' };
+  }
+  const code = (input as { code: string }).code;
+  if (code.trim() === '') return { error: 'execute_code got empty code; send the script to run.' };
+  return { code };
+}
