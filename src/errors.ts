@@ -33,7 +33,12 @@ export type CodecallErrorCode =
   | 'HISTORY_STORE_FAILED'
   | 'SEARCH_INVALID_QUERY'
   | 'INVALID_ARGUMENT'
-  | 'CLOSED';
+  | 'CLOSED'
+  | 'TOOL_NOT_ALLOWED'
+  | 'TOOL_INPUT_INVALID'
+  | 'TOOL_CALL_FAILED'
+  | 'TOOL_TIMEOUT'
+  | 'SERVER_UNAVAILABLE';
 
 const BRAND = Symbol.for('codecall.error');
 

@@ -32,3 +32,25 @@ export const DEFAULT_SANDBOX_WORKERS = 2;
 export const DEFAULT_SERVER_CONNECT_TIMEOUT_MS = 30_000;
 /** Time one MCP tool call may take. */
 export const DEFAULT_TOOL_CALL_TIMEOUT_MS = 60_000;
+/** Tool calls one MCP server may have in flight at once (across all runs). */
+export const DEFAULT_SERVER_MAX_CONCURRENT_CALLS = 16;
+/** Bytes of a stdio server's stderr kept for error reports (the tail). */
+export const DEFAULT_SERVER_STDERR_TAIL_BYTES = 4_096;
+/** First delay before reconnecting to a server that dropped; doubles on each failed attempt. */
+export const DEFAULT_RECONNECT_INITIAL_DELAY_MS = 250;
+/** Largest delay between two reconnect attempts. */
+export const DEFAULT_RECONNECT_MAX_DELAY_MS = 10_000;
+/** Reconnect attempts before a dropped server is marked failed. */
+export const DEFAULT_RECONNECT_MAX_ATTEMPTS = 10;
+/** Pages of `tools/list` read from one server (bounds a server that paginates forever). */
+export const DEFAULT_TOOL_LIST_MAX_PAGES = 100;
+/** Tools accepted from one server; the rest are dropped with a report. */
+export const DEFAULT_SERVER_MAX_TOOLS = 5_000;
+/** Bytes of a server's error text kept in the error a script sees. */
+export const DEFAULT_TOOL_ERROR_MESSAGE_BYTES = 4_096;
+/** Time to close one MCP server (then the transport is dropped). */
+export const DEFAULT_SERVER_CLOSE_TIMEOUT_MS = 5_000;
+/** Nesting depth of JSON Schema rendered as TypeScript; deeper parts become `unknown`. */
+export const DEFAULT_DECLARATION_MAX_DEPTH = 16;
+/** Where usage history is stored, relative to the configuration file's directory. */
+export const DEFAULT_HISTORY_PATH = '.codecall/history.sqlite';
