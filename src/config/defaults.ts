@@ -54,3 +54,5 @@ export const DEFAULT_SERVER_CLOSE_TIMEOUT_MS = 5_000;
 export const DEFAULT_DECLARATION_MAX_DEPTH = 16;
 /** Where usage history is stored, relative to the configuration file's directory. */
 export const DEFAULT_HISTORY_PATH = '.codecall/history.sqlite';
+/** How scripts are isolated: `process` (isolates in worker processes) or `in-process`. */
+export const DEFAULT_SANDBOX_MODE: 'process' | 'in-process' = 'process';

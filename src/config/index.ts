@@ -1,0 +1,20 @@
+/**
+ * @module
+ * Configuration: the `mcpServers` JSON MCP clients already use plus codecall's own keys, loaded,
+ * `${VAR}`-expanded, validated and resolved into a {@link CodecallConfig}.
+ */
+export { CONFIG_FILE_NAMES, loadConfig, parseConfig } from './load-config.js';
+export type { ConfigIssue, LoadConfigOptions, ParseConfigOptions } from './load-config.js';
+export type {
+  AgentConfig,
+  CodecallConfig,
+  HistoryConfig,
+  RemoteServerConfig,
+  SandboxConfig,
+  SandboxLimitsConfig,
+  SearchConfig,
+  ServerConfig,
+  ServerMap,
+  StdioServerConfig,
+  ToolPolicyConfig,
+} from './types.js';

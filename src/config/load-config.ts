@@ -1,0 +1,424 @@
+/**
+ * @module
+ * Finds, reads, expands, validates and resolves a codecall configuration file. Every failure is a
+ * `CodecallError` whose message names the file, the JSON path inside it and the fix.
+ */
+import { readFile } from 'node:fs/promises';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
+import type { z } from 'zod';
+import { CodecallError } from '../errors.js';
+import type { ToolCaller } from '../types.js';
+import {
+  DEFAULT_CPU_TIME_MS,
+  DEFAULT_HISTORY_PATH,
+  DEFAULT_MAX_CODE_BYTES,
+  DEFAULT_MAX_CONCURRENT_TOOL_CALLS,
+  DEFAULT_MAX_STDERR_BYTES,
+  DEFAULT_MAX_STDOUT_BYTES,
+  DEFAULT_MAX_TOOL_ARGS_BYTES,
+  DEFAULT_MAX_TOOL_CALLS,
+  DEFAULT_MAX_TOOL_RESULT_BYTES,
+  DEFAULT_MAX_TOTAL_TOOL_RESULT_BYTES,
+  DEFAULT_MEMORY_MB,
+  DEFAULT_SANDBOX_MODE,
+  DEFAULT_SANDBOX_WORKERS,
+  DEFAULT_SERVER_CONNECT_TIMEOUT_MS,
+  DEFAULT_SERVER_MAX_CONCURRENT_CALLS,
+  DEFAULT_TOOL_CALL_TIMEOUT_MS,
+  DEFAULT_WALL_TIME_MS,
+} from './defaults.js';
+import { expandEnvDeep } from './expand-env.js';
+import { closestName, formatJsonPath, type JsonPath } from './json-path.js';
+import {
+  agentSchema,
+  configFileSchema,
+  historySchema,
+  sandboxSchema,
+  searchSchema,
+  serverSchema,
+  toolPolicySchema,
+  type ConfigFile,
+  type ServerEntry,
+} from './schema.js';
+import type { CodecallConfig, ServerConfig, ToolPolicyConfig } from './types.js';
+
+/** Files looked for in the working directory, in order, when no path is given. */
+export const CONFIG_FILE_NAMES: readonly string[] = ['codecall.json', '.mcp.json'];
+
+/** Options for {@link loadConfig}. */
+export interface LoadConfigOptions {
+  /** A configuration file (`--config`); relative to `cwd`. Unset: look for {@link CONFIG_FILE_NAMES}. */
+  path?: string;
+  /**
+   * Directory to look in and to resolve `path` against.
+   * @defaultValue `process.cwd()`
+   */
+  cwd?: string;
+  /**
+   * Variables for `${VAR}` expansion.
+   * @defaultValue `process.env`
+   */
+  env?: NodeJS.ProcessEnv;
+}
+
+/** Options for {@link parseConfig}. */
+export interface ParseConfigOptions {
+  /** File name (or a label such as `<inline>`) used in messages; its directory anchors relative paths. */
+  file: string;
+  /**
+   * Variables for `${VAR}` expansion.
+   * @defaultValue `process.env`
+   */
+  env?: NodeJS.ProcessEnv;
+  /**
+   * Directory that relative paths resolve against.
+   * @defaultValue the directory of `file` when it is a path, else `process.cwd()`
+   */
+  dir?: string;
+}
+
+/** One problem found in a configuration. */
+export interface ConfigIssue {
+  /** JSON path, e.g. `mcpServers.expenses.args[0]`. */
+  path: string;
+  /** What is wrong and how to fix it. */
+  message: string;
+}
+
+/**
+ * Finds and loads the configuration: `path` if given, else `codecall.json`, then `.mcp.json` in
+ * `cwd`.
+ *
+ * @throws CodecallError `CONFIG_NOT_FOUND`, `CONFIG_INVALID` or `CONFIG_ENV_MISSING`.
+ * @example
+ * ```ts
+ * const config = await loadConfig({ path: 'examples/codecall.json' });
+ * console.log(Object.keys(config.mcpServers));
+ * ```
+ */
+export async function loadConfig(options: LoadConfigOptions = {}): Promise<CodecallConfig> {
+  const cwd = options.cwd ?? process.cwd();
+  const env = options.env ?? process.env;
+  const candidates =
+    options.path !== undefined ? [resolve(cwd, options.path)] : CONFIG_FILE_NAMES.map((n) => join(cwd, n));
+  for (const file of candidates) {
+    let text: string;
+    try {
+      text = await readFile(file, 'utf8');
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT' || code === 'ENOTDIR') continue;
+      throw new CodecallError(
+        'CONFIG_NOT_FOUND',
+        `Cannot read ${file}: ${(error as Error).message}. Fix: check the file's permissions.`,
+        {
+          details: { file },
+          cause: error,
+        },
+      );
+    }
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch (error) {
+      throw new CodecallError(
+        'CONFIG_INVALID',
+        `${file} is not valid JSON: ${(error as Error).message}. Fix: correct the syntax (no comments or trailing commas).`,
+        { details: { file, issues: [{ path: '(root)', message: (error as Error).message }] }, cause: error },
+      );
+    }
+    return parseConfig(json, { file, env });
+  }
+  if (options.path !== undefined) {
+    throw new CodecallError(
+      'CONFIG_NOT_FOUND',
+      `No configuration file at ${candidates[0]}. Fix: check the --config path.`,
+      { details: { file: candidates[0] } },
+    );
+  }
+  throw new CodecallError(
+    'CONFIG_NOT_FOUND',
+    `No ${CONFIG_FILE_NAMES.join(' or ')} in ${cwd}. Fix: create codecall.json with ` +
+      `{"mcpServers": {"name": {"command": "...", "args": []}}}, or pass --config <path>.`,
+    { details: { cwd, looked: candidates } },
+  );
+}
+
+/**
+ * Validates and resolves an in-memory configuration (the parsed JSON of a file).
+ *
+ * @throws CodecallError `CONFIG_INVALID` or `CONFIG_ENV_MISSING`.
+ * @example
+ * ```ts
+ * const config = parseConfig({ mcpServers: { fs: { command: 'npx', args: ['-y', 'server'] } } }, { file: '<inline>' });
+ * ```
+ */
+export function parseConfig(json: unknown, options: ParseConfigOptions): CodecallConfig {
+  const file = options.file;
+  const env = options.env ?? process.env;
+  const looksLikePath = isAbsolute(file) || file.includes('/') || file.endsWith('.json');
+  const configDir = resolve(options.dir ?? (looksLikePath ? dirname(resolve(file)) : process.cwd()));
+  if (typeof json !== 'object' || json === null || Array.isArray(json)) {
+    fail(file, [
+      { path: '(root)', message: 'the configuration must be a JSON object like {"mcpServers": {...}}.' },
+    ]);
+  }
+  const expanded = expandEnvDeep(json, { env, file, skipKeys: new Set(['inputExamples']) });
+  const parsed = configFileSchema.safeParse(expanded);
+  if (!parsed.success) fail(file, parsed.error.issues.map(describeIssue));
+  const data = parsed.data;
+  const issues: ConfigIssue[] = [];
+  const mcpServers: Record<string, ServerConfig> = {};
+  const disabledServers: string[] = [];
+  for (const [name, entry] of Object.entries(data.mcpServers ?? {})) {
+    const server = resolveServer(name, entry, configDir, issues);
+    if (entry.disabled === true) disabledServers.push(name);
+    else if (server) mcpServers[name] = server;
+  }
+  if (issues.length > 0) fail(file, issues);
+  return {
+    configPath: looksLikePath ? resolve(file) : undefined,
+    configDir,
+    mcpServers,
+    disabledServers,
+    sandbox: resolveSandbox(data.sandbox),
+    history: {
+      enabled: data.history?.enabled ?? true,
+      path: resolve(configDir, data.history?.path ?? DEFAULT_HISTORY_PATH),
+    },
+    search: definedOnly({ ...data.search }),
+    agent: definedOnly({ ...data.agent }),
+  };
+}
+
+/** Drops `undefined` fields (zod's optional output allows them; exact optional types do not). */
+function definedOnly<T extends Record<string, unknown>>(
+  value: T,
+): { [K in keyof T]?: Exclude<T[K], undefined> } {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as {
+    [K in keyof T]?: Exclude<T[K], undefined>;
+  };
+}
+
+function resolveSandbox(section: ConfigFile['sandbox']): CodecallConfig['sandbox'] {
+  const s = section ?? {};
+  return {
+    mode: s.mode ?? DEFAULT_SANDBOX_MODE,
+    workers: s.workers ?? DEFAULT_SANDBOX_WORKERS,
+    maxCodeBytes: s.maxCodeBytes ?? DEFAULT_MAX_CODE_BYTES,
+    limits: {
+      wallTimeMs: s.wallTimeMs ?? DEFAULT_WALL_TIME_MS,
+      cpuTimeMs: s.cpuTimeMs ?? DEFAULT_CPU_TIME_MS,
+      memoryMb: s.memoryMb ?? DEFAULT_MEMORY_MB,
+      maxToolCalls: s.maxToolCalls ?? DEFAULT_MAX_TOOL_CALLS,
+      maxConcurrentToolCalls: s.maxConcurrentToolCalls ?? DEFAULT_MAX_CONCURRENT_TOOL_CALLS,
+      maxToolArgsBytes: s.maxToolArgsBytes ?? DEFAULT_MAX_TOOL_ARGS_BYTES,
+      maxToolResultBytes: s.maxToolResultBytes ?? DEFAULT_MAX_TOOL_RESULT_BYTES,
+      maxTotalToolResultBytes: s.maxTotalToolResultBytes ?? DEFAULT_MAX_TOTAL_TOOL_RESULT_BYTES,
+      maxStdoutBytes: s.maxStdoutBytes ?? DEFAULT_MAX_STDOUT_BYTES,
+      maxStderrBytes: s.maxStderrBytes ?? DEFAULT_MAX_STDERR_BYTES,
+    },
+  };
+}
+
+function resolveServer(
+  name: string,
+  entry: ServerEntry,
+  configDir: string,
+  issues: ConfigIssue[],
+): ServerConfig | undefined {
+  const at = (...rest: (string | number)[]): string => formatJsonPath(['mcpServers', name, ...rest]);
+  const before = issues.length;
+  if (name.trim() === '' || name.includes('.')) {
+    issues.push({
+      path: at(),
+      message: `server name ${JSON.stringify(name)} cannot be empty or contain "." (tools are named "server.tool"). Fix: rename it, e.g. ${JSON.stringify(name.replaceAll('.', '_') || 'server')}.`,
+    });
+  }
+  const kind =
+    entry.type ?? (entry.url !== undefined ? 'http' : entry.command !== undefined ? 'stdio' : undefined);
+  if (kind === undefined) {
+    issues.push({
+      path: at(),
+      message:
+        'a server needs "command" (a local stdio server) or "url" (a remote server). ' +
+        'Fix: add "command": "npx", "args": ["-y", "<package>"], or "type": "http", "url": "https://…/mcp".',
+    });
+  } else if (kind === 'stdio') {
+    if (entry.command === undefined)
+      issues.push({
+        path: at('command'),
+        message: 'a stdio server needs "command". Fix: add "command": "<executable>".',
+      });
+    for (const key of ['url', 'headers'] as const) {
+      if (entry[key] !== undefined)
+        issues.push({
+          path: at(key),
+          message: `"${key}" belongs to remote servers, but this one is stdio. Fix: remove "${key}", or remove "command" and set "type": "http".`,
+        });
+    }
+  } else {
+    if (entry.url === undefined)
+      issues.push({
+        path: at('url'),
+        message: `a "${kind}" server needs "url". Fix: add "url": "https://…".`,
+      });
+    else {
+      let url: URL | undefined;
+      try {
+        url = new URL(entry.url);
+      } catch {
+        issues.push({
+          path: at('url'),
+          message: `${JSON.stringify(entry.url)} is not a URL. Fix: write an absolute http(s) URL.`,
+        });
+      }
+      if (url && url.protocol !== 'http:' && url.protocol !== 'https:')
+        issues.push({
+          path: at('url'),
+          message: `unsupported protocol "${url.protocol}". Fix: use an http:// or https:// URL.`,
+        });
+    }
+    for (const key of ['command', 'args', 'env', 'cwd'] as const) {
+      if (entry[key] !== undefined)
+        issues.push({
+          path: at(key),
+          message: `"${key}" belongs to stdio servers, but this one is "${kind}". Fix: remove "${key}", or remove "url" and "type".`,
+        });
+    }
+  }
+  for (const [tool, policy] of Object.entries(entry.tools ?? {})) {
+    if (
+      policy.inputExamples?.some(
+        (example) => typeof example !== 'object' || example === null || Array.isArray(example),
+      )
+    )
+      issues.push({
+        path: at('tools', tool, 'inputExamples'),
+        message: 'each example must be an arguments object.',
+      });
+  }
+  if (issues.length > before || kind === undefined) return undefined;
+  const base = {
+    name,
+    ...(entry.allowedCallers !== undefined
+      ? { allowedCallers: [...entry.allowedCallers] as ToolCaller[] }
+      : {}),
+    deferLoading: entry.deferLoading ?? true,
+    connectTimeoutMs: entry.connectTimeoutMs ?? DEFAULT_SERVER_CONNECT_TIMEOUT_MS,
+    toolTimeoutMs: entry.toolTimeoutMs ?? DEFAULT_TOOL_CALL_TIMEOUT_MS,
+    maxConcurrentCalls: entry.maxConcurrentCalls ?? DEFAULT_SERVER_MAX_CONCURRENT_CALLS,
+    tools: Object.fromEntries(
+      Object.entries(entry.tools ?? {}).map(([tool, policy]): [string, ToolPolicyConfig] => [
+        tool,
+        copyPolicy(policy),
+      ]),
+    ),
+  };
+  if (kind === 'stdio') {
+    return {
+      ...base,
+      transport: 'stdio',
+      command: entry.command!,
+      args: [...(entry.args ?? [])],
+      env: { ...entry.env },
+      cwd: resolve(configDir, entry.cwd ?? '.'),
+    };
+  }
+  return { ...base, transport: kind, url: entry.url!, headers: { ...entry.headers } };
+}
+
+function copyPolicy(policy: z.infer<typeof toolPolicySchema>): ToolPolicyConfig {
+  const out: ToolPolicyConfig = {};
+  if (policy.allowedCallers !== undefined) out.allowedCallers = [...policy.allowedCallers];
+  if (policy.deferLoading !== undefined) out.deferLoading = policy.deferLoading;
+  if (policy.inputExamples !== undefined) out.inputExamples = policy.inputExamples;
+  if (policy.timeoutMs !== undefined) out.timeoutMs = policy.timeoutMs;
+  return out;
+}
+
+/** The keys allowed at a given path, for "unknown key" messages. */
+function knownKeysAt(path: JsonPath): string[] {
+  const p = path.map(String);
+  const keys = (schema: { shape: Record<string, unknown> }): string[] => Object.keys(schema.shape);
+  if (p.length === 0) return keys(configFileSchema);
+  if (p[0] === 'mcpServers' && p.length === 2) return keys(serverSchema);
+  if (p[0] === 'mcpServers' && p[2] === 'tools' && p.length === 4) return keys(toolPolicySchema);
+  if (p.length === 1) {
+    const section = {
+      sandbox: sandboxSchema,
+      history: historySchema,
+      search: searchSchema,
+      agent: agentSchema,
+    }[p[0]!];
+    if (section) return keys(section);
+  }
+  return [];
+}
+
+function typeOf(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'object') return 'an object';
+  return `${typeof value} ${JSON.stringify(value)}`.slice(0, 60);
+}
+
+function describeIssue(issue: z.core.$ZodIssue): ConfigIssue {
+  const path = formatJsonPath(issue.path);
+  switch (issue.code) {
+    case 'unrecognized_keys': {
+      const known = knownKeysAt(issue.path);
+      const messages = issue.keys.map((key) => {
+        const suggestion = closestName(key, known);
+        return suggestion
+          ? `unknown key "${key}". Fix: did you mean "${suggestion}"?`
+          : `unknown key "${key}". Fix: remove it${known.length ? ` (keys allowed here: ${known.filter((k) => k !== '$schema').join(', ')})` : ''}.`;
+      });
+      return { path, message: messages.join(' ') };
+    }
+    case 'invalid_type': {
+      const input = (issue as { input?: unknown }).input;
+      const got = input === undefined ? 'nothing' : typeOf(input);
+      const expected = issue.expected === 'record' ? 'object' : issue.expected;
+      return {
+        path,
+        message: `expected ${article(expected)}${expected}, got ${got}. Fix: write ${article(expected)}${expected} here.`,
+      };
+    }
+    case 'invalid_value':
+      return {
+        path,
+        message: `expected one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}. Fix: use one of those values.`,
+      };
+    case 'too_small':
+      return {
+        path,
+        message:
+          issue.origin === 'number'
+            ? `must be ${issue.inclusive ? '≥' : '>'} ${String(issue.minimum)}. Fix: use a ${issue.minimum === 0 && !issue.inclusive ? 'positive ' : ''}number.`
+            : `must not be empty. Fix: give a value.`,
+      };
+    case 'too_big':
+      return {
+        path,
+        message: `must be at most ${String(issue.maximum)}. Fix: use a smaller value or fewer items.`,
+      };
+    default:
+      return { path, message: `${issue.message}.` };
+  }
+}
+
+function article(word: string): string {
+  if (word === 'array' || word === 'object' || word === 'integer') return 'an ';
+  return 'a ';
+}
+
+function fail(file: string, issues: ConfigIssue[]): never {
+  const shown = issues.slice(0, 10);
+  const more = issues.length > shown.length ? `\n  … and ${issues.length - shown.length} more` : '';
+  throw new CodecallError(
+    'CONFIG_INVALID',
+    `Invalid configuration in ${file}:\n${shown.map((i) => `  - ${i.path}: ${i.message}`).join('\n')}${more}`,
+    { details: { file, issues } },
+  );
+}

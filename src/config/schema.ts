@@ -1,0 +1,102 @@
+/**
+ * @module
+ * The zod 4 schema of a configuration file as written on disk: the `mcpServers` map that MCP
+ * clients (Claude Code, Claude Desktop, Cursor) already use, plus codecall's own keys. Every
+ * object is strict, so a typo is an error that names the key, not a silently ignored setting.
+ * The resolved, fully-defaulted form is in `types.ts`.
+ */
+import { z } from 'zod';
+
+const positiveInt = z.number().int().positive();
+
+/** `"direct"` (the model calls the tool itself) or `"code_execution"` (a script calls it). */
+export const toolCallerSchema = z.enum(['direct', 'code_execution']);
+
+const allowedCallersSchema = z.array(toolCallerSchema).refine((v) => new Set(v).size === v.length, {
+  message: 'lists a caller twice',
+});
+
+/** Per-tool policy: `mcpServers.<server>.tools.<tool>`. */
+export const toolPolicySchema = z.strictObject({
+  allowedCallers: allowedCallersSchema.optional(),
+  deferLoading: z.boolean().optional(),
+  inputExamples: z.array(z.record(z.string(), z.unknown())).max(20).optional(),
+  timeoutMs: positiveInt.optional(),
+});
+
+/** One entry of `mcpServers`. */
+export const serverSchema = z.strictObject({
+  // Client keys (Claude Code / Claude Desktop / Cursor).
+  type: z.enum(['stdio', 'http', 'sse']).optional(),
+  command: z.string().min(1).optional(),
+  args: z.array(z.string()).optional(),
+  env: z.record(z.string(), z.string()).optional(),
+  cwd: z.string().min(1).optional(),
+  url: z.string().min(1).optional(),
+  headers: z.record(z.string(), z.string()).optional(),
+  disabled: z.boolean().optional(),
+  // codecall keys.
+  allowedCallers: allowedCallersSchema.optional(),
+  deferLoading: z.boolean().optional(),
+  connectTimeoutMs: positiveInt.optional(),
+  toolTimeoutMs: positiveInt.optional(),
+  maxConcurrentCalls: positiveInt.optional(),
+  tools: z.record(z.string(), toolPolicySchema).optional(),
+});
+
+/** `sandbox`: isolation mode, workers, and the limits of one script run. */
+export const sandboxSchema = z.strictObject({
+  mode: z.enum(['process', 'in-process']).optional(),
+  workers: positiveInt.optional(),
+  wallTimeMs: positiveInt.optional(),
+  cpuTimeMs: positiveInt.optional(),
+  memoryMb: positiveInt.optional(),
+  maxToolCalls: positiveInt.optional(),
+  maxConcurrentToolCalls: positiveInt.optional(),
+  maxToolArgsBytes: positiveInt.optional(),
+  maxToolResultBytes: positiveInt.optional(),
+  maxTotalToolResultBytes: positiveInt.optional(),
+  maxStdoutBytes: positiveInt.optional(),
+  maxStderrBytes: positiveInt.optional(),
+  maxCodeBytes: positiveInt.optional(),
+});
+
+/** `history`: the usage-history store that teaches tool search. */
+export const historySchema = z.strictObject({
+  enabled: z.boolean().optional(),
+  path: z.string().min(1).optional(),
+});
+
+/** `search`: tool-search tuning (resolved by the search module). */
+export const searchSchema = z.strictObject({
+  limit: positiveInt.optional(),
+  beamWidth: positiveInt.optional(),
+  beamDepth: z.number().int().nonnegative().optional(),
+  graphWeight: z.number().min(0).max(1).optional(),
+});
+
+/** `agent`: the model loop (resolved by the agent module). */
+export const agentSchema = z.strictObject({
+  model: z.string().min(1).optional(),
+  maxSteps: positiveInt.optional(),
+});
+
+/** Top-level keys other MCP clients write that codecall accepts and ignores. */
+export const FOREIGN_TOP_LEVEL_KEYS = ['globalShortcut', 'preferences'] as const;
+
+/** The whole file. */
+export const configFileSchema = z.strictObject({
+  $schema: z.string().optional(),
+  mcpServers: z.record(z.string(), serverSchema).optional(),
+  sandbox: sandboxSchema.optional(),
+  history: historySchema.optional(),
+  search: searchSchema.optional(),
+  agent: agentSchema.optional(),
+  globalShortcut: z.unknown().optional(),
+  preferences: z.unknown().optional(),
+});
+
+/** A configuration file as parsed (before defaults). */
+export type ConfigFile = z.infer<typeof configFileSchema>;
+/** One server entry as parsed (before defaults). */
+export type ServerEntry = z.infer<typeof serverSchema>;

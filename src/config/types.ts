@@ -1,0 +1,121 @@
+/**
+ * @module
+ * The resolved configuration: every `${VAR}` expanded, every path absolute, every default filled
+ * in. Produced by `loadConfig` / `parseConfig`; everything downstream reads only this form.
+ */
+import type { ToolCaller } from '../types.js';
+
+/** Per-tool policy from `mcpServers.<server>.tools.<tool>`; unset fields fall back to the server. */
+export interface ToolPolicyConfig {
+  /** Who may call the tool. Unset: the server's `allowedCallers`, else the annotation default. */
+  allowedCallers?: ToolCaller[];
+  /** Keep the tool out of the model's initial context (found through search). */
+  deferLoading?: boolean;
+  /** Example argument objects, shown to the model as `@example`s. */
+  inputExamples?: Record<string, unknown>[];
+  /** Time one call of this tool may take. */
+  timeoutMs?: number;
+}
+
+/** Fields every server has, whatever its transport. */
+interface ServerConfigBase {
+  /** The key in `mcpServers`. */
+  name: string;
+  /** Who may call this server's tools, unless a tool says otherwise; unset: annotation default. */
+  allowedCallers?: ToolCaller[];
+  /** Default `deferLoading` of this server's tools. */
+  deferLoading: boolean;
+  /** Time to connect and list tools. */
+  connectTimeoutMs: number;
+  /** Time one tool call may take (unless the tool sets `timeoutMs`). */
+  toolTimeoutMs: number;
+  /** Calls this server may have in flight at once. */
+  maxConcurrentCalls: number;
+  /** Per-tool policy, keyed by the tool's MCP name. */
+  tools: Record<string, ToolPolicyConfig>;
+}
+
+/** A server started as a child process speaking MCP over stdin/stdout. */
+export interface StdioServerConfig extends ServerConfigBase {
+  transport: 'stdio';
+  command: string;
+  args: string[];
+  /** Added to the SDK's safe default environment (PATH, HOME…). */
+  env: Record<string, string>;
+  /** Absolute working directory (default: the configuration file's directory). */
+  cwd: string;
+}
+
+/** A remote server: Streamable HTTP (`http`) or legacy SSE (`sse`). */
+export interface RemoteServerConfig extends ServerConfigBase {
+  transport: 'http' | 'sse';
+  url: string;
+  headers: Record<string, string>;
+}
+
+/** One resolved MCP server. */
+export type ServerConfig = StdioServerConfig | RemoteServerConfig;
+
+/** Resolved servers, keyed by name (disabled servers are left out). */
+export type ServerMap = Record<string, ServerConfig>;
+
+/** Limits of one script run, every field set (same names as the sandbox's `SandboxLimits`). */
+export interface SandboxLimitsConfig {
+  wallTimeMs: number;
+  cpuTimeMs: number;
+  memoryMb: number;
+  maxToolCalls: number;
+  maxConcurrentToolCalls: number;
+  maxToolArgsBytes: number;
+  maxToolResultBytes: number;
+  maxTotalToolResultBytes: number;
+  maxStdoutBytes: number;
+  maxStderrBytes: number;
+}
+
+/** Resolved `sandbox` section. */
+export interface SandboxConfig {
+  /** `process`: isolates in worker processes (a crash cannot take the host down); `in-process`. */
+  mode: 'process' | 'in-process';
+  /** Worker processes in `process` mode. */
+  workers: number;
+  /** Bytes of model code accepted for one run. */
+  maxCodeBytes: number;
+  limits: SandboxLimitsConfig;
+}
+
+/** Resolved `history` section. */
+export interface HistoryConfig {
+  enabled: boolean;
+  /** Absolute path of the store. */
+  path: string;
+}
+
+/** `search` section, passed through for the search module to resolve. */
+export interface SearchConfig {
+  limit?: number;
+  beamWidth?: number;
+  beamDepth?: number;
+  graphWeight?: number;
+}
+
+/** `agent` section, passed through for the agent module to resolve. */
+export interface AgentConfig {
+  model?: string;
+  maxSteps?: number;
+}
+
+/** A fully resolved codecall configuration. */
+export interface CodecallConfig {
+  /** Absolute path of the file it came from; `undefined` for an in-memory config. */
+  configPath: string | undefined;
+  /** Directory relative paths were resolved against. */
+  configDir: string;
+  mcpServers: ServerMap;
+  /** Names of servers present but `"disabled": true`. */
+  disabledServers: string[];
+  sandbox: SandboxConfig;
+  history: HistoryConfig;
+  search: SearchConfig;
+  agent: AgentConfig;
+}

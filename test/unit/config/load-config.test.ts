@@ -1,0 +1,257 @@
+import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { loadConfig, parseConfig } from '../../../src/config/index.js';
+import { DEFAULT_TOOL_CALL_TIMEOUT_MS, DEFAULT_WALL_TIME_MS } from '../../../src/config/defaults.js';
+import { isCodecallError, type CodecallError } from '../../../src/errors.js';
+
+function dir(files: Record<string, unknown>): string {
+  const root = mkdtempSync(join(tmpdir(), 'codecall-config-'));
+  for (const [name, content] of Object.entries(files)) {
+    writeFileSync(join(root, name), typeof content === 'string' ? content : JSON.stringify(content, null, 2));
+  }
+  return root;
+}
+
+function thrown(fn: () => unknown): CodecallError {
+  try {
+    fn();
+  } catch (error) {
+    if (isCodecallError(error)) return error;
+    throw error;
+  }
+  throw new Error('expected a CodecallError');
+}
+
+async function rejected(promise: Promise<unknown>): Promise<CodecallError> {
+  try {
+    await promise;
+  } catch (error) {
+    if (isCodecallError(error)) return error;
+    throw error;
+  }
+  throw new Error('expected a CodecallError');
+}
+
+describe('loadConfig', () => {
+  it('reads a Claude Code .mcp.json unchanged, with stdio and remote servers', async () => {
+    const cwd = dir({
+      '.mcp.json': {
+        mcpServers: {
+          fs: {
+            command: 'npx',
+            args: ['-y', '@modelcontextprotocol/server-filesystem', '.'],
+            env: { A: 'b' },
+          },
+          remote: {
+            type: 'http',
+            url: 'https://example.com/mcp',
+            headers: { Authorization: 'Bearer ${TOKEN}' },
+          },
+          legacy: { type: 'sse', url: 'http://127.0.0.1:9/sse' },
+          typed: { type: 'stdio', command: 'node', args: ['server.js'] },
+        },
+      },
+    });
+    const config = await loadConfig({ cwd, env: { TOKEN: 'secret' } });
+    expect(config.configPath).toBe(join(cwd, '.mcp.json'));
+    expect(config.mcpServers.fs).toMatchObject({
+      transport: 'stdio',
+      command: 'npx',
+      env: { A: 'b' },
+      cwd,
+      toolTimeoutMs: DEFAULT_TOOL_CALL_TIMEOUT_MS,
+      deferLoading: true,
+    });
+    expect(config.mcpServers.fs!.allowedCallers).toBeUndefined();
+    expect(config.mcpServers.remote).toMatchObject({
+      transport: 'http',
+      headers: { Authorization: 'Bearer secret' },
+    });
+    expect(config.mcpServers.legacy).toMatchObject({ transport: 'sse' });
+    expect(config.mcpServers.typed).toMatchObject({ transport: 'stdio', command: 'node' });
+    expect(config.sandbox.limits.wallTimeMs).toBe(DEFAULT_WALL_TIME_MS);
+    expect(config.history).toEqual({ enabled: true, path: join(cwd, '.codecall', 'history.sqlite') });
+  });
+
+  it('prefers codecall.json over .mcp.json, and --config over both', async () => {
+    const cwd = dir({
+      'codecall.json': { mcpServers: { a: { command: 'a' } } },
+      '.mcp.json': { mcpServers: { b: { command: 'b' } } },
+    });
+    mkdirSync(join(cwd, 'sub'));
+    writeFileSync(
+      join(cwd, 'sub', 'other.json'),
+      JSON.stringify({ mcpServers: { c: { command: 'c', cwd: 'x' } } }),
+    );
+    expect(Object.keys((await loadConfig({ cwd })).mcpServers)).toEqual(['a']);
+    const other = await loadConfig({ cwd, path: 'sub/other.json' });
+    expect(Object.keys(other.mcpServers)).toEqual(['c']);
+    expect(other.mcpServers.c).toMatchObject({ cwd: join(cwd, 'sub', 'x') });
+  });
+
+  it('fails with CONFIG_NOT_FOUND naming where it looked and the fix', async () => {
+    const cwd = dir({});
+    const none = await rejected(loadConfig({ cwd }));
+    expect(none.code).toBe('CONFIG_NOT_FOUND');
+    expect(none.message).toContain('codecall.json or .mcp.json');
+    expect(none.message).toContain('--config');
+    const missing = await rejected(loadConfig({ cwd, path: 'nope.json' }));
+    expect(missing.code).toBe('CONFIG_NOT_FOUND');
+    expect(missing.message).toContain(join(cwd, 'nope.json'));
+  });
+
+  it('reports invalid JSON with the file name', async () => {
+    const cwd = dir({ 'codecall.json': '{ "mcpServers": { , } }' });
+    const error = await rejected(loadConfig({ cwd }));
+    expect(error.code).toBe('CONFIG_INVALID');
+    expect(error.message).toContain(join(cwd, 'codecall.json'));
+    expect(error.message).toContain('not valid JSON');
+  });
+});
+
+describe('parseConfig', () => {
+  const file = '/project/codecall.json';
+
+  it('expands ${VAR} and ${VAR:-default}', () => {
+    const config = parseConfig(
+      {
+        mcpServers: {
+          s: { command: '${BIN:-node}', args: ['${HOME_DIR}/x', '${EMPTY:-fallback}'], env: { K: '${KEY}' } },
+        },
+      },
+      { file, env: { HOME_DIR: '/h', KEY: 'k', EMPTY: '' } },
+    );
+    expect(config.mcpServers.s).toMatchObject({
+      command: 'node',
+      args: ['/h/x', 'fallback'],
+      env: { K: 'k' },
+    });
+  });
+
+  it('names the file, the path and the variable when ${VAR} is unset', () => {
+    const error = thrown(() =>
+      parseConfig(
+        { mcpServers: { s: { type: 'http', url: 'https://x', headers: { A: '${API_KEY}' } } } },
+        { file, env: {} },
+      ),
+    );
+    expect(error.code).toBe('CONFIG_ENV_MISSING');
+    expect(error.message).toContain(file);
+    expect(error.message).toContain('mcpServers.s.headers.A');
+    expect(error.message).toContain('API_KEY');
+    expect(error.message).toContain('${API_KEY:-default}');
+  });
+
+  it('suggests the intended key for a typo', () => {
+    const error = thrown(() =>
+      parseConfig({ mcpServers: { s: { command: 'x', allowedCaller: ['direct'] } } }, { file, env: {} }),
+    );
+    expect(error.code).toBe('CONFIG_INVALID');
+    expect(error.message).toContain(file);
+    expect(error.message).toContain('mcpServers.s');
+    expect(error.message).toContain('unknown key "allowedCaller"');
+    expect(error.message).toContain('did you mean "allowedCallers"');
+  });
+
+  it('rejects unknown top-level keys, wrong types and bad enum values, naming each path', () => {
+    const error = thrown(() =>
+      parseConfig(
+        {
+          servers: {},
+          mcpServers: {
+            s: { command: 'x', args: 'not-an-array', tools: { t: { allowedCallers: ['code'] } } },
+          },
+          sandbox: { wallTimeMs: -5 },
+        },
+        { file, env: {} },
+      ),
+    );
+    expect(error.code).toBe('CONFIG_INVALID');
+    const issues = error.details.issues as { path: string; message: string }[];
+    const paths = issues.map((i) => i.path);
+    expect(paths).toEqual(
+      expect.arrayContaining([
+        '(root)',
+        'mcpServers.s.args',
+        'mcpServers.s.tools.t.allowedCallers[0]',
+        'sandbox.wallTimeMs',
+      ]),
+    );
+    expect(issues.find((i) => i.path === 'mcpServers.s.args')!.message).toContain('expected an array');
+    expect(issues.find((i) => i.path === 'mcpServers.s.tools.t.allowedCallers[0]')!.message).toContain(
+      '"code_execution"',
+    );
+  });
+
+  it('rejects a server with neither command nor url, and mixed transports', () => {
+    const error = thrown(() =>
+      parseConfig(
+        {
+          mcpServers: {
+            empty: { args: [] },
+            mixed: { command: 'x', url: 'https://x' },
+            bad: { type: 'http', url: 'ftp://x' },
+          },
+        },
+        { file, env: {} },
+      ),
+    );
+    const issues = error.details.issues as { path: string; message: string }[];
+    expect(issues.find((i) => i.path === 'mcpServers.empty')!.message).toMatch(/needs "command".*or "url"/);
+    expect(issues.some((i) => i.path.startsWith('mcpServers.mixed'))).toBe(true);
+    expect(issues.find((i) => i.path === 'mcpServers.bad.url')!.message).toContain('http');
+  });
+
+  it('rejects server names with a dot', () => {
+    const error = thrown(() => parseConfig({ mcpServers: { 'a.b': { command: 'x' } } }, { file, env: {} }));
+    expect(error.message).toContain('"a_b"');
+  });
+
+  it('resolves codecall keys, sandbox limits and history, and leaves disabled servers out', () => {
+    const config = parseConfig(
+      {
+        mcpServers: {
+          s: {
+            command: 'x',
+            allowedCallers: ['direct'],
+            deferLoading: false,
+            toolTimeoutMs: 5,
+            maxConcurrentCalls: 2,
+            tools: {
+              t: {
+                allowedCallers: ['code_execution'],
+                inputExamples: [{ q: '${NOT_EXPANDED}' }],
+                timeoutMs: 9,
+              },
+            },
+          },
+          off: { command: 'y', disabled: true },
+        },
+        sandbox: { mode: 'in-process', memoryMb: 64 },
+        history: { enabled: false, path: 'h.sqlite' },
+        search: { limit: 3 },
+        agent: { model: 'm', maxSteps: 4 },
+        globalShortcut: 'Ctrl+Space',
+      },
+      { file, env: {} },
+    );
+    expect(config.mcpServers.s).toMatchObject({
+      allowedCallers: ['direct'],
+      deferLoading: false,
+      toolTimeoutMs: 5,
+      maxConcurrentCalls: 2,
+      tools: {
+        t: { allowedCallers: ['code_execution'], inputExamples: [{ q: '${NOT_EXPANDED}' }], timeoutMs: 9 },
+      },
+    });
+    expect(config.mcpServers.off).toBeUndefined();
+    expect(config.disabledServers).toEqual(['off']);
+    expect(config.sandbox.mode).toBe('in-process');
+    expect(config.sandbox.limits.memoryMb).toBe(64);
+    expect(config.history).toEqual({ enabled: false, path: '/project/h.sqlite' });
+    expect(config.search).toEqual({ limit: 3 });
+    expect(config.agent).toEqual({ model: 'm', maxSteps: 4 });
+  });
+});
