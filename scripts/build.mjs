@@ -6,6 +6,7 @@ import { rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { buildSync } from 'esbuild';
 
 const root = dirname(dirname(fileURLToPath(import.meta.url)));
 const require = createRequire(import.meta.url);
@@ -22,3 +23,15 @@ try {
   if (process.env.CODECALL_BUILD_LENIENT !== '1') throw error;
   console.warn('build: type errors above; dist/ was emitted anyway (CODECALL_BUILD_LENIENT=1)');
 }
+
+// The sandbox prelude: code that runs inside each isolate (sandbox/), bundled into one
+// strict-mode script that src/isolate/ loads from dist/sandbox/prelude.js.
+buildSync({
+  entryPoints: [join(root, 'sandbox', 'prelude.ts')],
+  outfile: join(root, 'dist', 'sandbox', 'prelude.js'),
+  bundle: true,
+  format: 'iife',
+  platform: 'neutral',
+  target: 'esnext',
+  logLevel: 'warning',
+});

@@ -56,3 +56,9 @@ export const DEFAULT_DECLARATION_MAX_DEPTH = 16;
 export const DEFAULT_HISTORY_PATH = '.codecall/history.sqlite';
 /** How scripts are isolated: `process` (isolates in worker processes) or `in-process`. */
 export const DEFAULT_SANDBOX_MODE: 'process' | 'in-process' = 'process';
+/** Time a sandbox worker process may take to start and warm its first isolate. */
+export const DEFAULT_SANDBOX_START_TIMEOUT_MS = 10_000;
+/** Interval of the heartbeat the host sends a busy sandbox worker. */
+export const DEFAULT_SANDBOX_HEARTBEAT_MS = 250;
+/** Time a sandbox worker may stay unresponsive past a run's CPU budget (or take to confirm a cancel) before it is killed. */
+export const DEFAULT_SANDBOX_KILL_GRACE_MS = 2_000;

@@ -1,0 +1,286 @@
+/**
+ * @module
+ * The prelude: code that runs INSIDE each isolate before the model's script. It installs
+ * `console`, `tools.<namespace>.<member>(args)` and `callTool(name, args)`, and removes every
+ * global that is not plain JavaScript. It talks to the host only through three functions the
+ * host installs as globals before this runs (`__codecall_out`, `__codecall_call`,
+ * `__codecall_done`); they are captured in this closure and deleted from the global object, so
+ * the model's code cannot reach them. Only strings and numbers cross: arguments leave as JSON
+ * text, results arrive as JSON text.
+ *
+ * No Node APIs here: esbuild bundles this file into one strict-mode script
+ * (`dist/sandbox/prelude.js`, see scripts/build.mjs).
+ */
+import { formatArgs } from './format.js';
+
+type OutFn = (stream: number, text: string, droppedBytes: number) => void;
+type CallFn = (id: number, name: string, argsJson: string) => void;
+type DoneFn = (ok: boolean, payload: string | undefined) => void;
+
+interface StartConfig {
+  /** `[qualifiedName, namespace, member]` per tool. */
+  tools: [string, string, string][];
+  maxStdoutBytes: number;
+  maxStderrBytes: number;
+  maxToolArgsBytes: number;
+}
+
+interface Pending {
+  resolve: (value: unknown) => void;
+  reject: (error: unknown) => void;
+}
+
+const scope = globalThis as unknown as Record<string, unknown>;
+const out = scope.__codecall_out as OutFn;
+const call = scope.__codecall_call as CallFn;
+const done = scope.__codecall_done as DoneFn;
+for (const name of [
+  '__codecall_out',
+  '__codecall_call',
+  '__codecall_done',
+  'WebAssembly',
+  'SharedArrayBuffer',
+  'Atomics',
+]) {
+  delete scope[name];
+}
+
+const stringify = JSON.stringify;
+const parse = JSON.parse;
+const PromiseCtor = Promise;
+const ErrorCtor = Error;
+const TypeErrorCtor = TypeError;
+const StringCtor = String;
+const defineProperty = Object.defineProperty;
+const freeze = Object.freeze;
+const hasOwn = Object.prototype.hasOwnProperty;
+const apply = Reflect.apply;
+const ProxyCtor = Proxy;
+const MAX_MESSAGE_CHARS = 4_000;
+const MAX_STACK_CHARS = 8_000;
+
+const pending: Record<number, Pending> = Object.create(null) as Record<number, Pending>;
+let nextId = 1;
+let maxArgs = 0;
+const left = [0, 0];
+
+/** UTF-8 length of a string, without TextEncoder (absent in bare isolates). */
+function utf8Length(text: string): number {
+  let bytes = 0;
+  for (let index = 0; index < text.length; index++) {
+    const code = text.charCodeAt(index);
+    if (code < 0x80) bytes += 1;
+    else if (code < 0x800) bytes += 2;
+    else if (code >= 0xd800 && code < 0xdc00 && index + 1 < text.length) {
+      bytes += 4;
+      index++;
+    } else bytes += 3;
+  }
+  return bytes;
+}
+
+/** Sends console text to the host, never more characters than the stream's byte budget. */
+function write(stream: number, args: unknown[]): void {
+  let text: string;
+  try {
+    text = formatArgs(args) + '\n';
+  } catch {
+    text = '[value could not be formatted]\n';
+  }
+  const budget = left[stream]!;
+  if (text.length <= budget) {
+    left[stream] = budget - text.length;
+    out(stream, text, 0);
+    return;
+  }
+  left[stream] = 0;
+  out(stream, text.slice(0, budget), utf8Length(text.slice(budget)));
+}
+
+function toolError(message: string, code: string | undefined): Error {
+  const error = new ErrorCtor(message);
+  const limit = code !== undefined && code.endsWith('_LIMIT');
+  defineProperty(error, 'name', { value: limit ? 'ToolLimitError' : 'ToolError', configurable: true, writable: true });
+  if (code !== undefined) defineProperty(error, 'code', { value: code, enumerable: true });
+  return error;
+}
+
+function invoke(name: string, args: unknown): Promise<unknown> {
+  return new PromiseCtor((resolve, reject) => {
+    let json: unknown;
+    try {
+      json = args === undefined ? '{}' : stringify(args);
+    } catch (error) {
+      let reason = 'it could not be serialized';
+      try {
+        reason = StringCtor((error as Error).message);
+      } catch {
+        // keep the generic reason
+      }
+      reject(new TypeErrorCtor(`Arguments of ${name} must be JSON data (${reason}).`));
+      return;
+    }
+    if (typeof json !== 'string' || json.charCodeAt(0) !== 123 /* { */) {
+      reject(new TypeErrorCtor(`${name} takes one object argument, for example ${name}({ … }).`));
+      return;
+    }
+    if (json.length > maxArgs) {
+      reject(
+        toolError(
+          `Arguments of ${name} are over ${maxArgs} bytes of JSON. Pass less data per call (split it over several calls).`,
+          'TOOL_ARGS_LIMIT',
+        ),
+      );
+      return;
+    }
+    const id = nextId++;
+    pending[id] = { resolve, reject };
+    call(id, name, json);
+  });
+}
+
+const NOT_A_TOOL = new Set(['then', 'toJSON', 'constructor', 'valueOf', 'toString', 'inspect']);
+
+function namespaceProxy(namespace: string, members: Record<string, unknown>): unknown {
+  return new ProxyCtor(members, {
+    get(target, key) {
+      if (typeof key !== 'string' || apply(hasOwn, target, [key]) || NOT_A_TOOL.has(key)) {
+        return (target as Record<PropertyKey, unknown>)[key];
+      }
+      return (args?: unknown) => invoke(`${namespace}.${key}`, args);
+    },
+  });
+}
+
+function installTools(config: StartConfig): void {
+  const namespaces: Record<string, Record<string, unknown>> = Object.create(null) as Record<string, Record<string, unknown>>;
+  for (const [name, namespace, member] of config.tools) {
+    const members = (namespaces[namespace] ??= {});
+    const stub = (args?: unknown) => invoke(name, args);
+    defineProperty(stub, 'name', { value: member });
+    members[member] = stub;
+  }
+  const tools: Record<string, unknown> = {};
+  for (const namespace of Object.keys(namespaces)) {
+    tools[namespace] = namespaceProxy(namespace, namespaces[namespace]!);
+  }
+  const toolsProxy = new ProxyCtor(tools, {
+    get(target, key) {
+      if (typeof key !== 'string' || apply(hasOwn, target, [key]) || NOT_A_TOOL.has(key)) {
+        return (target as Record<PropertyKey, unknown>)[key];
+      }
+      return namespaceProxy(key, {});
+    },
+  });
+  defineProperty(scope, 'tools', { value: toolsProxy, writable: true, configurable: true });
+  defineProperty(scope, 'callTool', {
+    value: (name: unknown, args?: unknown) => invoke(StringCtor(name), args),
+    writable: true,
+    configurable: true,
+  });
+}
+
+function installConsole(): void {
+  const log = (...args: unknown[]) => write(0, args);
+  const error = (...args: unknown[]) => write(1, args);
+  const console = { log, info: log, debug: log, trace: log, dir: log, table: log, warn: error, error };
+  defineProperty(scope, 'console', { value: freeze(console), writable: true, configurable: true });
+}
+
+function clip(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max)}…` : text;
+}
+
+/** Reads a thrown value into plain strings, surviving hostile getters and proxies. */
+function describeThrown(thrown: unknown): string {
+  const report: Record<string, string> = {};
+  try {
+    if ((typeof thrown === 'object' && thrown !== null) || typeof thrown === 'function') {
+      const value = thrown as Record<string, unknown>;
+      for (const key of ['name', 'message', 'stack', 'code']) {
+        try {
+          const field = value[key];
+          if (field !== undefined && field !== null) {
+            report[key] = clip(StringCtor(field), key === 'stack' ? MAX_STACK_CHARS : MAX_MESSAGE_CHARS);
+          }
+        } catch {
+          // a getter that throws: leave the field out
+        }
+      }
+      if (report.message === undefined && report.name === undefined) {
+        try {
+          report.value = clip(formatArgs([thrown]), MAX_MESSAGE_CHARS);
+        } catch {
+          report.value = '[object]';
+        }
+      }
+    } else {
+      report.value = clip(typeof thrown === 'string' ? stringify(thrown) : StringCtor(thrown), MAX_MESSAGE_CHARS);
+    }
+  } catch {
+    report.value = '[a value that could not be read]';
+  }
+  return stringify(report);
+}
+
+function finish(ok: boolean, value: unknown): void {
+  for (const id in pending) delete pending[id];
+  if (!ok) {
+    done(false, describeThrown(value));
+    return;
+  }
+  let json: string | undefined;
+  try {
+    json = value === undefined ? undefined : (stringify(value) as string | undefined);
+  } catch {
+    json = undefined;
+  }
+  done(true, typeof json === 'string' ? json : undefined);
+}
+
+/** Called by the host once per run, with the run's configuration and the compiled script. */
+function start(configJson: string, main: unknown): void {
+  const config = parse(configJson) as StartConfig;
+  maxArgs = config.maxToolArgsBytes;
+  left[0] = config.maxStdoutBytes;
+  left[1] = config.maxStderrBytes;
+  installConsole();
+  installTools(config);
+  if (typeof main !== 'function') {
+    done(false, stringify({ name: 'SyntaxError', message: 'The script did not compile to a function.' }));
+    return;
+  }
+  const runner = async () => {
+    let value: unknown;
+    try {
+      value = await (main as () => unknown)();
+    } catch (error) {
+      finish(false, error);
+      return;
+    }
+    finish(true, value);
+  };
+  void runner();
+}
+
+/** Called by the host when a tool call ends: `payload` is JSON (ok) or the error message. */
+function settle(id: number, ok: boolean, payload: string | undefined, code: string | undefined): void {
+  const entry = pending[id];
+  if (entry === undefined) return;
+  delete pending[id];
+  if (!ok) {
+    entry.reject(toolError(StringCtor(payload), code));
+    return;
+  }
+  let value: unknown;
+  try {
+    value = payload === undefined ? undefined : parse(payload);
+  } catch {
+    entry.reject(toolError('The tool result was not valid JSON.', 'TOOL_ERROR'));
+    return;
+  }
+  entry.resolve(value);
+}
+
+scope.__codecall_start = start;
+scope.__codecall_settle = settle;

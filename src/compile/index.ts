@@ -1,0 +1,7 @@
+/**
+ * @module
+ * Compilation of model code: script compilation (esbuild) and, from its own files, JSON Schema
+ * → TypeScript declarations. Curated exports only.
+ */
+export { compileScript } from './compile-script.js';
+export type { CompileError, CompileResult, CompileScriptOptions } from './compile-script.js';

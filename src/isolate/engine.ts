@@ -1,0 +1,332 @@
+/**
+ * @module
+ * The isolate engine: creates one fresh isolated-vm isolate and context per run (keeping one
+ * pre-warmed spare so a run starts fast), installs the prelude, and drives the script.
+ *
+ * Scheduling is "run to quiescence" on the calling thread: the host enters the isolate
+ * synchronously (start the script, or settle a tool call) and V8 runs the script and its
+ * microtasks until everything left is waiting on tool calls; then control returns to the host
+ * event loop. Each entry carries a timeout equal to the CPU (and wall) budget left, and CPU
+ * time is re-checked after every entry, so a script that loops after an `await` is still
+ * stopped. There are no timers in the sandbox, so a script that is waiting while no tool call
+ * is in flight can never progress: it ends at once with a clear error instead of waiting for
+ * the wall timer.
+ *
+ * Runs in the host process (in-process mode) or inside a sandbox worker process. It never
+ * sees the tool invoker: tool calls leave through {@link EngineSink.call} and come back through
+ * {@link EngineRun.settle}.
+ */
+import ivm from 'isolated-vm';
+
+import type { SandboxLimits } from './limits.js';
+
+/** Filename the model's script carries in stack traces. */
+export const SCRIPT_FILENAME = 'script.js';
+
+/** Where an engine run sends what the script does. */
+export interface EngineSink {
+  /** Console text (`stream` 0 = stdout, 1 = stderr), already cut to the stream budget. */
+  output(stream: number, text: string, droppedBytes: number): void;
+  /** A tool call; answer it with {@link EngineRun.settle}. */
+  call(id: number, name: string, argsJson: string): void;
+}
+
+/** What to run. */
+export interface EngineRunRequest {
+  code: string;
+  /** `[qualifiedName, namespace, member]` per tool. */
+  tools: [string, string, string][];
+  limits: SandboxLimits;
+  /** Milliseconds of wall time left when the request was made. */
+  wallTimeLeftMs: number;
+}
+
+/** A thrown value, read inside the isolate into strings. */
+export interface ThrownReport {
+  name?: string;
+  message?: string;
+  stack?: string;
+  code?: string;
+  /** Set when the thrown value was not an error object. */
+  value?: string;
+}
+
+/** Failures decided outside the script: budgets, memory, cancellation, the sandbox itself. */
+export type EngineFaultCode = 'CPU_TIMEOUT' | 'WALL_TIMEOUT' | 'MEMORY_LIMIT' | 'SANDBOX_CRASHED' | 'ABORTED' | 'STALLED';
+
+/** How an engine run ended. */
+export interface EngineOutcome {
+  ok: boolean;
+  /** JSON of the script's return value, when it returned JSON data. */
+  returnJson?: string;
+  /** What the script threw, when it threw. */
+  thrown?: ThrownReport;
+  /** Set when the run was stopped from outside the script. */
+  fault?: { code: EngineFaultCode; message?: string };
+  cpuMs: number;
+}
+
+/** Options for {@link IsolateEngine}. */
+export interface IsolateEngineOptions {
+  /** Source of the prelude (the bundle of `sandbox/`). */
+  prelude: string;
+  /** Heap limit of the pre-warmed spare isolate; runs with another limit start cold. */
+  spareMemoryMb: number;
+}
+
+interface Sandbox {
+  isolate: ivm.Isolate;
+  context: ivm.Context;
+  start: ivm.Reference<(config: string, main: unknown) => void>;
+  settle: ivm.Reference<(id: number, ok: boolean, payload: string | undefined, code: string | undefined) => void>;
+  memoryMb: number;
+  /** The run the bridge callbacks talk to; unset while the sandbox is spare. */
+  run?: EngineRun;
+}
+
+const NS_PER_MS = 1_000_000n;
+
+/** Creates isolates, keeps a warm spare, and starts runs. One per process. */
+export class IsolateEngine {
+  readonly #prelude: string;
+  readonly #spareMemoryMb: number;
+  #spare: Sandbox | undefined;
+  #refill: NodeJS.Immediate | undefined;
+  #closed = false;
+  #cachedPrelude: ivm.ExternalCopy<ArrayBuffer> | undefined;
+
+  constructor(options: IsolateEngineOptions) {
+    this.#prelude = options.prelude;
+    this.#spareMemoryMb = options.spareMemoryMb;
+  }
+
+  /** Prepares the warm spare now (otherwise the first run starts cold). */
+  warm(): void {
+    if (!this.#closed && this.#spare === undefined) this.#spare = this.#create(this.#spareMemoryMb);
+  }
+
+  /** Starts a run in a fresh isolate. */
+  start(request: EngineRunRequest, sink: EngineSink): EngineRun {
+    let sandbox: Sandbox;
+    const spare = this.#spare;
+    if (spare !== undefined && spare.memoryMb === request.limits.memoryMb && !spare.isolate.isDisposed) {
+      sandbox = spare;
+      this.#spare = undefined;
+    } else {
+      sandbox = this.#create(request.limits.memoryMb);
+    }
+    this.#scheduleRefill();
+    const run = new EngineRun(sandbox, request, sink);
+    run.begin();
+    return run;
+  }
+
+  /** Disposes the spare; running isolates end with their runs. */
+  close(): void {
+    this.#closed = true;
+    if (this.#refill) clearImmediate(this.#refill);
+    this.#spare?.isolate.dispose();
+    this.#spare = undefined;
+  }
+
+  #scheduleRefill(): void {
+    if (this.#closed || this.#refill !== undefined) return;
+    this.#refill = setImmediate(() => {
+      this.#refill = undefined;
+      try {
+        this.warm();
+      } catch {
+        // the next run creates its isolate itself and reports the failure
+      }
+    });
+    this.#refill.unref();
+  }
+
+  #create(memoryMb: number): Sandbox {
+    const isolate = new ivm.Isolate({ memoryLimit: memoryMb });
+    try {
+      const context = isolate.createContextSync();
+      const global = context.global;
+      const sandbox = { isolate, context, memoryMb } as Sandbox;
+      global.setSync(
+        '__codecall_out',
+        new ivm.Callback((stream: unknown, text: unknown, dropped: unknown) => {
+          sandbox.run?.onOutput(stream, text, dropped);
+        }),
+      );
+      global.setSync(
+        '__codecall_call',
+        new ivm.Callback((id: unknown, name: unknown, args: unknown) => {
+          sandbox.run?.onCall(id, name, args);
+        }),
+      );
+      global.setSync(
+        '__codecall_done',
+        new ivm.Callback((ok: unknown, payload: unknown) => {
+          sandbox.run?.onDone(ok, payload);
+        }),
+      );
+      const options: ivm.ScriptInfo = { filename: 'codecall:prelude' };
+      if (this.#cachedPrelude) options.cachedData = this.#cachedPrelude;
+      else options.produceCachedData = true;
+      const script = isolate.compileScriptSync(this.#prelude, options);
+      const produced = (script as unknown as ivm.CachedDataResult).cachedData;
+      if (produced && !this.#cachedPrelude) this.#cachedPrelude = produced;
+      script.runSync(context, { release: true });
+      sandbox.start = global.getSync('__codecall_start', { reference: true }) as Sandbox['start'];
+      sandbox.settle = global.getSync('__codecall_settle', { reference: true }) as Sandbox['settle'];
+      global.deleteSync('__codecall_start');
+      global.deleteSync('__codecall_settle');
+      return sandbox;
+    } catch (error) {
+      isolate.dispose();
+      throw error;
+    }
+  }
+}
+
+/** One script run inside one isolate. */
+export class EngineRun {
+  readonly outcome: Promise<EngineOutcome>;
+  readonly #sandbox: Sandbox;
+  readonly #request: EngineRunRequest;
+  readonly #sink: EngineSink;
+  readonly #wallDeadline: number;
+  readonly #cpuStartNs: bigint;
+  readonly #cpuBudgetNs: bigint;
+  readonly #outstanding = new Set<number>();
+  #resolve!: (outcome: EngineOutcome) => void;
+  #ended = false;
+  #finished: { ok: boolean; payload: string | undefined } | undefined;
+
+  constructor(sandbox: Sandbox, request: EngineRunRequest, sink: EngineSink) {
+    this.#sandbox = sandbox;
+    this.#request = request;
+    this.#sink = sink;
+    this.#wallDeadline = performance.now() + request.wallTimeLeftMs;
+    this.#cpuStartNs = sandbox.isolate.cpuTime;
+    this.#cpuBudgetNs = this.#cpuStartNs + BigInt(request.limits.cpuTimeMs) * NS_PER_MS;
+    this.outcome = new Promise((resolve) => (this.#resolve = resolve));
+    sandbox.run = this;
+  }
+
+  /** Compiles the script in the isolate and starts it. */
+  begin(): void {
+    const { isolate, context, start } = this.#sandbox;
+    const config = JSON.stringify({
+      tools: this.#request.tools,
+      maxStdoutBytes: this.#request.limits.maxStdoutBytes,
+      maxStderrBytes: this.#request.limits.maxStderrBytes,
+      maxToolArgsBytes: this.#request.limits.maxToolArgsBytes,
+    });
+    this.#enter((timeout) => {
+      const script = isolate.compileScriptSync(this.#request.code, { filename: SCRIPT_FILENAME });
+      const main = script.runSync(context, { reference: true, timeout, release: true }) as ivm.Reference<unknown>;
+      start.applySync(undefined, [config, main.derefInto({ release: true })], { timeout });
+    });
+  }
+
+  /** Delivers the end of a tool call: `payload` is result JSON (ok) or the error message. */
+  settle(id: number, ok: boolean, payload: string | undefined, code?: string): void {
+    if (this.#ended || !this.#outstanding.delete(id)) return;
+    this.#enter((timeout) => {
+      this.#sandbox.settle.applySync(undefined, [id, ok, payload, code], { timeout });
+    });
+  }
+
+  /** Stops the run from outside (wall timer, abort, pool shutdown). */
+  cancel(code: EngineFaultCode, message?: string): void {
+    this.#end({ ok: false, fault: message === undefined ? { code } : { code, message } });
+  }
+
+  /** @internal Called by the bridge. */
+  onOutput(stream: unknown, text: unknown, dropped: unknown): void {
+    if (this.#ended || (stream !== 0 && stream !== 1) || typeof text !== 'string') return;
+    this.#sink.output(stream, text, typeof dropped === 'number' && dropped > 0 ? dropped : 0);
+  }
+
+  /** @internal Called by the bridge. */
+  onCall(id: unknown, name: unknown, args: unknown): void {
+    if (this.#ended || typeof id !== 'number' || typeof name !== 'string' || typeof args !== 'string') return;
+    if (this.#outstanding.has(id)) return;
+    this.#outstanding.add(id);
+    this.#sink.call(id, name, args);
+  }
+
+  /** @internal Called by the bridge. */
+  onDone(ok: unknown, payload: unknown): void {
+    if (this.#ended || this.#finished) return;
+    this.#finished = { ok: ok === true, payload: typeof payload === 'string' ? payload : undefined };
+  }
+
+  #cpuMs(): number {
+    const { isolate } = this.#sandbox;
+    if (isolate.isDisposed) return 0;
+    return Number(isolate.cpuTime - this.#cpuStartNs) / 1e6;
+  }
+
+  #enter(body: (timeoutMs: number) => void): void {
+    if (this.#ended) return;
+    const { isolate } = this.#sandbox;
+    const cpuLeftMs = Number(this.#cpuBudgetNs - isolate.cpuTime) / 1e6;
+    const wallLeftMs = this.#wallDeadline - performance.now();
+    if (cpuLeftMs <= 0) return this.#end({ ok: false, fault: { code: 'CPU_TIMEOUT' } });
+    if (wallLeftMs <= 0) return this.#end({ ok: false, fault: { code: 'WALL_TIMEOUT' } });
+    const cpuBound = cpuLeftMs <= wallLeftMs;
+    try {
+      body(Math.max(1, Math.ceil(Math.min(cpuLeftMs, wallLeftMs))));
+    } catch (error) {
+      if (this.#ended) return;
+      const message = error instanceof Error ? error.message : String(error);
+      if (isolate.isDisposed || /memory limit/i.test(message)) {
+        return this.#end({ ok: false, fault: { code: 'MEMORY_LIMIT' } });
+      }
+      if (/timed out/i.test(message)) {
+        return this.#end({ ok: false, fault: { code: cpuBound ? 'CPU_TIMEOUT' : 'WALL_TIMEOUT' } });
+      }
+      if (error instanceof SyntaxError || /SyntaxError/.test(message)) {
+        return this.#end({ ok: false, thrown: { name: 'SyntaxError', message } });
+      }
+      return this.#end({ ok: false, fault: { code: 'SANDBOX_CRASHED', message } });
+    }
+    if (isolate.cpuTime > this.#cpuBudgetNs) return this.#end({ ok: false, fault: { code: 'CPU_TIMEOUT' } });
+    this.#afterEntry();
+  }
+
+  #afterEntry(): void {
+    const finished = this.#finished;
+    if (finished) {
+      if (finished.ok) {
+        const outcome: Omit<EngineOutcome, 'cpuMs'> = { ok: true };
+        if (finished.payload !== undefined) outcome.returnJson = finished.payload;
+        return this.#end(outcome);
+      }
+      let thrown: ThrownReport;
+      try {
+        thrown = JSON.parse(finished.payload ?? '{}') as ThrownReport;
+      } catch {
+        thrown = { value: '[unreadable]' };
+      }
+      return this.#end({ ok: false, thrown });
+    }
+    if (this.#outstanding.size === 0) this.#end({ ok: false, fault: { code: 'STALLED' } });
+  }
+
+  #end(outcome: Omit<EngineOutcome, 'cpuMs'> & { cpuMs?: number }): void {
+    if (this.#ended) return;
+    const ended: EngineOutcome = { ...outcome, cpuMs: this.#cpuMs() };
+    this.#ended = true;
+    this.#outstanding.clear();
+    const sandbox = this.#sandbox;
+    delete sandbox.run;
+    try {
+      sandbox.start.release();
+      sandbox.settle.release();
+      sandbox.context.release();
+    } catch {
+      // already released with the isolate
+    }
+    if (!sandbox.isolate.isDisposed) sandbox.isolate.dispose();
+    this.#resolve(ended);
+  }
+}

@@ -1,0 +1,224 @@
+/**
+ * @module
+ * The host's handle on one sandbox worker process: spawns it (`node --no-node-snapshot`, an
+ * empty environment, IPC with advanced serialization), runs one script at a time on it, and
+ * supervises it. A worker that does not answer a heartbeat for longer than the run's CPU budget
+ * plus a grace period is stuck in work V8 cannot interrupt (huge BigInt arithmetic, for one):
+ * it is killed, the run reports the overrun, and the pool replaces the worker. A worker that
+ * dies (a V8 heap OOM abort, a crash) ends its run with `MEMORY_LIMIT` or `SANDBOX_CRASHED`.
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+
+import { CodecallError } from '../errors.js';
+import type { EngineFaultCode, EngineOutcome, EngineRunRequest, EngineSink } from './engine.js';
+import type { RunBackend } from './run-controller.js';
+import type { HostMessage, WorkerMessage } from './worker-protocol.js';
+
+/** Options for {@link WorkerProcess.spawn}. */
+export interface WorkerProcessOptions {
+  entry: string;
+  prelude: string;
+  spareMemoryMb: number;
+  startTimeoutMs: number;
+  heartbeatMs: number;
+  killGraceMs: number;
+}
+
+/** Bytes of worker stderr kept to explain a crash. */
+const MAX_STDERR_TAIL_BYTES = 8_192;
+const OOM_PATTERN = /heap out of memory|Reached heap limit|allocation failed|invalid size error|OOM/i;
+
+class WorkerRun implements RunBackend {
+  readonly outcome: Promise<EngineOutcome>;
+  readonly runId: number;
+  readonly sink: EngineSink;
+  readonly cpuTimeMs: number;
+  #resolve!: (outcome: EngineOutcome) => void;
+  readonly #worker: WorkerProcess;
+  settled = false;
+
+  constructor(worker: WorkerProcess, runId: number, sink: EngineSink, cpuTimeMs: number) {
+    this.#worker = worker;
+    this.runId = runId;
+    this.sink = sink;
+    this.cpuTimeMs = cpuTimeMs;
+    this.outcome = new Promise((resolve) => (this.#resolve = resolve));
+  }
+
+  settle(id: number, ok: boolean, payload: string | undefined, code?: string): void {
+    if (!this.settled) this.#worker.post({ t: 'settle', runId: this.runId, id, ok, payload, code });
+  }
+
+  cancel(code: EngineFaultCode): void {
+    if (this.settled) return;
+    this.#worker.cancelRun(this, code);
+  }
+
+  end(outcome: EngineOutcome): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.#resolve(outcome);
+  }
+}
+
+/** One supervised worker process. */
+export class WorkerProcess {
+  readonly #child: ChildProcess;
+  readonly #options: WorkerProcessOptions;
+  #run: WorkerRun | undefined;
+  #nextRunId = 1;
+  #stderrTail = '';
+  #alive = true;
+  #killReason: EngineFaultCode | undefined;
+  #heartbeat: NodeJS.Timeout | undefined;
+  #lastPong = 0;
+  #pingSeq = 0;
+  #onExit: (() => void) | undefined;
+  /** Set when the worker can take no more runs (killed, exited, or must be replaced). */
+  retired = false;
+
+  private constructor(child: ChildProcess, options: WorkerProcessOptions) {
+    this.#child = child;
+    this.#options = options;
+  }
+
+  /** Starts a worker and waits until its engine is warm. */
+  static spawn(options: WorkerProcessOptions): Promise<WorkerProcess> {
+    const child = fork(options.entry, [], {
+      execPath: process.execPath,
+      execArgv: ['--no-node-snapshot'],
+      env: {},
+      serialization: 'advanced',
+      stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+    });
+    const worker = new WorkerProcess(child, options);
+    return worker.#start();
+  }
+
+  #start(): Promise<WorkerProcess> {
+    const child = this.#child;
+    child.stderr?.setEncoding('utf8');
+    child.stderr?.on('data', (text: string) => {
+      this.#stderrTail = (this.#stderrTail + text).slice(-MAX_STDERR_TAIL_BYTES);
+    });
+    return new Promise<WorkerProcess>((resolve, reject) => {
+      const fail = (message: string) => {
+        clearTimeout(timer);
+        this.kill();
+        reject(new CodecallError('SANDBOX_UNAVAILABLE', `A sandbox worker failed to start: ${message}`, { details: { stderr: this.#stderrTail } }));
+      };
+      const timer = setTimeout(() => fail(`no answer within ${this.#options.startTimeoutMs} ms`), this.#options.startTimeoutMs);
+      child.once('error', (error) => fail(error.message));
+      child.on('exit', () => {
+        this.#alive = false;
+        this.retired = true;
+        this.#stopHeartbeat();
+        clearTimeout(timer);
+        this.#exited();
+        fail(`the process exited${this.#stderrTail ? `: ${this.#stderrTail.trim().slice(-500)}` : ''}`);
+      });
+      child.on('message', (message: WorkerMessage) => {
+        if (message.t === 'ready') {
+          clearTimeout(timer);
+          resolve(this);
+        } else if (message.t === 'init-failed') fail(message.message);
+        else this.#receive(message);
+      });
+      this.post({ t: 'init', prelude: this.#options.prelude, spareMemoryMb: this.#options.spareMemoryMb });
+    });
+  }
+
+  /** True when the worker is alive and has no run. */
+  get idle(): boolean {
+    return this.#alive && !this.retired && this.#run === undefined;
+  }
+
+  /** Called once when the process is gone. */
+  onExit(listener: () => void): void {
+    this.#onExit = listener;
+  }
+
+  post(message: HostMessage): void {
+    if (this.#alive && this.#child.connected) this.#child.send(message);
+  }
+
+  /** Starts a run on this (idle) worker. */
+  start(request: EngineRunRequest, sink: EngineSink): RunBackend {
+    const run = new WorkerRun(this, this.#nextRunId++, sink, request.limits.cpuTimeMs);
+    this.#run = run;
+    void run.outcome.then(() => {
+      if (this.#run === run) this.#run = undefined;
+      this.#stopHeartbeat();
+    });
+    this.post({ t: 'run', runId: run.runId, request });
+    this.#startHeartbeat(run);
+    return run;
+  }
+
+  /** Cancels a run; a worker that does not confirm within the grace period is killed. */
+  cancelRun(run: WorkerRun, code: EngineFaultCode): void {
+    this.post({ t: 'cancel', runId: run.runId, code });
+    const timer = setTimeout(() => {
+      if (!run.settled) {
+        this.#killReason = code;
+        this.kill();
+      }
+    }, this.#options.killGraceMs);
+    timer.unref();
+  }
+
+  /** Kills the process now. */
+  kill(): void {
+    this.retired = true;
+    this.#stopHeartbeat();
+    if (this.#alive) this.#child.kill('SIGKILL');
+  }
+
+  #startHeartbeat(run: WorkerRun): void {
+    this.#lastPong = performance.now();
+    const limit = run.cpuTimeMs + this.#options.killGraceMs;
+    this.#heartbeat = setInterval(() => {
+      if (performance.now() - this.#lastPong > limit) {
+        this.#killReason = 'CPU_TIMEOUT';
+        this.kill();
+        return;
+      }
+      this.post({ t: 'ping', seq: ++this.#pingSeq });
+    }, this.#options.heartbeatMs);
+    this.#heartbeat.unref();
+  }
+
+  #stopHeartbeat(): void {
+    if (this.#heartbeat) clearInterval(this.#heartbeat);
+    this.#heartbeat = undefined;
+  }
+
+  #receive(message: WorkerMessage): void {
+    this.#lastPong = performance.now();
+    const run = this.#run;
+    switch (message.t) {
+      case 'out':
+        if (run?.runId === message.runId) for (const [stream, text, dropped] of message.chunks) run.sink.output(stream, text, dropped);
+        return;
+      case 'call':
+        if (run?.runId === message.runId) run.sink.call(message.id, message.name, message.args);
+        return;
+      case 'done':
+        if (run?.runId === message.runId) run.end(message.outcome);
+        return;
+      default:
+        return;
+    }
+  }
+
+  #exited(): void {
+    const run = this.#run;
+    if (run) {
+      const reason = this.#killReason;
+      const code: EngineFaultCode = reason ?? (OOM_PATTERN.test(this.#stderrTail) ? 'MEMORY_LIMIT' : 'SANDBOX_CRASHED');
+      run.end({ ok: false, fault: { code }, cpuMs: 0 });
+      this.#run = undefined;
+    }
+    this.#onExit?.();
+  }
+}

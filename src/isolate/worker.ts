@@ -1,0 +1,98 @@
+/**
+ * @module
+ * Entry of a sandbox worker process (`dist/isolate/worker.js`), started by the process-mode
+ * {@link SandboxPool} with `node --no-node-snapshot` and an empty environment. It hosts an
+ * {@link IsolateEngine} and relays tool calls to the host over IPC; it never holds the tool
+ * invoker, MCP clients or secrets. The host supervises it: a worker that overruns its budget,
+ * stops answering or dies is killed and replaced.
+ *
+ * Console output is batched per run and flushed once the current isolate entry returns (and
+ * before every tool call and the final result, to keep order), so a printing loop costs one
+ * message per entry, not one per line.
+ */
+import { IsolateEngine, type EngineRun } from './engine.js';
+import type { HostMessage, WorkerMessage } from './worker-protocol.js';
+
+let engine: IsolateEngine | undefined;
+const runs = new Map<number, EngineRun>();
+const pendingOutput = new Map<number, [number, string, number][]>();
+let flushScheduled = false;
+
+function send(message: WorkerMessage): void {
+  if (process.connected) process.send?.(message);
+}
+
+function flush(runId?: number): void {
+  for (const [id, chunks] of pendingOutput) {
+    if (runId !== undefined && id !== runId) continue;
+    pendingOutput.delete(id);
+    send({ t: 'out', runId: id, chunks });
+  }
+}
+
+function scheduleFlush(): void {
+  if (flushScheduled) return;
+  flushScheduled = true;
+  setImmediate(() => {
+    flushScheduled = false;
+    flush();
+  });
+}
+
+function handle(message: HostMessage): void {
+  switch (message.t) {
+    case 'init': {
+      try {
+        engine = new IsolateEngine({ prelude: message.prelude, spareMemoryMb: message.spareMemoryMb });
+        engine.warm();
+        send({ t: 'ready' });
+      } catch (error) {
+        send({ t: 'init-failed', message: error instanceof Error ? error.message : String(error) });
+      }
+      return;
+    }
+    case 'run': {
+      const { runId, request } = message;
+      if (!engine) return;
+      const run = engine.start(request, {
+        output(stream, text, droppedBytes) {
+          let chunks = pendingOutput.get(runId);
+          if (!chunks) pendingOutput.set(runId, (chunks = []));
+          const last = chunks[chunks.length - 1];
+          if (last && last[0] === stream) {
+            last[1] += text;
+            last[2] += droppedBytes;
+          } else chunks.push([stream, text, droppedBytes]);
+          scheduleFlush();
+        },
+        call(id, name, args) {
+          flush(runId);
+          send({ t: 'call', runId, id, name, args });
+        },
+      });
+      runs.set(runId, run);
+      void run.outcome.then((outcome) => {
+        runs.delete(runId);
+        flush(runId);
+        send({ t: 'done', runId, outcome });
+      });
+      return;
+    }
+    case 'settle':
+      runs.get(message.runId)?.settle(message.id, message.ok, message.payload, message.code);
+      return;
+    case 'cancel':
+      runs.get(message.runId)?.cancel(message.code);
+      return;
+    case 'ping':
+      send({ t: 'pong', seq: message.seq });
+      return;
+  }
+}
+
+process.on('message', (message) => handle(message as HostMessage));
+process.on('disconnect', () => {
+  for (const run of runs.values()) run.cancel('ABORTED');
+  engine?.close();
+  process.removeAllListeners('message');
+});
