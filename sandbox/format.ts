@@ -100,7 +100,9 @@ function formatValue(value: unknown, depth: number, seen: unknown[], indent: str
       let count = 0;
       Map.prototype.forEach.call(object, (entry: unknown, key: unknown) => {
         if (count++ < MAX_ITEMS) {
-          parts.push(`${formatValue(key, depth + 1, seen, inner)} => ${formatValue(entry, depth + 1, seen, inner)}`);
+          parts.push(
+            `${formatValue(key, depth + 1, seen, inner)} => ${formatValue(entry, depth + 1, seen, inner)}`,
+          );
         }
       });
       if (count > MAX_ITEMS) parts.push(`… ${count - MAX_ITEMS} more items`);

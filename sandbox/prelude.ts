@@ -100,7 +100,11 @@ function write(stream: number, args: unknown[]): void {
 function toolError(message: string, code: string | undefined): Error {
   const error = new ErrorCtor(message);
   const limit = code !== undefined && code.endsWith('_LIMIT');
-  defineProperty(error, 'name', { value: limit ? 'ToolLimitError' : 'ToolError', configurable: true, writable: true });
+  defineProperty(error, 'name', {
+    value: limit ? 'ToolLimitError' : 'ToolError',
+    configurable: true,
+    writable: true,
+  });
   if (code !== undefined) defineProperty(error, 'code', { value: code, enumerable: true });
   return error;
 }
@@ -153,7 +157,10 @@ function namespaceProxy(namespace: string, members: Record<string, unknown>): un
 }
 
 function installTools(config: StartConfig): void {
-  const namespaces: Record<string, Record<string, unknown>> = Object.create(null) as Record<string, Record<string, unknown>>;
+  const namespaces: Record<string, Record<string, unknown>> = Object.create(null) as Record<
+    string,
+    Record<string, unknown>
+  >;
   for (const [name, namespace, member] of config.tools) {
     const members = (namespaces[namespace] ??= {});
     const stub = (args?: unknown) => invoke(name, args);
@@ -215,7 +222,10 @@ function describeThrown(thrown: unknown): string {
         }
       }
     } else {
-      report.value = clip(typeof thrown === 'string' ? stringify(thrown) : StringCtor(thrown), MAX_MESSAGE_CHARS);
+      report.value = clip(
+        typeof thrown === 'string' ? stringify(thrown) : StringCtor(thrown),
+        MAX_MESSAGE_CHARS,
+      );
     }
   } catch {
     report.value = '[a value that could not be read]';

@@ -42,7 +42,19 @@ export const CODE_MAP_MARKER = '\n//# codecall-map=';
 const WRAP_OPEN = '(async () => {';
 const WRAP_CLOSE = '\n});';
 const FENCE = /^\s*(`{3,}|~{3,})\s*([\w+.-]*)[^\n]*$/;
-const CODE_LANGS = new Set(['', 'js', 'javascript', 'ts', 'typescript', 'mjs', 'cjs', 'mts', 'jsx', 'tsx', 'node']);
+const CODE_LANGS = new Set([
+  '',
+  'js',
+  'javascript',
+  'ts',
+  'typescript',
+  'mjs',
+  'cjs',
+  'mts',
+  'jsx',
+  'tsx',
+  'node',
+]);
 const IMPORT_START = /^\s*import\b(?!\s*[(.])/;
 const IMPORT_STATEMENT =
   /^\s*import\b(?:[^'";]*?\bfrom)?\s*(['"])[^'"\n]+\1\s*(?:(?:with|assert)\s*\{[^}]*\})?\s*;?/;
@@ -124,23 +136,25 @@ function prepareBody(lines: string[]): Prepared {
       continue;
     }
     const exported = EXPORT_MODIFIER.exec(line);
-    if (exported) out[index] = exported[1]! + ' '.repeat(exported[2]!.length) + line.slice(exported[0].length);
+    if (exported)
+      out[index] = exported[1]! + ' '.repeat(exported[2]!.length) + line.slice(exported[0].length);
   }
   return { body: out.join('\n'), imports };
 }
 
-const VLQ = new Map([...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/'].map((c, i) => [c, i]));
+const VLQ = new Map(
+  [...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/'].map((c, i) => [c, i]),
+);
 
 /** Decodes source-map `mappings` into `[generatedColumn, originalLine, originalColumn]` per line. */
 function decodeMappings(mappings: string): number[][][] {
   const lines: number[][][] = [];
-  let current: number[][] = [];
   let sourceLine = 0;
   let sourceColumn = 0;
   let source = 0;
   let name = 0;
   for (const group of mappings.split(';')) {
-    current = [];
+    const current: number[][] = [];
     let generatedColumn = 0;
     for (const segment of group.split(',')) {
       if (segment === '') continue;
@@ -202,7 +216,9 @@ function describe(message: Message, extracted: Extracted, sourceLines: string[])
   const atWrapper = (location?.line ?? 1) - 2 >= bodyLines || (location?.line ?? 1) < 2;
   const column = atWrapper ? 1 : (location?.column ?? 0) + 1;
   const text = sourceLines[line - 1] ?? '';
-  const hint = atWrapper ? ' (the script ends before this construct is closed: check brackets and quotes)' : '';
+  const hint = atWrapper
+    ? ' (the script ends before this construct is closed: check brackets and quotes)'
+    : '';
   const shown = text.length > 200 ? `${text.slice(0, 200)}…` : text;
   const pointer = atWrapper ? '' : `\n${' '.repeat(String(line).length)} | ${' '.repeat(column - 1)}^`;
   return syntaxError(
@@ -235,7 +251,8 @@ function transform(source: string, loader: 'ts' | 'js') {
  */
 export function compileScript(source: string, options: CompileScriptOptions = {}): CompileResult {
   const maxCodeBytes = options.maxCodeBytes ?? DEFAULT_MAX_CODE_BYTES;
-  if (typeof source !== 'string') return syntaxError('The script must be a string of JavaScript or TypeScript.', 1, 1);
+  if (typeof source !== 'string')
+    return syntaxError('The script must be a string of JavaScript or TypeScript.', 1, 1);
   const bytes = Buffer.byteLength(source);
   if (bytes > maxCodeBytes) {
     return syntaxError(

@@ -25,7 +25,11 @@ function readCodeMap(code: string): number[][] | undefined {
 }
 
 /** Maps a 1-based generated position to the model's line and column, when known. */
-export function mapPosition(map: number[][] | undefined, line: number, column: number): { line: number; column: number } | undefined {
+export function mapPosition(
+  map: number[][] | undefined,
+  line: number,
+  column: number,
+): { line: number; column: number } | undefined {
   const segments = map?.[line - 1];
   if (!segments || segments.length < 3) return map ? undefined : { line, column };
   let best = 0;
@@ -44,7 +48,10 @@ export function describeThrown(thrown: ThrownReport, code: string): string {
   if (thrown.value !== undefined) head = `Uncaught ${thrown.value}`;
   else {
     const name = thrown.name ?? 'Error';
-    head = thrown.message !== undefined && thrown.message !== '' ? `Uncaught ${name}: ${thrown.message}` : `Uncaught ${name}`;
+    head =
+      thrown.message !== undefined && thrown.message !== ''
+        ? `Uncaught ${name}: ${thrown.message}`
+        : `Uncaught ${name}`;
   }
   if (thrown.stack === undefined) return head;
   const map = readCodeMap(code);
@@ -54,7 +61,8 @@ export function describeThrown(thrown: ThrownReport, code: string): string {
     if (!match) continue;
     const position = mapPosition(map, Number(match[2]), Number(match[3]));
     if (!position) continue;
-    const fn = match[1] && !/^(?:async )?<anonymous>$/.test(match[1]) ? `${match[1].replace(/^async /, '')} ` : '';
+    const fn =
+      match[1] && !/^(?:async )?<anonymous>$/.test(match[1]) ? `${match[1].replace(/^async /, '')} ` : '';
     frames.push(`    at ${fn}line ${position.line}, column ${position.column}`);
     if (frames.length >= MAX_FRAMES) break;
   }

@@ -52,7 +52,8 @@ export interface ThrownReport {
 }
 
 /** Failures decided outside the script: budgets, memory, cancellation, the sandbox itself. */
-export type EngineFaultCode = 'CPU_TIMEOUT' | 'WALL_TIMEOUT' | 'MEMORY_LIMIT' | 'SANDBOX_CRASHED' | 'ABORTED' | 'STALLED';
+export type EngineFaultCode =
+  'CPU_TIMEOUT' | 'WALL_TIMEOUT' | 'MEMORY_LIMIT' | 'SANDBOX_CRASHED' | 'ABORTED' | 'STALLED';
 
 /** How an engine run ended. */
 export interface EngineOutcome {
@@ -78,7 +79,9 @@ interface Sandbox {
   isolate: ivm.Isolate;
   context: ivm.Context;
   start: ivm.Reference<(config: string, main: unknown) => void>;
-  settle: ivm.Reference<(id: number, ok: boolean, payload: string | undefined, code: string | undefined) => void>;
+  settle: ivm.Reference<
+    (id: number, ok: boolean, payload: string | undefined, code: string | undefined) => void
+  >;
   memoryMb: number;
   /** The run the bridge callbacks talk to; unset while the sandbox is spare. */
   run?: EngineRun;
@@ -221,7 +224,11 @@ export class EngineRun {
     });
     this.#enter((timeout) => {
       const script = isolate.compileScriptSync(this.#request.code, { filename: SCRIPT_FILENAME });
-      const main = script.runSync(context, { reference: true, timeout, release: true }) as ivm.Reference<unknown>;
+      const main = script.runSync(context, {
+        reference: true,
+        timeout,
+        release: true,
+      }) as ivm.Reference<unknown>;
       start.applySync(undefined, [config, main.derefInto({ release: true })], { timeout });
     });
   }

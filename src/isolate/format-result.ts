@@ -25,7 +25,8 @@ export function formatResultForModel(result: ExecutionResult): string {
   if (stderr !== '') parts.push(`stderr:\n${stderr}`);
   if (result.returnValue !== undefined) {
     const json = JSON.stringify(result.returnValue);
-    const shown = json.length > MAX_RETURN_VALUE_CHARS ? `${json.slice(0, MAX_RETURN_VALUE_CHARS)}… (cut)` : json;
+    const shown =
+      json.length > MAX_RETURN_VALUE_CHARS ? `${json.slice(0, MAX_RETURN_VALUE_CHARS)}… (cut)` : json;
     parts.push(`return value: ${shown}`);
   }
   const calls = result.toolCalls.length;

@@ -72,9 +72,13 @@ export function resolveSandboxLimits(limits: Partial<SandboxLimits> = {}): Sandb
   const resolved: SandboxLimits = { ...DEFAULTS };
   for (const [key, value] of Object.entries(limits ?? {})) {
     if (!(key in DEFAULTS)) {
-      throw new CodecallError('INVALID_ARGUMENT', `Unknown sandbox limit "${key}". Known limits: ${Object.keys(DEFAULTS).join(', ')}.`, {
-        details: { field: key },
-      });
+      throw new CodecallError(
+        'INVALID_ARGUMENT',
+        `Unknown sandbox limit "${key}". Known limits: ${Object.keys(DEFAULTS).join(', ')}.`,
+        {
+          details: { field: key },
+        },
+      );
     }
     if (value === undefined) continue;
     const min = key === 'memoryMb' ? MIN_MEMORY_MB : 1;

@@ -66,7 +66,10 @@ class OutputBuffer {
       this.#keptBytes += bytes;
       return;
     }
-    const cut = Buffer.from(text).subarray(0, room).toString('utf8').replace(/\uFFFD$/, '');
+    const cut = Buffer.from(text)
+      .subarray(0, room)
+      .toString('utf8')
+      .replace(/\uFFFD$/, '');
     this.#kept += cut;
     this.#keptBytes += Buffer.byteLength(cut);
   }
@@ -88,7 +91,11 @@ function levenshtein(a: string, b: string): number {
   for (let i = 1; i <= a.length; i++) {
     const current = [i];
     for (let j = 1; j <= b.length; j++) {
-      current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+      current[j] = Math.min(
+        previous[j]! + 1,
+        current[j - 1]! + 1,
+        previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1),
+      );
     }
     previous = current;
   }
@@ -105,7 +112,7 @@ function closeMatches(name: string, tools: SandboxToolBinding[]): string[] {
     const contains = candidates.some((candidate) => candidate.includes(wanted) || wanted.includes(candidate));
     return { written, score: contains ? Math.min(distance, 1) : distance };
   });
-  const threshold = Math.max(3, Math.floor(wanted.length / 3));
+  const threshold = Math.max(2, Math.floor(wanted.length / 4));
   return scored
     .filter((entry) => entry.score <= threshold)
     .sort((a, b) => a.score - b.score)
@@ -123,7 +130,11 @@ function messageOf(error: unknown): string {
   let message: string;
   try {
     if (error instanceof Error) message = error.message;
-    else if (typeof error === 'object' && error !== null && typeof (error as { message?: unknown }).message === 'string') {
+    else if (
+      typeof error === 'object' &&
+      error !== null &&
+      typeof (error as { message?: unknown }).message === 'string'
+    ) {
       message = (error as { message: string }).message;
     } else message = String(error);
   } catch {
@@ -140,7 +151,8 @@ const FAULT_MESSAGES: Record<EngineFaultCode, (limits: SandboxLimits) => string>
     `The script ran longer than ${limits.wallTimeMs} ms (including time waiting for tools) and was stopped. Make fewer or smaller tool calls, run independent calls in parallel with Promise.all, and print partial results early.`,
   MEMORY_LIMIT: (limits) =>
     `The script used more than ${limits.memoryMb} MB of memory and was stopped. Process data in smaller pieces and keep only what you need.`,
-  SANDBOX_CRASHED: () => 'The sandbox stopped unexpectedly while running the script. Run it again; if it recurs, simplify the script.',
+  SANDBOX_CRASHED: () =>
+    'The sandbox stopped unexpectedly while running the script. Run it again; if it recurs, simplify the script.',
   ABORTED: () => 'The run was cancelled before the script finished.',
   STALLED: () =>
     'The script is waiting for a promise that can never settle: no tool call is in flight and the sandbox has no timers (setTimeout, setInterval and fetch do not exist). Await only tool calls.',
@@ -236,8 +248,15 @@ export class RunController implements EngineSink {
     const binding = this.#byName.get(name);
     if (binding === undefined) {
       const matches = closeMatches(name, this.#options.tools);
-      const hint = matches.length > 0 ? ` Did you mean: ${matches.join(', ')}?` : ' No tools are available to this script.';
-      return this.#reject(id, `Unknown tool "${name}".${this.#options.tools.length > 0 && matches.length === 0 ? ' Check the names in `tools`.' : hint}`, 'UNKNOWN_TOOL');
+      const hint =
+        matches.length > 0
+          ? ` Did you mean: ${matches.join(', ')}?`
+          : ' No tools are available to this script.';
+      return this.#reject(
+        id,
+        `Unknown tool "${name}".${this.#options.tools.length > 0 && matches.length === 0 ? ' Check the names in `tools`.' : hint}`,
+        'UNKNOWN_TOOL',
+      );
     }
     if (++this.#calls > this.#limits.maxToolCalls) {
       return this.#reject(
@@ -308,7 +327,12 @@ export class RunController implements EngineSink {
     try {
       json = value === undefined ? undefined : (JSON.stringify(value) as string | undefined);
     } catch (error) {
-      return this.#failed(call, record, `The result of ${call.binding.name} is not JSON data (${messageOf(error)}).`, 'TOOL_ERROR');
+      return this.#failed(
+        call,
+        record,
+        `The result of ${call.binding.name} is not JSON data (${messageOf(error)}).`,
+        'TOOL_ERROR',
+      );
     }
     const bytes = json === undefined ? 0 : Buffer.byteLength(json);
     record.resultBytes = bytes;
@@ -376,7 +400,10 @@ export class RunController implements EngineSink {
         result.error = { code: FAULT_CODES[outcome.fault.code], message: base };
       } else {
         const thrown = outcome.thrown ?? {};
-        const code = thrown.code !== undefined && SCRIPT_ERROR_CODES.has(thrown.code) ? (thrown.code as ExecutionErrorCode) : 'RUNTIME_ERROR';
+        const code =
+          thrown.code !== undefined && SCRIPT_ERROR_CODES.has(thrown.code)
+            ? (thrown.code as ExecutionErrorCode)
+            : 'RUNTIME_ERROR';
         result.error = { code, message: describeThrown(thrown, this.#options.code) };
       }
     }

@@ -102,7 +102,13 @@ export class SandboxPool {
   #closed = false;
   #closing: Promise<void> | undefined;
 
-  private constructor(mode: SandboxMode, limits: Partial<SandboxLimits>, size: number, engine?: IsolateEngine, workerOptions?: WorkerProcessOptions) {
+  private constructor(
+    mode: SandboxMode,
+    limits: Partial<SandboxLimits>,
+    size: number,
+    engine?: IsolateEngine,
+    workerOptions?: WorkerProcessOptions,
+  ) {
     this.mode = mode;
     this.#limits = limits;
     this.#size = size;
@@ -114,15 +120,23 @@ export class SandboxPool {
   static async open(options: SandboxPoolOptions = {}): Promise<SandboxPool> {
     const mode = options.mode ?? DEFAULT_SANDBOX_MODE;
     if (mode !== 'process' && mode !== 'in-process') {
-      throw new CodecallError('INVALID_ARGUMENT', `Sandbox mode must be "process" or "in-process"; got ${JSON.stringify(mode)}.`, {
-        details: { field: 'mode' },
-      });
+      throw new CodecallError(
+        'INVALID_ARGUMENT',
+        `Sandbox mode must be "process" or "in-process"; got ${JSON.stringify(mode)}.`,
+        {
+          details: { field: 'mode' },
+        },
+      );
     }
     const size = options.workers ?? DEFAULT_SANDBOX_WORKERS;
     if (!Number.isInteger(size) || size < 1) {
-      throw new CodecallError('INVALID_ARGUMENT', `Sandbox "workers" must be a positive integer; got ${JSON.stringify(size)}.`, {
-        details: { field: 'workers' },
-      });
+      throw new CodecallError(
+        'INVALID_ARGUMENT',
+        `Sandbox "workers" must be a positive integer; got ${JSON.stringify(size)}.`,
+        {
+          details: { field: 'workers' },
+        },
+      );
     }
     const limits = { ...(options.limits ?? {}) };
     const resolved = resolveSandboxLimits(limits);
@@ -159,7 +173,11 @@ export class SandboxPool {
   async run(options: SandboxRunOptions): Promise<ExecutionResult> {
     if (this.#closed) throw new CodecallError('CLOSED', 'The sandbox pool is closed; open a new one.');
     const limits = resolveSandboxLimits({ ...this.#limits, ...(options.limits ?? {}) });
-    const tools: [string, string, string][] = options.tools.map((tool) => [tool.name, tool.namespace, tool.member]);
+    const tools: [string, string, string][] = options.tools.map((tool) => [
+      tool.name,
+      tool.namespace,
+      tool.member,
+    ]);
     const controllerOptions: ConstructorParameters<typeof RunController>[0] = {
       code: options.code,
       tools: options.tools,
@@ -168,7 +186,12 @@ export class SandboxPool {
     };
     if (options.signal) controllerOptions.signal = options.signal;
     const controller = new RunController(controllerOptions);
-    const request = (): EngineRunRequest => ({ code: options.code, tools, limits, wallTimeLeftMs: controller.wallTimeLeftMs() });
+    const request = (): EngineRunRequest => ({
+      code: options.code,
+      tools,
+      limits,
+      wallTimeLeftMs: controller.wallTimeLeftMs(),
+    });
     if (this.#engine) {
       const engine = this.#engine;
       return controller.run((sink) => this.#track(engine.start(request(), sink)));

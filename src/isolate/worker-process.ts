@@ -105,9 +105,16 @@ export class WorkerProcess {
       const fail = (message: string) => {
         clearTimeout(timer);
         this.kill();
-        reject(new CodecallError('SANDBOX_UNAVAILABLE', `A sandbox worker failed to start: ${message}`, { details: { stderr: this.#stderrTail } }));
+        reject(
+          new CodecallError('SANDBOX_UNAVAILABLE', `A sandbox worker failed to start: ${message}`, {
+            details: { stderr: this.#stderrTail },
+          }),
+        );
       };
-      const timer = setTimeout(() => fail(`no answer within ${this.#options.startTimeoutMs} ms`), this.#options.startTimeoutMs);
+      const timer = setTimeout(
+        () => fail(`no answer within ${this.#options.startTimeoutMs} ms`),
+        this.#options.startTimeoutMs,
+      );
       child.once('error', (error) => fail(error.message));
       child.on('exit', () => {
         this.#alive = false;
@@ -198,7 +205,8 @@ export class WorkerProcess {
     const run = this.#run;
     switch (message.t) {
       case 'out':
-        if (run?.runId === message.runId) for (const [stream, text, dropped] of message.chunks) run.sink.output(stream, text, dropped);
+        if (run?.runId === message.runId)
+          for (const [stream, text, dropped] of message.chunks) run.sink.output(stream, text, dropped);
         return;
       case 'call':
         if (run?.runId === message.runId) run.sink.call(message.id, message.name, message.args);
@@ -215,7 +223,8 @@ export class WorkerProcess {
     const run = this.#run;
     if (run) {
       const reason = this.#killReason;
-      const code: EngineFaultCode = reason ?? (OOM_PATTERN.test(this.#stderrTail) ? 'MEMORY_LIMIT' : 'SANDBOX_CRASHED');
+      const code: EngineFaultCode =
+        reason ?? (OOM_PATTERN.test(this.#stderrTail) ? 'MEMORY_LIMIT' : 'SANDBOX_CRASHED');
       run.end({ ok: false, fault: { code }, cpuMs: 0 });
       this.#run = undefined;
     }

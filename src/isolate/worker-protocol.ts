@@ -11,7 +11,14 @@ import type { EngineFaultCode, EngineOutcome, EngineRunRequest } from './engine.
 export type HostMessage =
   | { t: 'init'; prelude: string; spareMemoryMb: number }
   | { t: 'run'; runId: number; request: EngineRunRequest }
-  | { t: 'settle'; runId: number; id: number; ok: boolean; payload: string | undefined; code: string | undefined }
+  | {
+      t: 'settle';
+      runId: number;
+      id: number;
+      ok: boolean;
+      payload: string | undefined;
+      code: string | undefined;
+    }
   | { t: 'cancel'; runId: number; code: EngineFaultCode }
   | { t: 'ping'; seq: number };
 
