@@ -62,3 +62,13 @@ export const DEFAULT_SANDBOX_START_TIMEOUT_MS = 10_000;
 export const DEFAULT_SANDBOX_HEARTBEAT_MS = 250;
 /** Time a sandbox worker may stay unresponsive past a run's CPU budget (or take to confirm a cancel) before it is killed. */
 export const DEFAULT_SANDBOX_KILL_GRACE_MS = 2_000;
+/** Retries of one model request after a transient provider failure (429, 5xx, overload, timeout). */
+export const DEFAULT_PROVIDER_MAX_RETRIES = 4;
+/** Time one model request (one attempt) may take before it is abandoned and retried. */
+export const DEFAULT_PROVIDER_TIMEOUT_MS = 300_000;
+/** First backoff delay between provider retries; doubles per attempt, with jitter. */
+export const DEFAULT_PROVIDER_INITIAL_RETRY_DELAY_MS = 500;
+/** Longest backoff delay between provider retries, including a server's `retry-after`. */
+export const DEFAULT_PROVIDER_MAX_RETRY_DELAY_MS = 30_000;
+/** Output tokens one model response may use when the request does not say. */
+export const DEFAULT_PROVIDER_MAX_OUTPUT_TOKENS = 8_192;
