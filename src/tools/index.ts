@@ -1,0 +1,36 @@
+/**
+ * @module
+ * The MCP client side: the server pool, the tool catalog, caller policy, input validation and
+ * result normalization.
+ */
+export { ToolPool } from './tool-pool.js';
+export type {
+  CatalogListener,
+  CatalogTool,
+  ServerStatus,
+  ToolCallOptions,
+  ToolPoolOptions,
+} from './tool-pool.js';
+export type {
+  ReconnectOptions,
+  ServerErrorEvent,
+  ServerState,
+  TransportFactory,
+} from './server-connection.js';
+export { assignIdentifiers, qualifiedName, toIdentifier } from './names.js';
+export {
+  assertCallerAllowed,
+  DEFAULT_ALLOWED_CALLERS,
+  DESTRUCTIVE_ALLOWED_CALLERS,
+  resolveAllowedCallers,
+} from './policy.js';
+export type {
+  AllowedCallersSource,
+  PolicyTarget,
+  ResolveAllowedCallersOptions,
+  ToolAnnotations,
+} from './policy.js';
+export { compileInputValidator } from './validate-input.js';
+export type { InputValidator } from './validate-input.js';
+export { normalizeToolResult, toolErrorText } from './normalize-result.js';
+export type { BinaryDescriptor, RawToolResult } from './normalize-result.js';

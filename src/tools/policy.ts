@@ -1,0 +1,93 @@
+/**
+ * @module
+ * Who may call a tool (`allowedCallers`), resolved per tool from the configuration and the
+ * server's annotations, and enforced on the host for every call.
+ *
+ * Resolution, first match wins:
+ * 1. `mcpServers.<server>.tools.<tool>.allowedCallers`
+ * 2. `mcpServers.<server>.allowedCallers`
+ * 3. the tool's annotations: `readOnlyHint: true` → `["direct", "code_execution"]`;
+ *    `destructiveHint: true` (and not read-only) → `["direct"]` only
+ * 4. otherwise `["direct", "code_execution"]`
+ *
+ * Annotations come from the server and are hints; the configuration is the authority.
+ */
+import { CodecallError } from '../errors.js';
+import type { ToolCaller } from '../types.js';
+
+/** Where a tool's `allowedCallers` came from. */
+export type AllowedCallersSource = 'tool' | 'server' | 'annotations' | 'default';
+
+/** The MCP tool annotations codecall reads (untrusted hints). */
+export interface ToolAnnotations {
+  title?: string;
+  readOnlyHint?: boolean;
+  destructiveHint?: boolean;
+  idempotentHint?: boolean;
+  openWorldHint?: boolean;
+}
+
+/** Input of {@link resolveAllowedCallers}. */
+export interface ResolveAllowedCallersOptions {
+  /** `tools.<tool>.allowedCallers` from the configuration. */
+  tool?: readonly ToolCaller[] | undefined;
+  /** The server's `allowedCallers` from the configuration. */
+  server?: readonly ToolCaller[] | undefined;
+  annotations?: ToolAnnotations | undefined;
+}
+
+/** Callers when neither configuration nor annotations restrict a tool. */
+export const DEFAULT_ALLOWED_CALLERS: readonly ToolCaller[] = Object.freeze(['direct', 'code_execution']);
+/** Callers of a tool annotated `destructiveHint: true` unless the configuration opens it. */
+export const DESTRUCTIVE_ALLOWED_CALLERS: readonly ToolCaller[] = Object.freeze(['direct']);
+
+/** Resolves a tool's callers and says where they came from. */
+export function resolveAllowedCallers(options: ResolveAllowedCallersOptions): {
+  allowedCallers: ToolCaller[];
+  source: AllowedCallersSource;
+} {
+  if (options.tool) return { allowedCallers: [...options.tool], source: 'tool' };
+  if (options.server) return { allowedCallers: [...options.server], source: 'server' };
+  const annotations = options.annotations;
+  if (annotations?.readOnlyHint === true)
+    return { allowedCallers: [...DEFAULT_ALLOWED_CALLERS], source: 'annotations' };
+  if (annotations?.destructiveHint === true)
+    return { allowedCallers: [...DESTRUCTIVE_ALLOWED_CALLERS], source: 'annotations' };
+  return { allowedCallers: [...DEFAULT_ALLOWED_CALLERS], source: 'default' };
+}
+
+/** What {@link assertCallerAllowed} needs to know about a tool. */
+export interface PolicyTarget {
+  name: string;
+  server: string;
+  tool: string;
+  allowedCallers: readonly ToolCaller[];
+  allowedCallersSource: AllowedCallersSource;
+}
+
+const CALLER_WORDS: Record<ToolCaller, string> = {
+  direct: 'by the model directly',
+  code_execution: 'from code',
+};
+
+/**
+ * Throws a model-readable `TOOL_NOT_ALLOWED` error when `caller` may not call the tool; the
+ * message names the tool, why, and the configuration key that would open it.
+ */
+export function assertCallerAllowed(target: PolicyTarget, caller: ToolCaller, configFile?: string): void {
+  if (target.allowedCallers.includes(caller)) return;
+  const key = `mcpServers.${target.server}.tools.${JSON.stringify(target.tool).slice(1, -1)}.allowedCallers`;
+  const why =
+    target.allowedCallersSource === 'annotations'
+      ? 'the server marks it destructive (destructiveHint)'
+      : target.allowedCallersSource === 'server'
+        ? `mcpServers.${target.server}.allowedCallers is ${JSON.stringify(target.allowedCallers)}`
+        : `its allowedCallers is ${JSON.stringify(target.allowedCallers)}`;
+  const opened = JSON.stringify([...new Set([...target.allowedCallers, caller])]);
+  throw new CodecallError(
+    'TOOL_NOT_ALLOWED',
+    `Tool ${target.name} may not be called ${CALLER_WORDS[caller]}: ${why}. ` +
+      `To allow it, the configuration${configFile ? ` (${configFile})` : ''} must set ${key} to ${opened}.`,
+    { details: { tool: target.name, caller, allowedCallers: [...target.allowedCallers], configKey: key } },
+  );
+}

@@ -1,0 +1,564 @@
+/**
+ * @module
+ * One MCP server as the pool sees it: the transport (stdio child, Streamable HTTP, SSE or an
+ * injected one), the SDK client, the tool list (paginated, refreshed on
+ * `notifications/tools/list_changed`), the stderr tail, reconnection with backoff after a drop,
+ * and per-server call concurrency. Internal to `tools/`.
+ */
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
+import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { CallToolResultSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+import {
+  DEFAULT_RECONNECT_INITIAL_DELAY_MS,
+  DEFAULT_RECONNECT_MAX_ATTEMPTS,
+  DEFAULT_RECONNECT_MAX_DELAY_MS,
+  DEFAULT_SERVER_CLOSE_TIMEOUT_MS,
+  DEFAULT_SERVER_MAX_TOOLS,
+  DEFAULT_SERVER_STDERR_TAIL_BYTES,
+  DEFAULT_TOOL_LIST_MAX_PAGES,
+} from '../config/defaults.js';
+import type { ServerConfig } from '../config/types.js';
+import { CodecallError, isCodecallError } from '../errors.js';
+import type { JsonSchema } from '../types.js';
+import type { RawToolResult } from './normalize-result.js';
+import type { ToolAnnotations } from './policy.js';
+
+/** Creates the transport of one server; called again for each reconnect. */
+export type TransportFactory = () => Transport | Promise<Transport>;
+
+/** Life of one server connection. */
+export type ServerState = 'connecting' | 'connected' | 'reconnecting' | 'failed' | 'closed';
+
+/** A tool as listed by a server, after sanitising. */
+export interface ListedTool {
+  name: string;
+  title?: string;
+  description: string;
+  inputSchema: JsonSchema;
+  outputSchema?: JsonSchema;
+  annotations?: ToolAnnotations;
+}
+
+/** Reconnection bounds. */
+export interface ReconnectOptions {
+  initialDelayMs: number;
+  maxDelayMs: number;
+  maxAttempts: number;
+}
+
+/** What happened to a server, for `onServerError`. */
+export interface ServerErrorEvent {
+  server: string;
+  /** `connect`: did not start; `disconnect`: dropped while running; `reconnect`: gave up. */
+  phase: 'connect' | 'disconnect' | 'reconnect';
+  error: CodecallError;
+}
+
+/** Options of {@link ServerConnection}. */
+export interface ServerConnectionOptions {
+  config: ServerConfig;
+  /** Replaces the transport built from `config` (in-memory servers in tests). */
+  transport?: TransportFactory;
+  connectTimeoutMs: number;
+  reconnect?: Partial<ReconnectOptions>;
+  /** Called after the tool list changed (list_changed, or a reconnect listed different tools). */
+  onToolsChanged: () => void;
+  onError: (event: ServerErrorEvent) => void;
+}
+
+/** Options of one call. */
+export interface ConnectionCallOptions {
+  signal?: AbortSignal | undefined;
+  timeoutMs: number;
+  /** Qualified name, for messages. */
+  qualifiedName: string;
+}
+
+const ListToolsPageSchema = z.looseObject({
+  tools: z.array(z.unknown()),
+  nextCursor: z.string().optional(),
+});
+
+const MAX_TOOL_NAME_LENGTH = 256;
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Keeps a tool the pool can use; returns why not otherwise. */
+function sanitizeTool(raw: unknown): ListedTool | string {
+  if (!isObject(raw)) return 'a tool entry is not an object';
+  const name = raw.name;
+  if (typeof name !== 'string' || name === '' || name.length > MAX_TOOL_NAME_LENGTH)
+    return `a tool has an invalid name ${JSON.stringify(name)?.slice(0, 80)}`;
+  const tool: ListedTool = {
+    name,
+    description: typeof raw.description === 'string' ? raw.description : '',
+    inputSchema: isObject(raw.inputSchema) ? raw.inputSchema : { type: 'object' },
+  };
+  if (typeof raw.title === 'string') tool.title = raw.title;
+  if (isObject(raw.outputSchema)) tool.outputSchema = raw.outputSchema;
+  if (isObject(raw.annotations)) {
+    const a = raw.annotations;
+    const annotations: ToolAnnotations = {};
+    for (const key of ['readOnlyHint', 'destructiveHint', 'idempotentHint', 'openWorldHint'] as const) {
+      if (typeof a[key] === 'boolean') annotations[key] = a[key];
+    }
+    if (typeof a.title === 'string') annotations.title = a.title;
+    tool.annotations = annotations;
+  }
+  return tool;
+}
+
+/** A counting semaphore whose waits honour an abort signal. */
+class Semaphore {
+  private active = 0;
+  private readonly waiting: (() => void)[] = [];
+  constructor(private readonly limit: number) {}
+
+  tryAcquire(): boolean {
+    if (this.active < this.limit) {
+      this.active++;
+      return true;
+    }
+    return false;
+  }
+
+  acquire(signal: AbortSignal): Promise<void> {
+    if (this.tryAcquire()) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const grant = (): void => {
+        signal.removeEventListener('abort', onAbort);
+        this.active++;
+        resolve();
+      };
+      const onAbort = (): void => {
+        const index = this.waiting.indexOf(grant);
+        if (index >= 0) this.waiting.splice(index, 1);
+        reject(signal.reason as Error);
+      };
+      signal.addEventListener('abort', onAbort, { once: true });
+      this.waiting.push(grant);
+    });
+  }
+
+  release(): void {
+    this.active--;
+    const next = this.waiting.shift();
+    if (next) next();
+  }
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const timer = setTimeout(done, ms);
+    function done(): void {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
+}
+
+function errorCode(error: unknown): unknown {
+  return isObject(error) || error instanceof Error ? (error as { code?: unknown }).code : undefined;
+}
+
+/** MCP JSON-RPC error codes the SDK raises locally. */
+const CONNECTION_CLOSED = -32000;
+const REQUEST_TIMEOUT = -32001;
+
+/** One MCP server: transport, client, tools, reconnection. */
+export class ServerConnection {
+  readonly name: string;
+  readonly config: ServerConfig;
+  state: ServerState = 'connecting';
+  tools: ListedTool[] = [];
+  /** Why tools were dropped from the list, and other non-fatal notes. */
+  warnings: string[] = [];
+  /** Last failure, for status reports. */
+  lastError: CodecallError | undefined;
+  pid: number | undefined;
+
+  private client: Client | undefined;
+  private generation = 0;
+  private stderr = '';
+  private ready: Promise<void> = Promise.resolve();
+  private readonly closing = new AbortController();
+  private readonly semaphore: Semaphore;
+  private readonly reconnectOptions: ReconnectOptions;
+  private refreshing: Promise<void> | undefined;
+  private refreshAgain = false;
+
+  constructor(private readonly options: ServerConnectionOptions) {
+    this.name = options.config.name;
+    this.config = options.config;
+    this.semaphore = new Semaphore(options.config.maxConcurrentCalls);
+    this.reconnectOptions = {
+      initialDelayMs: options.reconnect?.initialDelayMs ?? DEFAULT_RECONNECT_INITIAL_DELAY_MS,
+      maxDelayMs: options.reconnect?.maxDelayMs ?? DEFAULT_RECONNECT_MAX_DELAY_MS,
+      maxAttempts: options.reconnect?.maxAttempts ?? DEFAULT_RECONNECT_MAX_ATTEMPTS,
+    };
+  }
+
+  /** The last lines the server wrote to stderr (stdio servers). */
+  get stderrTail(): string {
+    return this.stderr;
+  }
+
+  /** First connection. Throws `SERVER_START_FAILED` with the stderr tail. */
+  async start(): Promise<void> {
+    this.state = 'connecting';
+    try {
+      await this.connectOnce();
+      this.state = 'connected';
+    } catch (error) {
+      this.state = 'failed';
+      this.lastError = this.startError(error);
+      throw this.lastError;
+    }
+  }
+
+  private startError(error: unknown): CodecallError {
+    const reason = (error as Error)?.message ?? String(error);
+    const tail = this.stderr.trim();
+    const where =
+      this.config.transport === 'stdio'
+        ? `Fix: check "command" and "args" of mcpServers.${this.name} (run \`${[this.config.command, ...this.config.args].join(' ')}\` yourself to see its output).`
+        : `Fix: check "url" and "headers" of mcpServers.${this.name}, and that the server is reachable.`;
+    return new CodecallError(
+      'SERVER_START_FAILED',
+      `MCP server "${this.name}" did not start: ${reason}.${tail ? `\nIts stderr ends with:\n${tail}\n` : ' '}${where}`,
+      { details: { server: this.name, stderrTail: tail, reason }, cause: error },
+    );
+  }
+
+  private appendStderr(chunk: Buffer | string): void {
+    this.stderr = (this.stderr + chunk.toString()).slice(-DEFAULT_SERVER_STDERR_TAIL_BYTES);
+  }
+
+  private async createTransport(): Promise<Transport> {
+    if (this.options.transport) return this.options.transport();
+    const config = this.config;
+    if (config.transport === 'stdio') {
+      const transport = new StdioClientTransport({
+        command: config.command,
+        args: config.args,
+        env: { ...getDefaultEnvironment(), ...config.env },
+        cwd: config.cwd,
+        stderr: 'pipe',
+      });
+      transport.stderr?.on('data', (chunk: Buffer) => this.appendStderr(chunk));
+      return transport;
+    }
+    const url = new URL(config.url);
+    const requestInit = { headers: config.headers };
+    return config.transport === 'http'
+      ? new StreamableHTTPClientTransport(url, { requestInit })
+      : new SSEClientTransport(url, { requestInit });
+  }
+
+  /** Connects a fresh client and lists tools, within `connectTimeoutMs`. */
+  private async connectOnce(): Promise<void> {
+    const generation = ++this.generation;
+    const timeoutMs = this.options.connectTimeoutMs;
+    const controller = new AbortController();
+    const timer = setTimeout(
+      () => controller.abort(new Error(`no answer within ${timeoutMs} ms (connectTimeoutMs)`)),
+      timeoutMs,
+    );
+    const onClose = (): void => controller.abort(new Error('codecall is closing'));
+    this.closing.signal.addEventListener('abort', onClose, { once: true });
+    const client = new Client({ name: 'codecall', version: '0.1.0' }, { capabilities: {} });
+    let transport: Transport | undefined;
+    try {
+      transport = await this.createTransport();
+      const aborted = new Promise<never>((_, reject) => {
+        const fail = (): void => reject(controller.signal.reason as Error);
+        if (controller.signal.aborted) fail();
+        controller.signal.addEventListener('abort', fail, { once: true });
+      });
+      aborted.catch(() => {});
+      client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+        if (generation === this.generation) void this.refreshTools();
+      });
+      await Promise.race([
+        client.connect(transport, { signal: controller.signal, timeout: timeoutMs }),
+        aborted,
+      ]);
+      const tools = await Promise.race([this.listTools(client, controller.signal, timeoutMs), aborted]);
+      if (this.closing.signal.aborted) throw new Error('codecall is closing');
+      client.onclose = () => {
+        if (generation === this.generation && !this.closing.signal.aborted) this.dropped();
+      };
+      this.client = client;
+      this.pid = transport instanceof StdioClientTransport ? (transport.pid ?? undefined) : undefined;
+      this.tools = tools;
+    } catch (error) {
+      await this.closeClient(client, transport);
+      // Give a dying child a moment to flush stderr, so the report shows why it died.
+      if (this.config.transport === 'stdio') await sleep(50, this.closing.signal);
+      throw error;
+    } finally {
+      clearTimeout(timer);
+      this.closing.signal.removeEventListener('abort', onClose);
+    }
+  }
+
+  private async listTools(client: Client, signal: AbortSignal, timeoutMs: number): Promise<ListedTool[]> {
+    const tools: ListedTool[] = [];
+    const seen = new Set<string>();
+    const warnings: string[] = [];
+    let cursor: string | undefined;
+    const cursors = new Set<string>();
+    for (let page = 0; page < DEFAULT_TOOL_LIST_MAX_PAGES; page++) {
+      const result = await client.request(
+        { method: 'tools/list', params: cursor === undefined ? {} : { cursor } },
+        ListToolsPageSchema,
+        { signal, timeout: timeoutMs },
+      );
+      for (const raw of result.tools) {
+        const tool = sanitizeTool(raw);
+        if (typeof tool === 'string') warnings.push(tool);
+        else if (seen.has(tool.name)) warnings.push(`tool "${tool.name}" is listed twice; the first is kept`);
+        else if (tools.length >= DEFAULT_SERVER_MAX_TOOLS)
+          warnings.push(`more than ${DEFAULT_SERVER_MAX_TOOLS} tools; "${tool.name}" and later ones dropped`);
+        else {
+          seen.add(tool.name);
+          tools.push(tool);
+        }
+      }
+      cursor = result.nextCursor;
+      if (cursor === undefined) break;
+      if (cursors.has(cursor)) {
+        warnings.push('tools/list repeated a cursor; listing stopped');
+        break;
+      }
+      cursors.add(cursor);
+      if (page === DEFAULT_TOOL_LIST_MAX_PAGES - 1)
+        warnings.push(`tools/list has more than ${DEFAULT_TOOL_LIST_MAX_PAGES} pages; the rest was not read`);
+    }
+    this.warnings = warnings.slice(0, 50);
+    return tools;
+  }
+
+  /** Re-lists tools after `notifications/tools/list_changed`; coalesces bursts. */
+  refreshTools(): Promise<void> {
+    if (this.refreshing) {
+      this.refreshAgain = true;
+      return this.refreshing;
+    }
+    this.refreshing = (async () => {
+      try {
+        do {
+          this.refreshAgain = false;
+          const client = this.client;
+          if (!client || this.state !== 'connected') return;
+          try {
+            const signal = AbortSignal.any([
+              this.closing.signal,
+              AbortSignal.timeout(this.options.connectTimeoutMs),
+            ]);
+            this.tools = await this.listTools(client, signal, this.options.connectTimeoutMs);
+            this.options.onToolsChanged();
+          } catch (error) {
+            if (!this.closing.signal.aborted)
+              this.warnings.push(`refreshing tools failed: ${(error as Error).message}`);
+          }
+        } while (this.refreshAgain);
+      } finally {
+        this.refreshing = undefined;
+      }
+    })();
+    return this.refreshing;
+  }
+
+  private dropped(): void {
+    this.state = 'reconnecting';
+    this.client = undefined;
+    const tail = this.stderr.trim();
+    const error = new CodecallError(
+      'SERVER_UNAVAILABLE',
+      `MCP server "${this.name}" disconnected; reconnecting.${tail ? `\nIts stderr ends with:\n${tail}` : ''}`,
+      { details: { server: this.name, stderrTail: tail } },
+    );
+    this.lastError = error;
+    this.options.onError({ server: this.name, phase: 'disconnect', error });
+    this.ready = this.reconnect();
+    this.ready.catch(() => {});
+  }
+
+  private async reconnect(): Promise<void> {
+    const { initialDelayMs, maxDelayMs, maxAttempts } = this.reconnectOptions;
+    const before = JSON.stringify(this.tools);
+    let lastError: unknown;
+    for (let attempt = 0; attempt < maxAttempts; attempt++) {
+      await sleep(Math.min(maxDelayMs, initialDelayMs * 2 ** attempt), this.closing.signal);
+      if (this.closing.signal.aborted) throw new CodecallError('CLOSED', 'the tool pool is closed');
+      try {
+        await this.connectOnce();
+        this.state = 'connected';
+        this.lastError = undefined;
+        if (JSON.stringify(this.tools) !== before) this.options.onToolsChanged();
+        return;
+      } catch (error) {
+        lastError = error;
+      }
+    }
+    this.state = 'failed';
+    const error = this.startError(lastError);
+    this.lastError = new CodecallError(
+      'SERVER_UNAVAILABLE',
+      `MCP server "${this.name}" dropped and did not come back after ${maxAttempts} attempts: ${error.message}`,
+      { details: error.details, cause: lastError },
+    );
+    this.options.onError({ server: this.name, phase: 'reconnect', error: this.lastError });
+    throw this.lastError;
+  }
+
+  private unavailable(qualifiedName: string): CodecallError {
+    const reason = this.lastError?.message ?? `server is ${this.state}`;
+    return new CodecallError(
+      'SERVER_UNAVAILABLE',
+      `Cannot call ${qualifiedName}: MCP server "${this.name}" is unavailable (${reason.split('\n')[0]}).`,
+      { details: { server: this.name, tool: qualifiedName, state: this.state } },
+    );
+  }
+
+  /** Calls a tool; rejects with a model-readable CodecallError on timeout, abort or a drop. */
+  async call(tool: string, args: unknown, options: ConnectionCallOptions): Promise<RawToolResult> {
+    const { qualifiedName, timeoutMs } = options;
+    const started = Date.now();
+    // One controller per call: the SDK adds an abort listener per request and never removes it,
+    // so a run-wide signal must not be handed to it directly.
+    const controller = new AbortController();
+    const outer = options.signal;
+    const forward = (): void => controller.abort(outer!.reason);
+    if (outer) {
+      if (outer.aborted) throw this.abortedError(qualifiedName, outer);
+      outer.addEventListener('abort', forward, { once: true });
+    }
+    let acquired = false;
+    try {
+      if (this.state !== 'connected') await this.waitUntilReady(qualifiedName, controller.signal, timeoutMs);
+      if (!this.semaphore.tryAcquire()) {
+        const waitSignal = AbortSignal.any([controller.signal, AbortSignal.timeout(Math.max(1, timeoutMs))]);
+        await this.semaphore.acquire(waitSignal);
+      }
+      acquired = true;
+      const client = this.client;
+      if (!client || this.state !== 'connected') throw this.unavailable(qualifiedName);
+      const remaining = Math.max(1, timeoutMs - (Date.now() - started));
+      return (await client.request(
+        { method: 'tools/call', params: { name: tool, arguments: args as Record<string, unknown> } },
+        CallToolResultSchema,
+        { signal: controller.signal, timeout: remaining },
+      )) as RawToolResult;
+    } catch (error) {
+      throw this.callError(error, qualifiedName, timeoutMs, outer);
+    } finally {
+      if (acquired) this.semaphore.release();
+      outer?.removeEventListener('abort', forward);
+    }
+  }
+
+  private abortedError(qualifiedName: string, signal: AbortSignal): CodecallError {
+    const reason =
+      signal.reason instanceof Error ? signal.reason.message : String(signal.reason ?? 'aborted');
+    return new CodecallError('ABORTED', `The call to ${qualifiedName} was cancelled (${reason}).`, {
+      details: { tool: qualifiedName },
+    });
+  }
+
+  private callError(
+    error: unknown,
+    qualifiedName: string,
+    timeoutMs: number,
+    outer?: AbortSignal,
+  ): CodecallError {
+    if (outer?.aborted) return this.abortedError(qualifiedName, outer);
+    const code = errorCode(error);
+    if (code === 'TOOL_TIMEOUT' || code === REQUEST_TIMEOUT || (error as Error)?.name === 'TimeoutError') {
+      return new CodecallError(
+        'TOOL_TIMEOUT',
+        `${qualifiedName} did not answer within ${timeoutMs} ms and was cancelled. Call it with narrower arguments, or fewer calls at once.`,
+        { details: { tool: qualifiedName, timeoutMs } },
+      );
+    }
+    if (isCodecallError(error)) return error;
+    if (code === CONNECTION_CLOSED || this.state !== 'connected') {
+      return new CodecallError(
+        'SERVER_UNAVAILABLE',
+        `MCP server "${this.name}" disconnected during the call to ${qualifiedName}; the call may or may not have taken effect. ` +
+          'The server is being restarted: retry later if the call is safe to repeat.',
+        { details: { server: this.name, tool: qualifiedName }, cause: error },
+      );
+    }
+    const message = (error as Error)?.message ?? String(error);
+    return new CodecallError('TOOL_CALL_FAILED', `${qualifiedName} failed: ${message}`, {
+      details: { tool: qualifiedName, mcpCode: code },
+      cause: error,
+    });
+  }
+
+  private async waitUntilReady(qualifiedName: string, signal: AbortSignal, timeoutMs: number): Promise<void> {
+    if (this.state === 'failed' || this.state === 'closed') throw this.unavailable(qualifiedName);
+    let timer: NodeJS.Timeout | undefined;
+    let onAbort: (() => void) | undefined;
+    try {
+      await Promise.race([
+        this.ready,
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(
+            () => reject(new CodecallError('TOOL_TIMEOUT', 'timed out waiting for the server to reconnect')),
+            timeoutMs,
+          );
+          onAbort = () => reject(signal.reason as Error);
+          signal.addEventListener('abort', onAbort, { once: true });
+        }),
+      ]);
+    } catch (error) {
+      if (isObject(error) && (error as { code?: unknown }).code === 'TOOL_TIMEOUT') throw error;
+      if (signal.aborted) throw error;
+      throw this.unavailable(qualifiedName);
+    } finally {
+      clearTimeout(timer);
+      if (onAbort) signal.removeEventListener('abort', onAbort);
+    }
+  }
+
+  private async closeClient(client: Client, transport: Transport | undefined): Promise<void> {
+    const closing = (async () => {
+      try {
+        await client.close();
+      } catch {
+        // The transport may never have started.
+      }
+      try {
+        await transport?.close();
+      } catch {
+        // Already closed.
+      }
+    })();
+    await Promise.race([
+      closing,
+      new Promise((resolve) => setTimeout(resolve, DEFAULT_SERVER_CLOSE_TIMEOUT_MS).unref()),
+    ]);
+  }
+
+  /** Closes the connection and stops reconnecting. Idempotent. */
+  async close(): Promise<void> {
+    if (this.state === 'closed') return;
+    this.state = 'closed';
+    this.closing.abort(new Error('codecall is closing'));
+    const client = this.client;
+    this.client = undefined;
+    if (client) await this.closeClient(client, undefined);
+  }
+}

@@ -1,0 +1,392 @@
+/**
+ * @module
+ * The pool of configured MCP servers and the catalog of their tools. Opens every server
+ * concurrently (one failing does not stop the others), follows `tools/list_changed`, reconnects
+ * dropped servers, and checks every call on the host: caller policy, input schema, timeout,
+ * cancellation; results are normalized into plain values.
+ */
+import { closestName } from '../config/json-path.js';
+import type { CodecallConfig, ServerConfig, ServerMap, ToolPolicyConfig } from '../config/types.js';
+import {
+  DEFAULT_SERVER_CONNECT_TIMEOUT_MS,
+  DEFAULT_SERVER_MAX_CONCURRENT_CALLS,
+  DEFAULT_TOOL_CALL_TIMEOUT_MS,
+} from '../config/defaults.js';
+import { CodecallError } from '../errors.js';
+import type { JsonSchema, ToolCaller } from '../types.js';
+import { assignIdentifiers, qualifiedName } from './names.js';
+import { normalizeToolResult, toolErrorText } from './normalize-result.js';
+import {
+  assertCallerAllowed,
+  resolveAllowedCallers,
+  type AllowedCallersSource,
+  type ToolAnnotations,
+} from './policy.js';
+import {
+  ServerConnection,
+  type ReconnectOptions,
+  type ServerErrorEvent,
+  type ServerState,
+  type TransportFactory,
+} from './server-connection.js';
+import { compileInputValidator, type InputValidator } from './validate-input.js';
+
+/** One tool of the catalog. */
+export interface CatalogTool {
+  /** Qualified name `server.tool`: what the host dispatches on and `callTool` accepts. */
+  name: string;
+  /** The server's key in `mcpServers`. */
+  server: string;
+  /** The tool's original MCP name. */
+  tool: string;
+  /** Identifier-safe server name inside the sandbox: `tools.<namespace>.<member>`. */
+  namespace: string;
+  /** Identifier-safe tool name inside the sandbox. */
+  member: string;
+  title?: string;
+  description: string;
+  inputSchema: JsonSchema;
+  outputSchema?: JsonSchema;
+  annotations?: ToolAnnotations;
+  /** Who may call it (enforced on every call). */
+  allowedCallers: ToolCaller[];
+  /** Where `allowedCallers` came from: tool config, server config, annotations or the default. */
+  allowedCallersSource: AllowedCallersSource;
+  /** Kept out of the model's initial context; found through search. */
+  deferLoading: boolean;
+  /** Argument examples from the configuration. */
+  inputExamples?: Record<string, unknown>[];
+  /** Time one call may take. */
+  timeoutMs: number;
+}
+
+/** Options of {@link ToolPool.open}. */
+export interface ToolPoolOptions {
+  /** Told when a server fails to start, drops, or gives up reconnecting. */
+  onServerError?: (event: ServerErrorEvent) => void;
+  /**
+   * Overrides every server's `connectTimeoutMs`.
+   * @defaultValue each server's `connectTimeoutMs` ({@link DEFAULT_SERVER_CONNECT_TIMEOUT_MS})
+   */
+  connectTimeoutMs?: number;
+  /**
+   * Transports by server name, replacing the configured transport (in-memory servers in tests).
+   * A name absent from the configuration adds a server with default policy.
+   */
+  transports?: Record<string, TransportFactory>;
+  /**
+   * Throw `SERVER_START_FAILED` (after closing the others) when any server fails to start.
+   * @defaultValue false: failed servers are reported through `onServerError` and `serverStatus()`
+   */
+  requireAll?: boolean;
+  /** Reconnection bounds (defaults: `DEFAULT_RECONNECT_*`). */
+  reconnect?: Partial<ReconnectOptions>;
+}
+
+/** Options of {@link ToolPool.call}. */
+export interface ToolCallOptions {
+  /** Who is calling; checked against the tool's `allowedCallers`. */
+  caller: ToolCaller;
+  /** Cancels the call (`notifications/cancelled` is sent to the server). */
+  signal?: AbortSignal;
+  /**
+   * Time the call may take.
+   * @defaultValue the tool's `timeoutMs`, else the server's `toolTimeoutMs`
+   */
+  timeoutMs?: number;
+}
+
+/** The state of one server, for `codecall tools` and error reports. */
+export interface ServerStatus {
+  name: string;
+  transport: 'stdio' | 'http' | 'sse' | 'custom';
+  state: ServerState;
+  toolCount: number;
+  /** Why it failed or dropped. */
+  error?: string;
+  /** The last bytes of its stderr (stdio servers). */
+  stderrTail?: string;
+  pid?: number;
+  /** Non-fatal problems: tools dropped from its list, config entries matching no tool. */
+  warnings: string[];
+}
+
+/** Listener of {@link ToolPool.onCatalogChange}. */
+export type CatalogListener = (catalog: readonly CatalogTool[]) => void;
+
+interface Entry {
+  tool: CatalogTool;
+  connection: ServerConnection;
+  validator?: InputValidator;
+}
+
+function isCodecallConfig(value: CodecallConfig | ServerMap): value is CodecallConfig {
+  return (
+    typeof (value as CodecallConfig).mcpServers === 'object' &&
+    typeof (value as CodecallConfig).sandbox === 'object' &&
+    'configDir' in value
+  );
+}
+
+function placeholderConfig(name: string): ServerConfig {
+  return {
+    name,
+    transport: 'http',
+    url: 'memory:',
+    headers: {},
+    deferLoading: true,
+    connectTimeoutMs: DEFAULT_SERVER_CONNECT_TIMEOUT_MS,
+    toolTimeoutMs: DEFAULT_TOOL_CALL_TIMEOUT_MS,
+    maxConcurrentCalls: DEFAULT_SERVER_MAX_CONCURRENT_CALLS,
+    tools: {},
+  };
+}
+
+/**
+ * The configured MCP servers, their tools, and host-side checked tool calls.
+ *
+ * @example
+ * ```ts
+ * await using pool = await ToolPool.open(await loadConfig({ path: 'examples/codecall.json' }));
+ * const members = await pool.call('expenses.get_team_members', {}, { caller: 'code_execution' });
+ * ```
+ */
+export class ToolPool {
+  private readonly connections: ServerConnection[];
+  private readonly custom: ReadonlySet<string>;
+  private readonly configFile: string | undefined;
+  private readonly listeners = new Set<CatalogListener>();
+  private entries = new Map<string, Entry>();
+  private tools: readonly CatalogTool[] = [];
+  private closed = false;
+  private closing: Promise<void> | undefined;
+
+  private constructor(
+    connections: ServerConnection[],
+    custom: ReadonlySet<string>,
+    configFile: string | undefined,
+  ) {
+    this.connections = connections;
+    this.custom = custom;
+    this.configFile = configFile;
+  }
+
+  /**
+   * Connects to every server concurrently, each within its connect timeout, and lists tools.
+   * Servers that fail are reported (`onServerError`, `serverStatus()`), not thrown, unless
+   * `requireAll` is set.
+   */
+  static async open(config: CodecallConfig | ServerMap, options: ToolPoolOptions = {}): Promise<ToolPool> {
+    const servers = isCodecallConfig(config) ? config.mcpServers : config;
+    const configFile = isCodecallConfig(config) ? config.configPath : undefined;
+    const transports = options.transports ?? {};
+    const names = [...new Set([...Object.keys(servers), ...Object.keys(transports)])];
+    const holder: { pool?: ToolPool } = {};
+    const onToolsChanged = (): void => holder.pool?.rebuild(true);
+    const onError = (event: ServerErrorEvent): void => {
+      try {
+        options.onServerError?.(event);
+      } catch {
+        // A listener's failure must not break the pool.
+      }
+    };
+    const connections = names.map((name) => {
+      const serverConfig = servers[name] ?? placeholderConfig(name);
+      const transport = transports[name];
+      return new ServerConnection({
+        config: serverConfig,
+        ...(transport ? { transport } : {}),
+        connectTimeoutMs: options.connectTimeoutMs ?? serverConfig.connectTimeoutMs,
+        ...(options.reconnect ? { reconnect: options.reconnect } : {}),
+        onToolsChanged,
+        onError,
+      });
+    });
+    const pool = new ToolPool(connections, new Set(Object.keys(transports)), configFile);
+    holder.pool = pool;
+    const results = await Promise.allSettled(connections.map((c) => c.start()));
+    const failures: CodecallError[] = [];
+    results.forEach((result, index) => {
+      if (result.status === 'fulfilled') return;
+      const error = connections[index]!.lastError!;
+      failures.push(error);
+      onError({ server: connections[index]!.name, phase: 'connect', error });
+    });
+    if (options.requireAll && failures.length > 0) {
+      await pool.close();
+      throw new CodecallError(
+        'SERVER_START_FAILED',
+        failures.length === 1 ? failures[0]!.message : failures.map((f) => f.message).join('\n\n'),
+        { details: { servers: failures.map((f) => f.details.server) }, cause: failures[0] },
+      );
+    }
+    pool.rebuild(false);
+    return pool;
+  }
+
+  /** Rebuilds the catalog from every server's tool list; notifies listeners when asked. */
+  private rebuild(notify: boolean): void {
+    if (this.closed) return;
+    const namespaces = assignIdentifiers(this.connections.map((c) => c.name));
+    const entries = new Map<string, Entry>();
+    const aliases = new Map<string, Entry>();
+    const tools: CatalogTool[] = [];
+    for (const connection of this.connections) {
+      const config = connection.config;
+      const members = assignIdentifiers(connection.tools.map((t) => t.name));
+      for (const listed of connection.tools) {
+        const policy: ToolPolicyConfig = config.tools[listed.name] ?? {};
+        const callers = resolveAllowedCallers({
+          tool: policy.allowedCallers,
+          server: config.allowedCallers,
+          annotations: listed.annotations,
+        });
+        const tool: CatalogTool = {
+          name: qualifiedName(connection.name, listed.name),
+          server: connection.name,
+          tool: listed.name,
+          namespace: namespaces.get(connection.name)!,
+          member: members.get(listed.name)!,
+          description: listed.description,
+          inputSchema: listed.inputSchema,
+          allowedCallers: callers.allowedCallers,
+          allowedCallersSource: callers.source,
+          deferLoading: policy.deferLoading ?? config.deferLoading,
+          timeoutMs: policy.timeoutMs ?? config.toolTimeoutMs,
+        };
+        if (listed.title !== undefined) tool.title = listed.title;
+        if (listed.outputSchema !== undefined) tool.outputSchema = listed.outputSchema;
+        if (listed.annotations !== undefined) tool.annotations = listed.annotations;
+        if (policy.inputExamples !== undefined) tool.inputExamples = policy.inputExamples;
+        Object.freeze(tool);
+        const previous = this.entries.get(tool.name);
+        const entry: Entry = { tool, connection };
+        // Keep the compiled validator when the schema did not change.
+        if (previous?.validator && previous.tool.inputSchema === listed.inputSchema)
+          entry.validator = previous.validator;
+        entries.set(tool.name, entry);
+        aliases.set(`${tool.namespace}.${tool.member}`, entry);
+        tools.push(tool);
+      }
+    }
+    for (const [alias, entry] of aliases) if (!entries.has(alias)) entries.set(alias, entry);
+    this.entries = entries;
+    this.tools = Object.freeze(tools);
+    if (!notify) return;
+    for (const listener of this.listeners) {
+      try {
+        listener(this.tools);
+      } catch {
+        // A listener's failure must not break the pool.
+      }
+    }
+  }
+
+  /** Every tool of every connected server (a frozen snapshot; replaced when the catalog changes). */
+  catalog(): readonly CatalogTool[] {
+    return this.tools;
+  }
+
+  /** One tool by qualified (`server.tool`) or sandbox (`namespace.member`) name. */
+  get(name: string): CatalogTool | undefined {
+    return this.entries.get(name)?.tool;
+  }
+
+  /** Calls `listener` with the new catalog whenever it changes; returns the unsubscribe function. */
+  onCatalogChange(listener: CatalogListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** The state of every server. */
+  serverStatus(): ServerStatus[] {
+    return this.connections.map((c) => {
+      const status: ServerStatus = {
+        name: c.name,
+        transport: this.custom.has(c.name) ? 'custom' : c.config.transport,
+        state: c.state,
+        toolCount: c.tools.length,
+        warnings: [...c.warnings],
+      };
+      const listed = new Set(c.tools.map((t) => t.name));
+      if (c.state === 'connected') {
+        for (const configured of Object.keys(c.config.tools)) {
+          if (!listed.has(configured)) {
+            const suggestion = closestName(configured, listed);
+            status.warnings.push(
+              `mcpServers.${c.name}.tools.${configured} matches no tool of this server${suggestion ? ` (did you mean "${suggestion}"?)` : ''}`,
+            );
+          }
+        }
+      }
+      if (c.lastError) status.error = c.lastError.message;
+      if (c.stderrTail.trim() !== '') status.stderrTail = c.stderrTail;
+      if (c.pid !== undefined) status.pid = c.pid;
+      return status;
+    });
+  }
+
+  private notFound(name: string): CodecallError {
+    const dot = name.indexOf('.');
+    const server = dot > 0 ? name.slice(0, dot) : undefined;
+    const connection = this.connections.find((c) => c.name === server);
+    if (connection && connection.state !== 'connected' && !this.entries.has(name)) {
+      return new CodecallError(
+        'SERVER_UNAVAILABLE',
+        `Cannot call ${name}: MCP server "${connection.name}" is ${connection.state}` +
+          `${connection.lastError ? ` (${connection.lastError.message.split('\n')[0]})` : ''}.`,
+        { details: { tool: name, server: connection.name } },
+      );
+    }
+    const suggestion = closestName(
+      name,
+      this.tools.map((t) => t.name),
+    );
+    return new CodecallError(
+      'TOOL_NOT_FOUND',
+      `No tool "${name}".${suggestion ? ` Did you mean "${suggestion}"?` : ''} Tools are named "server.tool"; search for the right one.`,
+      { details: { tool: name, ...(suggestion ? { suggestion } : {}) } },
+    );
+  }
+
+  /**
+   * Calls a tool after checking, on the host, that `caller` may call it and that `args` match
+   * its input schema. Resolves with the normalized result; rejects with a `CodecallError`
+   * whose message is written for the model (`TOOL_NOT_FOUND`, `TOOL_NOT_ALLOWED`,
+   * `TOOL_INPUT_INVALID`, `TOOL_CALL_FAILED` for `isError` results, `TOOL_TIMEOUT`,
+   * `SERVER_UNAVAILABLE`, `ABORTED`).
+   */
+  async call(name: string, args: unknown, options: ToolCallOptions): Promise<unknown> {
+    if (this.closed) throw new CodecallError('CLOSED', `Cannot call ${name}: the tool pool is closed.`);
+    const entry = this.entries.get(name);
+    if (!entry) throw this.notFound(name);
+    const tool = entry.tool;
+    assertCallerAllowed(tool, options.caller, this.configFile);
+    const input = args === undefined ? {} : args;
+    (entry.validator ??= compileInputValidator(tool.name, tool.inputSchema)).validate(input);
+    const raw = await entry.connection.call(tool.tool, input, {
+      signal: options.signal,
+      timeoutMs: options.timeoutMs ?? tool.timeoutMs,
+      qualifiedName: tool.name,
+    });
+    if (raw.isError === true) {
+      throw new CodecallError('TOOL_CALL_FAILED', `${tool.name} returned an error: ${toolErrorText(raw)}`, {
+        details: { tool: tool.name },
+      });
+    }
+    return normalizeToolResult(raw);
+  }
+
+  /** Closes every server (children exit). Idempotent. */
+  close(): Promise<void> {
+    if (this.closing) return this.closing;
+    this.closed = true;
+    this.listeners.clear();
+    this.closing = Promise.allSettled(this.connections.map((c) => c.close())).then(() => undefined);
+    return this.closing;
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+}
