@@ -6,7 +6,7 @@
  * stripped with esbuild. A syntax error is returned as data with the line and column in the
  * model's own text, never thrown.
  *
- * The compiled code is a single async function expression (`(async () => { … })`) that the
+ * The compiled code is a single async function expression (`(async function () { … })`) that the
  * sandbox calls. It ends with a `//# codecall-map=` comment: a per-line table from generated
  * positions to the model's original line and column, which the sandbox host uses to point
  * runtime errors at the model's own lines.
@@ -39,7 +39,7 @@ export type CompileResult = { ok: true; code: string } | { ok: false; error: Com
 /** Marker of the position table appended to compiled code (read by the sandbox host). */
 export const CODE_MAP_MARKER = '\n//# codecall-map=';
 
-const WRAP_OPEN = '(async () => {';
+const WRAP_OPEN = '(async function () {';
 const WRAP_CLOSE = '\n});';
 const FENCE = /^\s*(`{3,}|~{3,})\s*([\w+.-]*)[^\n]*$/;
 const CODE_LANGS = new Set([
@@ -290,6 +290,13 @@ export function compileScript(source: string, options: CompileScriptOptions = {}
       `Line ${line}: \`import … from '${specifier}'\` is not available: the sandbox has no modules, files, network or packages. ` +
         'Remove the import; call tools as `await tools.<server>.<tool>(args)` or `await callTool("server.tool", args)`.',
       line,
+      1,
+    );
+  }
+  if (/^export\b/m.test(code)) {
+    return syntaxError(
+      'The script uses CommonJS (`module`, `exports` or `require`), which the sandbox does not have. Use plain top-level code: `await` tool calls, `console.log` results, `return` a value.',
+      1,
       1,
     );
   }

@@ -1,0 +1,208 @@
+/**
+ * @module
+ * Adversarial suite: known node:vm / vm2 / safe-eval escape techniques, isolated-vm pitfalls
+ * and denial-of-service inputs. Each case asserts what the script could observe (nothing of
+ * the host) and that the pool keeps working afterwards.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { SandboxPool, type SandboxMode } from '../../../src/isolate/index.js';
+import { runScript } from './sandbox-helpers.js';
+
+describe.each<SandboxMode>(['in-process', 'process'])('adversarial scripts (%s)', (mode) => {
+  let pool: SandboxPool;
+  beforeAll(async () => {
+    pool = await SandboxPool.open({
+      mode,
+      workers: 1,
+      killGraceMs: 500,
+      limits: { cpuTimeMs: 500, wallTimeMs: 5_000 },
+    });
+  });
+  afterAll(async () => {
+    await pool.close();
+  });
+
+  const echo = { 't.echo': (args: Record<string, unknown>) => args };
+
+  it('sees no host globals: process, require, timers, fetch, WebAssembly, SharedArrayBuffer, Atomics, bridge functions', async () => {
+    const result = await runScript(
+      pool,
+      `const names = ['process', 'require', 'module', 'Buffer', 'setTimeout', 'setInterval', 'setImmediate', 'queueMicrotask',
+         'fetch', 'WebAssembly', 'SharedArrayBuffer', 'Atomics', 'ivm', '_ivm', '__codecall_out', '__codecall_call',
+         '__codecall_done', '__codecall_start', '__codecall_settle'];
+       console.log(names.filter((name) => typeof (globalThis as any)[name] !== 'undefined').join(',') || 'none');`,
+    );
+    expect(result.stdout).toBe('none\n');
+  });
+
+  it('cannot reach the host through constructor chains (vm escape)', async () => {
+    const result = await runScript(
+      pool,
+      `const probes = [
+         () => (tools as any).constructor.constructor('return typeof process')(),
+         () => (callTool as any).constructor('return typeof process')(),
+         () => (console.log as any).constructor('return typeof require')(),
+         () => this === undefined ? 'undefined' : typeof (this as any).process,
+         () => Function('return typeof globalThis.process')(),
+         () => eval('typeof process'),
+         () => ({}).constructor.constructor('return typeof Buffer')(),
+       ];
+       console.log(probes.map((probe) => { try { return probe(); } catch (e: any) { return 'threw'; } }).join(','));`,
+      { tools: echo },
+    );
+    expect(result.error).toBeUndefined();
+    expect(result.stdout).toBe('undefined,undefined,undefined,undefined,undefined,undefined,undefined\n');
+  });
+
+  it('cannot grab bridge functions through stack frames, callers or prepareStackTrace', async () => {
+    const result = await runScript(
+      pool,
+      `const found: string[] = [];
+       (Error as any).prepareStackTrace = (_e: unknown, frames: any[]) => {
+         for (const frame of frames) {
+           const fn = frame.getFunction?.();
+           if (typeof fn === 'function' && !String(fn).includes('MARK')) found.push(String(fn).slice(0, 40));
+           const self = frame.getThis?.();
+           if (self && typeof self === 'object' && self !== globalThis && !('MARK' in self)) found.push('this:' + Object.keys(self));
+         }
+         return 'stack';
+       };
+       function MARK_toJSON(this: any) {
+         void new Error().stack;
+         try { const caller = (MARK_toJSON as any).caller; if (caller) found.push('caller:' + String(caller).slice(0, 40)); } catch { /* strict caller */ }
+         return { MARK: 1 };
+       }
+       await tools.t.echo({ toJSON: MARK_toJSON, MARK: 1 });
+       console.log(JSON.stringify(found));`,
+      { tools: echo },
+    );
+    expect(result.stdout).toBe('[]\n');
+  });
+
+  it('keeps working when the script replaces JSON, Promise, Object.prototype and console', async () => {
+    const seen: unknown[] = [];
+    const result = await runScript(
+      pool,
+      `const log = console.log;
+       (JSON as any).stringify = () => '{"hijacked":true}';
+       (JSON as any).parse = () => ({ hijacked: true });
+       (Object.prototype as any).polluted = 'yes';
+       (Promise.prototype as any).then = function () { throw new Error('no then'); };
+       const r = tools.t.echo({ a: 1 });
+       log(typeof r);`,
+      {
+        tools: {
+          't.echo': (args) => {
+            seen.push(args);
+            return args;
+          },
+        },
+      },
+    );
+    expect(seen).toEqual([{ a: 1 }]);
+    expect(Object.getOwnPropertyNames(seen[0])).toEqual(['a']);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    expect(result.stdout).toBe('object\n');
+  });
+
+  it('survives a Symbol.species and thenable games', async () => {
+    const result = await runScript(
+      pool,
+      `class Evil extends Promise<unknown> { static get [Symbol.species]() { return function () { throw new Error('species'); }; } }
+       (Promise as any)[Symbol.species] = Evil;
+       const v = await tools.t.echo({ n: 1 });
+       const thenable = { then(resolve: (v: number) => void) { resolve(41); } };
+       console.log((v as any).n, await thenable);
+       return { then(resolve: (v: number) => void) { resolve(42); } };`,
+      { tools: echo },
+    );
+    expect(result.stdout).toBe('1 41\n');
+    expect(result.returnValue).toBe(42);
+  });
+
+  it('rejects arguments that cannot be copied: proxies with throwing traps, throwing getters, BigInt, cycles, functions', async () => {
+    let calls = 0;
+    const result = await runScript(
+      pool,
+      `const bad: unknown[] = [
+         new Proxy({}, { ownKeys() { throw new Error('trap'); } }),
+         { get x() { throw new Error('getter'); } },
+         { n: 1n },
+         (() => { const o: any = {}; o.o = o; return o; })(),
+         () => 1,
+         'just a string',
+       ];
+       for (const args of bad) { try { await tools.t.count(args as any); console.log('called'); } catch (e: any) { console.log(e.name); } }`,
+      {
+        tools: {
+          't.count': () => {
+            calls++;
+            return null;
+          },
+        },
+      },
+    );
+    expect(calls).toBe(0);
+    expect(result.stdout).toBe('TypeError\nTypeError\nTypeError\nTypeError\nTypeError\nTypeError\n');
+  });
+
+  it('bounds toJSON infinite loops, hostile thrown values and hostile getters by CPU time', async () => {
+    const loop = await runScript(pool, 'await tools.t.echo({ toJSON() { while (true) {} } });', {
+      tools: echo,
+    });
+    expect(loop.error?.code).toBe('CPU_TIMEOUT');
+    const getter = await runScript(pool, 'throw { get name() { while (true) {} }, message: "m" };');
+    expect(getter.error?.code).toBe('CPU_TIMEOUT');
+    const proxy = await runScript(
+      pool,
+      "throw new Proxy({}, { get() { throw new Error('no'); }, ownKeys() { throw new Error('no'); } });",
+    );
+    expect(proxy.error?.code).toBe('RUNTIME_ERROR');
+    expect(proxy.error?.message).toMatch(/^Uncaught /);
+    const throwingMessage = await runScript(
+      pool,
+      "throw { name: 'E', get message() { throw new Error('x'); }, toString() { throw new Error('y'); } };",
+    );
+    expect(throwingMessage.error).toEqual({ code: 'RUNTIME_ERROR', message: 'Uncaught E' });
+  });
+
+  it('survives huge strings, deep nesting, stack overflow and catastrophic regexes', async () => {
+    const huge = await runScript(pool, "let s = 'x'; for (;;) s += s; ", { limits: { memoryMb: 64 } });
+    expect(['RUNTIME_ERROR', 'MEMORY_LIMIT']).toContain(huge.error?.code);
+    const deep = await runScript(
+      pool,
+      `let o: any = {}; const root = o; for (let i = 0; i < 100000; i++) { o.c = {}; o = o.c; }
+       console.log(root);
+       try { await tools.t.echo(root); } catch (e: any) { console.log(e.name); }`,
+      { tools: echo },
+    );
+    expect(deep.stdout).toBe('{ c: { c: { c: { c: { c: { c: { c: [Object] } } } } } } }\nTypeError\n');
+    const overflow = await runScript(pool, 'function f(): number { return f() + 1; } f();');
+    expect(overflow.error?.message).toMatch(/^Uncaught RangeError: Maximum call stack size exceeded/);
+    const redos = await runScript(pool, "/^(a+)+$/.test('a'.repeat(40) + 'b');");
+    expect(redos.error?.code).toBe('CPU_TIMEOUT');
+  });
+
+  it('survives a script that breaks out of the wrapper function', async () => {
+    const result = await runScript(pool, "}); console.log('outside'); (async () => {");
+    expect(['ok', 'error']).toContain(result.status);
+    const after = await runScript(pool, "console.log('fine')");
+    expect(after.stdout).toBe('fine\n');
+  });
+
+  it('cannot block with Atomics.wait or reach shared memory', async () => {
+    const result = await runScript(
+      pool,
+      `let reached = 'no';
+       try { const sab = new (Object.getPrototypeOf(new Int32Array(1).buffer).constructor)(4); reached = String(sab instanceof ArrayBuffer); } catch { reached = 'threw'; }
+       console.log(reached, typeof (globalThis as any).Atomics);`,
+    );
+    expect(result.stdout).toBe('true undefined\n');
+  });
+
+  it('runs normally after every attack above', async () => {
+    const result = await runScript(pool, 'console.log(await tools.t.echo({ ok: true }));', { tools: echo });
+    expect(result.stdout).toBe('{ ok: true }\n');
+  });
+});
