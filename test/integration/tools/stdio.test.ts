@@ -1,0 +1,120 @@
+/**
+ * The tool pool against real MCP servers from the npm registry, spawned over stdio, plus our
+ * misbehaving server in a child process (crash and reconnect). Children must exit on close.
+ */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { parseConfig } from '../../../src/config/index.js';
+import { isCodecallError, type CodecallError } from '../../../src/errors.js';
+import { ToolPool, type ServerErrorEvent } from '../../../src/tools/index.js';
+import { bundleTestServer } from './bundle-test-server.js';
+
+const ROOT = resolve(import.meta.dirname, '../../..');
+const bin = (name: string): string => join(ROOT, 'node_modules', '.bin', name);
+const pools: ToolPool[] = [];
+afterEach(async () => {
+  await Promise.all(pools.splice(0).map((p) => p.close()));
+});
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function rejection(promise: Promise<unknown>): Promise<CodecallError> {
+  try {
+    await promise;
+  } catch (error) {
+    if (isCodecallError(error)) return error;
+    throw error;
+  }
+  throw new Error('expected a failure');
+}
+
+const code = { caller: 'code_execution' } as const;
+
+describe('stdio servers', () => {
+  it('connects to everything, memory and filesystem concurrently; a failing server is reported with its stderr', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'codecall-fs-'));
+    writeFileSync(join(dir, 'hello.txt'), 'hello from disk');
+    const config = parseConfig(
+      {
+        mcpServers: {
+          everything: { command: process.execPath, args: [bin('mcp-server-everything')] },
+          memory: {
+            command: process.execPath,
+            args: [bin('mcp-server-memory')],
+            env: { MEMORY_FILE_PATH: join(dir, 'memory.jsonl') },
+          },
+          filesystem: { command: process.execPath, args: [bin('mcp-server-filesystem'), dir] },
+          broken: {
+            command: process.execPath,
+            args: ['-e', 'console.error("fatal: API token rejected by upstream"); process.exit(1)'],
+          },
+        },
+      },
+      { file: join(dir, 'codecall.json'), env: {} },
+    );
+    const events: ServerErrorEvent[] = [];
+    const pool = await ToolPool.open(config, { onServerError: (e) => events.push(e) });
+    pools.push(pool);
+
+    const status = Object.fromEntries(pool.serverStatus().map((s) => [s.name, s]));
+    expect(status.everything!.state).toBe('connected');
+    expect(status.memory!.state).toBe('connected');
+    expect(status.filesystem!.state).toBe('connected');
+    expect(status.broken!.state).toBe('failed');
+    expect(status.broken!.error).toContain('fatal: API token rejected by upstream');
+    expect(events.map((e) => e.server)).toEqual(['broken']);
+
+    expect(await pool.call('everything.echo', { message: 'hi' }, code)).toContain('hi');
+    expect(await pool.call('everything.get-sum', { a: 2, b: 3 }, code)).toContain('5');
+    const graph = await pool.call('memory.read_graph', {}, code);
+    expect(graph).toMatchObject({ entities: [], relations: [] });
+    const file = await pool.call('filesystem.read_text_file', { path: join(dir, 'hello.txt') }, code);
+    expect(JSON.stringify(file)).toContain('hello from disk');
+    // server-filesystem's write tools are not read-only: open to code unless annotated destructive.
+    const write = pool.get('filesystem.write_file')!;
+    expect(write.allowedCallers).toEqual(
+      write.annotations?.destructiveHint === true ? ['direct'] : ['direct', 'code_execution'],
+    );
+
+    const pids = pool
+      .serverStatus()
+      .map((s) => s.pid)
+      .filter((p): p is number => p !== undefined);
+    expect(pids).toHaveLength(3);
+    await pool.close();
+    await expect.poll(() => pids.filter(alive), { timeout: 10_000 }).toEqual([]);
+  });
+
+  it('reconnects a server that crashes mid-run: the call in flight fails clearly, later calls work', async () => {
+    const entry = await bundleTestServer();
+    const config = parseConfig(
+      { mcpServers: { odd: { command: process.execPath, args: [entry, 'misbehaving', '--allow-crash'] } } },
+      { file: join(ROOT, 'codecall.json'), env: {} },
+    );
+    const events: ServerErrorEvent[] = [];
+    const pool = await ToolPool.open(config, {
+      onServerError: (e) => events.push(e),
+      reconnect: { initialDelayMs: 20, maxDelayMs: 200 },
+    });
+    pools.push(pool);
+    const firstPid = pool.serverStatus()[0]!.pid!;
+    const crash = await rejection(pool.call('odd.crash', {}, code));
+    expect(crash.code).toBe('SERVER_UNAVAILABLE');
+    expect(crash.message).toContain('disconnected during the call to odd.crash');
+    expect(events.some((e) => e.phase === 'disconnect')).toBe(true);
+    // The next call waits for the restart and succeeds on a new process.
+    expect(await pool.call('odd.echo', { text: 'again' }, code)).toEqual({ text: 'again' });
+    const status = pool.serverStatus()[0]!;
+    expect(status.state).toBe('connected');
+    expect(status.pid).not.toBe(firstPid);
+  });
+});
