@@ -1,0 +1,219 @@
+/**
+ * @module
+ * Offline evaluation of tool search: Recall@k, NDCG@k and completeness@k (every tool a query
+ * needs is in the top k), for BM25 alone and BM25 plus the learned graph side by side, with an
+ * optional k-fold cross-validation in which each fold's graph learns only from the other folds'
+ * call chains. Pure: the data comes in as arrays; `codecall eval-search` reads the files.
+ */
+import { CodecallError } from '../errors.js';
+import type { RankingOptions } from './options.js';
+import { ToolGraph } from './tool-graph.js';
+import { createToolSearch, type SearchableTool } from './tool-search.js';
+
+/** Cut-offs reported when none are given. */
+export const DEFAULT_EVAL_KS: readonly number[] = [5, 10];
+/** Seed of the fold assignment (fixed, so runs are reproducible). */
+export const DEFAULT_EVAL_SEED = 1;
+
+/** One labelled query: the tools it needs, in call order. */
+export interface EvalQuery {
+  id: string;
+  query: string;
+  tools: string[];
+}
+
+/** Metrics of one ranking method, each averaged over the evaluated queries. */
+export interface SearchMetrics {
+  /** k → mean Recall@k. */
+  recall: Record<number, number>;
+  /** k → mean NDCG@k (binary relevance). */
+  ndcg: Record<number, number>;
+  /** k → share of queries with all their tools in the top k. */
+  completeness: Record<number, number>;
+}
+
+/** Options of {@link evaluateSearch}. */
+export interface EvaluateSearchOptions {
+  tools: readonly SearchableTool[];
+  /** Queries to evaluate. */
+  test: readonly EvalQuery[];
+  /** Call chains the graph learns from before the test (all folds see them). */
+  train?: readonly (readonly string[])[];
+  /**
+   * Cross-validation folds over `test`: each fold is evaluated with a graph that also learned
+   * the other folds' chains. 0 or 1: no cross-validation.
+   * @defaultValue 0
+   */
+  folds?: number;
+  /**
+   * Cut-offs.
+   * @defaultValue {@link DEFAULT_EVAL_KS}
+   */
+  ks?: readonly number[];
+  /** Ranking options of the graph-augmented run. */
+  ranking?: RankingOptions;
+  /**
+   * Seed of the fold assignment.
+   * @defaultValue {@link DEFAULT_EVAL_SEED}
+   */
+  seed?: number;
+  /** Called after each fold with the number of folds done and in total. */
+  onProgress?: (done: number, total: number) => void;
+}
+
+/** What {@link evaluateSearch} returns. */
+export interface EvaluateSearchResult {
+  /** Queries evaluated (those with at least one tool in the catalog). */
+  queries: number;
+  /** Queries skipped because none of their tools is in the catalog. */
+  skipped: number;
+  /** Labelled tool names not in the catalog (counted once per query). */
+  unknownTools: number;
+  folds: number;
+  /** Chains the graph learned from, summed over folds. */
+  trainChains: number;
+  ks: number[];
+  bm25: SearchMetrics;
+  hybrid: SearchMetrics;
+}
+
+function emptyMetrics(ks: readonly number[]): SearchMetrics {
+  const zero = (): Record<number, number> => Object.fromEntries(ks.map((k) => [k, 0]));
+  return { recall: zero(), ndcg: zero(), completeness: zero() };
+}
+
+/** Adds one query's metrics of `ranked` against `relevant` into `into`. */
+function accumulate(
+  into: SearchMetrics,
+  ranked: readonly string[],
+  relevant: ReadonlySet<string>,
+  ks: readonly number[],
+): void {
+  for (const k of ks) {
+    const top = ranked.slice(0, k);
+    let found = 0;
+    let dcg = 0;
+    top.forEach((name, i) => {
+      if (relevant.has(name)) {
+        found++;
+        dcg += 1 / Math.log2(i + 2);
+      }
+    });
+    let ideal = 0;
+    for (let i = 0; i < Math.min(k, relevant.size); i++) ideal += 1 / Math.log2(i + 2);
+    into.recall[k]! += found / relevant.size;
+    into.ndcg[k]! += ideal > 0 ? dcg / ideal : 0;
+    into.completeness[k]! += found === relevant.size ? 1 : 0;
+  }
+}
+
+function average(metrics: SearchMetrics, n: number): SearchMetrics {
+  const divide = (r: Record<number, number>): Record<number, number> =>
+    Object.fromEntries(Object.entries(r).map(([k, v]) => [k, n > 0 ? v / n : 0]));
+  return {
+    recall: divide(metrics.recall),
+    ndcg: divide(metrics.ndcg),
+    completeness: divide(metrics.completeness),
+  };
+}
+
+/** A small seeded PRNG (mulberry32), so fold assignment is reproducible. */
+function random(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
+  };
+}
+
+/**
+ * Evaluates BM25 alone and BM25 plus the learned graph on the same queries.
+ *
+ * @example
+ * ```ts
+ * const result = evaluateSearch({ tools, test: queries, folds: 5 });
+ * console.log(result.bm25.completeness[5], result.hybrid.completeness[5]);
+ * ```
+ */
+export function evaluateSearch(options: EvaluateSearchOptions): EvaluateSearchResult {
+  const ks = [...(options.ks ?? DEFAULT_EVAL_KS)].sort((a, b) => a - b);
+  if (ks.length === 0 || ks.some((k) => !Number.isInteger(k) || k < 1)) {
+    throw new CodecallError(
+      'INVALID_ARGUMENT',
+      'Evaluation cut-offs "ks" must be positive integers, e.g. [5, 10].',
+      {
+        details: { field: 'ks' },
+      },
+    );
+  }
+  const folds = options.folds ?? 0;
+  if (!Number.isInteger(folds) || folds < 0 || (folds > 1 && folds > options.test.length)) {
+    throw new CodecallError(
+      'INVALID_ARGUMENT',
+      `Evaluation "folds" must be an integer from 0 to the number of queries (${options.test.length}); got ${folds}.`,
+      { details: { field: 'folds' } },
+    );
+  }
+  const maxK = ks[ks.length - 1]!;
+  const graph = new ToolGraph();
+  for (const chain of options.train ?? []) graph.record(chain);
+  const trained = graph.toState();
+
+  // Fold assignment: a seeded shuffle, then round-robin.
+  const order = options.test.map((_, i) => i);
+  const next = random(options.seed ?? DEFAULT_EVAL_SEED);
+  for (let i = order.length - 1; i > 0; i--) {
+    const j = Math.floor(next() * (i + 1));
+    [order[i], order[j]] = [order[j]!, order[i]!];
+  }
+  const foldCount = folds > 1 ? folds : 1;
+  const foldOf = new Array<number>(options.test.length);
+  order.forEach((queryIndex, position) => (foldOf[queryIndex] = position % foldCount));
+
+  const bm25 = emptyMetrics(ks);
+  const hybrid = emptyMetrics(ks);
+  let evaluated = 0;
+  let skipped = 0;
+  let unknownTools = 0;
+  let trainChains = 0;
+  for (let fold = 0; fold < foldCount; fold++) {
+    const index = createToolSearch({ tools: options.tools, ...options.ranking, state: trained });
+    trainChains += options.train?.length ?? 0;
+    if (foldCount > 1) {
+      options.test.forEach((q, i) => {
+        if (foldOf[i] !== fold) {
+          index.recordSequence(q.tools);
+          trainChains++;
+        }
+      });
+    }
+    options.test.forEach((q, i) => {
+      if (foldOf[i] !== fold) return;
+      const relevant = new Set(q.tools.filter((name) => index.has(name)));
+      unknownTools += new Set(q.tools).size - relevant.size;
+      if (relevant.size === 0 || q.query.trim() === '') {
+        skipped++;
+        return;
+      }
+      evaluated++;
+      const lexical = index.search(q.query, { limit: maxK, mode: 'bm25' }).map((h) => h.name);
+      const withGraph = index.search(q.query, { limit: maxK, mode: 'hybrid' }).map((h) => h.name);
+      accumulate(bm25, lexical, relevant, ks);
+      accumulate(hybrid, withGraph, relevant, ks);
+    });
+    options.onProgress?.(fold + 1, foldCount);
+  }
+  return {
+    queries: evaluated,
+    skipped,
+    unknownTools,
+    folds: foldCount > 1 ? foldCount : 0,
+    trainChains,
+    ks,
+    bm25: average(bm25, evaluated),
+    hybrid: average(hybrid, evaluated),
+  };
+}

@@ -1,0 +1,140 @@
+/**
+ * @module
+ * Ranking parameters of tool search, their tested defaults, and their resolution into one
+ * fully-required internal form. The defaults were chosen by 5-fold cross-validation on UltraTool
+ * chains and checked not to hurt ToolBench (see docs/search.md for the figures and the command
+ * lines that reproduce them).
+ */
+import { CodecallError } from '../errors.js';
+
+/** BM25 term-frequency saturation. */
+export const DEFAULT_BM25_K1 = 1.2;
+/** BM25 length normalisation (0 = none, 1 = full). */
+export const DEFAULT_BM25_B = 0.75;
+
+/** Weight of each indexed field in BM25F (a term in the name counts this many times). */
+export interface SearchFieldWeights {
+  /** Words of the tool name (`get_team_members` → get, team, members). */
+  name: number;
+  /** Words of the server name. */
+  server: number;
+  description: number;
+  /** Words of the input parameter names. */
+  parameterNames: number;
+  /** Words of the input parameter descriptions. */
+  parameterDescriptions: number;
+}
+
+/** Tested field weights of BM25F. */
+export const DEFAULT_FIELD_WEIGHTS: Readonly<SearchFieldWeights> = Object.freeze({
+  name: 3,
+  server: 1,
+  description: 1,
+  parameterNames: 1,
+  parameterDescriptions: 0.5,
+});
+
+/** Lexical hits that seed the graph walk, and paths kept per step of the beam search. */
+export const DEFAULT_BEAM_WIDTH = 5;
+/** Steps the beam search walks from each seed (successors; predecessors go one step). */
+export const DEFAULT_BEAM_DEPTH = 2;
+/**
+ * Weight of graph evidence against lexical evidence (lexical scores are normalised to 0–1;
+ * a tool reached from the best lexical hit over an edge of effective weight 1 gains this much).
+ */
+export const DEFAULT_GRAPH_WEIGHT = 0.6;
+/**
+ * Pseudo-count κ of the evidence shrinkage: an edge observed `c` times out of `n` transitions
+ * from its source counts as `c / (n + κ)`, so one lucky observation weighs little and a
+ * well-observed edge approaches its probability `c / n`.
+ */
+export const DEFAULT_EVIDENCE_PRIOR = 2;
+/**
+ * Share of the prior mass κ that edges inferred from the schemas (cold start) receive: an inferred
+ * edge weighs `κ · share / (n + κ)` split across the source's inferred edges, so it fades as
+ * real usage of the source accrues.
+ */
+export const DEFAULT_INFERRED_EDGE_SHARE = 0.5;
+/** Most likely chains returned by `searchDetailed`. */
+export const DEFAULT_CHAIN_LIMIT = 3;
+/** Hits returned by `search` when no `limit` is given. */
+export const DEFAULT_SEARCH_LIMIT = 10;
+
+/** Ranking parameters; every one can be set per index and overridden per query. */
+export interface RankingOptions {
+  /**
+   * Lexical seeds of the graph walk and paths kept per step.
+   * @defaultValue {@link DEFAULT_BEAM_WIDTH}
+   */
+  beamWidth?: number;
+  /**
+   * Steps walked along successors (0 turns the walk off).
+   * @defaultValue {@link DEFAULT_BEAM_DEPTH}
+   */
+  beamDepth?: number;
+  /**
+   * Weight of graph evidence against lexical evidence (0 = BM25 alone).
+   * @defaultValue {@link DEFAULT_GRAPH_WEIGHT}
+   */
+  graphWeight?: number;
+  /**
+   * Pseudo-count κ that shrinks sparsely observed edges.
+   * @defaultValue {@link DEFAULT_EVIDENCE_PRIOR}
+   */
+  evidencePrior?: number;
+  /**
+   * Share of κ given to edges inferred from schemas (0 turns cold-start edges off).
+   * @defaultValue {@link DEFAULT_INFERRED_EDGE_SHARE}
+   */
+  inferredEdgeShare?: number;
+  /**
+   * BM25 k1.
+   * @defaultValue {@link DEFAULT_BM25_K1}
+   */
+  k1?: number;
+  /**
+   * BM25 b.
+   * @defaultValue {@link DEFAULT_BM25_B}
+   */
+  b?: number;
+}
+
+/** {@link RankingOptions} with every field present. */
+export type ResolvedRankingOptions = Required<RankingOptions>;
+
+function check(name: string, value: number | undefined, fallback: number, min: number, max: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < min || value > max) {
+    throw new CodecallError(
+      'INVALID_ARGUMENT',
+      `Search option "${name}" must be a number from ${min} to ${max}; got ${String(value)}.`,
+      { details: { option: name, value } },
+    );
+  }
+  return value;
+}
+
+/** Fills `options` over `base` and checks every value's range. */
+export function resolveRankingOptions(
+  options: RankingOptions = {},
+  base?: ResolvedRankingOptions,
+): ResolvedRankingOptions {
+  const b = base ?? {
+    beamWidth: DEFAULT_BEAM_WIDTH,
+    beamDepth: DEFAULT_BEAM_DEPTH,
+    graphWeight: DEFAULT_GRAPH_WEIGHT,
+    evidencePrior: DEFAULT_EVIDENCE_PRIOR,
+    inferredEdgeShare: DEFAULT_INFERRED_EDGE_SHARE,
+    k1: DEFAULT_BM25_K1,
+    b: DEFAULT_BM25_B,
+  };
+  return {
+    beamWidth: Math.floor(check('beamWidth', options.beamWidth, b.beamWidth, 1, 100)),
+    beamDepth: Math.floor(check('beamDepth', options.beamDepth, b.beamDepth, 0, 6)),
+    graphWeight: check('graphWeight', options.graphWeight, b.graphWeight, 0, 100),
+    evidencePrior: check('evidencePrior', options.evidencePrior, b.evidencePrior, 0, 1_000_000),
+    inferredEdgeShare: check('inferredEdgeShare', options.inferredEdgeShare, b.inferredEdgeShare, 0, 1),
+    k1: check('k1', options.k1, b.k1, 0, 100),
+    b: check('b', options.b, b.b, 0, 1),
+  };
+}

@@ -1,0 +1,140 @@
+/**
+ * @module
+ * Text to search terms: splits identifiers (camelCase, snake_case, kebab-case, dots, `::`),
+ * lowercases, drops stop words and applies a light English stemmer, so that a sentence
+ * ("send the expense reports"), keywords ("expenses report") and a tool name
+ * (`sendExpenseReport`, `finance.send_expense_report`) meet on the same terms. Pure.
+ */
+
+/**
+ * Words too common to carry meaning in a tool query. Query sentences from models are full of
+ * them ("Can you help me to…"); tool descriptions rarely need them.
+ */
+const STOP_WORDS: ReadonlySet<string> = new Set(
+  (
+    'a an and are as at be been being but by can could did do does doing for from had has have he her ' +
+    'here hers him his how i if in into is it its itself just me my myself no nor not of on once only or ' +
+    'other our ours out over own please same she should so some such than that the their theirs them ' +
+    'then there these they this those through to too under until up very was we were what when where ' +
+    'which while who whom why will with would you your yours yourself also about want need needs like ' +
+    'help let lets us tell give provide know any all each every e g eg ie etc may might must shall'
+  ).split(' '),
+);
+
+/** Longest token kept (longer runs are usually ids or hashes, truncated). */
+const MAX_TOKEN_CHARS = 40;
+
+/**
+ * Splits one identifier-ish word on case humps and digits: `getHTTPResponse2` →
+ * `get`, `http`, `response`, `2`.
+ */
+function splitHumps(word: string): string[] {
+  return word
+    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
+    .replace(/([A-Z]+)([A-Z][a-z])/g, '$1 $2')
+    .replace(/([a-zA-Z])([0-9])/g, '$1 $2')
+    .replace(/([0-9])([a-zA-Z])/g, '$1 $2')
+    .split(' ');
+}
+
+function isVowel(word: string, index: number): boolean {
+  const c = word[index];
+  return c === 'a' || c === 'e' || c === 'i' || c === 'o' || c === 'u';
+}
+
+/**
+ * A light English stemmer (plural, `-ing`, `-ed`, `-ly`, `-ation`): enough for "expenses" to
+ * meet "expense" and "booking" to meet "book", without Porter's over-stemming of short words.
+ */
+export function stem(word: string): string {
+  let w = word;
+  if (w.length <= 3 || /[0-9]/.test(w)) return w;
+  if (w.endsWith('ies') && w.length > 4) w = `${w.slice(0, -3)}y`;
+  else if (w.endsWith('sses')) w = w.slice(0, -2);
+  else if (w.endsWith('xes') || w.endsWith('ches') || w.endsWith('shes')) w = w.slice(0, -2);
+  else if (w.endsWith('s') && !w.endsWith('ss') && !w.endsWith('us') && !w.endsWith('is')) w = w.slice(0, -1);
+  if (w.length > 5 && w.endsWith('ation')) return `${w.slice(0, -5)}ate`;
+  if (w.length > 4 && w.endsWith('ly')) return w.slice(0, -2);
+  for (const suffix of ['ing', 'ed']) {
+    if (w.length > suffix.length + 2 && w.endsWith(suffix)) {
+      let base = w.slice(0, -suffix.length);
+      // The base must keep a vowel ("bring" is not "br" + "ing").
+      if (![...base].some((_, i) => isVowel(base, i))) continue;
+      const last = base[base.length - 1];
+      if (last !== undefined && last === base[base.length - 2] && !'lsz'.includes(last)) {
+        base = base.slice(0, -1);
+      } else if (base.endsWith('at') || base.endsWith('iz') || base.endsWith('bl')) {
+        base = `${base}e`;
+      }
+      return base;
+    }
+  }
+  if (w.endsWith('e') && w.length > 4 && !w.endsWith('ee')) return w.slice(0, -1);
+  return w;
+}
+
+/** Han, Hiragana, Katakana and Hangul: scripts written without spaces between words. */
+const CJK = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]/u;
+const CJK_RUNS =
+  /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]+|[^\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]+/gu;
+
+/**
+ * Scripts without word spaces are indexed as overlapping character pairs ("搜索关键" →
+ * "搜索", "索关", "关键"), the usual dictionary-free approach; other runs inside are split as usual.
+ */
+function pushCjk(run: string, out: string[]): void {
+  for (const piece of run.matchAll(CJK_RUNS)) {
+    const text = piece[0];
+    if (!CJK.test(text)) {
+      for (const part of splitHumps(text)) if (part !== '') out.push(stem(part.toLowerCase()));
+      continue;
+    }
+    const chars = [...text];
+    if (chars.length === 1) out.push(chars[0]!);
+    for (let i = 0; i + 1 < chars.length; i++) out.push(chars[i]! + chars[i + 1]!);
+  }
+}
+
+/** Options for {@link tokenize}. */
+export interface TokenizeOptions {
+  /**
+   * Keep stop words (used for tool names, where every part counts).
+   * @defaultValue false
+   */
+  keepStopWords?: boolean;
+}
+
+/**
+ * The search terms of `text`, in order, with repeats.
+ *
+ * @example
+ * ```ts
+ * tokenize('finance.sendExpenseReports'); // ['financ', 'send', 'expens', 'report']
+ * ```
+ */
+export function tokenize(text: string, options: TokenizeOptions = {}): string[] {
+  const out: string[] = [];
+  // Letters and digits of any script; everything else (including _ - . :: /) separates words.
+  for (const match of text.matchAll(/[\p{L}\p{N}]+/gu)) {
+    if (CJK.test(match[0])) {
+      pushCjk(match[0], out);
+      continue;
+    }
+    for (const part of splitHumps(match[0])) {
+      if (part === '') continue;
+      const lower = part.toLowerCase().slice(0, MAX_TOKEN_CHARS);
+      if (!options.keepStopWords && STOP_WORDS.has(lower)) continue;
+      out.push(stem(lower));
+    }
+  }
+  return out;
+}
+
+/** The lowercase identifier words of a name, unstemmed (`get_teamMembers` → `get team members`). */
+export function splitName(name: string): string[] {
+  const out: string[] = [];
+  for (const match of name.matchAll(/[\p{L}\p{N}]+/gu)) {
+    for (const part of splitHumps(match[0])) if (part !== '') out.push(part.toLowerCase());
+  }
+  return out;
+}

@@ -1,0 +1,661 @@
+/**
+ * @module
+ * Tool search: BM25F over each tool's name, server, description and parameters, a regex mode
+ * with the semantics of Anthropic's regex tool search, and a tool graph learned from executed
+ * call sequences that a beam search walks from the best lexical matches, so one query returns
+ * the tools a multi-step task needs, with a reason for each. Pure: no I/O; the usage history is
+ * persisted by a {@link UsageHistoryStore}.
+ */
+import { CodecallError } from '../errors.js';
+import type { JsonSchema } from '../types.js';
+import { Bm25Index } from './bm25.js';
+import { CatalogLinks, schemaProperties, type InferredLink } from './catalog-links.js';
+import {
+  DEFAULT_CHAIN_LIMIT,
+  DEFAULT_FIELD_WEIGHTS,
+  DEFAULT_SEARCH_LIMIT,
+  resolveRankingOptions,
+  type RankingOptions,
+  type ResolvedRankingOptions,
+  type SearchFieldWeights,
+} from './options.js';
+import { compileRegexQuery, DEFAULT_MAX_REGEX_FIELD_CHARS } from './regex-query.js';
+import { splitName, tokenize } from './tokenize.js';
+import { DEFAULT_MAX_TOOL_NAME_CHARS, ToolGraph, type ToolSearchState } from './tool-graph.js';
+
+/** Characters of a query that are read (the rest is ignored). */
+export const DEFAULT_MAX_QUERY_CHARS = 4_000;
+/** Characters of one tool text (description, parameter descriptions) that are indexed. */
+export const DEFAULT_MAX_INDEXED_TEXT_CHARS = 8_000;
+/** Time one regex search may spend testing tools before it returns what it found. */
+export const DEFAULT_REGEX_SEARCH_BUDGET_MS = 250;
+
+/** A tool as search sees it. `name` is whatever the caller dispatches on (`server.tool` for MCP). */
+export interface SearchableTool {
+  name: string;
+  description?: string | undefined;
+  server?: string | undefined;
+  inputSchema?: JsonSchema | undefined;
+  outputSchema?: JsonSchema | undefined;
+}
+
+/**
+ * `hybrid`: BM25 plus the tool graph (default); `bm25`: lexical only; `regex`: the query is a
+ * pattern tested against names, descriptions and argument names and descriptions.
+ */
+export type SearchMode = 'hybrid' | 'bm25' | 'regex';
+
+/** Options of one search. */
+export interface SearchOptions extends RankingOptions {
+  /**
+   * Hits returned.
+   * @defaultValue {@link DEFAULT_SEARCH_LIMIT}
+   */
+  limit?: number;
+  /**
+   * How the query is read.
+   * @defaultValue 'hybrid'
+   */
+  mode?: SearchMode;
+  /**
+   * Chains returned by `searchDetailed`.
+   * @defaultValue {@link DEFAULT_CHAIN_LIMIT}
+   */
+  chainLimit?: number;
+}
+
+/** One ranked tool. */
+export interface ToolSearchHit {
+  name: string;
+  /** Higher is better; comparable within one result only. */
+  score: number;
+  /** Why it ranks here, for people and models ("matches 'expenses' in description"). */
+  reasons: string[];
+}
+
+/** A likely sequence of calls, from the graph walk. */
+export interface ToolChain {
+  /** Tool names in call order. */
+  tools: string[];
+  score: number;
+  reasons: string[];
+}
+
+/** What {@link ToolSearch.searchDetailed} returns. */
+export interface ToolSearchResult {
+  hits: ToolSearchHit[];
+  /** The most likely call sequences (two tools or more), best first; empty without graph evidence. */
+  chains: ToolChain[];
+  /** True when a regex search ran out of its time budget and the hits are partial. */
+  truncated: boolean;
+}
+
+/** One edge of the tool graph, for inspection (`codecall graph`). */
+export interface ToolGraphEdge {
+  from: string;
+  to: string;
+  /** Runs in which `to` was called right after `from` (0 for inferred edges). */
+  count: number;
+  /** `count / Σ_k count(from → k)`; 0 for inferred edges. */
+  probability: number;
+  /** The weight search uses: shrunk by the evidence, including the inferred prior. */
+  weight: number;
+  /** `observed` from recorded runs, `inferred` from the schemas (cold start). */
+  kind: 'observed' | 'inferred';
+  /** Why an inferred edge exists. */
+  reason?: string;
+}
+
+/** Options of {@link ToolSearch.graphEdges}. */
+export interface GraphEdgesOptions {
+  /**
+   * Observed edges with fewer runs are left out.
+   * @defaultValue 1
+   */
+  minCount?: number;
+  /**
+   * Include edges inferred from the schemas (between tools of the current catalog).
+   * @defaultValue false
+   */
+  includeInferred?: boolean;
+}
+
+/** Options of {@link createToolSearch}. */
+export interface CreateToolSearchOptions extends RankingOptions {
+  /** The catalog to index. */
+  tools: readonly SearchableTool[];
+  /** Learned counts to restore (from `serialize()` or `UsageHistoryStore.load()`). */
+  state?: ToolSearchState | undefined;
+  /**
+   * BM25F field weights.
+   * @defaultValue {@link DEFAULT_FIELD_WEIGHTS}
+   */
+  fieldWeights?: Partial<SearchFieldWeights>;
+}
+
+/** A searchable, learning index of tools. Create it with {@link createToolSearch}. */
+export interface ToolSearch {
+  /** Tools in the index. */
+  readonly size: number;
+  /** Ranked tools for `query`. Throws `SEARCH_INVALID_QUERY` for a bad regex or an empty query. */
+  search(query: string, options?: SearchOptions): ToolSearchHit[];
+  /** Ranked tools plus the most likely chains of calls. */
+  searchDetailed(query: string, options?: SearchOptions): ToolSearchResult;
+  /** Learns from one run: the tool names it dispatched, in order. */
+  recordSequence(names: readonly string[]): void;
+  /** Adds tools, replacing any with the same name (a `list_changed` update). */
+  addTools(tools: readonly SearchableTool[]): void;
+  /** Removes tools by name; their learned counts stay, for when they come back. */
+  removeTools(names: readonly string[]): void;
+  /** True when `name` is in the index. */
+  has(name: string): boolean;
+  /** Names in the index, sorted. */
+  toolNames(): string[];
+  /** The learned counts as plain JSON, for `createToolSearch({ tools, state })`. */
+  serialize(): ToolSearchState;
+  /** Edges of the tool graph, strongest first per source tool. */
+  graphEdges(options?: GraphEdgesOptions): ToolGraphEdge[];
+}
+
+const FIELD_LABELS = ['name', 'server', 'description', 'parameter names', 'parameter descriptions'] as const;
+
+interface Entry {
+  id: number;
+  name: string;
+  /** For regex mode: bounded texts. */
+  description: string;
+  parameterNames: string;
+  parameterDescriptions: string;
+  /** Keys of this tool in the exact-name map. */
+  exactKeys: string[];
+}
+
+interface Step {
+  /** The node added. */
+  node: string;
+  weight: number;
+  reason: string;
+}
+
+interface Path {
+  nodes: string[];
+  score: number;
+  steps: Step[];
+}
+
+function cut(text: unknown, max: number): string {
+  return typeof text === 'string' ? text.slice(0, max) : '';
+}
+
+function invalidArgument(message: string, field: string): CodecallError {
+  return new CodecallError('INVALID_ARGUMENT', message, { details: { field } });
+}
+
+function round(value: number): number {
+  return Math.round(value * 1e6) / 1e6;
+}
+
+class ToolSearchIndex implements ToolSearch {
+  readonly #ranking: ResolvedRankingOptions;
+  readonly #weights: SearchFieldWeights;
+  readonly #index: Bm25Index;
+  readonly #graph = new ToolGraph();
+  readonly #links = new CatalogLinks();
+  readonly #entries = new Map<string, Entry>();
+  readonly #byId = new Map<number, Entry>();
+  /** Lowercase full and unqualified names → tool names, for exact-name queries. */
+  readonly #exact = new Map<string, Set<string>>();
+  #nextId = 0;
+
+  constructor(options: CreateToolSearchOptions) {
+    if (typeof options !== 'object' || options === null || !Array.isArray(options.tools)) {
+      throw invalidArgument(
+        'createToolSearch needs { tools: [...] } (an array of { name, description?, ... }).',
+        'tools',
+      );
+    }
+    this.#ranking = resolveRankingOptions(options);
+    this.#weights = { ...DEFAULT_FIELD_WEIGHTS, ...options.fieldWeights };
+    for (const [field, weight] of Object.entries(this.#weights)) {
+      if (typeof weight !== 'number' || !Number.isFinite(weight) || weight < 0) {
+        throw invalidArgument(
+          `fieldWeights.${field} must be a non-negative number.`,
+          `fieldWeights.${field}`,
+        );
+      }
+    }
+    this.#index = new Bm25Index([
+      this.#weights.name,
+      this.#weights.server,
+      this.#weights.description,
+      this.#weights.parameterNames,
+      this.#weights.parameterDescriptions,
+    ]);
+    if (options.state !== undefined) this.#graph.load(options.state);
+    this.addTools(options.tools);
+  }
+
+  get size(): number {
+    return this.#entries.size;
+  }
+
+  has(name: string): boolean {
+    return this.#entries.has(name);
+  }
+
+  toolNames(): string[] {
+    return [...this.#entries.keys()].sort();
+  }
+
+  addTools(tools: readonly SearchableTool[]): void {
+    if (!Array.isArray(tools)) throw invalidArgument('addTools needs an array of tools.', 'tools');
+    tools.forEach((tool, index) => {
+      if (
+        typeof tool !== 'object' ||
+        tool === null ||
+        typeof tool.name !== 'string' ||
+        tool.name.trim() === ''
+      ) {
+        throw invalidArgument(`tools[${index}] needs a non-empty string "name".`, `tools[${index}].name`);
+      }
+      if (tool.name.length > DEFAULT_MAX_TOOL_NAME_CHARS) {
+        throw invalidArgument(
+          `tools[${index}].name is longer than ${DEFAULT_MAX_TOOL_NAME_CHARS} characters.`,
+          `tools[${index}].name`,
+        );
+      }
+      this.#addOne(tool);
+    });
+  }
+
+  #addOne(tool: SearchableTool): void {
+    this.#removeOne(tool.name);
+    const description = cut(tool.description, DEFAULT_MAX_INDEXED_TEXT_CHARS);
+    const server = cut(tool.server, DEFAULT_MAX_TOOL_NAME_CHARS);
+    const properties = schemaProperties(tool.inputSchema);
+    const parameterNames = properties.map((p) => p.name).join(' ');
+    const parameterDescriptions = cut(
+      properties.map((p) => p.description).join('\n'),
+      DEFAULT_MAX_INDEXED_TEXT_CHARS,
+    );
+    const id = this.#nextId++;
+    const exactKeys = this.#exactKeys(tool.name, server);
+    const entry: Entry = {
+      id,
+      name: tool.name,
+      description,
+      parameterNames,
+      parameterDescriptions,
+      exactKeys,
+    };
+    this.#entries.set(tool.name, entry);
+    this.#byId.set(id, entry);
+    this.#index.add(id, [
+      tokenize(tool.name, { keepStopWords: true }),
+      tokenize(server, { keepStopWords: true }),
+      tokenize(description),
+      tokenize(parameterNames, { keepStopWords: true }),
+      tokenize(parameterDescriptions),
+    ]);
+    this.#links.add({
+      name: tool.name,
+      server,
+      description,
+      inputSchema: tool.inputSchema,
+      outputSchema: tool.outputSchema,
+    });
+    for (const key of exactKeys) {
+      let set = this.#exact.get(key);
+      if (!set) this.#exact.set(key, (set = new Set()));
+      set.add(tool.name);
+    }
+  }
+
+  #exactKeys(name: string, server: string): string[] {
+    const lower = name.toLowerCase();
+    const keys = new Set([lower, splitName(name).join(' ')]);
+    const s = server.toLowerCase();
+    if (s && lower.startsWith(s) && lower.length > s.length + 1) {
+      const bare = lower.slice(s.length).replace(/^(?:\.|::|__|_|-|\/)/, '');
+      keys.add(bare);
+      keys.add(splitName(bare).join(' '));
+    }
+    return [...keys].filter((k) => k !== '');
+  }
+
+  removeTools(names: readonly string[]): void {
+    if (!Array.isArray(names)) throw invalidArgument('removeTools needs an array of tool names.', 'names');
+    for (const name of names) if (typeof name === 'string') this.#removeOne(name);
+  }
+
+  #removeOne(name: string): void {
+    const entry = this.#entries.get(name);
+    if (!entry) return;
+    this.#index.remove(entry.id);
+    this.#links.remove(name);
+    this.#entries.delete(name);
+    this.#byId.delete(entry.id);
+    for (const key of entry.exactKeys) {
+      const set = this.#exact.get(key);
+      if (set?.delete(name) && set.size === 0) this.#exact.delete(key);
+    }
+  }
+
+  recordSequence(names: readonly string[]): void {
+    if (!Array.isArray(names))
+      throw invalidArgument('recordSequence needs an array of tool names in call order.', 'names');
+    this.#graph.record(names);
+  }
+
+  serialize(): ToolSearchState {
+    return this.#graph.toState();
+  }
+
+  search(query: string, options: SearchOptions = {}): ToolSearchHit[] {
+    return this.searchDetailed(query, { ...options, chainLimit: 0 }).hits;
+  }
+
+  searchDetailed(query: string, options: SearchOptions = {}): ToolSearchResult {
+    if (typeof query !== 'string' || query.trim() === '') {
+      throw new CodecallError(
+        'SEARCH_INVALID_QUERY',
+        'The search query is empty. Describe the task ("send a slack message"), give keywords, or a tool name.',
+        { details: { query } },
+      );
+    }
+    const limit = options.limit ?? DEFAULT_SEARCH_LIMIT;
+    if (!Number.isInteger(limit) || limit < 1)
+      throw invalidArgument('Search "limit" must be a positive integer.', 'limit');
+    const chainLimit = options.chainLimit ?? DEFAULT_CHAIN_LIMIT;
+    if (!Number.isInteger(chainLimit) || chainLimit < 0) {
+      throw invalidArgument('Search "chainLimit" must be a non-negative integer.', 'chainLimit');
+    }
+    const mode = options.mode ?? 'hybrid';
+    if (mode === 'regex') return this.#searchRegex(query, limit);
+    if (mode !== 'hybrid' && mode !== 'bm25') {
+      throw invalidArgument(
+        `Search "mode" must be "hybrid", "bm25" or "regex"; got ${JSON.stringify(mode)}.`,
+        'mode',
+      );
+    }
+    const ranking = resolveRankingOptions(options, this.#ranking);
+    const text = query.slice(0, DEFAULT_MAX_QUERY_CHARS);
+    const terms = tokenize(text);
+
+    // Lexical scores, normalised to 0–1 by the best one.
+    const raw = this.#index.score(terms, ranking);
+    const lexical = new Map<string, number>();
+    let best = 0;
+    for (const score of raw.values()) best = Math.max(best, score);
+    for (const [id, score] of raw) lexical.set(this.#byId.get(id)!.name, best > 0 ? score / best : 0);
+    const exact = this.#exact.get(text.trim().toLowerCase()) ?? this.#exact.get(splitName(text).join(' '));
+
+    const final = new Map<string, number>(lexical);
+    const graphReasons = new Map<string, { score: number; reason: string }>();
+    let chains: ToolChain[] = [];
+    if (mode === 'hybrid' && ranking.graphWeight > 0 && ranking.beamDepth > 0 && lexical.size > 0) {
+      const walk = this.#walk(lexical, ranking);
+      for (const [name, credit] of walk.credits) {
+        final.set(name, (final.get(name) ?? 0) + ranking.graphWeight * credit.score);
+        graphReasons.set(name, credit);
+      }
+      chains = walk.paths
+        .slice(0, chainLimit)
+        .map((p) => ({ tools: p.nodes, score: round(p.score), reasons: p.steps.map((s) => s.reason) }));
+    }
+    for (const name of exact ?? []) final.set(name, (final.get(name) ?? 0) + 1 + ranking.graphWeight);
+
+    const ranked = [...final].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).slice(0, limit);
+    const originals = originalWords(text);
+    const hits = ranked.map(([name, score]) => {
+      const reasons: string[] = [];
+      if (exact?.has(name)) reasons.push('exact tool name');
+      const lexicalReason = this.#lexicalReason(name, terms, originals);
+      if (lexicalReason) reasons.push(lexicalReason);
+      const graph = graphReasons.get(name);
+      if (graph) reasons.push(graph.reason);
+      return { name, score: round(score), reasons };
+    });
+    return { hits, chains, truncated: false };
+  }
+
+  #lexicalReason(name: string, terms: readonly string[], originals: Map<string, string>): string | undefined {
+    const entry = this.#entries.get(name)!;
+    const byField = new Map<number, string[]>();
+    for (const term of new Set(terms)) {
+      for (const field of this.#index.fieldsContaining(entry.id, term)) {
+        let words = byField.get(field);
+        if (!words) byField.set(field, (words = []));
+        if (words.length < 4) words.push(`'${originals.get(term) ?? term}'`);
+      }
+    }
+    if (byField.size === 0) return undefined;
+    const parts = [...byField]
+      .sort((a, b) => a[0] - b[0])
+      .map(([field, words]) => `${words.join(', ')} in ${FIELD_LABELS[field]}`);
+    return `matches ${parts.join('; ')}`;
+  }
+
+  /** Effective weight of each successor (forward) or predecessor (backward) of `node`. */
+  #neighbours(node: string, forward: boolean, ranking: ResolvedRankingOptions): Step[] {
+    const observed = forward ? this.#graph.successors(node) : this.#graph.predecessors(node);
+    const total = forward ? this.#graph.outTotal(node) : this.#graph.inTotal(node);
+    const inferred: Map<string, InferredLink> =
+      ranking.inferredEdgeShare > 0
+        ? forward
+          ? this.#links.successors(node)
+          : this.#links.predecessors(node)
+        : new Map();
+    const denominator = total + ranking.evidencePrior;
+    if (denominator <= 0) return [];
+    const prior = inferred.size > 0 ? (ranking.evidencePrior * ranking.inferredEdgeShare) / inferred.size : 0;
+    const out: Step[] = [];
+    for (const [other, count] of observed) {
+      if (!this.#entries.has(other)) continue;
+      const link = inferred.get(other);
+      out.push({
+        node: other,
+        weight: (count + (link ? prior : 0)) / denominator,
+        reason: forward
+          ? `called after ${node} ${count} of ${total} times`
+          : `called before ${node} ${count} of ${total} times`,
+      });
+    }
+    for (const [other, link] of inferred) {
+      if (observed.has(other) || !this.#entries.has(other)) continue;
+      out.push({ node: other, weight: prior / denominator, reason: `may follow ${node}: ${link.reason}` });
+      if (!forward) out[out.length - 1]!.reason = `may precede ${node}: ${link.reason}`;
+    }
+    return out;
+  }
+
+  /**
+   * Beam search from the best lexical matches: each step extends every kept path by one tool
+   * after its last node or before its first, scoring `path score × edge weight`; the best
+   * `beamWidth` paths survive each step. A tool's graph credit is the best score of a path that
+   * reached it.
+   */
+  #walk(
+    lexical: Map<string, number>,
+    ranking: ResolvedRankingOptions,
+  ): { credits: Map<string, { score: number; reason: string }>; paths: Path[] } {
+    const seeds = [...lexical]
+      .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
+      .slice(0, ranking.beamWidth);
+    let beam: Path[] = seeds.map(([name, score]) => ({ nodes: [name], score, steps: [] }));
+    const credits = new Map<string, { score: number; reason: string }>();
+    const paths: Path[] = [];
+    const neighbourCache = new Map<string, Step[]>();
+    const neighbours = (node: string, forward: boolean): Step[] => {
+      const key = `${forward ? '>' : '<'}${node}`;
+      let steps = neighbourCache.get(key);
+      if (!steps) {
+        steps = this.#neighbours(node, forward, ranking)
+          .sort((a, b) => b.weight - a.weight || (a.node < b.node ? -1 : 1))
+          .slice(0, ranking.beamWidth);
+        neighbourCache.set(key, steps);
+      }
+      return steps;
+    };
+    for (let depth = 0; depth < ranking.beamDepth && beam.length > 0; depth++) {
+      const candidates: Path[] = [];
+      for (const path of beam) {
+        for (const forward of [true, false]) {
+          const end = forward ? path.nodes[path.nodes.length - 1]! : path.nodes[0]!;
+          for (const step of neighbours(end, forward)) {
+            if (path.nodes.includes(step.node)) continue;
+            const score = path.score * step.weight;
+            if (score <= 0) continue;
+            candidates.push({
+              nodes: forward ? [...path.nodes, step.node] : [step.node, ...path.nodes],
+              score,
+              steps: [...path.steps, step],
+            });
+            const credit = credits.get(step.node);
+            if (!credit || credit.score < score) credits.set(step.node, { score, reason: step.reason });
+          }
+        }
+      }
+      candidates.sort((a, b) => b.score - a.score);
+      const seen = new Set<string>();
+      beam = [];
+      for (const c of candidates) {
+        const key = c.nodes.join('\u0000');
+        if (seen.has(key)) continue;
+        seen.add(key);
+        beam.push(c);
+        paths.push(c);
+        if (beam.length >= ranking.beamWidth) break;
+      }
+    }
+    paths.sort((a, b) => b.score - a.score);
+    return { credits, paths: dedupeChains(paths) };
+  }
+
+  #searchRegex(pattern: string, limit: number): ToolSearchResult {
+    const { regex } = compileRegexQuery(pattern);
+    const started = Date.now();
+    const scored: Array<[Entry, number, string[]]> = [];
+    let truncated = false;
+    let tested = 0;
+    for (const entry of this.#entries.values()) {
+      if (++tested % 64 === 0 && Date.now() - started > DEFAULT_REGEX_SEARCH_BUDGET_MS) {
+        truncated = true;
+        break;
+      }
+      const fields: Array<[string, string, number]> = [
+        ['name', entry.name, this.#weights.name],
+        ['description', entry.description, this.#weights.description],
+        ['argument names', entry.parameterNames, this.#weights.parameterNames],
+        ['argument descriptions', entry.parameterDescriptions, this.#weights.parameterDescriptions],
+      ];
+      let score = 0;
+      const matched: string[] = [];
+      for (const [label, text, weight] of fields) {
+        if (text === '') continue;
+        regex.lastIndex = 0;
+        if (regex.test(text.slice(0, DEFAULT_MAX_REGEX_FIELD_CHARS))) {
+          score += Math.max(weight, 0.01);
+          matched.push(label);
+        }
+      }
+      if (matched.length > 0) scored.push([entry, score, [`pattern matches ${matched.join(', ')}`]]);
+    }
+    scored.sort(
+      (a, b) => b[1] - a[1] || a[0].name.length - b[0].name.length || (a[0].name < b[0].name ? -1 : 1),
+    );
+    return {
+      hits: scored
+        .slice(0, limit)
+        .map(([entry, score, reasons]) => ({ name: entry.name, score: round(score), reasons })),
+      chains: [],
+      truncated,
+    };
+  }
+
+  graphEdges(options: GraphEdgesOptions = {}): ToolGraphEdge[] {
+    const minCount = options.minCount ?? 1;
+    if (!Number.isInteger(minCount) || minCount < 0)
+      throw invalidArgument('"minCount" must be a non-negative integer.', 'minCount');
+    const ranking = this.#ranking;
+    const edges: ToolGraphEdge[] = [];
+    const sources = new Set<string>();
+    for (const [from] of this.#graph.edges()) sources.add(from);
+    if (options.includeInferred) for (const name of this.#entries.keys()) sources.add(name);
+    for (const from of [...sources].sort()) {
+      const total = this.#graph.outTotal(from);
+      const inferred = options.includeInferred
+        ? this.#links.successors(from)
+        : new Map<string, InferredLink>();
+      const denominator = total + ranking.evidencePrior;
+      const prior =
+        inferred.size > 0 ? (ranking.evidencePrior * ranking.inferredEdgeShare) / inferred.size : 0;
+      const group: ToolGraphEdge[] = [];
+      for (const [to, count] of this.#graph.successors(from)) {
+        if (count < minCount) continue;
+        const weight = denominator > 0 ? (count + (inferred.has(to) ? prior : 0)) / denominator : 0;
+        group.push({
+          from,
+          to,
+          count,
+          probability: round(count / total),
+          weight: round(weight),
+          kind: 'observed',
+        });
+      }
+      for (const [to, link] of inferred) {
+        if (this.#graph.count(from, to) > 0) continue;
+        group.push({
+          from,
+          to,
+          count: 0,
+          probability: 0,
+          weight: round(denominator > 0 ? prior / denominator : 0),
+          kind: 'inferred',
+          reason: link.reason,
+        });
+      }
+      group.sort((a, b) => b.weight - a.weight || (a.to < b.to ? -1 : 1));
+      edges.push(...group);
+    }
+    return edges;
+  }
+}
+
+/** Keeps the best-scored path of each set of tools (A→B and B→A reached twice are one chain). */
+function dedupeChains(paths: Path[]): Path[] {
+  const seen = new Set<string>();
+  return paths.filter((p) => {
+    const key = [...p.nodes].sort().join('\u0000');
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}
+
+/** Maps each search term of `text` to the word of the query it came from. */
+function originalWords(text: string): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const word of text.split(/\s+/)) {
+    const clean = word.replace(/^[^\p{L}\p{N}]+|[^\p{L}\p{N}]+$/gu, '');
+    for (const term of tokenize(clean)) if (!out.has(term)) out.set(term, clean.slice(0, 40));
+  }
+  return out;
+}
+
+/**
+ * Creates a tool search index over `tools`, restoring learned counts from `state` when given.
+ *
+ * @example
+ * ```ts
+ * const search = createToolSearch({ tools: [
+ *   { name: 'get_team_members', description: 'List the members of a team' },
+ *   { name: 'get_expenses', description: 'Expenses of one employee' },
+ * ] });
+ * search.recordSequence(['get_team_members', 'get_expenses']);
+ * search.search('team expenses', { limit: 5 }); // [{ name, score, reasons }, …]
+ * ```
+ */
+export function createToolSearch(options: CreateToolSearchOptions): ToolSearch {
+  return new ToolSearchIndex(options);
+}
