@@ -72,3 +72,5 @@ export const DEFAULT_PROVIDER_INITIAL_RETRY_DELAY_MS = 500;
 export const DEFAULT_PROVIDER_MAX_RETRY_DELAY_MS = 30_000;
 /** Output tokens one model response may use when the request does not say. */
 export const DEFAULT_PROVIDER_MAX_OUTPUT_TOKENS = 8_192;
+/** Characters of one tool description rendered into declarations (the rest is cut with "…"). */
+export const DEFAULT_DECLARATION_DESCRIPTION_MAX_CHARS = 2_000;
