@@ -276,7 +276,8 @@ export function compileScript(source: string, options: CompileScriptOptions = {}
       output = transform(wrapped, 'js');
     } catch {
       const first = (tsError as { errors?: Message[] }).errors?.[0];
-      if (!first) return syntaxError(`SyntaxError: ${String(tsError)}`, 1, 1);
+      // Not a diagnostic (esbuild itself failed): a host problem, not the model's.
+      if (!first) throw tsError;
       return describe(first, extracted, sourceLines);
     }
   }

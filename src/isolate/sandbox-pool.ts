@@ -197,7 +197,15 @@ export class SandboxPool {
       return controller.run((sink) => this.#track(engine.start(request(), sink)));
     }
     const worker = await this.#acquire();
-    return controller.run((sink) => this.#track(worker.start(request(), sink)));
+    try {
+      return await controller.run((sink) => this.#track(worker.start(request(), sink)));
+    } finally {
+      if (worker.reserved) {
+        // The run ended before it started (an already-aborted signal): hand the worker back.
+        worker.reserved = false;
+        this.#dispatchWaiters();
+      }
+    }
   }
 
   #track(backend: RunBackend): RunBackend {
@@ -210,7 +218,12 @@ export class SandboxPool {
   }
 
   #acquire(): Promise<WorkerProcess> {
-    for (const worker of this.#workers) if (worker.idle) return Promise.resolve(worker);
+    for (const worker of this.#workers) {
+      if (worker.idle) {
+        worker.reserved = true;
+        return Promise.resolve(worker);
+      }
+    }
     return new Promise((resolve, reject) => {
       this.#waiters.push({ resolve, reject });
       this.#replenish();
@@ -220,7 +233,10 @@ export class SandboxPool {
   #dispatchWaiters(): void {
     for (const worker of this.#workers) {
       if (this.#waiters.length === 0) return;
-      if (worker.idle) this.#waiters.shift()!.resolve(worker);
+      if (worker.idle) {
+        worker.reserved = true;
+        this.#waiters.shift()!.resolve(worker);
+      }
     }
   }
 

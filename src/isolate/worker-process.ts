@@ -76,6 +76,9 @@ export class WorkerProcess {
   #onExit: (() => void) | undefined;
   /** Set when the worker can take no more runs (killed, exited, or must be replaced). */
   retired = false;
+  /** Set by the pool between handing the worker to a run and the run starting. */
+  reserved = false;
+  #cancelledWith: EngineFaultCode | undefined;
 
   private constructor(child: ChildProcess, options: WorkerProcessOptions) {
     this.#child = child;
@@ -137,7 +140,7 @@ export class WorkerProcess {
 
   /** True when the worker is alive and has no run. */
   get idle(): boolean {
-    return this.#alive && !this.retired && this.#run === undefined;
+    return this.#alive && !this.retired && !this.reserved && this.#run === undefined;
   }
 
   /** Called once when the process is gone. */
@@ -152,6 +155,8 @@ export class WorkerProcess {
   /** Starts a run on this (idle) worker. */
   start(request: EngineRunRequest, sink: EngineSink): RunBackend {
     const run = new WorkerRun(this, this.#nextRunId++, sink, request.limits.cpuTimeMs);
+    this.reserved = false;
+    this.#cancelledWith = undefined;
     this.#run = run;
     void run.outcome.then(() => {
       if (this.#run === run) this.#run = undefined;
@@ -164,6 +169,7 @@ export class WorkerProcess {
 
   /** Cancels a run; a worker that does not confirm within the grace period is killed. */
   cancelRun(run: WorkerRun, code: EngineFaultCode): void {
+    this.#cancelledWith = code;
     this.post({ t: 'cancel', runId: run.runId, code });
     const timer = setTimeout(() => {
       if (!run.settled) {
@@ -222,7 +228,7 @@ export class WorkerProcess {
   #exited(): void {
     const run = this.#run;
     if (run) {
-      const reason = this.#killReason;
+      const reason = this.#killReason ?? this.#cancelledWith;
       const code: EngineFaultCode =
         reason ?? (OOM_PATTERN.test(this.#stderrTail) ? 'MEMORY_LIMIT' : 'SANDBOX_CRASHED');
       run.end({ ok: false, fault: { code }, cpuMs: 0 });

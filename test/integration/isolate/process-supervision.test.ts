@@ -1,0 +1,124 @@
+/**
+ * @module
+ * Process mode supervision with real worker processes: work V8 cannot interrupt gets the worker
+ * killed and replaced, a worker that dies mid-run ends that run with a clear error, the next
+ * run works, runs queue when every worker is busy, and close() cancels and cleans up.
+ */
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+
+import { afterEach, describe, expect, it } from 'vitest';
+
+import { isCodecallError } from '../../../src/errors.js';
+import { SandboxPool } from '../../../src/isolate/index.js';
+import { runScript } from '../../unit/isolate/sandbox-helpers.js';
+
+/** PIDs of this process's sandbox worker children. */
+function childPids(): number[] {
+  let pids: number[];
+  try {
+    pids = execFileSync('pgrep', ['-P', String(process.pid)], { encoding: 'utf8' })
+      .split('\n')
+      .filter(Boolean)
+      .map(Number);
+  } catch {
+    return [];
+  }
+  return pids.filter((pid) => {
+    try {
+      return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('isolate/worker.js');
+    } catch {
+      return false;
+    }
+  });
+}
+
+describe('process-mode supervision', () => {
+  let pool: SandboxPool | undefined;
+  afterEach(async () => {
+    await pool?.close();
+    pool = undefined;
+  });
+
+  it('kills and replaces a worker stuck in uninterruptible BigInt work; the next run works', async () => {
+    pool = await SandboxPool.open({ mode: 'process', workers: 1, killGraceMs: 300 });
+    const before = childPids();
+    const stuck = await runScript(pool, "const x = 10n ** 30000000n; console.log('finished');", {
+      limits: { cpuTimeMs: 200 },
+    });
+    expect(stuck.error?.code).toBe('CPU_TIMEOUT');
+    expect(stuck.stdout).toBe('');
+    const after = await runScript(pool, "console.log('next run');");
+    expect(after.stdout).toBe('next run\n');
+    const now = childPids();
+    expect(now.some((pid) => before.includes(pid))).toBe(false);
+  });
+
+  it('ends a run whose worker dies with SANDBOX_CRASHED, then serves the next run', async () => {
+    pool = await SandboxPool.open({ mode: 'process', workers: 1 });
+    const pids = childPids();
+    expect(pids.length).toBeGreaterThan(0);
+    const running = runScript(pool, 'await tools.t.kill({});', {
+      tools: {
+        't.kill': () => {
+          for (const pid of pids) process.kill(pid, 'SIGKILL');
+          return new Promise(() => {});
+        },
+      },
+    });
+    const result = await running;
+    expect(result.error?.code).toBe('SANDBOX_CRASHED');
+    expect(result.error?.message).toContain('Run it again');
+    const next = await runScript(pool, 'return 5;');
+    expect(next.returnValue).toBe(5);
+  });
+
+  it('queues runs when every worker is busy and runs them all', async () => {
+    pool = await SandboxPool.open({ mode: 'process', workers: 2 });
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let waiting = 0;
+    const tools = {
+      't.wait': async () => {
+        if (++waiting === 2) release();
+        await gate;
+        return 1;
+      },
+    };
+    const runs = [1, 2, 3, 4].map((n) => runScript(pool!, `await tools.t.wait({}); return ${n};`, { tools }));
+    const results = await Promise.all(runs);
+    expect(results.map((result) => result.returnValue)).toEqual([1, 2, 3, 4]);
+  });
+
+  it('stops a worker that ignores a wall-time cancel and keeps serving', async () => {
+    pool = await SandboxPool.open({ mode: 'process', workers: 1, killGraceMs: 200 });
+    const result = await runScript(pool, 'const x = 10n ** 30000000n;', {
+      limits: { wallTimeMs: 100, cpuTimeMs: 60_000 },
+    });
+    expect(result.error?.code).toBe('WALL_TIMEOUT');
+    const next = await runScript(pool, "console.log('ok')");
+    expect(next.stdout).toBe('ok\n');
+  });
+
+  it('close() cancels running scripts, is idempotent, and refuses new runs', async () => {
+    pool = await SandboxPool.open({ mode: 'process', workers: 1 });
+    const open = pool;
+    let started!: () => void;
+    const inTool = new Promise<void>((resolve) => (started = resolve));
+    const running = runScript(open, 'await tools.t.hang({});', {
+      tools: {
+        't.hang': () => {
+          started();
+          return new Promise(() => {});
+        },
+      },
+    });
+    await inTool;
+    await Promise.all([open.close(), open.close()]);
+    expect((await running).error?.code).toBe('ABORTED');
+    await expect(runScript(open, '1')).rejects.toSatisfy(
+      (error) => isCodecallError(error) && error.code === 'CLOSED',
+    );
+    expect(childPids()).toEqual([]);
+  });
+});
