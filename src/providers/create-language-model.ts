@@ -169,7 +169,7 @@ function isOpenAIHost(baseURL: string): boolean {
  *
  * @example
  * ```ts
- * const claude = createLanguageModel('anthropic:claude-sonnet-4-5');
+ * const claude = createLanguageModel('anthropic:claude-sonnet-4-6');
  * const local = createLanguageModel('openai:llama3.1:8b', { baseURL: 'http://localhost:11434/v1' });
  * ```
  */

@@ -134,7 +134,7 @@ export interface GenerateOptions {
  *
  * @example
  * ```ts
- * const model = createLanguageModel('anthropic:claude-sonnet-4-5');
+ * const model = createLanguageModel('anthropic:claude-sonnet-4-6');
  * const response = await model.generate({ messages: [{ role: 'user', content: 'Hi' }], tools: [] });
  * ```
  */
