@@ -54,7 +54,7 @@ export const DEFAULT_EVIDENCE_PRIOR = 2;
  * edge weighs `κ · share / (n + κ)` split across the source's inferred edges, so it fades as
  * real usage of the source accrues.
  */
-export const DEFAULT_INFERRED_EDGE_SHARE = 0.5;
+export const DEFAULT_INFERRED_EDGE_SHARE = 0.25;
 /** Most likely chains returned by `searchDetailed`. */
 export const DEFAULT_CHAIN_LIMIT = 3;
 /** Hits returned by `search` when no `limit` is given. */

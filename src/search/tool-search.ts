@@ -177,6 +177,15 @@ interface Step {
   reason: string;
 }
 
+/** Graph evidence for one tool. */
+interface Credit {
+  /** Sum of the scores of the paths that reached it. */
+  score: number;
+  /** The best single path score, whose step gives the reason. */
+  best: number;
+  reason: string;
+}
+
 interface Path {
   nodes: string[];
   score: number;
@@ -391,7 +400,7 @@ class ToolSearchIndex implements ToolSearch {
     const exact = this.#exact.get(text.trim().toLowerCase()) ?? this.#exact.get(splitName(text).join(' '));
 
     const final = new Map<string, number>(lexical);
-    const graphReasons = new Map<string, { score: number; reason: string }>();
+    const graphReasons = new Map<string, Credit>();
     let chains: ToolChain[] = [];
     if (mode === 'hybrid' && ranking.graphWeight > 0 && ranking.beamDepth > 0 && lexical.size > 0) {
       const walk = this.#walk(lexical, ranking);
@@ -472,18 +481,19 @@ class ToolSearchIndex implements ToolSearch {
   /**
    * Beam search from the best lexical matches: each step extends every kept path by one tool
    * after its last node or before its first, scoring `path score × edge weight`; the best
-   * `beamWidth` paths survive each step. A tool's graph credit is the best score of a path that
-   * reached it.
+   * `beamWidth` paths survive each step. A tool's graph credit is the sum of the scores of the
+   * paths that reached it (several lexical hits pointing at one tool is stronger evidence than
+   * one); its reason is the strongest path's last step.
    */
   #walk(
     lexical: Map<string, number>,
     ranking: ResolvedRankingOptions,
-  ): { credits: Map<string, { score: number; reason: string }>; paths: Path[] } {
+  ): { credits: Map<string, Credit>; paths: Path[] } {
     const seeds = [...lexical]
       .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
       .slice(0, ranking.beamWidth);
     let beam: Path[] = seeds.map(([name, score]) => ({ nodes: [name], score, steps: [] }));
-    const credits = new Map<string, { score: number; reason: string }>();
+    const credits = new Map<string, Credit>();
     const paths: Path[] = [];
     const neighbourCache = new Map<string, Step[]>();
     const neighbours = (node: string, forward: boolean): Step[] => {
@@ -512,7 +522,11 @@ class ToolSearchIndex implements ToolSearch {
               steps: [...path.steps, step],
             });
             const credit = credits.get(step.node);
-            if (!credit || credit.score < score) credits.set(step.node, { score, reason: step.reason });
+            if (!credit) credits.set(step.node, { score, best: score, reason: step.reason });
+            else {
+              credit.score += score;
+              if (score > credit.best) Object.assign(credit, { best: score, reason: step.reason });
+            }
           }
         }
       }
