@@ -5,3 +5,4 @@
  */
 export { compileScript } from './compile-script.js';
 export type { CompileError, CompileResult, CompileScriptOptions } from './compile-script.js';
+export { renderDeclarations, type DeclarableTool, type RenderDeclarationsOptions } from './declarations.js';

@@ -1,0 +1,241 @@
+/**
+ * renderDeclarations: JSON Schema → TypeScript, checked with the real TypeScript compiler.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import ts from 'typescript';
+import { describe, expect, it } from 'vitest';
+import { renderDeclarations, type DeclarableTool } from '../../../src/compile/index.js';
+import { createExpenseServer, inMemoryTransport } from '../../../src/testing/servers/index.js';
+import { assignIdentifiers, ToolPool } from '../../../src/tools/index.js';
+
+const CATALOG = resolve(import.meta.dirname, '../../../../shared/data/mcp-catalog/tools.jsonl');
+
+/** Type-checks `declarations` (a global .d.ts) plus an optional module using it; returns the errors. */
+function typecheck(declarations: string, usage = 'export {};'): string[] {
+  const files = new Map([
+    ['/virtual/tools.d.ts', declarations],
+    ['/virtual/usage.ts', usage],
+  ]);
+  const options: ts.CompilerOptions = {
+    strict: true,
+    noEmit: true,
+    target: ts.ScriptTarget.ES2022,
+    module: ts.ModuleKind.ESNext,
+    moduleResolution: ts.ModuleResolutionKind.Bundler,
+    lib: ['lib.es2022.d.ts'],
+    types: [],
+    skipLibCheck: false,
+    exactOptionalPropertyTypes: true,
+    noUncheckedIndexedAccess: true,
+  };
+  const host = ts.createCompilerHost(options);
+  const getSourceFile = host.getSourceFile.bind(host);
+  host.getSourceFile = (name, language, onError) => {
+    const text = files.get(name);
+    return text !== undefined
+      ? ts.createSourceFile(name, text, language)
+      : getSourceFile(name, language, onError);
+  };
+  const fileExists = host.fileExists.bind(host);
+  host.fileExists = (name) => files.has(name) || fileExists(name);
+  const readFile = host.readFile.bind(host);
+  host.readFile = (name) => files.get(name) ?? readFile(name);
+  const program = ts.createProgram({ rootNames: [...files.keys()], options, host });
+  return ts.getPreEmitDiagnostics(program).map((d) => {
+    const where = d.file && d.start !== undefined ? d.file.getLineAndCharacterOfPosition(d.start) : undefined;
+    const text = ts.flattenDiagnosticMessageText(d.messageText, '\n');
+    const line = where && d.file ? d.file.text.split('\n')[where.line] : '';
+    return `${d.file?.fileName ?? ''}:${where ? where.line + 1 : 0}: ${text}\n    ${line?.trim()}`;
+  });
+}
+
+function tool(
+  member: string,
+  inputSchema?: Record<string, unknown>,
+  extra: Partial<DeclarableTool> = {},
+): DeclarableTool {
+  return {
+    name: `demo.${member}`,
+    namespace: 'demo',
+    member,
+    ...(inputSchema ? { inputSchema } : {}),
+    ...extra,
+  };
+}
+
+describe('renderDeclarations', () => {
+  it('renders the expense server catalog: typed args, JSDoc, examples, output types, callTool', async () => {
+    await using pool = await ToolPool.open(
+      {},
+      { transports: { expenses: inMemoryTransport(() => createExpenseServer()) } },
+    );
+    const catalog = pool
+      .catalog()
+      .map((t) =>
+        t.tool === 'get_expenses' ? { ...t, inputExamples: [{ member_id: 'emp-007', quarter: 'Q3' }] } : t,
+      );
+    const text = renderDeclarations(catalog);
+    expect(text).toContain('declare const tools: {');
+    expect(text).toContain('get_expenses(args?: {');
+    expect(text).toContain('quarter?: "Q1" | "Q2" | "Q3" | "Q4";');
+    expect(text).toContain("Only this member's expenses");
+    expect(text).toContain('@example');
+    expect(text).toContain('await tools.expenses.get_expenses({"member_id":"emp-007","quarter":"Q3"});');
+    expect(text).toContain('get_budget_by_level(args: {');
+    const usage = `
+      const budget = await tools.expenses.get_budget_by_level({ level: 'L3', quarter: 'Q3' });
+      const travel: number = budget.budgets.travel;
+      const page = await callTool('expenses.get_expenses', { member_id: 'emp-001', category: 'travel' });
+      const members = await tools.expenses.get_team_members();
+      const first: string | undefined = members.members[0]?.name;
+      // @ts-expect-error quarter must be Q1–Q4
+      await tools.expenses.get_expenses({ quarter: 'Q5' });
+      // @ts-expect-error level is required
+      await tools.expenses.get_budget_by_level({ quarter: 'Q1' });
+      // @ts-expect-error unknown tool
+      await callTool('expenses.nope', {});
+      export { travel, page, first };
+    `;
+    expect(typecheck(text, usage)).toEqual([]);
+  });
+
+  it('handles $ref/$defs (recursive too), root recursion, unions, enums, tuples and additionalProperties', () => {
+    const tree = {
+      type: 'object',
+      properties: { root: { $ref: '#/$defs/Node' }, parent: { $ref: '#' } },
+      required: ['root'],
+      $defs: {
+        Node: {
+          type: 'object',
+          properties: {
+            label: { type: 'string', description: 'Shown in the UI */ not a comment end' },
+            children: { type: 'array', items: { $ref: '#/$defs/Node' } },
+            meta: { $ref: '#/definitions/Meta' },
+          },
+          required: ['label'],
+        },
+        Loop: { $ref: '#/$defs/Loop' },
+      },
+      definitions: { Meta: { type: 'object', additionalProperties: { type: 'number' } } },
+    };
+    const varied = {
+      type: 'object',
+      properties: {
+        mode: { enum: ['a', 'b', 1, null] },
+        either: { anyOf: [{ type: 'string' }, { type: 'integer' }] },
+        maybe: { type: ['string', 'null'] },
+        pair: { type: 'array', items: [{ type: 'string' }, { type: 'number' }] },
+        prefixed: { type: 'array', prefixItems: [{ type: 'boolean' }], items: false },
+        both: {
+          allOf: [
+            { type: 'object', properties: { x: { type: 'number' } }, required: ['x'] },
+            { required: ['x'] },
+          ],
+        },
+        open: { type: 'object', properties: { a: { type: 'string' } }, additionalProperties: true },
+        closed: { type: 'object', properties: {}, additionalProperties: false },
+        legacy: { type: 'string', nullable: true },
+        konst: { const: 'fixed' },
+        'weird-key': { type: 'string' },
+        __proto__x: { type: 'number' },
+        nothing: {},
+        never: false,
+        objectNoType: { properties: { n: { type: 'number' } } },
+        external: { $ref: 'https://example.com/schema.json' },
+        oneOfObjects: {
+          type: 'object',
+          oneOf: [
+            { properties: { kind: { const: 'a' }, a: { type: 'string' } }, required: ['kind'] },
+            { properties: { kind: { const: 'b' }, b: { type: 'number' } }, required: ['kind'] },
+          ],
+        },
+      },
+      required: ['mode'],
+      additionalProperties: false,
+    };
+    const text = renderDeclarations([
+      tool('tree', tree, { description: 'A recursive tree.' }),
+      tool('varied', varied),
+      tool('no_schema'),
+      tool(
+        'output',
+        { type: 'object' },
+        {
+          outputSchema: {
+            type: 'object',
+            properties: { rows: { type: 'array', items: { $ref: '#/$defs/Row' } } },
+            $defs: { Row: { type: 'object', properties: { id: { type: 'string' } }, required: ['id'] } },
+          },
+        },
+      ),
+    ]);
+    expect(text).toContain('declare namespace ToolTypes');
+    expect(text).toContain('type Node = {');
+    expect(text).toContain('*\\/ not a comment end');
+    const usage = `
+      await tools.demo.tree({ root: { label: 'a', children: [{ label: 'b', children: [] }], meta: { x: 1 } }, parent: { root: { label: 'c' } } });
+      // @ts-expect-error children must be nodes
+      await tools.demo.tree({ root: { label: 'a', children: [1] } });
+      await tools.demo.varied({ mode: null, either: 3, maybe: null, pair: ['a', 1], prefixed: [true], both: { x: 1 }, open: { a: 'x', b: 2 }, legacy: null, konst: 'fixed', 'weird-key': 'ok', oneOfObjects: { kind: 'b', b: 2 } });
+      // @ts-expect-error mode is not in the enum
+      await tools.demo.varied({ mode: 'c' });
+      // @ts-expect-error konst is a literal
+      await tools.demo.varied({ mode: 'a', konst: 'other' });
+      await tools.demo.no_schema({ anything: 1 });
+      const out = await tools.demo.output();
+      const id: string | undefined = out.rows?.[0]?.id;
+      export { id };
+    `;
+    expect(typecheck(text, usage)).toEqual([]);
+  });
+
+  it('shows the MCP name when the sandbox name differs, and quotes what is not an identifier', () => {
+    const text = renderDeclarations([
+      { name: 'my-server.get-data', namespace: 'my_server', member: 'get_data', description: 'Gets data.' },
+    ]);
+    expect(text).toContain('MCP tool: my-server.get-data');
+    expect(text).toContain('"my-server.get-data": typeof tools.my_server.get_data;');
+    expect(typecheck(text, "await callTool('my-server.get-data', {}); export {};")).toEqual([]);
+  });
+
+  it('renders every tool of the 500+ tool real catalog into declarations that compile with tsc', (context) => {
+    if (!existsSync(CATALOG)) {
+      context.skip(`catalog not found at ${CATALOG}`);
+      return;
+    }
+    const rows = readFileSync(CATALOG, 'utf8')
+      .split('\n')
+      .filter((l) => l.trim() !== '')
+      .map(
+        (l) =>
+          JSON.parse(l) as {
+            name: string;
+            server: string;
+            description?: string;
+            inputSchema?: Record<string, unknown>;
+          },
+      );
+    expect(rows.length).toBeGreaterThan(500);
+    const namespaces = assignIdentifiers(rows.map((r) => r.server));
+    const byServer = new Map<string, typeof rows>();
+    for (const row of rows) byServer.set(row.server, [...(byServer.get(row.server) ?? []), row]);
+    const tools: DeclarableTool[] = [];
+    for (const [server, list] of byServer) {
+      const toolName = (r: { name: string }): string => r.name.slice(r.name.indexOf('::') + 2);
+      const members = assignIdentifiers(list.map(toolName));
+      for (const row of list) {
+        tools.push({
+          name: `${server}.${toolName(row)}`,
+          namespace: namespaces.get(server)!,
+          member: members.get(toolName(row))!,
+          ...(row.description !== undefined ? { description: row.description } : {}),
+          ...(row.inputSchema !== undefined ? { inputSchema: row.inputSchema } : {}),
+        });
+      }
+    }
+    const text = renderDeclarations(tools);
+    expect(text.match(/\): Promise</g)?.length).toBe(tools.length);
+    expect(typecheck(text)).toEqual([]);
+  });
+});
