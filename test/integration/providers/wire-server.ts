@@ -39,11 +39,12 @@ export class WireServer {
 
   /** Starts listening on 127.0.0.1 with an OS-chosen port. */
   static async open(): Promise<WireServer> {
-    let instance: WireServer | undefined;
+    const holder: { instance?: WireServer } = {};
     const server = createServer((request, response) => {
-      void instance!.#handle(request, response);
+      void holder.instance!.#handle(request, response);
     });
-    instance = new WireServer(server);
+    const instance = new WireServer(server);
+    holder.instance = instance;
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     instance.#origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     return instance;
