@@ -14,6 +14,7 @@
  */
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
+import type * as Sqlite from 'node:sqlite';
 import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import { CodecallError } from '../errors.js';
 import { checkSequence, closedError, type UsageHistoryStore } from './history-store.js';
@@ -35,7 +36,7 @@ export interface SqliteHistoryStoreOptions {
   busyTimeoutMs?: number;
 }
 
-type SqliteModule = typeof import('node:sqlite');
+type SqliteModule = typeof Sqlite;
 
 let sqliteModule: Promise<SqliteModule> | undefined;
 

@@ -1,16 +1,262 @@
 /**
  * @module
- * `codecall eval-search` (not built yet: see the open issues).
+ * `codecall eval-search`: measures tool search on labelled data (Recall@k, NDCG@k,
+ * completeness@k), BM25 alone and BM25 plus the learned graph side by side, optionally with
+ * k-fold cross-validation over a file of call chains.
  */
-import type { CliCommand } from '../command.js';
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { CodecallError } from '../../errors.js';
+import { evaluateSearch, type EvalQuery, type EvaluateSearchResult } from '../../search/evaluate-search.js';
+import type { RankingOptions } from '../../search/options.js';
+import type { SearchableTool } from '../../search/tool-search.js';
+import { UsageError, type CliCommand, type CliIo } from '../command.js';
+
+const USAGE = `Usage: codecall eval-search --tools tools.jsonl (--test queries.jsonl | --train chains.jsonl --folds N) [options]
+
+Measures tool search on labelled data: Recall@k, NDCG@k and completeness@k (all of a query's
+tools in the top k), for BM25 alone and for BM25 plus the tool graph, side by side.
+
+Data (JSON Lines):
+  tools.jsonl     one tool a line: { "name", "description", "server"?, "inputSchema"?, "outputSchema"? }
+  queries.jsonl   one query a line: { "id", "query", "tools": [tool names in call order] }
+
+Options:
+  --tools <path>         the catalog (required)
+  --test <path>          queries to evaluate
+  --train <path>         call chains the graph learns first (query lines; only "tools" is read)
+  --folds <n>            k-fold cross-validation over the test queries (or over --train when
+                         --test is absent): each fold's graph also learns the other folds' chains
+  --k <list>             cut-offs, comma-separated (default 5,10)
+  --json                 print the result as JSON
+  --seed <n>             seed of the fold assignment (default 1)
+  --beam-width <n>       ranking options of the graph run (defaults: see docs/search.md)
+  --beam-depth <n>
+  --graph-weight <x>
+  --evidence-prior <x>
+  --inferred-edge-share <x>
+
+Examples:
+  codecall eval-search --tools ../shared/data/ultratool/tools.jsonl --train ../shared/data/ultratool/train.jsonl --folds 5
+  codecall eval-search --tools ../shared/data/toolbench/tools.jsonl --test ../shared/data/toolbench/dev.jsonl
+`;
+
+/** Lines read from one data file. */
+const MAX_LINES = 1_000_000;
+
+function readJsonLines(path: string, cwd: string, what: string): unknown[] {
+  const full = resolve(cwd, path);
+  let text: string;
+  try {
+    text = readFileSync(full, 'utf8');
+  } catch (error) {
+    throw new CodecallError(
+      'INVALID_ARGUMENT',
+      `Cannot read the ${what} file ${full}: ${(error as Error).message}. Check the path.`,
+      {
+        details: { path: full },
+        cause: error,
+      },
+    );
+  }
+  const out: unknown[] = [];
+  const lines = text.split('\n');
+  for (let i = 0; i < lines.length && out.length < MAX_LINES; i++) {
+    const line = lines[i]!.trim();
+    if (line === '') continue;
+    try {
+      out.push(JSON.parse(line));
+    } catch (error) {
+      throw new CodecallError(
+        'INVALID_ARGUMENT',
+        `${full}:${i + 1}: not valid JSON (${(error as Error).message}). Each line must be one JSON object.`,
+        { details: { path: full, line: i + 1 } },
+      );
+    }
+  }
+  return out;
+}
+
+function toTools(rows: unknown[], path: string): SearchableTool[] {
+  return rows.map((row, i) => {
+    const r = row as Record<string, unknown> | null;
+    if (typeof r !== 'object' || r === null || typeof r.name !== 'string' || r.name === '') {
+      throw new CodecallError('INVALID_ARGUMENT', `${path}: tool ${i + 1} needs a string "name".`, {
+        details: { path, index: i },
+      });
+    }
+    return r as unknown as SearchableTool;
+  });
+}
+
+function toQueries(rows: unknown[], path: string): EvalQuery[] {
+  return rows.map((row, i) => {
+    const r = row as Record<string, unknown> | null;
+    const tools = Array.isArray(row) ? row : r?.tools;
+    if (!Array.isArray(tools) || tools.some((t) => typeof t !== 'string')) {
+      throw new CodecallError(
+        'INVALID_ARGUMENT',
+        `${path}: line ${i + 1} needs "tools": an array of tool names in call order.`,
+        { details: { path, index: i } },
+      );
+    }
+    const query = !Array.isArray(row) && typeof r?.query === 'string' ? r.query : '';
+    const id =
+      !Array.isArray(row) && (typeof r?.id === 'string' || typeof r?.id === 'number')
+        ? String(r.id)
+        : String(i + 1);
+    return { id, query, tools: tools as string[] };
+  });
+}
+
+function number(value: string | undefined, flag: string, integer: boolean): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (value.trim() === '' || !Number.isFinite(n) || (integer && !Number.isInteger(n))) {
+    throw new UsageError(`${flag} must be ${integer ? 'an integer' : 'a number'}; got "${value}".`);
+  }
+  return n;
+}
+
+function percent(value: number | undefined): string {
+  return ((value ?? 0) * 100).toFixed(1);
+}
+
+function table(result: EvaluateSearchResult, tools: number): string {
+  const lines: string[] = [];
+  const setting =
+    result.folds > 0
+      ? `${result.folds}-fold cross-validation, graph learned from ${result.trainChains} chains over the folds`
+      : `graph learned from ${result.trainChains} chains`;
+  lines.push(`${result.queries} queries, ${tools} tools (${setting})`);
+  if (result.skipped > 0)
+    lines.push(`${result.skipped} queries skipped: none of their tools is in the catalog`);
+  if (result.unknownTools > 0)
+    lines.push(`${result.unknownTools} labelled tools are not in the catalog (they count as misses)`);
+  lines.push('');
+  const rows: string[][] = [['metric', 'BM25', 'BM25+graph', 'change']];
+  const metrics: Array<[string, keyof EvaluateSearchResult['bm25']]> = [
+    ['Recall', 'recall'],
+    ['NDCG', 'ndcg'],
+    ['Completeness', 'completeness'],
+  ];
+  for (const k of result.ks) {
+    for (const [label, key] of metrics) {
+      const a = result.bm25[key][k] ?? 0;
+      const b = result.hybrid[key][k] ?? 0;
+      const delta = (b - a) * 100;
+      rows.push([`${label}@${k}`, percent(a), percent(b), `${delta >= 0 ? '+' : ''}${delta.toFixed(1)}`]);
+    }
+  }
+  const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));
+  rows.forEach((r, i) => {
+    lines.push(
+      r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join('   '),
+    );
+    if (i === 0) lines.push(widths.map((w) => '-'.repeat(w)).join('   '));
+  });
+  lines.push('', "Percentages; change in points. Completeness@k: all of a query's tools in the top k.");
+  return `${lines.join('\n')}\n`;
+}
 
 /** `codecall eval-search`. */
 export const evalSearchCommand: CliCommand = {
   name: 'eval-search',
-  summary: '(not available yet)',
-  usage: 'codecall eval-search: not available in this build yet.',
-  run(_argv, io) {
-    io.stderr.write('codecall eval-search is not available in this build yet.\n');
-    return Promise.resolve(2);
+  summary: 'Measure tool search (Recall, NDCG, completeness @k) with and without the tool graph',
+  usage: USAGE,
+  run(argv: string[], io: CliIo): Promise<number> {
+    let values: Record<string, string | boolean | undefined>;
+    try {
+      ({ values } = parseArgs({
+        args: argv,
+        options: {
+          tools: { type: 'string' },
+          test: { type: 'string' },
+          train: { type: 'string' },
+          folds: { type: 'string' },
+          k: { type: 'string' },
+          json: { type: 'boolean' },
+          seed: { type: 'string' },
+          'beam-width': { type: 'string' },
+          'beam-depth': { type: 'string' },
+          'graph-weight': { type: 'string' },
+          'evidence-prior': { type: 'string' },
+          'inferred-edge-share': { type: 'string' },
+        },
+        strict: true,
+        allowPositionals: false,
+      }));
+    } catch (error) {
+      throw new UsageError((error as Error).message);
+    }
+    const toolsPath = values.tools as string | undefined;
+    if (!toolsPath) throw new UsageError('--tools <path> is required.');
+    const folds = number(values.folds as string | undefined, '--folds', true);
+    let testPath = values.test as string | undefined;
+    const trainPath = values.train as string | undefined;
+    if (!testPath) {
+      if (folds === undefined || folds < 2 || !trainPath) {
+        throw new UsageError(
+          'Give --test <queries.jsonl>, or --train <chains.jsonl> with --folds N (N ≥ 2) to cross-validate.',
+        );
+      }
+      testPath = trainPath;
+    }
+    const ks = ((values.k as string | undefined) ?? '5,10')
+      .split(',')
+      .map((k) => number(k.trim(), '--k', true)!);
+    if (ks.some((k) => k < 1)) throw new UsageError('--k values must be positive integers, e.g. --k 5,10.');
+    const ranking: RankingOptions = {};
+    const set = <K extends keyof RankingOptions>(key: K, flag: string, integer: boolean): void => {
+      const v = number(values[flag] as string | undefined, `--${flag}`, integer);
+      if (v !== undefined) ranking[key] = v;
+    };
+    set('beamWidth', 'beam-width', true);
+    set('beamDepth', 'beam-depth', true);
+    set('graphWeight', 'graph-weight', false);
+    set('evidencePrior', 'evidence-prior', false);
+    set('inferredEdgeShare', 'inferred-edge-share', false);
+
+    const tools = toTools(readJsonLines(toolsPath, io.cwd, 'tools'), toolsPath);
+    const test = toQueries(readJsonLines(testPath, io.cwd, 'test'), testPath);
+    const sameFile = trainPath !== undefined && resolve(io.cwd, trainPath) === resolve(io.cwd, testPath);
+    const train =
+      trainPath !== undefined && !sameFile
+        ? toQueries(readJsonLines(trainPath, io.cwd, 'train'), trainPath).map((q) => q.tools)
+        : [];
+    if (sameFile && (folds === undefined || folds < 2)) {
+      throw new UsageError(
+        '--train and --test are the same file: add --folds N (N ≥ 2) so no query is tested on its own chain.',
+      );
+    }
+    const seed = number(values.seed as string | undefined, '--seed', true);
+    io.stderr.write(
+      `eval-search: ${tools.length} tools, ${test.length} queries${train.length ? `, ${train.length} training chains` : ''}${
+        folds && folds > 1 ? `, ${folds} folds` : ''
+      }\n`,
+    );
+    const started = Date.now();
+    const result = evaluateSearch({
+      tools,
+      test,
+      train,
+      ks,
+      ranking,
+      ...(folds !== undefined ? { folds } : {}),
+      ...(seed !== undefined ? { seed } : {}),
+      onProgress: (done, total) => {
+        if (total > 1)
+          io.stderr.write(
+            `eval-search: fold ${done}/${total} done (${((Date.now() - started) / 1000).toFixed(1)} s)\n`,
+          );
+      },
+    });
+    if (values.json) {
+      io.stdout.write(`${JSON.stringify({ tools: tools.length, ranking, ...result }, null, 2)}\n`);
+    } else {
+      io.stdout.write(table(result, tools.length));
+    }
+    return Promise.resolve(0);
   },
 };
