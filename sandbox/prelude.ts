@@ -292,5 +292,34 @@ function settle(id: number, ok: boolean, payload: string | undefined, code: stri
   entry.resolve(value);
 }
 
+/**
+ * Runs every path of a run once, against the bridge while no run is attached (the host ignores
+ * it), so V8 compiles the prelude's functions while the sandbox is a warm spare rather than
+ * when a script starts. `start` reinstalls everything for the real run.
+ */
+function warm(): void {
+  try {
+    start(
+      stringify({
+        tools: [['w.w', 'w', 'w']],
+        maxStdoutBytes: 8,
+        maxStderrBytes: 0,
+        maxToolArgsBytes: 1_000,
+      }),
+      async () => {
+        const tools = scope.tools as Record<string, Record<string, (args: unknown) => Promise<unknown>>>;
+        await tools.w!.w!({ list: [1, { b: 'c' }] });
+      },
+    );
+    write(0, [{ a: 1, list: [1, 'two'], when: new Date(0) }, 'text', 3]);
+    write(1, ['%s %d', 'x', 1]);
+    settle(nextId - 1, true, '{"a":[1,2]}', undefined);
+  } catch {
+    // warming is best effort
+  }
+  for (const id in pending) delete pending[id];
+}
+
 scope.__codecall_start = start;
 scope.__codecall_settle = settle;
+scope.__codecall_warm = warm;

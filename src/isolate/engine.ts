@@ -88,6 +88,8 @@ interface Sandbox {
 }
 
 const NS_PER_MS = 1_000_000n;
+/** Time the prelude's warm-up may take in a new isolate. */
+const WARM_TIMEOUT_MS = 1_000;
 
 /** Creates isolates, keeps a warm spare, and starts runs. One per process. */
 export class IsolateEngine {
@@ -122,6 +124,14 @@ export class IsolateEngine {
     const run = new EngineRun(sandbox, request, sink);
     run.begin();
     return run;
+  }
+
+  /** V8 heap bytes (total heap plus external memory) of the warm spare, for measurement. */
+  spareHeapBytes(): number | undefined {
+    const spare = this.#spare;
+    if (spare === undefined || spare.isolate.isDisposed) return undefined;
+    const stats = spare.isolate.getHeapStatisticsSync();
+    return stats.total_heap_size + stats.externally_allocated_size;
   }
 
   /** Disposes the spare; running isolates end with their runs. */
@@ -178,8 +188,12 @@ export class IsolateEngine {
       script.runSync(context, { release: true });
       sandbox.start = global.getSync('__codecall_start', { reference: true }) as Sandbox['start'];
       sandbox.settle = global.getSync('__codecall_settle', { reference: true }) as Sandbox['settle'];
+      const warm = global.getSync('__codecall_warm', { reference: true }) as ivm.Reference<() => void>;
       global.deleteSync('__codecall_start');
       global.deleteSync('__codecall_settle');
+      global.deleteSync('__codecall_warm');
+      warm.applySync(undefined, [], { timeout: WARM_TIMEOUT_MS });
+      warm.release();
       return sandbox;
     } catch (error) {
       isolate.dispose();

@@ -305,20 +305,27 @@ export class RunController implements EngineSink {
       resultBytes: 0,
     };
     this.#records.push(record);
+    void this.#invoke(call, record);
+  }
+
+  async #invoke(call: QueuedCall, record: ToolCallRecord): Promise<void> {
+    // Leave the isolate's callback first: the invoker never runs while the script is entered.
+    await Promise.resolve();
     const started = performance.now();
-    const signal = this.#abort.signal;
-    const invoke = this.#options.invoke;
-    void Promise.resolve()
-      .then(() => invoke({ name: call.binding.name, args: call.args, signal }))
-      .then(
-        (value) => this.#succeeded(call, record, value),
-        (error: unknown) => this.#failed(call, record, messageOf(error), 'TOOL_ERROR'),
-      )
-      .finally(() => {
-        record.durationMs = performance.now() - started;
-        this.#inFlight--;
-        this.#pump();
+    try {
+      const value = await this.#options.invoke({
+        name: call.binding.name,
+        args: call.args,
+        signal: this.#abort.signal,
       });
+      record.durationMs = performance.now() - started;
+      this.#succeeded(call, record, value);
+    } catch (error) {
+      record.durationMs = performance.now() - started;
+      this.#failed(call, record, messageOf(error), 'TOOL_ERROR');
+    }
+    this.#inFlight--;
+    this.#pump();
   }
 
   #succeeded(call: QueuedCall, record: ToolCallRecord, value: unknown): void {

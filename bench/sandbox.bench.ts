@@ -1,0 +1,185 @@
+/**
+ * @module
+ * Sandbox figures, each against a floor measured in the same run: tool-call overhead (p50)
+ * against a plain `await` of the same function with a JSON copy of arguments and result;
+ * sandbox ready time (warm spare and cold); V8 heap of an idle sandbox; 1,000 parallel calls;
+ * a 10 MB tool result against a host `JSON.parse` of it. Needs `npm run build` first (the
+ * prelude and the worker entry are loaded from dist/).
+ */
+import { compileScript } from '../src/compile/index.js';
+import { loadPreludeSource } from '../src/isolate/assets.js';
+import { IsolateEngine } from '../src/isolate/engine.js';
+import { SandboxPool, type SandboxMode } from '../src/isolate/index.js';
+import type { SandboxToolBinding, ToolInvoker } from '../src/types.js';
+import { figure, finish, nowUs, percentile } from './harness.js';
+
+const CALLS = 2_000;
+const READY_SAMPLES = 200;
+
+function compile(source: string): string {
+  const result = compileScript(source);
+  if (!result.ok) throw new Error(result.error.message);
+  return result.code;
+}
+
+const tools: SandboxToolBinding[] = [
+  { name: 't.echo', namespace: 't', member: 'echo' },
+  { name: 't.mark', namespace: 't', member: 'mark' },
+  { name: 't.big', namespace: 't', member: 'big' },
+];
+
+const echo = async (args: unknown) => ({ ok: true, args });
+
+async function floorUs(): Promise<number> {
+  const samples: number[] = [];
+  for (let i = 0; i < CALLS + 200; i++) {
+    const start = nowUs();
+    const args = JSON.parse(JSON.stringify({ i, name: 'item' })) as unknown;
+    JSON.parse(JSON.stringify(await echo(args)));
+    if (i >= 200) samples.push(nowUs() - start);
+  }
+  return percentile(samples, 50);
+}
+
+async function callOverheadUs(pool: SandboxPool): Promise<number> {
+  const stamps: number[] = [];
+  const invoke: ToolInvoker = async ({ args }) => {
+    stamps.push(nowUs());
+    return echo(args);
+  };
+  const code = compile(`for (let i = 0; i < ${CALLS}; i++) await tools.t.echo({ i, name: 'item' });`);
+  await pool.run({ code, tools, invoke }); // warm-up
+  stamps.length = 0;
+  await pool.run({ code, tools, invoke });
+  const gaps = stamps.slice(1).map((stamp, index) => stamp - stamps[index]!);
+  return percentile(gaps.slice(100), 50);
+}
+
+async function readyUs(pool: SandboxPool, memoryMb?: number): Promise<number> {
+  const code = compile('await tools.t.mark({});');
+  const samples: number[] = [];
+  for (let i = 0; i < READY_SAMPLES; i++) {
+    await new Promise((resolve) => setImmediate(resolve)); // let the pool refill its warm spare
+    let marked = 0;
+    const start = nowUs();
+    await pool.run({
+      code,
+      tools,
+      invoke: async () => {
+        marked = nowUs();
+        return null;
+      },
+      ...(memoryMb === undefined ? {} : { limits: { memoryMb } }),
+    });
+    if (i >= 10) samples.push(marked - start);
+  }
+  return percentile(samples, 50);
+}
+
+async function bigResult(pool: SandboxPool, payload: unknown, json: string): Promise<number> {
+  const samples: number[] = [];
+  for (let i = 0; i < 5; i++) {
+    let sent = 0;
+    let arrived = 0;
+    const result = await pool.run({
+      code: compile('const rows = await tools.t.big({}); await tools.t.mark({ n: rows.length });'),
+      tools,
+      invoke: async ({ name }) => {
+        if (name === 't.big') {
+          sent = nowUs();
+          return payload;
+        }
+        arrived = nowUs();
+        return null;
+      },
+    });
+    if (result.status !== 'ok') throw new Error(JSON.stringify(result.error));
+    samples.push(arrived - sent);
+  }
+  void json;
+  return percentile(samples, 50);
+}
+
+async function parallel(pool: SandboxPool): Promise<{ done: number; ms: number }> {
+  const start = nowUs();
+  const result = await pool.run({
+    code: compile(
+      'const r = await Promise.all(Array.from({ length: 1000 }, (_, i) => tools.t.echo({ i }))); console.log(r.length);',
+    ),
+    tools,
+    invoke: async ({ args }) => {
+      await new Promise((resolve) => setImmediate(resolve));
+      return args;
+    },
+  });
+  return { done: Number(result.stdout.trim()), ms: (nowUs() - start) / 1_000 };
+}
+
+const floor = await floorUs();
+console.log(`  floor: plain await + JSON copy of args and result, p50 ${floor.toFixed(2)} µs`);
+
+const rows = Array.from({ length: 140_000 }, (_, i) => ({
+  id: i,
+  name: `item ${i}`,
+  tags: ['a', 'b'],
+  price: i * 1.25,
+  ok: i % 2 === 0,
+}));
+const json = JSON.stringify(rows);
+const parseSamples: number[] = [];
+for (let i = 0; i < 5; i++) {
+  const start = nowUs();
+  JSON.parse(json);
+  parseSamples.push(nowUs() - start);
+}
+const parseUs = percentile(parseSamples, 50);
+console.log(
+  `  floor: host JSON.parse of a ${(json.length / 1_048_576).toFixed(1)} MB result, p50 ${(parseUs / 1_000).toFixed(1)} ms`,
+);
+
+const overheadTargets: Record<SandboxMode, number> = { 'in-process': 10, process: 60 };
+for (const mode of ['in-process', 'process'] as SandboxMode[]) {
+  const pool = await SandboxPool.open({ mode, workers: 1 });
+  const roundTrip = await callOverheadUs(pool);
+  figure(`[${mode}] tool-call overhead p50 (round trip − floor)`, roundTrip - floor, 'µs', {
+    max: overheadTargets[mode],
+  });
+  const warm = await readyUs(pool);
+  figure(
+    `[${mode}] sandbox ready from warm pool p50 (run → first tool call)`,
+    warm / 1_000,
+    'ms',
+    mode === 'in-process' ? { max: 0.5 } : undefined,
+  );
+  if (mode === 'in-process') {
+    const cold = await readyUs(pool, 96);
+    figure(`[${mode}] sandbox ready cold p50 (new isolate, context, prelude)`, cold / 1_000, 'ms', {
+      max: 5,
+    });
+  }
+  const { done, ms } = await parallel(pool);
+  figure(`[${mode}] 1,000 parallel tool calls completed`, done, 'calls', { min: 1_000 });
+  figure(`[${mode}] 1,000 parallel tool calls wall time`, ms, 'ms');
+  const big = await bigResult(pool, rows, json);
+  figure(
+    `[${mode}] 10 MB tool result reaching the script ÷ host JSON.parse`,
+    big / parseUs,
+    '×',
+    mode === 'in-process' ? { max: 3 } : undefined,
+  );
+  await pool.close();
+}
+
+const engines: IsolateEngine[] = [];
+const heap: number[] = [];
+for (let i = 0; i < 10; i++) {
+  const engine = new IsolateEngine({ prelude: loadPreludeSource(), spareMemoryMb: 256 });
+  engine.warm();
+  heap.push(engine.spareHeapBytes() ?? NaN);
+  engines.push(engine);
+}
+figure('V8 heap of one idle sandbox (isolate + context + prelude)', percentile(heap, 50) / 1_048_576, 'MB', {
+  max: 2,
+});
+for (const engine of engines) engine.close();
+finish();
