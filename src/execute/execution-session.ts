@@ -1,0 +1,87 @@
+/**
+ * @module
+ * Everything `codecall exec` needs, opened and closed as one resource: configuration → MCP tool
+ * pool → sandbox pool → executor. Opening is concurrent and all-or-nothing (a failure closes
+ * what was opened); closing is idempotent and deterministic.
+ */
+import { loadConfig, type CodecallConfig, type LoadConfigOptions } from '../config/index.js';
+import { SandboxPool, type SandboxPoolOptions } from '../isolate/index.js';
+import { ToolPool, type ToolPoolOptions } from '../tools/index.js';
+import { createExecutor, type Executor, type SequenceListener } from './executor.js';
+
+/** Options of {@link ExecutionSession.open}. */
+export interface ExecutionSessionOptions {
+  /** A resolved configuration; when absent it is loaded with `load`. */
+  config?: CodecallConfig;
+  /** Where to load the configuration from (`--config`, cwd, env). */
+  load?: LoadConfigOptions;
+  /** Options of the tool pool (e.g. `onServerError`, in-memory `transports`). */
+  tools?: ToolPoolOptions;
+  /** Overrides of the configuration's `sandbox` section. */
+  sandbox?: SandboxPoolOptions;
+  /** Usage-history hook, see {@link ExecutorOptions.onSequence}. */
+  onSequence?: SequenceListener;
+}
+
+/**
+ * A configuration with its open tool pool, sandbox pool and executor.
+ *
+ * @example
+ * ```ts
+ * await using session = await ExecutionSession.open({ load: { path: 'examples/codecall.json' } });
+ * const result = await session.executor.execute('console.log((await tools.expenses.get_team_members()).members.length)');
+ * ```
+ */
+export class ExecutionSession {
+  readonly config: CodecallConfig;
+  readonly tools: ToolPool;
+  readonly sandbox: SandboxPool;
+  readonly executor: Executor;
+  #closing: Promise<void> | undefined;
+
+  private constructor(config: CodecallConfig, tools: ToolPool, sandbox: SandboxPool, executor: Executor) {
+    this.config = config;
+    this.tools = tools;
+    this.sandbox = sandbox;
+    this.executor = executor;
+  }
+
+  /** Loads the configuration (unless given), then opens the tool pool and the sandbox concurrently. */
+  static async open(options: ExecutionSessionOptions = {}): Promise<ExecutionSession> {
+    const config = options.config ?? (await loadConfig(options.load ?? {}));
+    const sandboxOptions: SandboxPoolOptions = {
+      mode: config.sandbox.mode,
+      workers: config.sandbox.workers,
+      limits: config.sandbox.limits,
+      ...options.sandbox,
+    };
+    const [tools, sandbox] = await Promise.allSettled([
+      ToolPool.open(config, options.tools ?? {}),
+      SandboxPool.open(sandboxOptions),
+    ]);
+    if (tools.status === 'rejected' || sandbox.status === 'rejected') {
+      await Promise.allSettled([
+        tools.status === 'fulfilled' ? tools.value.close() : undefined,
+        sandbox.status === 'fulfilled' ? sandbox.value.close() : undefined,
+      ]);
+      throw tools.status === 'rejected' ? tools.reason : (sandbox as PromiseRejectedResult).reason;
+    }
+    const executor = createExecutor({
+      pool: tools.value,
+      sandbox: sandbox.value,
+      maxCodeBytes: config.sandbox.maxCodeBytes,
+      ...(options.onSequence ? { onSequence: options.onSequence } : {}),
+    });
+    return new ExecutionSession(config, tools.value, sandbox.value, executor);
+  }
+
+  /** Closes the sandbox and every MCP server (children exit). Idempotent. */
+  close(): Promise<void> {
+    this.#closing ??= Promise.allSettled([this.sandbox.close(), this.tools.close()]).then(() => undefined);
+    return this.#closing;
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+}

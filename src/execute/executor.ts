@@ -1,0 +1,122 @@
+/**
+ * @module
+ * Runs model code against the MCP tool pool: compile (esbuild), bind the catalog into the
+ * sandbox, dispatch every call through the pool with `caller: "code_execution"` (policy and
+ * input schema checked on the host), and report. A script's failure is a result, never a throw.
+ * After each run the ordered list of tools it called successfully goes to `onSequence` (usage
+ * history for tool search).
+ */
+import { compileScript, renderDeclarations, type RenderDeclarationsOptions } from '../compile/index.js';
+import { DEFAULT_MAX_CODE_BYTES } from '../config/defaults.js';
+import { resolveSandboxLimits, type SandboxLimits, type SandboxPool } from '../isolate/index.js';
+import type { CatalogTool, ToolPool } from '../tools/index.js';
+import type { ExecutionResult, SandboxToolBinding, ToolInvoker } from '../types.js';
+
+/** Receives the qualified names of the tools a run called successfully, in dispatch order. */
+export type SequenceListener = (sequence: string[], result: ExecutionResult) => void | Promise<void>;
+
+/** Options of {@link createExecutor}. */
+export interface ExecutorOptions {
+  /** The MCP tools scripts may call (policy is enforced by the pool on every call). */
+  pool: ToolPool;
+  /** Where scripts run. */
+  sandbox: SandboxPool;
+  /** Limits of every run, over the sandbox pool's own. */
+  limits?: Partial<SandboxLimits>;
+  /**
+   * Bytes of model code accepted.
+   * @defaultValue {@link DEFAULT_MAX_CODE_BYTES}
+   */
+  maxCodeBytes?: number;
+  /**
+   * Called after every run that dispatched at least one call, with the qualified names of the
+   * calls that succeeded, in dispatch order. Errors it throws are ignored (they never fail a run).
+   */
+  onSequence?: SequenceListener;
+}
+
+/** Options of {@link Executor.execute}. */
+export interface ExecuteOptions {
+  /** Cancels the run (the result has `error.code` `"ABORTED"`; tool calls in flight are cancelled). */
+  signal?: AbortSignal;
+  /** Limits of this run, over the executor's. */
+  limits?: Partial<SandboxLimits>;
+}
+
+/** Runs model code against MCP tools. */
+export interface Executor {
+  /**
+   * Compiles and runs `source`. Resolves with `status: "error"` for anything the script does
+   * wrong (syntax, throw, timeout, forbidden tool, bad arguments…); throws only for developer
+   * faults (closed pools, invalid limits).
+   */
+  execute(source: string, options?: ExecuteOptions): Promise<ExecutionResult>;
+  /** The tools scripts may call (`allowedCallers` includes `"code_execution"`). */
+  codeTools(): CatalogTool[];
+  /** TypeScript declarations of {@link Executor.codeTools}, for the model's prompt or `tsc`. */
+  declarations(options?: RenderDeclarationsOptions): string;
+}
+
+function emptyResult(code: 'SYNTAX_ERROR', message: string): ExecutionResult {
+  return {
+    status: 'error',
+    stdout: '',
+    stderr: '',
+    error: { code, message },
+    toolCalls: [],
+    stats: { wallMs: 0, cpuMs: 0, toolResultBytes: 0, stdoutBytes: 0 },
+  };
+}
+
+/**
+ * Creates an executor over an open tool pool and sandbox pool.
+ *
+ * @example
+ * ```ts
+ * const executor = createExecutor({ pool, sandbox, onSequence: (names) => history.record(names) });
+ * const result = await executor.execute('const { members } = await tools.expenses.get_team_members(); console.log(members.length);');
+ * ```
+ */
+export function createExecutor(options: ExecutorOptions): Executor {
+  const { pool, sandbox, onSequence } = options;
+  const maxCodeBytes = options.maxCodeBytes ?? DEFAULT_MAX_CODE_BYTES;
+  // Validate limits once, up front: bad limits are a developer fault.
+  if (options.limits) resolveSandboxLimits(options.limits);
+  const invoke: ToolInvoker = ({ name, args, signal }) =>
+    pool.call(name, args, { caller: 'code_execution', signal });
+  const codeTools = (): CatalogTool[] =>
+    pool.catalog().filter((t) => t.allowedCallers.includes('code_execution'));
+
+  return {
+    async execute(source: string, executeOptions: ExecuteOptions = {}): Promise<ExecutionResult> {
+      const compiled = compileScript(source, { maxCodeBytes });
+      if (!compiled.ok) return emptyResult('SYNTAX_ERROR', compiled.error.message);
+      // Every tool is bound, so a call to one not opened to code reaches the host and is
+      // refused there with a message naming the `allowedCallers` key that would open it.
+      const tools: SandboxToolBinding[] = pool
+        .catalog()
+        .map((t) => ({ name: t.name, namespace: t.namespace, member: t.member }));
+      const limits = { ...options.limits, ...executeOptions.limits };
+      const result = await sandbox.run({
+        code: compiled.code,
+        tools,
+        invoke,
+        ...(Object.keys(limits).length > 0 ? { limits } : {}),
+        ...(executeOptions.signal ? { signal: executeOptions.signal } : {}),
+      });
+      if (onSequence && result.toolCalls.length > 0) {
+        const sequence = result.toolCalls.filter((c) => c.ok).map((c) => c.tool);
+        try {
+          await onSequence(sequence, result);
+        } catch {
+          // History is best effort from here; it never fails a run.
+        }
+      }
+      return result;
+    },
+    codeTools,
+    declarations(renderOptions?: RenderDeclarationsOptions): string {
+      return renderDeclarations(codeTools(), renderOptions);
+    },
+  };
+}
