@@ -11,7 +11,9 @@ import { buildSync } from 'esbuild';
 const root = dirname(dirname(fileURLToPath(import.meta.url)));
 const require = createRequire(import.meta.url);
 const tsc = require.resolve('typescript/bin/tsc');
-rmSync(join(root, 'dist'), { recursive: true, force: true });
+// A release build starts clean; the test build (lenient) overwrites in place so that a test run
+// in progress never sees dist/ disappear under it.
+if (process.env.CODECALL_BUILD_LENIENT !== '1') rmSync(join(root, 'dist'), { recursive: true, force: true });
 try {
   execFileSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json')], {
     cwd: root,

@@ -26,7 +26,7 @@ interface Import {
 
 function area(path: string): string {
   const first = relative(SRC, path).split(sep)[0]!;
-  return first.replace(/\.ts$/, '');
+  return first.replace(/\.(ts|js)$/, '');
 }
 
 const IMPORT =
