@@ -153,6 +153,15 @@ function checkNumber(
   return value;
 }
 
+function isHttpURL(value: string): boolean {
+  try {
+    const { protocol } = new URL(value);
+    return protocol === 'http:' || protocol === 'https:';
+  } catch {
+    return false;
+  }
+}
+
 function isOpenAIHost(baseURL: string): boolean {
   try {
     return new URL(baseURL).hostname === 'api.openai.com';
@@ -197,18 +206,12 @@ export function createLanguageModel(spec: string, options: CreateLanguageModelOp
     ),
   };
   const timeoutMs = checkNumber('timeoutMs', options.timeoutMs, DEFAULT_PROVIDER_TIMEOUT_MS, 1, false);
-  if (baseURL !== undefined) {
-    try {
-      new URL(baseURL);
-    } catch {
-      throw new CodecallError(
-        'INVALID_ARGUMENT',
-        `baseURL "${baseURL}" is not a URL; write it like http://localhost:11434/v1.`,
-        {
-          details: { field: 'baseURL', value: baseURL },
-        },
-      );
-    }
+  if (baseURL !== undefined && !isHttpURL(baseURL)) {
+    throw new CodecallError(
+      'INVALID_ARGUMENT',
+      `baseURL "${baseURL}" is not an http(s) URL; write it like http://localhost:11434/v1.`,
+      { details: { field: 'baseURL', value: baseURL } },
+    );
   }
   if (apiKey === undefined && !(provider === 'openai' && baseURL !== undefined)) {
     throw new CodecallError(
