@@ -61,7 +61,8 @@ export function stem(word: string): string {
       // The base must keep a vowel ("bring" is not "br" + "ing").
       if (![...base].some((_, i) => isVowel(base, i))) continue;
       const last = base[base.length - 1];
-      if (last !== undefined && last === base[base.length - 2] && !'lsz'.includes(last)) {
+      const doubled = last !== undefined && last === base[base.length - 2];
+      if (doubled && (!'lsz'.includes(last) || (last === 'l' && base.length > 4))) {
         base = base.slice(0, -1);
       } else if (base.endsWith('at') || base.endsWith('iz') || base.endsWith('bl')) {
         base = `${base}e`;

@@ -127,7 +127,7 @@ function table(result: EvaluateSearchResult, tools: number): string {
   const lines: string[] = [];
   const setting =
     result.folds > 0
-      ? `${result.folds}-fold cross-validation, graph learned from ${result.trainChains} chains over the folds`
+      ? `${result.folds}-fold cross-validation; each fold's graph learned from ~${Math.round(result.trainChains / result.folds)} chains`
       : `graph learned from ${result.trainChains} chains`;
   lines.push(`${result.queries} queries, ${tools} tools (${setting})`);
   if (result.skipped > 0)
@@ -145,8 +145,8 @@ function table(result: EvaluateSearchResult, tools: number): string {
     for (const [label, key] of metrics) {
       const a = result.bm25[key][k] ?? 0;
       const b = result.hybrid[key][k] ?? 0;
-      const delta = (b - a) * 100;
-      rows.push([`${label}@${k}`, percent(a), percent(b), `${delta >= 0 ? '+' : ''}${delta.toFixed(1)}`]);
+      const delta = (Number(percent(b)) - Number(percent(a))).toFixed(1);
+      rows.push([`${label}@${k}`, percent(a), percent(b), `${delta.startsWith('-') ? '' : '+'}${delta}`]);
     }
   }
   const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));

@@ -1,0 +1,63 @@
+import { describe, expect, it } from 'vitest';
+import { Bm25Index } from '../../../src/search/bm25.js';
+
+const OPTIONS = { k1: 1.2, b: 0.75 };
+
+describe('Bm25Index', () => {
+  it('ranks rarer terms and heavier fields higher', () => {
+    const index = new Bm25Index([3, 1]);
+    index.add(1, [
+      ['send', 'message'],
+      ['post', 'text'],
+    ]);
+    index.add(2, [
+      ['list', 'channel'],
+      ['send', 'message', 'channel'],
+    ]);
+    index.add(3, [
+      ['read', 'file'],
+      ['file', 'text'],
+    ]);
+    const scores = index.score(['message'], OPTIONS);
+    expect(scores.get(1)!).toBeGreaterThan(scores.get(2)!);
+    expect(scores.has(3)).toBe(false);
+    const rare = index.score(['read'], OPTIONS).get(3)!;
+    const common = index.score(['text'], OPTIONS).get(3)!;
+    expect(rare).toBeGreaterThan(common);
+  });
+
+  it('gives the same scores after add/remove as a fresh build', () => {
+    const docs: Array<[number, string[][]]> = [
+      [1, [['a', 'b'], ['c']]],
+      [2, [['b'], ['c', 'c', 'd']]],
+      [3, [['e'], ['a', 'd']]],
+    ];
+    const incremental = new Bm25Index([2, 1]);
+    incremental.add(9, [['a', 'a', 'z'], ['z']]);
+    for (const [id, fields] of docs) incremental.add(id, fields);
+    incremental.add(2, [['x'], []]);
+    incremental.add(2, docs[1]![1]);
+    incremental.remove(9);
+    incremental.remove(42);
+    const fresh = new Bm25Index([2, 1]);
+    for (const [id, fields] of docs) fresh.add(id, fields);
+    for (const term of ['a', 'b', 'c', 'd', 'z']) {
+      expect([...incremental.score([term], OPTIONS)].sort()).toEqual(
+        [...fresh.score([term], OPTIONS)].sort(),
+      );
+    }
+    expect(incremental.size).toBe(3);
+    expect(incremental.documentFrequency('z')).toBe(0);
+  });
+
+  it('reports the fields that contain a term', () => {
+    const index = new Bm25Index([1, 1, 1]);
+    index.add(1, [['x'], [], ['x', 'y']]);
+    expect(index.fieldsContaining(1, 'x')).toEqual([0, 2]);
+    expect(index.fieldsContaining(1, 'q')).toEqual([]);
+  });
+
+  it('scores nothing on an empty index', () => {
+    expect(new Bm25Index([1]).score(['a'], OPTIONS).size).toBe(0);
+  });
+});
