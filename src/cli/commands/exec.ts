@@ -1,16 +1,141 @@
 /**
  * @module
- * `codecall exec` (not built yet: see the open issues).
+ * `codecall exec <file|-> [--config path] [--json]`: runs a script (JavaScript or TypeScript)
+ * against the configured MCP servers in the sandbox. Plain mode passes the script's stdout and
+ * stderr through; `--json` prints exactly one JSON object with the result, every tool call, and
+ * how many bytes of tool results the script consumed versus printed.
  */
-import type { CliCommand } from '../command.js';
+import { readFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { ExecutionSession } from '../../execute/index.js';
+import type { ExecutionResult } from '../../types.js';
+import { UsageError, type CliCommand, type CliIo } from '../command.js';
+
+/** Bytes of script read from a file or stdin (compileScript enforces the configured limit). */
+const MAX_SCRIPT_READ_BYTES = 16 * 1_048_576;
+
+const USAGE = `Usage: codecall exec <file | -> [--config <path>] [--json]
+
+Runs a JavaScript or TypeScript script in the sandbox against the configured MCP servers.
+Tools are async functions: await tools.<server>.<tool>(args), or callTool("server.tool", args).
+Only what the script prints comes back.
+
+Options:
+  --config <path>   configuration file (default: ./codecall.json, then ./.mcp.json)
+  --json            print one JSON object: status, stdout, stderr, error, toolCalls, stats
+
+Exit status: 0 the script succeeded, 1 it failed (the reason on stderr), 2 usage or
+configuration error.
+`;
+
+interface ExecArgs {
+  file: string;
+  config?: string;
+  json: boolean;
+}
+
+/** Parses the arguments of `codecall exec`. */
+export function parseExecArgs(argv: string[]): ExecArgs {
+  let file: string | undefined;
+  let config: string | undefined;
+  let json = false;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === '--json') json = true;
+    else if (arg === '--config') {
+      const value = argv[++i];
+      if (value === undefined || (value.startsWith('--') && value !== '-'))
+        throw new UsageError('--config needs a path.');
+      config = value;
+    } else if (arg.startsWith('--config=')) config = arg.slice('--config='.length);
+    else if (arg.startsWith('--')) throw new UsageError(`unknown option "${arg}".`);
+    else if (file === undefined) file = arg;
+    else throw new UsageError(`one script at a time; got "${file}" and "${arg}".`);
+  }
+  if (file === undefined) throw new UsageError('give a script file, or - to read it from stdin.');
+  return { file, json, ...(config !== undefined ? { config } : {}) };
+}
+
+async function readStdin(stdin: NodeJS.ReadableStream): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of stdin) {
+    const buffer = typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer);
+    size += buffer.length;
+    if (size > MAX_SCRIPT_READ_BYTES)
+      throw new UsageError(`the script on stdin is larger than ${MAX_SCRIPT_READ_BYTES} bytes.`);
+    chunks.push(buffer);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+async function readScript(file: string, io: CliIo): Promise<string> {
+  if (file === '-') return readStdin(io.stdin);
+  const path = resolve(io.cwd, file);
+  try {
+    const text = await readFile(path);
+    if (text.length > MAX_SCRIPT_READ_BYTES)
+      throw new UsageError(`${file} is larger than ${MAX_SCRIPT_READ_BYTES} bytes.`);
+    return text.toString('utf8');
+  } catch (error) {
+    if (error instanceof UsageError) throw error;
+    throw new UsageError(`cannot read the script ${path}: ${(error as Error).message}`);
+  }
+}
+
+function toJson(result: ExecutionResult): Record<string, unknown> {
+  const round = (ms: number): number => Math.round(ms * 100) / 100;
+  return {
+    status: result.status,
+    stdout: result.stdout,
+    stderr: result.stderr,
+    ...(result.error ? { error: { code: result.error.code, message: result.error.message } } : {}),
+    toolCalls: result.toolCalls.map((c) => ({
+      tool: c.tool,
+      ok: c.ok,
+      durationMs: round(c.durationMs),
+      argsBytes: c.argsBytes,
+      resultBytes: c.resultBytes,
+    })),
+    stats: {
+      wallMs: round(result.stats.wallMs),
+      cpuMs: round(result.stats.cpuMs),
+      toolResultBytes: result.stats.toolResultBytes,
+      stdoutBytes: result.stats.stdoutBytes,
+    },
+  };
+}
+
+async function run(argv: string[], io: CliIo): Promise<number> {
+  const args = parseExecArgs(argv);
+  const source = await readScript(args.file, io);
+  const session = await ExecutionSession.open({
+    load: { ...(args.config !== undefined ? { path: args.config } : {}), cwd: io.cwd, env: io.env },
+    tools: {
+      onServerError: (event) => {
+        io.stderr.write(`codecall exec: ${event.error.message.split('\n')[0]}\n`);
+      },
+    },
+  });
+  try {
+    const result = await session.executor.execute(source, { signal: io.signal });
+    if (args.json) {
+      io.stdout.write(`${JSON.stringify(toJson(result))}\n`);
+    } else {
+      io.stdout.write(result.stdout);
+      io.stderr.write(result.stderr);
+      if (result.error) io.stderr.write(`codecall exec: ${result.error.code}: ${result.error.message}\n`);
+    }
+    return result.status === 'ok' ? 0 : 1;
+  } finally {
+    await session.close();
+  }
+}
 
 /** `codecall exec`. */
 export const execCommand: CliCommand = {
   name: 'exec',
-  summary: '(not available yet)',
-  usage: 'codecall exec: not available in this build yet.',
-  run(_argv, io) {
-    io.stderr.write('codecall exec is not available in this build yet.\n');
-    return Promise.resolve(2);
-  },
+  summary: 'Run a JS/TS script in the sandbox against the configured MCP servers',
+  usage: USAGE,
+  run,
 };

@@ -1,16 +1,131 @@
 /**
  * @module
- * `codecall tools` (not built yet: see the open issues).
+ * `codecall tools [--config path] [--json] [--declarations]`: the catalog of every configured
+ * MCP server — server, qualified name, sandbox name, who may call it, one-line description —
+ * and the state of each server (failed ones with their stderr tail).
  */
-import type { CliCommand } from '../command.js';
+import { renderDeclarations } from '../../compile/index.js';
+import { loadConfig } from '../../config/index.js';
+import { ToolPool, type CatalogTool, type ServerStatus } from '../../tools/index.js';
+import { UsageError, type CliCommand, type CliIo } from '../command.js';
+
+/** Characters of a description shown in the plain listing. */
+const DESCRIPTION_COLUMN_CHARS = 90;
+
+const USAGE = `Usage: codecall tools [--config <path>] [--json | --declarations]
+
+Lists the tools of every configured MCP server: qualified name (server.tool), the name scripts
+use (tools.<server>.<tool>), who may call it (direct: the model; code: scripts), and a one-line
+description. Servers that fail to start are reported with the end of their stderr.
+
+Options:
+  --config <path>   configuration file (default: ./codecall.json, then ./.mcp.json)
+  --json            print {"servers": [...], "tools": [...]} as JSON
+  --declarations    print the TypeScript declarations of the tools scripts may call
+
+Exit status: 0 all servers connected, 1 some server failed, 2 usage or configuration error.
+`;
+
+interface ToolsArgs {
+  config?: string;
+  json: boolean;
+  declarations: boolean;
+}
+
+/** Parses `--config <path>` / `--config=<path>` and boolean flags; rejects anything else. */
+export function parseToolsArgs(argv: string[]): ToolsArgs {
+  const args: ToolsArgs = { json: false, declarations: false };
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === '--json') args.json = true;
+    else if (arg === '--declarations') args.declarations = true;
+    else if (arg === '--config') {
+      const value = argv[++i];
+      if (value === undefined || value.startsWith('--')) throw new UsageError('--config needs a path.');
+      args.config = value;
+    } else if (arg.startsWith('--config=')) args.config = arg.slice('--config='.length);
+    else throw new UsageError(`unknown argument "${arg}".`);
+  }
+  if (args.json && args.declarations) throw new UsageError('use either --json or --declarations, not both.');
+  return args;
+}
+
+function oneLine(text: string, max: number): string {
+  const line = text.replace(/\s+/g, ' ').trim();
+  return line.length > max ? `${line.slice(0, max - 1)}…` : line;
+}
+
+function callers(tool: CatalogTool): string {
+  return tool.allowedCallers.map((c) => (c === 'code_execution' ? 'code' : c)).join('+') || 'none';
+}
+
+function renderPlain(tools: readonly CatalogTool[], servers: ServerStatus[]): string {
+  const out: string[] = [];
+  for (const server of servers) {
+    const list = tools.filter((t) => t.server === server.name);
+    out.push(
+      `${server.name} (${server.transport}, ${server.state}${server.state === 'connected' ? `, ${list.length} tools` : ''})`,
+    );
+    if (server.state !== 'connected' && server.error) {
+      out.push(...server.error.split('\n').map((l) => `  ! ${l}`));
+    }
+    for (const warning of server.warnings) out.push(`  ! ${warning}`);
+    const nameWidth = Math.max(0, ...list.map((t) => t.name.length));
+    const sandboxWidth = Math.max(0, ...list.map((t) => `tools.${t.namespace}.${t.member}`.length));
+    const callerWidth = Math.max(0, ...list.map((t) => callers(t).length));
+    for (const tool of list) {
+      out.push(
+        `  ${tool.name.padEnd(nameWidth)}  ${`tools.${tool.namespace}.${tool.member}`.padEnd(sandboxWidth)}  ` +
+          `${callers(tool).padEnd(callerWidth)}  ${oneLine(tool.description || tool.title || '', DESCRIPTION_COLUMN_CHARS)}`,
+      );
+    }
+    out.push('');
+  }
+  if (servers.length === 0) out.push('No MCP servers are configured (add some under "mcpServers").', '');
+  return out.join('\n');
+}
+
+async function run(argv: string[], io: CliIo): Promise<number> {
+  const args = parseToolsArgs(argv);
+  const config = await loadConfig({
+    ...(args.config !== undefined ? { path: args.config } : {}),
+    cwd: io.cwd,
+    env: io.env,
+  });
+  const pool = await ToolPool.open(config);
+  try {
+    const tools = pool.catalog();
+    const servers = pool.serverStatus();
+    if (args.declarations) {
+      io.stdout.write(renderDeclarations(tools.filter((t) => t.allowedCallers.includes('code_execution'))));
+    } else if (args.json) {
+      const json = {
+        servers,
+        tools: tools.map((t) => ({
+          name: t.name,
+          server: t.server,
+          tool: t.tool,
+          sandboxName: `tools.${t.namespace}.${t.member}`,
+          allowedCallers: t.allowedCallers,
+          allowedCallersSource: t.allowedCallersSource,
+          deferLoading: t.deferLoading,
+          description: t.description,
+        })),
+      };
+      io.stdout.write(`${JSON.stringify(json, null, 2)}\n`);
+    } else {
+      io.stdout.write(renderPlain(tools, servers));
+    }
+    return servers.some((s) => s.state !== 'connected') ? 1 : 0;
+  } finally {
+    await pool.close();
+  }
+}
 
 /** `codecall tools`. */
 export const toolsCommand: CliCommand = {
   name: 'tools',
-  summary: '(not available yet)',
-  usage: 'codecall tools: not available in this build yet.',
-  run(_argv, io) {
-    io.stderr.write('codecall tools is not available in this build yet.\n');
-    return Promise.resolve(2);
-  },
+  summary: 'List the tools of the configured MCP servers and who may call them',
+  usage: USAGE,
+  run,
 };
