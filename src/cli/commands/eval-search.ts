@@ -165,7 +165,7 @@ export const evalSearchCommand: CliCommand = {
   name: 'eval-search',
   summary: 'Measure tool search (Recall, NDCG, completeness @k) with and without the tool graph',
   usage: USAGE,
-  run(argv: string[], io: CliIo): Promise<number> {
+  async run(argv: string[], io: CliIo): Promise<number> {
     let values: Record<string, string | boolean | undefined>;
     try {
       ({ values } = parseArgs({
@@ -257,6 +257,6 @@ export const evalSearchCommand: CliCommand = {
     } else {
       io.stdout.write(table(result, tools.length));
     }
-    return Promise.resolve(0);
+    return 0;
   },
 };
