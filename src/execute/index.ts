@@ -6,3 +6,12 @@ export { createExecutor } from './executor.js';
 export type { ExecuteOptions, Executor, ExecutorOptions, SequenceListener } from './executor.js';
 export { ExecutionSession } from './execution-session.js';
 export type { ExecutionSessionOptions } from './execution-session.js';
+export { CodecallRuntime, DEFAULT_RUNTIME_SEARCH_LIMIT } from './codecall-runtime.js';
+export type {
+  CodecallRuntimeOptions,
+  RuntimeCallOptions,
+  RuntimeExecuteOptions,
+  RuntimeSearchHit,
+  RuntimeSearchOptions,
+  RuntimeSearchResult,
+} from './codecall-runtime.js';

@@ -1,0 +1,256 @@
+/**
+ * @module
+ * The whole of codecall's host side as one resource: configuration → MCP tool pool → sandbox
+ * pool → executor, plus tool search kept in sync with the live catalog and the usage history
+ * that teaches it. The agent loop and `codecall serve` both stand on this; so can a user's own
+ * host.
+ *
+ * Every execution and every direct tool call is usage history: the ordered names of the calls
+ * that ran go to the tool graph (in memory at once) and to the history store (durably).
+ */
+import { renderDeclarations, type RenderDeclarationsOptions } from '../compile/index.js';
+import { isCodecallError } from '../errors.js';
+import type { SandboxLimits } from '../isolate/index.js';
+import { MemoryHistoryStore, type UsageHistoryStore } from '../search/history-store.js';
+import { SqliteHistoryStore } from '../search/sqlite-history-store.js';
+import {
+  createToolSearch,
+  type SearchableTool,
+  type ToolChain,
+  type ToolSearch,
+  type ToolSearchHit,
+} from '../search/tool-search.js';
+import type { CatalogTool, ToolPool } from '../tools/index.js';
+import type { ExecutionResult, ToolCaller } from '../types.js';
+import { ExecutionSession, type ExecutionSessionOptions } from './execution-session.js';
+
+/** Default number of hits of {@link CodecallRuntime.searchTools}. */
+export const DEFAULT_RUNTIME_SEARCH_LIMIT = 8;
+
+/** Options of {@link CodecallRuntime.open}. */
+export interface CodecallRuntimeOptions extends Omit<ExecutionSessionOptions, 'onSequence'> {
+  /**
+   * Where usage history lives. `undefined`: the SQLite store at the configuration's
+   * `history.path` when `history.enabled`, else an in-memory store; `false`: in memory only.
+   */
+  history?: UsageHistoryStore | false;
+  /** Called when recording usage fails (the run itself is unaffected). */
+  onHistoryError?: (error: unknown) => void;
+}
+
+/** One hit of {@link CodecallRuntime.searchTools}. */
+export interface RuntimeSearchHit extends ToolSearchHit {
+  /** The catalog entry: server, sandbox name, schemas, who may call it. */
+  tool: CatalogTool;
+}
+
+/** What {@link CodecallRuntime.searchTools} returns. */
+export interface RuntimeSearchResult {
+  hits: RuntimeSearchHit[];
+  /** Likely call sequences from the tool graph, best first. */
+  chains: ToolChain[];
+  /** TypeScript declarations of the hits that code may call (`tools.<server>.<tool>`). */
+  declarations: string;
+  /** True when a regex search ran out of its time budget. */
+  truncated: boolean;
+}
+
+/** Options of {@link CodecallRuntime.searchTools}. */
+export interface RuntimeSearchOptions {
+  /** @defaultValue the configuration's `search.limit`, else {@link DEFAULT_RUNTIME_SEARCH_LIMIT} */
+  limit?: number;
+  /** Treat the query as a regular expression. @defaultValue false */
+  regex?: boolean;
+  /** Options of the declarations rendered for the hits. */
+  declarations?: RenderDeclarationsOptions;
+}
+
+/** Options of {@link CodecallRuntime.execute}. */
+export interface RuntimeExecuteOptions {
+  signal?: AbortSignal;
+  limits?: Partial<SandboxLimits>;
+}
+
+/** Options of {@link CodecallRuntime.callTool}. */
+export interface RuntimeCallOptions {
+  signal?: AbortSignal;
+  /** @defaultValue 'direct' */
+  caller?: ToolCaller;
+}
+
+function searchable(tool: CatalogTool): SearchableTool {
+  return {
+    name: tool.name,
+    server: tool.server,
+    description: tool.title ? `${tool.title}. ${tool.description}` : tool.description,
+    inputSchema: tool.inputSchema,
+    outputSchema: tool.outputSchema,
+  };
+}
+
+/**
+ * Configuration, MCP servers, sandbox, search and usage history, opened and closed together.
+ *
+ * @example
+ * ```ts
+ * await using runtime = await CodecallRuntime.open({ load: { path: 'examples/codecall.json' } });
+ * const found = await runtime.searchTools('travel expenses by member');
+ * console.log(found.declarations);
+ * const result = await runtime.execute('console.log((await tools.expenses.get_team_members()).members.length)');
+ * ```
+ */
+export class CodecallRuntime {
+  readonly session: ExecutionSession;
+  readonly search: ToolSearch;
+  readonly history: UsageHistoryStore;
+  readonly #onHistoryError: (error: unknown) => void;
+  readonly #unsubscribe: () => void;
+  readonly #pending = new Set<Promise<void>>();
+  #catalog = new Map<string, CatalogTool>();
+  #closing: Promise<void> | undefined;
+
+  private constructor(
+    session: ExecutionSession,
+    search: ToolSearch,
+    history: UsageHistoryStore,
+    onHistoryError: (error: unknown) => void,
+  ) {
+    this.session = session;
+    this.search = search;
+    this.history = history;
+    this.#onHistoryError = onHistoryError;
+    this.#catalog = new Map(session.tools.catalog().map((tool) => [tool.name, tool]));
+    this.#unsubscribe = session.tools.onCatalogChange((catalog) => this.#syncCatalog(catalog));
+  }
+
+  /** Opens everything; on failure, closes what was opened and rethrows. */
+  static async open(options: CodecallRuntimeOptions = {}): Promise<CodecallRuntime> {
+    const onHistoryError = options.onHistoryError ?? (() => {});
+    let runtime: CodecallRuntime | undefined;
+    const session = await ExecutionSession.open({
+      ...options,
+      onSequence: (sequence) => runtime?.recordSequence(sequence),
+    });
+    let history: UsageHistoryStore | undefined;
+    try {
+      if (options.history) history = options.history;
+      else if (options.history === false || !session.config.history.enabled)
+        history = new MemoryHistoryStore();
+      else history = await SqliteHistoryStore.open({ path: session.config.history.path });
+      const state = await history.load();
+      const { limit: _limit, ...ranking } = session.config.search;
+      const search = createToolSearch({
+        tools: session.tools.catalog().map(searchable),
+        state,
+        ...ranking,
+      });
+      runtime = new CodecallRuntime(session, search, history, onHistoryError);
+      return runtime;
+    } catch (error) {
+      await Promise.allSettled([session.close(), history?.close()]);
+      throw error;
+    }
+  }
+
+  /** The resolved configuration. */
+  get config(): ExecutionSession['config'] {
+    return this.session.config;
+  }
+
+  /** The MCP tool pool. */
+  get tools(): ToolPool {
+    return this.session.tools;
+  }
+
+  /** The live catalog. */
+  catalog(): CatalogTool[] {
+    return [...this.#catalog.values()];
+  }
+
+  /**
+   * Ranked tools for `query` with their TypeScript declarations. Throws `SEARCH_INVALID_QUERY`
+   * for an empty query or a bad regex (callers facing a model turn that into a tool error).
+   */
+  searchTools(query: string, options: RuntimeSearchOptions = {}): RuntimeSearchResult {
+    const limit = options.limit ?? this.config.search.limit ?? DEFAULT_RUNTIME_SEARCH_LIMIT;
+    const found = this.search.searchDetailed(query, { limit, mode: options.regex ? 'regex' : 'hybrid' });
+    const hits: RuntimeSearchHit[] = [];
+    for (const hit of found.hits) {
+      const tool = this.#catalog.get(hit.name);
+      if (tool) hits.push({ ...hit, tool });
+    }
+    const codeTools = hits.map((h) => h.tool).filter((t) => t.allowedCallers.includes('code_execution'));
+    const declarations =
+      codeTools.length > 0 ? renderDeclarations(codeTools, { callTool: false, ...options.declarations }) : '';
+    return { hits, chains: found.chains, declarations, truncated: found.truncated };
+  }
+
+  /** Compiles and runs model code; the calls it made feed the tool graph. Never throws for script faults. */
+  execute(code: string, options: RuntimeExecuteOptions = {}): Promise<ExecutionResult> {
+    return this.session.executor.execute(code, options);
+  }
+
+  /** Calls one tool directly (policy: `allowedCallers` must include `caller`). */
+  callTool(name: string, args: unknown, options: RuntimeCallOptions = {}): Promise<unknown> {
+    return this.tools.call(name, args, {
+      caller: options.caller ?? 'direct',
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
+  }
+
+  /**
+   * Learns from one run: `names` are the tools it called, in order. Updates search at once and
+   * appends to the history store in the background (awaited by {@link CodecallRuntime.flush}).
+   */
+  recordSequence(names: readonly string[]): void {
+    if (names.length === 0 || this.#closing) return;
+    try {
+      this.search.recordSequence(names);
+    } catch (error) {
+      this.#onHistoryError(error);
+      return;
+    }
+    const write = this.history
+      .append(names)
+      .catch((error: unknown) => this.#onHistoryError(error))
+      .finally(() => this.#pending.delete(write));
+    this.#pending.add(write);
+  }
+
+  /** Waits for every usage-history write in flight. */
+  async flush(): Promise<void> {
+    while (this.#pending.size > 0) await Promise.allSettled([...this.#pending]);
+  }
+
+  /** Declarations of every tool code may call (large catalogs: prefer {@link searchTools}). */
+  declarations(options?: RenderDeclarationsOptions): string {
+    return this.session.executor.declarations(options);
+  }
+
+  #syncCatalog(catalog: readonly CatalogTool[]): void {
+    const next = new Map(catalog.map((tool) => [tool.name, tool]));
+    const removed = [...this.#catalog.keys()].filter((name) => !next.has(name));
+    try {
+      if (removed.length > 0) this.search.removeTools(removed);
+      this.search.addTools(catalog.map(searchable));
+    } catch (error) {
+      if (!isCodecallError(error)) throw error;
+      this.#onHistoryError(error);
+    }
+    this.#catalog = next;
+  }
+
+  /** Flushes usage history, then closes the sandbox, every MCP server and the store. Idempotent. */
+  close(): Promise<void> {
+    this.#closing ??= (async () => {
+      this.#unsubscribe();
+      await this.flush();
+      await Promise.allSettled([this.session.close(), this.history.close()]);
+    })();
+    return this.#closing;
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+}

@@ -1,0 +1,64 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { CodecallRuntime } from '../../../src/execute/index.js';
+import { SqliteHistoryStore } from '../../../src/search/sqlite-history-store.js';
+
+const CONFIG = resolve(import.meta.dirname, '../../../examples/codecall.json');
+const dir = mkdtempSync(join(tmpdir(), 'codecall-runtime-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('CodecallRuntime over the example expense server', () => {
+  it('searches the live catalog, runs code, and learns the call order durably', async () => {
+    const historyPath = join(dir, 'history.sqlite');
+    const store = await SqliteHistoryStore.open({ path: historyPath });
+    const runtime = await CodecallRuntime.open({ load: { path: CONFIG }, history: store });
+    try {
+      const found = runtime.searchTools('expense line items of a team member');
+      expect(found.hits.map((h) => h.name)).toContain('expenses.get_expenses');
+      expect(found.declarations).toMatch(/get_expenses/);
+      expect(found.hits.every((h) => h.reasons.length > 0)).toBe(true);
+
+      const script = `
+        const { members } = await tools.expenses.get_team_members({});
+        const first = members[0];
+        const expenses = await tools.expenses.get_expenses({ member_id: first.id, quarter: 'Q3' });
+        console.log(typeof first.id, Array.isArray(expenses.items ?? expenses));
+      `;
+      for (let i = 0; i < 3; i++) {
+        const result = await runtime.execute(script);
+        expect(result.status, JSON.stringify(result.error)).toBe('ok');
+      }
+      await runtime.flush();
+      const edge = runtime.search
+        .graphEdges()
+        .find((e) => e.from === 'expenses.get_team_members' && e.to === 'expenses.get_expenses');
+      expect(edge?.count).toBe(3);
+    } finally {
+      await runtime.close();
+    }
+    const reopened = await SqliteHistoryStore.open({ path: historyPath });
+    const state = await reopened.load();
+    await reopened.close();
+    expect(JSON.stringify(state)).toMatch(/get_team_members/);
+  });
+
+  it('enforces allowedCallers on the host for tools closed to code', async () => {
+    const runtime = await CodecallRuntime.open({ load: { path: CONFIG }, history: false });
+    try {
+      const closed = runtime.catalog().find((t) => !t.allowedCallers.includes('code_execution'));
+      expect(closed?.name).toBe('expenses.flag_expense');
+      await expect(runtime.callTool(closed!.name, {}, { caller: 'code_execution' })).rejects.toThrow(
+        /allowedCallers/,
+      );
+      const result = await runtime.execute(
+        `await tools.expenses.flag_expense({ expense_id: 'x', reason: 'y' });`,
+      );
+      expect(result.status).toBe('error');
+      expect(result.stderr + (result.error?.message ?? '')).toMatch(/allowedCallers/);
+    } finally {
+      await runtime.close();
+    }
+  });
+});
