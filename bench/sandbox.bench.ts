@@ -2,16 +2,56 @@
  * @module
  * Sandbox figures, each against a floor measured in the same run: tool-call overhead (p50)
  * against a plain `await` of the same function with a JSON copy of arguments and result;
- * sandbox ready time (warm spare and cold); V8 heap of an idle sandbox; 1,000 parallel calls;
+ * sandbox ready time (warm spare and cold); memory per idle sandbox (marginal resident memory of
+ * many idle sandboxes, against an isolate with an empty prelude); 1,000 parallel calls;
  * a 10 MB tool result against a host `JSON.parse` of it. Needs `npm run build` first (the
  * prelude and the worker entry are loaded from dist/).
  */
+import { spawnSync } from 'node:child_process';
+
 import { compileScript } from '../src/compile/index.js';
 import { loadPreludeSource } from '../src/isolate/assets.js';
 import { IsolateEngine } from '../src/isolate/engine.js';
 import { SandboxPool, type SandboxMode } from '../src/isolate/index.js';
 import type { SandboxToolBinding, ToolInvoker } from '../src/types.js';
 import { figure, finish, nowUs, percentile } from './harness.js';
+
+const IDLE_SANDBOXES = 40;
+const IDLE_MEMORY_FLAG = '--idle-memory';
+const EMPTY_PRELUDE =
+  'globalThis.__codecall_start = () => {}; globalThis.__codecall_settle = () => {}; globalThis.__codecall_warm = () => {};';
+
+/** Child mode: marginal resident bytes (and median V8 reserved heap) of idle warm sandboxes. */
+async function idleSandboxCost(prelude: string): Promise<{ rssBytes: number; heapBytes: number }> {
+  const held: IsolateEngine[] = [];
+  const settle = async () => {
+    for (let i = 0; i < 3; i++) {
+      (globalThis as { gc?: () => void }).gc?.();
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  };
+  const add = () => {
+    const engine = new IsolateEngine({ prelude, spareMemoryMb: 256 });
+    engine.warm();
+    held.push(engine);
+    return engine;
+  };
+  for (let i = 0; i < 5; i++) add();
+  await settle();
+  const before = process.memoryUsage().rss;
+  const heap: number[] = [];
+  for (let i = 0; i < IDLE_SANDBOXES; i++) heap.push(add().spareHeapBytes() ?? NaN);
+  await settle();
+  const rssBytes = (process.memoryUsage().rss - before) / IDLE_SANDBOXES;
+  for (const engine of held) engine.close();
+  return { rssBytes, heapBytes: percentile(heap, 50) };
+}
+
+if (process.argv[2] === IDLE_MEMORY_FLAG) {
+  const prelude = process.argv[3] === 'empty' ? EMPTY_PRELUDE : loadPreludeSource();
+  process.stdout.write(JSON.stringify(await idleSandboxCost(prelude)));
+  process.exit(0);
+}
 
 const CALLS = 2_000;
 const READY_SAMPLES = 200;
@@ -170,16 +210,34 @@ for (const mode of ['in-process', 'process'] as SandboxMode[]) {
   await pool.close();
 }
 
-const engines: IsolateEngine[] = [];
-const heap: number[] = [];
-for (let i = 0; i < 10; i++) {
-  const engine = new IsolateEngine({ prelude: loadPreludeSource(), spareMemoryMb: 256 });
-  engine.warm();
-  heap.push(engine.spareHeapBytes() ?? NaN);
-  engines.push(engine);
-}
-figure('V8 heap of one idle sandbox (isolate + context + prelude)', percentile(heap, 50) / 1_048_576, 'MB', {
+// Memory per idle sandbox: the marginal resident memory of N idle warm sandboxes held at once
+// (after a full GC of the host), so the figure is what each extra sandbox really costs the
+// process: V8 heap pages it touched, its context, the prelude's code and data, and the
+// isolate's own allocations. Each measurement runs in a fresh child process, so memory freed by
+// the rest of this bench cannot be reused and hide the cost. V8's reserved heap
+// (`total_heap_size`) is printed beside it for reference: it counts whole 256 KB pages, mostly
+// untouched, so it is not a cost by itself. Floor: an isolate and context running an empty
+// prelude (only the three bridge globals).
+const MB = 1_048_576;
+const idleMemory = (which: 'empty' | 'prelude'): { rssBytes: number; heapBytes: number } => {
+  const child = spawnSync(
+    process.execPath,
+    [...process.execArgv, process.argv[1]!, IDLE_MEMORY_FLAG, which],
+    {
+      encoding: 'utf8',
+    },
+  );
+  if (child.status !== 0) throw new Error(`idle memory measurement failed: ${child.stderr}`);
+  return JSON.parse(child.stdout) as { rssBytes: number; heapBytes: number };
+};
+const empty = idleMemory('empty');
+const idle = idleMemory('prelude');
+console.log(
+  `  floor: isolate + context with an empty prelude, ${(empty.rssBytes / MB).toFixed(3)} MB resident each (V8 reserved heap ${(empty.heapBytes / MB).toFixed(3)} MB)`,
+);
+figure(`memory per idle sandbox (resident, marginal over ${IDLE_SANDBOXES})`, idle.rssBytes / MB, 'MB', {
   max: 2,
 });
-for (const engine of engines) engine.close();
+figure('  of which prelude, console, tools (idle − floor)', (idle.rssBytes - empty.rssBytes) / MB, 'MB');
+figure('V8 reserved heap of one idle sandbox (whole pages, info)', idle.heapBytes / MB, 'MB');
 finish();
