@@ -1,0 +1,158 @@
+/**
+ * Pure parts of the tool layer: names, caller policy, input validation, result normalization.
+ */
+import { describe, expect, it } from 'vitest';
+import { isCodecallError } from '../../../src/errors.js';
+import {
+  assertCallerAllowed,
+  assignIdentifiers,
+  compileInputValidator,
+  normalizeToolResult,
+  resolveAllowedCallers,
+  toIdentifier,
+  toolErrorText,
+} from '../../../src/tools/index.js';
+
+function messageOf(fn: () => unknown): string {
+  try {
+    fn();
+  } catch (error) {
+    if (isCodecallError(error)) return `${error.code}: ${error.message}`;
+    throw error;
+  }
+  return 'no error';
+}
+
+describe('names', () => {
+  it('makes identifier-safe names', () => {
+    expect(toIdentifier('get-expenses')).toBe('get_expenses');
+    expect(toIdentifier('2fa')).toBe('_2fa');
+    expect(toIdentifier('delete')).toBe('delete_');
+    expect(toIdentifier('then')).toBe('then_');
+    expect(toIdentifier('__proto__')).toBe('__proto___');
+    expect(toIdentifier('Bing CN::search')).toBe('Bing_CN__search');
+    expect(toIdentifier('')).toBe('_');
+  });
+
+  it('deduplicates collisions deterministically, whatever the input order', () => {
+    const a = assignIdentifiers(['get-data', 'get_data', 'get.data']);
+    const b = assignIdentifiers(['get.data', 'get_data', 'get-data']);
+    expect([...a.entries()].sort()).toEqual([...b.entries()].sort());
+    expect(new Set(a.values()).size).toBe(3);
+    expect(a.get('get-data')).toBe('get_data');
+  });
+});
+
+describe('allowedCallers policy', () => {
+  it('resolves tool over server over annotations over the default', () => {
+    expect(resolveAllowedCallers({ tool: ['direct'], server: ['code_execution'] })).toEqual({
+      allowedCallers: ['direct'],
+      source: 'tool',
+    });
+    expect(
+      resolveAllowedCallers({ server: ['code_execution'], annotations: { destructiveHint: true } }),
+    ).toEqual({
+      allowedCallers: ['code_execution'],
+      source: 'server',
+    });
+    expect(resolveAllowedCallers({ annotations: { destructiveHint: true } })).toEqual({
+      allowedCallers: ['direct'],
+      source: 'annotations',
+    });
+    expect(
+      resolveAllowedCallers({ annotations: { readOnlyHint: true, destructiveHint: true } }).allowedCallers,
+    ).toEqual(['direct', 'code_execution']);
+    expect(resolveAllowedCallers({})).toEqual({
+      allowedCallers: ['direct', 'code_execution'],
+      source: 'default',
+    });
+    expect(resolveAllowedCallers({ tool: [] }).allowedCallers).toEqual([]);
+  });
+
+  it('names the tool and the key that would open it', () => {
+    const target = {
+      name: 'fs.delete_file',
+      server: 'fs',
+      tool: 'delete_file',
+      allowedCallers: ['direct' as const],
+      allowedCallersSource: 'annotations' as const,
+    };
+    expect(() => assertCallerAllowed(target, 'direct')).not.toThrow();
+    const message = messageOf(() => assertCallerAllowed(target, 'code_execution', '/x/codecall.json'));
+    expect(message).toContain('TOOL_NOT_ALLOWED');
+    expect(message).toContain('fs.delete_file');
+    expect(message).toContain('mcpServers.fs.tools.delete_file.allowedCallers');
+    expect(message).toContain('["direct","code_execution"]');
+    expect(message).toContain('/x/codecall.json');
+  });
+});
+
+describe('input validation', () => {
+  it('names fields, expected types, enum values and unknown keys', () => {
+    const validator = compileInputValidator('s.t', {
+      type: 'object',
+      properties: {
+        name: { type: 'string' },
+        nested: { type: 'object', properties: { n: { type: 'integer' } }, required: ['n'] },
+        list: { type: 'array', items: { type: 'number' } },
+      },
+      required: ['name'],
+      additionalProperties: false,
+    });
+    expect(validator.ok).toBe(true);
+    expect(() => validator.validate({ name: 'x', nested: { n: 1 }, list: [1] })).not.toThrow();
+    const message = messageOf(() => validator.validate({ nme: 'x', nested: {}, list: [1, 'two'] }));
+    expect(message).toContain('TOOL_INPUT_INVALID');
+    expect(message).toContain('missing required field "name"');
+    expect(message).toContain('unknown field "nme" (did you mean "name"?)');
+    expect(message).toContain('missing required field "nested.n"');
+    expect(message).toContain('"list[1]" must be number');
+  });
+
+  it('supports 2020-12 schemas and survives schemas that do not compile', () => {
+    const modern = compileInputValidator('s.a', {
+      $schema: 'https://json-schema.org/draft/2020-12/schema',
+      $id: 'urn:same-id',
+      type: 'object',
+      properties: { pair: { type: 'array', prefixItems: [{ type: 'string' }, { type: 'number' }] } },
+    });
+    expect(modern.ok).toBe(true);
+    expect(() => modern.validate({ pair: ['a', 1] })).not.toThrow();
+    expect(messageOf(() => modern.validate({ pair: [1, 1] }))).toContain('"pair[0]" must be string');
+    // The same $id from another server does not collide.
+    expect(compileInputValidator('s.b', { $id: 'urn:same-id', type: 'object' }).ok).toBe(true);
+    const broken = compileInputValidator('s.c', { type: 'object', properties: { a: { $ref: '#/nowhere' } } });
+    expect(broken.ok).toBe(false);
+    expect(() => broken.validate({ a: 1 })).not.toThrow();
+    expect(messageOf(() => broken.validate('not an object'))).toContain('arguments must be an object');
+  });
+});
+
+describe('result normalization', () => {
+  it('prefers structuredContent, parses JSON text, keeps other text, and describes binaries', () => {
+    expect(
+      normalizeToolResult({ structuredContent: { a: 1 }, content: [{ type: 'text', text: 'x' }] }),
+    ).toEqual({ a: 1 });
+    expect(normalizeToolResult({ content: [{ type: 'text', text: ' [1,2]' }] })).toEqual([1, 2]);
+    expect(normalizeToolResult({ content: [{ type: 'text', text: '42' }] })).toBe('42');
+    expect(normalizeToolResult({ content: [{ type: 'text', text: '{broken' }] })).toBe('{broken');
+    expect(normalizeToolResult({ content: [] })).toBeNull();
+    expect(normalizeToolResult({})).toBeNull();
+    const big = Buffer.alloc(3_000_000).toString('base64');
+    const out = normalizeToolResult({
+      content: [{ type: 'audio', data: big, mimeType: 'audio/wav' }, { type: 'weird' }],
+    });
+    expect(out).toEqual([
+      { type: 'audio', mimeType: 'audio/wav', bytes: 3_000_000, note: 'audio data omitted' },
+      { type: 'weird', note: 'unsupported content omitted' },
+    ]);
+  });
+
+  it('extracts and bounds the error text of isError results', () => {
+    expect(toolErrorText({ isError: true, content: [{ type: 'text', text: 'nope' }] })).toBe('nope');
+    expect(toolErrorText({ isError: true })).toContain('without a message');
+    const long = toolErrorText({ isError: true, content: [{ type: 'text', text: 'e'.repeat(10_000) }] }, 100);
+    expect(long.length).toBeLessThan(200);
+    expect(long).toContain('more characters cut');
+  });
+});
