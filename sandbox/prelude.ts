@@ -28,6 +28,12 @@ interface StartConfig {
 interface Pending {
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
+  /**
+   * Created when the script called the tool, so its stack holds the script's call site; it
+   * becomes the rejection's error when the tool fails (an error made when the host answers
+   * would have no frame of the script's code).
+   */
+  site: Error;
 }
 
 const scope = globalThis as unknown as Record<string, unknown>;
@@ -41,6 +47,8 @@ for (const name of [
   'WebAssembly',
   'SharedArrayBuffer',
   'Atomics',
+  // present only when the process runs with --expose-gc (a host started that way, in-process)
+  'gc',
 ]) {
   delete scope[name];
 }
@@ -97,14 +105,28 @@ function write(stream: number, args: unknown[]): void {
   out(stream, text.slice(0, budget), utf8Length(text.slice(budget)));
 }
 
-function toolError(message: string, code: string | undefined): Error {
-  const error = new ErrorCtor(message);
-  const limit = code !== undefined && code.endsWith('_LIMIT');
-  defineProperty(error, 'name', {
-    value: limit ? 'ToolLimitError' : 'ToolError',
-    configurable: true,
-    writable: true,
-  });
+/**
+ * Makes `error` (new, or the call-site error of a pending call, created without a message) a
+ * ToolError or ToolLimitError, with its stack's first line rewritten to carry name and message.
+ */
+function toolError(message: string, code: string | undefined, error: Error = new ErrorCtor()): Error {
+  const name = code !== undefined && code.endsWith('_LIMIT') ? 'ToolLimitError' : 'ToolError';
+  defineProperty(error, 'message', { value: message, configurable: true, writable: true });
+  defineProperty(error, 'name', { value: name, configurable: true, writable: true });
+  let stack: unknown;
+  try {
+    stack = error.stack; // a string unless the script replaced Error.prepareStackTrace
+  } catch {
+    stack = undefined;
+  }
+  if (typeof stack === 'string') {
+    const frames = stack.indexOf('\n');
+    defineProperty(error, 'stack', {
+      value: `${name}: ${message}${frames === -1 ? '' : stack.slice(frames)}`,
+      configurable: true,
+      writable: true,
+    });
+  }
   if (code !== undefined) defineProperty(error, 'code', { value: code, enumerable: true });
   return error;
 }
@@ -138,7 +160,7 @@ function invoke(name: string, args: unknown): Promise<unknown> {
       return;
     }
     const id = nextId++;
-    pending[id] = { resolve, reject };
+    pending[id] = { resolve, reject, site: new ErrorCtor() };
     call(id, name, json);
   });
 }
@@ -279,14 +301,14 @@ function settle(id: number, ok: boolean, payload: string | undefined, code: stri
   if (entry === undefined) return;
   delete pending[id];
   if (!ok) {
-    entry.reject(toolError(StringCtor(payload), code));
+    entry.reject(toolError(StringCtor(payload), code, entry.site));
     return;
   }
   let value: unknown;
   try {
     value = payload === undefined ? undefined : parse(payload);
   } catch {
-    entry.reject(toolError('The tool result was not valid JSON.', 'TOOL_ERROR'));
+    entry.reject(toolError('The tool result was not valid JSON.', 'TOOL_ERROR', entry.site));
     return;
   }
   entry.resolve(value);

@@ -147,6 +147,39 @@ describe.each<SandboxMode>(['in-process', 'process'])('SandboxPool (%s)', (mode)
     expect(result.toolCalls[0]!.error).toBe('quota exceeded for project alpha');
   });
 
+  it('points an uncaught tool error at the line of the call in the model code', async () => {
+    const fail = () => {
+      throw new Error('no such repository');
+    };
+    const result = await runScript(
+      pool,
+      [
+        '```ts',
+        'const first: number = await tools.svc.ok({});',
+        'async function load(name: string) {',
+        '  return tools.svc.fail({ name });',
+        '}',
+        'console.log(first);',
+        'await load("codecall");',
+        '```',
+      ].join('\n'),
+      { tools: { 'svc.ok': () => 1, 'svc.fail': fail } },
+    );
+    expect(result.stdout).toBe('1\n');
+    expect(result.error?.code).toBe('RUNTIME_ERROR');
+    expect(result.error?.message).toMatch(
+      /^Uncaught ToolError: no such repository\n {4}at load line 4, column \d+\n {4}at line 7, column \d+/,
+    );
+    const caught = await runScript(
+      pool,
+      `const results = await Promise.allSettled([tools.svc.ok({}), tools.svc.fail({})]);
+       const error = (results[1] as PromiseRejectedResult).reason;
+       console.log(String(error.stack).split('\\n')[0]);`,
+      { tools: { 'svc.ok': () => 1, 'svc.fail': fail } },
+    );
+    expect(caught.stdout).toBe('ToolError: no such repository\n');
+  });
+
   it('passes non-Error tool failures and non-JSON results as readable messages', async () => {
     const result = await runScript(
       pool,
