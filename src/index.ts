@@ -17,3 +17,88 @@ export type {
   ToolInvocation,
   ToolInvoker,
 } from './types.js';
+
+// Configuration
+export { CONFIG_FILE_NAMES, loadConfig, parseConfig } from './config/index.js';
+export type {
+  AgentConfig,
+  CodecallConfig,
+  ConfigIssue,
+  HistoryConfig,
+  LoadConfigOptions,
+  ParseConfigOptions,
+  RemoteServerConfig,
+  SandboxConfig,
+  SandboxLimitsConfig,
+  SearchConfig,
+  ServerConfig,
+  ServerMap,
+  StdioServerConfig,
+  ToolPolicyConfig,
+} from './config/index.js';
+
+// Compilation and declarations
+export { compileScript, renderDeclarations } from './compile/index.js';
+export type {
+  CompileError,
+  CompileResult,
+  CompileScriptOptions,
+  DeclarableTool,
+  RenderDeclarationsOptions,
+} from './compile/index.js';
+
+// Sandbox
+export { formatResultForModel, resolveSandboxLimits, SandboxPool } from './isolate/index.js';
+export type { SandboxLimits, SandboxMode, SandboxPoolOptions, SandboxRunOptions } from './isolate/index.js';
+
+// MCP tools
+export { ToolPool } from './tools/index.js';
+export type {
+  CatalogTool,
+  ServerErrorEvent,
+  ServerStatus,
+  ToolCallOptions,
+  ToolPoolOptions,
+} from './tools/index.js';
+
+// Execution
+export { CodecallRuntime, createExecutor, ExecutionSession } from './execute/index.js';
+export type {
+  CodecallRuntimeOptions,
+  ExecuteOptions,
+  ExecutionSessionOptions,
+  Executor,
+  ExecutorOptions,
+  RuntimeCallOptions,
+  RuntimeExecuteOptions,
+  RuntimeSearchHit,
+  RuntimeSearchOptions,
+  RuntimeSearchResult,
+  SequenceListener,
+} from './execute/index.js';
+
+// Language models
+export { createLanguageModel, KNOWN_PROVIDERS, parseModelSpec } from './providers/create-language-model.js';
+export type {
+  CreateLanguageModelOptions,
+  ModelSpec,
+  ProviderName,
+} from './providers/create-language-model.js';
+export type { ProviderRetryEvent } from './providers/retry-provider-call.js';
+export type {
+  AssistantMessage,
+  ContentPart,
+  GenerateOptions,
+  GenerateRequest,
+  GenerateResponse,
+  LanguageModel,
+  Message,
+  StopReason,
+  TextPart,
+  TokenUsage,
+  ToolCallPart,
+  ToolDefinition,
+  ToolMessage,
+  ToolResult,
+  UserMessage,
+} from './providers/language-model.js';

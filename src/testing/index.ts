@@ -11,3 +11,32 @@ export type {
   ScriptedStep,
   ScriptedStepWithExpectation,
 } from './scripted-model.js';
+export {
+  CATEGORIES,
+  createExpenseData,
+  createExpenseServer,
+  createMisbehavingServer,
+  inMemoryTransport,
+  LEVELS,
+  MAX_EXPENSES_PAGE,
+  overBudgetMembers,
+  QUARTERS,
+  runTestServer,
+  serveHttp,
+} from './servers/index.js';
+export type {
+  Category,
+  ExpenseData,
+  ExpenseDataOptions,
+  ExpenseItem,
+  ExpenseServerOptions,
+  HttpMcpEndpoint,
+  Level,
+  LevelBudget,
+  MisbehavingServerOptions,
+  MisbehavingServerProbe,
+  Quarter,
+  RunTestServerOptions,
+  ServeHttpOptions,
+  TeamMember,
+} from './servers/index.js';
