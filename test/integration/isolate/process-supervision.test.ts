@@ -100,6 +100,30 @@ describe('process-mode supervision', () => {
     expect(next.stdout).toBe('ok\n');
   });
 
+  it('starts workers with an empty environment: host secrets never reach them', async () => {
+    const secret = `sk-ant-test-${process.pid}-${Date.now()}`;
+    const saved = process.env.ANTHROPIC_API_KEY;
+    process.env.ANTHROPIC_API_KEY = secret;
+    try {
+      pool = await SandboxPool.open({ mode: 'process', workers: 1 });
+    } finally {
+      if (saved === undefined) delete process.env.ANTHROPIC_API_KEY;
+      else process.env.ANTHROPIC_API_KEY = saved;
+    }
+    const pids = childPids();
+    expect(pids.length).toBe(1);
+    const environ = readFileSync(`/proc/${pids[0]}/environ`, 'utf8');
+    expect(environ).not.toContain(secret);
+    // Only the variables Node's fork() adds for the IPC channel itself.
+    const names = environ
+      .split('\0')
+      .filter(Boolean)
+      .map((entry) => entry.slice(0, entry.indexOf('=')));
+    expect(names.sort()).toEqual(['NODE_CHANNEL_FD', 'NODE_CHANNEL_SERIALIZATION_MODE']);
+    // The worker serves runs with that environment.
+    expect((await runScript(pool, 'return 1;')).returnValue).toBe(1);
+  });
+
   it('close() cancels running scripts, is idempotent, and refuses new runs', async () => {
     pool = await SandboxPool.open({ mode: 'process', workers: 1 });
     const open = pool;
