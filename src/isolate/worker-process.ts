@@ -119,7 +119,9 @@ export class WorkerProcess {
         this.#options.startTimeoutMs,
       );
       child.once('error', (error) => fail(error.message));
-      child.on('exit', () => {
+      // 'close' (not 'exit'): it comes after stderr has been read to the end, so the tail that
+      // tells a V8 fatal OOM / invalid-size abort from another crash is complete.
+      child.on('close', () => {
         this.#alive = false;
         this.retired = true;
         this.#stopHeartbeat();

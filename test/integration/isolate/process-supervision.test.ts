@@ -73,6 +73,24 @@ describe('process-mode supervision', () => {
     expect(next.returnValue).toBe(5);
   });
 
+  it('reports a V8 fatal allocation abort in a worker as MEMORY_LIMIT, then serves the next run', async () => {
+    // V8 aborts the whole process ("Fatal JavaScript invalid size error") when split() needs
+    // an array over its maximum length; isolated-vm cannot turn this into an exception.
+    pool = await SandboxPool.open({ mode: 'process', workers: 1 });
+    const before = childPids();
+    const result = await runScript(
+      pool,
+      "console.log('before'); const parts = ('xy'.repeat(2 ** 26) + 'z').split(''); console.log(parts.length);",
+      { limits: { memoryMb: 32 } },
+    );
+    expect(result.status).toBe('error');
+    expect(result.error?.code).toBe('MEMORY_LIMIT');
+    expect(result.error?.message).toContain('more than 32 MB of memory');
+    const next = await runScript(pool, "console.log('next run');");
+    expect(next.stdout).toBe('next run\n');
+    expect(childPids().some((pid) => before.includes(pid))).toBe(false);
+  });
+
   it('queues runs when every worker is busy and runs them all', async () => {
     pool = await SandboxPool.open({ mode: 'process', workers: 2 });
     let release!: () => void;
