@@ -38,7 +38,9 @@ export type CodecallErrorCode =
   | 'TOOL_INPUT_INVALID'
   | 'TOOL_CALL_FAILED'
   | 'TOOL_TIMEOUT'
-  | 'SERVER_UNAVAILABLE';
+  | 'SERVER_UNAVAILABLE'
+  | 'SERVE_TOKEN_REQUIRED'
+  | 'SERVE_LISTEN_FAILED';
 
 const BRAND = Symbol.for('codecall.error');
 

@@ -74,3 +74,19 @@ export const DEFAULT_PROVIDER_MAX_RETRY_DELAY_MS = 30_000;
 export const DEFAULT_PROVIDER_MAX_OUTPUT_TOKENS = 8_192;
 /** Characters of one tool description rendered into declarations (the rest is cut with "…"). */
 export const DEFAULT_DECLARATION_DESCRIPTION_MAX_CHARS = 2_000;
+/** Interface `codecall serve --http` binds to unless told otherwise (loopback only). */
+export const DEFAULT_SERVE_HOST = '127.0.0.1';
+/** Port of `codecall serve --http` unless told otherwise. */
+export const DEFAULT_SERVE_PORT = 3737;
+/** Bytes of one HTTP request body (or one stdio message) `codecall serve` accepts; larger is refused (413). */
+export const DEFAULT_SERVE_MAX_BODY_BYTES = 4 * 1_048_576;
+/** `execute_code` runs of one `codecall serve` process in flight at once (across sessions). */
+export const DEFAULT_SERVE_MAX_CONCURRENT_RUNS = 4;
+/** `execute_code` runs waiting for a slot; past this a run is refused with a "busy" result. */
+export const DEFAULT_SERVE_MAX_QUEUED_RUNS = 32;
+/** Open Streamable HTTP sessions of one `codecall serve --http` process. */
+export const DEFAULT_SERVE_MAX_SESSIONS = 64;
+/** Time an HTTP session may stay idle (no request) before it is closed. */
+export const DEFAULT_SERVE_SESSION_IDLE_MS = 30 * 60_000;
+/** Interval of the progress notifications of a running `execute_code` when the client asks for them. */
+export const DEFAULT_SERVE_PROGRESS_INTERVAL_MS = 1_000;

@@ -15,3 +15,4 @@ export type {
   RuntimeSearchOptions,
   RuntimeSearchResult,
 } from './codecall-runtime.js';
+export { formatResultForModel } from '../isolate/index.js';
