@@ -6,9 +6,13 @@
  * invoker, MCP clients or secrets. The host supervises it: a worker that overruns its budget,
  * stops answering or dies is killed and replaced.
  *
- * Console output is batched per run and flushed once the current isolate entry returns (and
- * before every tool call and the final result, to keep order), so a printing loop costs one
- * message per entry, not one per line.
+ * Console text is sent to the host as the script prints it, so output printed before the worker
+ * dies (a V8 abort, a kill) reaches the result: the first 100 console calls of a run are sent
+ * one message each; after that a printing loop is batched, sent at most once per millisecond
+ * (checked at each console call) and whenever the isolate entry returns, before every tool call
+ * and before the final result. The bound on loss in a crash is therefore: after the first 100
+ * console calls, text printed less than 1 ms before the script's last console call preceding
+ * the crash. Byte counts of output past the stream budget are always batched.
  */
 import { IsolateEngine, type EngineRun } from './engine.js';
 import type { HostMessage, WorkerMessage } from './worker-protocol.js';
@@ -17,6 +21,10 @@ let engine: IsolateEngine | undefined;
 const runs = new Map<number, EngineRun>();
 const pendingOutput = new Map<number, [number, string, number][]>();
 let flushScheduled = false;
+/** Console calls per run whose text is sent to the host at once. */
+const IMMEDIATE_OUTPUT_MESSAGES = 100;
+/** After those, the most often console text is sent while the script keeps printing. */
+const OUTPUT_FLUSH_INTERVAL_MS = 1;
 
 function send(message: WorkerMessage): void {
   if (process.connected) process.send?.(message);
@@ -54,6 +62,8 @@ function handle(message: HostMessage): void {
     case 'run': {
       const { runId, request } = message;
       if (!engine) return;
+      let immediateLeft = IMMEDIATE_OUTPUT_MESSAGES;
+      let lastSentAt = 0;
       const run = engine.start(request, {
         output(stream, text, droppedBytes) {
           let chunks = pendingOutput.get(runId);
@@ -63,7 +73,16 @@ function handle(message: HostMessage): void {
             last[1] += text;
             last[2] += droppedBytes;
           } else chunks.push([stream, text, droppedBytes]);
-          scheduleFlush();
+          // Text goes out at once (the first IMMEDIATE_OUTPUT_MESSAGES times, then at most once
+          // per OUTPUT_FLUSH_INTERVAL_MS), so what the script printed survives a crash later in
+          // the same entry; byte counts of output past the budget are only batched.
+          if (text === '') return scheduleFlush();
+          const now = performance.now();
+          if (immediateLeft > 0 || now - lastSentAt >= OUTPUT_FLUSH_INTERVAL_MS) {
+            immediateLeft--;
+            lastSentAt = now;
+            flush(runId);
+          } else scheduleFlush();
         },
         call(id, name, args) {
           flush(runId);

@@ -80,12 +80,16 @@ describe('process-mode supervision', () => {
     const before = childPids();
     const result = await runScript(
       pool,
-      "console.log('before'); const parts = ('xy'.repeat(2 ** 26) + 'z').split(''); console.log(parts.length);",
+      "for (let i = 0; i < 150; i++) console.log('line ' + i); const parts = ('xy'.repeat(2 ** 26) + 'z').split(''); console.log(parts.length);",
       { limits: { memoryMb: 32 } },
     );
     expect(result.status).toBe('error');
     expect(result.error?.code).toBe('MEMORY_LIMIT');
     expect(result.error?.message).toContain('more than 32 MB of memory');
+    // What the script printed before the abort reaches the result: the first 100 console calls
+    // of a run are sent at once (later ones in batches at most 1 ms of printing apart).
+    const first = Array.from({ length: 100 }, (_, n) => `line ${n}\n`).join('');
+    expect(result.stdout.startsWith(first)).toBe(true);
     const next = await runScript(pool, "console.log('next run');");
     expect(next.stdout).toBe('next run\n');
     expect(childPids().some((pid) => before.includes(pid))).toBe(false);
