@@ -50,7 +50,8 @@ for (const name of [
   // present only when the process runs with --expose-gc (a host started that way, in-process)
   'gc',
 ]) {
-  delete scope[name];
+  // `gc` (from --expose-gc) cannot be deleted, only overwritten
+  if (!Reflect.deleteProperty(scope, name)) scope[name] = undefined;
 }
 
 const stringify = JSON.stringify;
