@@ -61,13 +61,16 @@ export function normalizeField(name: string): string {
   return name.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, '');
 }
 
-/** Identifier-looking words (with `_`, `.`, `-` or a case hump) in free text, normalised. */
+/** Identifier-looking words (with `_`, `.`, `-`, `::` or a case hump) in free text, normalised. */
 function identifiersIn(text: string): string[] {
   const out: string[] = [];
-  for (const m of text.matchAll(
-    /[A-Za-z][A-Za-z0-9]*(?:(?:[_.-]|::)[A-Za-z0-9]+)+|[a-z]+[A-Z][A-Za-z0-9]*/g,
-  )) {
-    out.push(m[0].toLowerCase());
+  for (const raw of text.split(/\s+/)) {
+    // Trim surrounding punctuation ("(see bing_search).") and keep word-internal separators.
+    const word = raw.replace(/^[^A-Za-z0-9]+|[^A-Za-z0-9]+$/g, '');
+    if (word.length < 3 || !/^[A-Za-z]/.test(word)) continue;
+    if (/^[A-Za-z0-9]+(?:(?:[_.-]|::)[A-Za-z0-9]+)+$/.test(word) || /^[a-z]+[A-Z][A-Za-z0-9]*$/.test(word)) {
+      out.push(word.toLowerCase());
+    }
   }
   return out;
 }
@@ -102,13 +105,20 @@ export interface LinkableTool {
   outputSchema?: JsonSchema | undefined;
 }
 
-/** Why an inferred edge exists. */
+/** Why an inferred edge exists: a shared field, or (without `field`) a mention by name. */
 export interface InferredLink {
-  /** The field that links them, or undefined for a mention. */
+  /** The normalised field that links them; absent when one tool's texts name the other. */
   field?: string;
-  /** Human-readable reason, e.g. `output "channel_id" of list_channels is an input`. */
-  reason: string;
 }
+
+/** A human-readable reason for the inferred edge `from → to`. */
+export function describeLink(from: string, to: string, link: InferredLink): string {
+  return link.field !== undefined
+    ? `${to} takes "${link.field}", an output of ${from}`
+    : `${to}'s description mentions ${from}`;
+}
+
+const MENTION: InferredLink = Object.freeze({});
 
 function add(index: Map<string, Set<string>>, key: string, name: string): void {
   let set = index.get(key);
@@ -191,15 +201,13 @@ export class CatalogLinks {
       const targets = this.#byInput.get(field);
       if (!targets || targets.size > this.#maxFanout) continue;
       for (const t of targets) {
-        if (t !== name && !out.has(t))
-          out.set(t, { field, reason: `takes "${field}", an output of ${name}` });
+        if (t !== name && !out.has(t)) out.set(t, { field });
       }
     }
     for (const alias of facts.aliases) {
       const by = this.#mentionedBy.get(alias);
       if (!by || by.size > this.#maxFanout) continue;
-      for (const t of by)
-        if (t !== name && !out.has(t)) out.set(t, { reason: `its description mentions ${name}` });
+      for (const t of by) if (t !== name && !out.has(t)) out.set(t, MENTION);
     }
     return out;
   }
@@ -212,15 +220,12 @@ export class CatalogLinks {
     for (const field of facts.inputs) {
       const sources = this.#byOutput.get(field);
       if (!sources || sources.size > this.#maxFanout) continue;
-      for (const s of sources)
-        if (s !== name && !out.has(s))
-          out.set(s, { field, reason: `returns "${field}", an input of ${name}` });
+      for (const s of sources) if (s !== name && !out.has(s)) out.set(s, { field });
     }
     for (const m of facts.mentions) {
       const sources = this.#byAlias.get(m);
       if (!sources || sources.size > this.#maxFanout) continue;
-      for (const s of sources)
-        if (s !== name && !out.has(s)) out.set(s, { reason: `${name}'s description mentions it` });
+      for (const s of sources) if (s !== name && !out.has(s)) out.set(s, MENTION);
     }
     return out;
   }

@@ -29,6 +29,7 @@ const MAX_TOKEN_CHARS = 40;
  * `get`, `http`, `response`, `2`.
  */
 function splitHumps(word: string): string[] {
+  if (/^[a-z]*$|^[A-Z][a-z]*$/.test(word)) return [word];
   return word
     .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
     .replace(/([A-Z]+)([A-Z][a-z])/g, '$1 $2')
@@ -115,18 +116,42 @@ export interface TokenizeOptions {
  */
 export function tokenize(text: string, options: TokenizeOptions = {}): string[] {
   const out: string[] = [];
+  const keep = options.keepStopWords === true;
+  const cache = keep ? CACHE_KEEP : CACHE_DROP;
   // Letters and digits of any script; everything else (including _ - . :: /) separates words.
-  for (const match of text.matchAll(/[\p{L}\p{N}]+/gu)) {
-    if (CJK.test(match[0])) {
-      pushCjk(match[0], out);
-      continue;
+  for (const word of text.split(SEPARATORS)) {
+    if (word === '') continue;
+    let terms = cache.get(word);
+    if (!terms) {
+      terms = wordTerms(word, keep);
+      if (word.length <= MAX_TOKEN_CHARS) {
+        if (cache.size >= MAX_CACHED_WORDS) cache.clear();
+        cache.set(word, terms);
+      }
     }
-    for (const part of splitHumps(match[0])) {
-      if (part === '') continue;
-      const lower = part.toLowerCase().slice(0, MAX_TOKEN_CHARS);
-      if (!options.keepStopWords && STOP_WORDS.has(lower)) continue;
-      out.push(stem(lower));
-    }
+    for (const term of terms) out.push(term);
+  }
+  return out;
+}
+
+const SEPARATORS = /[^\p{L}\p{N}]+/u;
+/** Distinct words whose terms are memoised (catalogs repeat words a lot). */
+const MAX_CACHED_WORDS = 100_000;
+const CACHE_KEEP = new Map<string, readonly string[]>();
+const CACHE_DROP = new Map<string, readonly string[]>();
+
+/** The terms of one run of letters and digits. */
+function wordTerms(word: string, keepStopWords: boolean): string[] {
+  const out: string[] = [];
+  if (CJK.test(word)) {
+    pushCjk(word, out);
+    return out;
+  }
+  for (const part of splitHumps(word)) {
+    if (part === '') continue;
+    const lower = part.toLowerCase().slice(0, MAX_TOKEN_CHARS);
+    if (!keepStopWords && STOP_WORDS.has(lower)) continue;
+    out.push(stem(lower));
   }
   return out;
 }

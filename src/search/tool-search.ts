@@ -9,7 +9,7 @@
 import { CodecallError } from '../errors.js';
 import type { JsonSchema } from '../types.js';
 import { Bm25Index } from './bm25.js';
-import { CatalogLinks, schemaProperties, type InferredLink } from './catalog-links.js';
+import { CatalogLinks, describeLink, schemaProperties, type InferredLink } from './catalog-links.js';
 import {
   DEFAULT_CHAIN_LIMIT,
   DEFAULT_FIELD_WEIGHTS,
@@ -170,11 +170,29 @@ interface Entry {
   exactKeys: string[];
 }
 
+/** One edge the walk may take; its reason is formatted only if it reaches the result. */
 interface Step {
   /** The node added. */
   node: string;
+  /** The node it was reached from. */
+  from: string;
+  /** True when `node` is called after `from`; false when before. */
+  forward: boolean;
   weight: number;
-  reason: string;
+  /** Observed runs behind the edge, and all observed transitions out of (into) `from`. */
+  count: number;
+  total: number;
+  /** Set when the edge is only inferred from the schemas. */
+  link?: InferredLink;
+}
+
+function describeStep(step: Step): string {
+  if (step.link) {
+    return step.forward
+      ? `may follow ${step.from}: ${describeLink(step.from, step.node, step.link)}`
+      : `may precede ${step.from}: ${describeLink(step.node, step.from, step.link)}`;
+  }
+  return `called ${step.forward ? 'after' : 'before'} ${step.from} ${step.count} of ${step.total} times`;
 }
 
 /** Graph evidence for one tool. */
@@ -183,7 +201,7 @@ interface Credit {
   score: number;
   /** The best single path score, whose step gives the reason. */
   best: number;
-  reason: string;
+  step: Step;
 }
 
 interface Path {
@@ -191,6 +209,8 @@ interface Path {
   score: number;
   steps: Step[];
 }
+
+const NO_LINKS: ReadonlyMap<string, InferredLink> = new Map();
 
 function cut(text: unknown, max: number): string {
   return typeof text === 'string' ? text.slice(0, max) : '';
@@ -211,7 +231,7 @@ class ToolSearchIndex implements ToolSearch {
   readonly #graph = new ToolGraph();
   readonly #links = new CatalogLinks();
   readonly #entries = new Map<string, Entry>();
-  readonly #byId = new Map<number, Entry>();
+  readonly #byId: Array<Entry | undefined> = [];
   /** Lowercase full and unqualified names → tool names, for exact-name queries. */
   readonly #exact = new Map<string, Set<string>>();
   #nextId = 0;
@@ -298,7 +318,7 @@ class ToolSearchIndex implements ToolSearch {
       exactKeys,
     };
     this.#entries.set(tool.name, entry);
-    this.#byId.set(id, entry);
+    this.#byId[id] = entry;
     this.#index.add(id, [
       tokenize(tool.name, { keepStopWords: true }),
       tokenize(server, { keepStopWords: true }),
@@ -343,7 +363,7 @@ class ToolSearchIndex implements ToolSearch {
     this.#index.remove(entry.id);
     this.#links.remove(name);
     this.#entries.delete(name);
-    this.#byId.delete(entry.id);
+    this.#byId[entry.id] = undefined;
     for (const key of entry.exactKeys) {
       const set = this.#exact.get(key);
       if (set?.delete(name) && set.size === 0) this.#exact.delete(key);
@@ -391,28 +411,43 @@ class ToolSearchIndex implements ToolSearch {
     const text = query.slice(0, DEFAULT_MAX_QUERY_CHARS);
     const terms = tokenize(text);
 
-    // Lexical scores, normalised to 0–1 by the best one.
-    const raw = this.#index.score(terms, ranking);
-    const lexical = new Map<string, number>();
+    // Lexical scores (normalised to 0–1 by the best one when read).
+    const { scores, ids } = this.#index.score(terms, ranking);
     let best = 0;
-    for (const score of raw.values()) best = Math.max(best, score);
-    for (const [id, score] of raw) lexical.set(this.#byId.get(id)!.name, best > 0 ? score / best : 0);
+    for (const id of ids) if (scores[id]! > best) best = scores[id]!;
+    const lexicalOf = new Map<string, number>();
+    const top = (k: number): Array<[string, number]> =>
+      selectTop(ids, scores, k).map((id) => {
+        const name = this.#byId[id]!.name;
+        const score = scores[id]! / best;
+        lexicalOf.set(name, score);
+        return [name, score];
+      });
     const exact = this.#exact.get(text.trim().toLowerCase()) ?? this.#exact.get(splitName(text).join(' '));
 
-    const final = new Map<string, number>(lexical);
     const graphReasons = new Map<string, Credit>();
     let chains: ToolChain[] = [];
-    if (mode === 'hybrid' && ranking.graphWeight > 0 && ranking.beamDepth > 0 && lexical.size > 0) {
-      const walk = this.#walk(lexical, ranking);
-      for (const [name, credit] of walk.credits) {
-        final.set(name, (final.get(name) ?? 0) + ranking.graphWeight * credit.score);
-        graphReasons.set(name, credit);
-      }
+    if (mode === 'hybrid' && ranking.graphWeight > 0 && ranking.beamDepth > 0 && ids.length > 0) {
+      const walk = this.#walk(top(ranking.beamWidth), ranking);
+      for (const [name, credit] of walk.credits) graphReasons.set(name, credit);
       chains = walk.paths
         .slice(0, chainLimit)
-        .map((p) => ({ tools: p.nodes, score: round(p.score), reasons: p.steps.map((s) => s.reason) }));
+        .map((p) => ({ tools: p.nodes, score: round(p.score), reasons: p.steps.map(describeStep) }));
     }
-    for (const name of exact ?? []) final.set(name, (final.get(name) ?? 0) + 1 + ranking.graphWeight);
+    // Only the top `limit + credited` lexical hits can make the cut (see selectTop).
+    const final = new Map<string, number>(
+      ids.length > 0 ? top(limit + graphReasons.size + (exact?.size ?? 0)) : [],
+    );
+    for (const [name, credit] of graphReasons) {
+      const entry = this.#entries.get(name)!;
+      const lexical = lexicalOf.get(name) ?? (this.#index.matched(entry.id) ? scores[entry.id]! / best : 0);
+      final.set(name, lexical + ranking.graphWeight * credit.score);
+    }
+    for (const name of exact ?? []) {
+      const entry = this.#entries.get(name)!;
+      const base = final.get(name) ?? (this.#index.matched(entry.id) ? scores[entry.id]! / best : 0);
+      final.set(name, base + 1 + ranking.graphWeight);
+    }
 
     const ranked = [...final].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).slice(0, limit);
     const originals = originalWords(text);
@@ -422,7 +457,7 @@ class ToolSearchIndex implements ToolSearch {
       const lexicalReason = this.#lexicalReason(name, terms, originals);
       if (lexicalReason) reasons.push(lexicalReason);
       const graph = graphReasons.get(name);
-      if (graph) reasons.push(graph.reason);
+      if (graph) reasons.push(describeStep(graph.step));
       return { name, score: round(score), reasons };
     });
     return { hits, chains, truncated: false };
@@ -445,37 +480,48 @@ class ToolSearchIndex implements ToolSearch {
     return `matches ${parts.join('; ')}`;
   }
 
-  /** Effective weight of each successor (forward) or predecessor (backward) of `node`. */
-  #neighbours(node: string, forward: boolean, ranking: ResolvedRankingOptions): Step[] {
+  /**
+   * The `k` heaviest successors (forward) or predecessors (backward) of `node` in the catalog,
+   * with their effective weights `(count + prior) / (total + κ)`.
+   */
+  #neighbours(node: string, forward: boolean, k: number, ranking: ResolvedRankingOptions): Step[] {
     const observed = forward ? this.#graph.successors(node) : this.#graph.predecessors(node);
     const total = forward ? this.#graph.outTotal(node) : this.#graph.inTotal(node);
-    const inferred: Map<string, InferredLink> =
+    const inferred: ReadonlyMap<string, InferredLink> =
       ranking.inferredEdgeShare > 0
         ? forward
           ? this.#links.successors(node)
           : this.#links.predecessors(node)
-        : new Map();
+        : NO_LINKS;
     const denominator = total + ranking.evidencePrior;
     if (denominator <= 0) return [];
     const prior = inferred.size > 0 ? (ranking.evidencePrior * ranking.inferredEdgeShare) / inferred.size : 0;
-    const out: Step[] = [];
+    // A bounded buffer of the k best, so hubs with many successors allocate nothing per edge.
+    const best: Step[] = [];
+    const offer = (other: string, weight: number, count: number, link: InferredLink | undefined): void => {
+      if (best.length === k) {
+        const last = best[k - 1]!;
+        if (weight < last.weight || (weight === last.weight && other > last.node)) return;
+      }
+      if (!this.#entries.has(other)) return;
+      const step: Step = { node: other, from: node, forward, weight, count, total };
+      if (link) step.link = link;
+      let at = best.length;
+      while (
+        at > 0 &&
+        (best[at - 1]!.weight < weight || (best[at - 1]!.weight === weight && best[at - 1]!.node > other))
+      )
+        at--;
+      best.splice(at, 0, step);
+      if (best.length > k) best.pop();
+    };
     for (const [other, count] of observed) {
-      if (!this.#entries.has(other)) continue;
-      const link = inferred.get(other);
-      out.push({
-        node: other,
-        weight: (count + (link ? prior : 0)) / denominator,
-        reason: forward
-          ? `called after ${node} ${count} of ${total} times`
-          : `called before ${node} ${count} of ${total} times`,
-      });
+      offer(other, (count + (inferred.has(other) ? prior : 0)) / denominator, count, undefined);
     }
     for (const [other, link] of inferred) {
-      if (observed.has(other) || !this.#entries.has(other)) continue;
-      out.push({ node: other, weight: prior / denominator, reason: `may follow ${node}: ${link.reason}` });
-      if (!forward) out[out.length - 1]!.reason = `may precede ${node}: ${link.reason}`;
+      if (!observed.has(other)) offer(other, prior / denominator, 0, link);
     }
-    return out;
+    return best;
   }
 
   /**
@@ -486,12 +532,9 @@ class ToolSearchIndex implements ToolSearch {
    * one); its reason is the strongest path's last step.
    */
   #walk(
-    lexical: Map<string, number>,
+    seeds: Array<[string, number]>,
     ranking: ResolvedRankingOptions,
   ): { credits: Map<string, Credit>; paths: Path[] } {
-    const seeds = [...lexical]
-      .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
-      .slice(0, ranking.beamWidth);
     let beam: Path[] = seeds.map(([name, score]) => ({ nodes: [name], score, steps: [] }));
     const credits = new Map<string, Credit>();
     const paths: Path[] = [];
@@ -500,9 +543,7 @@ class ToolSearchIndex implements ToolSearch {
       const key = `${forward ? '>' : '<'}${node}`;
       let steps = neighbourCache.get(key);
       if (!steps) {
-        steps = this.#neighbours(node, forward, ranking)
-          .sort((a, b) => b.weight - a.weight || (a.node < b.node ? -1 : 1))
-          .slice(0, ranking.beamWidth);
+        steps = this.#neighbours(node, forward, ranking.beamWidth, ranking);
         neighbourCache.set(key, steps);
       }
       return steps;
@@ -522,10 +563,10 @@ class ToolSearchIndex implements ToolSearch {
               steps: [...path.steps, step],
             });
             const credit = credits.get(step.node);
-            if (!credit) credits.set(step.node, { score, best: score, reason: step.reason });
+            if (!credit) credits.set(step.node, { score, best: score, step });
             else {
               credit.score += score;
-              if (score > credit.best) Object.assign(credit, { best: score, reason: step.reason });
+              if (score > credit.best) Object.assign(credit, { best: score, step });
             }
           }
         }
@@ -626,7 +667,7 @@ class ToolSearchIndex implements ToolSearch {
           probability: 0,
           weight: round(denominator > 0 ? prior / denominator : 0),
           kind: 'inferred',
-          reason: link.reason,
+          reason: describeLink(from, to, link),
         });
       }
       group.sort((a, b) => b.weight - a.weight || (a.to < b.to ? -1 : 1));
@@ -634,6 +675,30 @@ class ToolSearchIndex implements ToolSearch {
     }
     return edges;
   }
+}
+
+/**
+ * The ids of the `k` best scores (ties by id, i.e. insertion order), best first, without sorting
+ * every match: a bounded sorted buffer, O(n log k).
+ */
+function selectTop(ids: readonly number[], scores: Float64Array, k: number): number[] {
+  if (k >= ids.length) return [...ids].sort((a, b) => scores[b]! - scores[a]! || a - b);
+  const top: number[] = [];
+  const better = (a: number, b: number): boolean =>
+    scores[a]! > scores[b]! || (scores[a] === scores[b] && a < b);
+  for (const id of ids) {
+    if (top.length === k && !better(id, top[k - 1]!)) continue;
+    let lo = 0;
+    let hi = top.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (better(top[mid]!, id)) lo = mid + 1;
+      else hi = mid;
+    }
+    top.splice(lo, 0, id);
+    if (top.length > k) top.pop();
+  }
+  return top;
 }
 
 /** Keeps the best-scored path of each set of tools (A→B and B→A reached twice are one chain). */

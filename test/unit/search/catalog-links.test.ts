@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { CatalogLinks, normalizeField, schemaProperties } from '../../../src/search/catalog-links.js';
+import {
+  CatalogLinks,
+  describeLink,
+  normalizeField,
+  schemaProperties,
+} from '../../../src/search/catalog-links.js';
 
 describe('CatalogLinks', () => {
   it('links an output field to the tools that take it as input', () => {
@@ -24,7 +29,14 @@ describe('CatalogLinks', () => {
     links.add({ name: 'notes.save', description: 'Save a note; use the output of bing.list_pages.' });
     expect([...links.successors('search').keys()]).toEqual(['bing.fetch_page']);
     expect([...links.successors('bing.list_pages').keys()]).toEqual(['notes.save']);
-    expect(links.predecessors('notes.save').get('bing.list_pages')?.reason).toMatch(/mentions/);
+    const mention = links.predecessors('notes.save').get('bing.list_pages')!;
+    expect(describeLink('bing.list_pages', 'notes.save', mention)).toBe(
+      "notes.save's description mentions bing.list_pages",
+    );
+    const field = links.successors('search').get('bing.fetch_page')!;
+    expect(describeLink('search', 'bing.fetch_page', field)).toBe(
+      'bing.fetch_page takes "resultid", an output of search',
+    );
   });
 
   it('ignores generic fields and fields shared by too many tools', () => {

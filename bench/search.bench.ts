@@ -1,0 +1,130 @@
+/**
+ * @module
+ * Tool search at scale: 10,000 tools replicated from Seal-Tools (names varied so they are
+ * distinct), a learned graph from 50,000 recorded runs of 2,000 synthetic workflows, and queries
+ * in the three styles models write (sentences, keywords, tool names). Reports index build time,
+ * search p50/p99 including the graph walk, recordSequence time and memory, with floors measured in
+ * the same run (tokenising the query; a linear scan over the tool names).
+ *
+ * Needs ../shared/data/seal-tools/tools.jsonl; skips with a message when it is missing.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { createToolSearch, type SearchableTool } from '../src/search/tool-search.js';
+import { tokenize } from '../src/search/tokenize.js';
+import { figure, finish, nowUs, percentile, sample } from './harness.js';
+
+const DATA = resolve(process.cwd(), '../shared/data/seal-tools/tools.jsonl');
+const TOOLS = 10_000;
+const WORKFLOWS = 2_000;
+const RUNS = 50_000;
+const QUERIES = 2_000;
+
+function random(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
+  };
+}
+
+function gc(): void {
+  (globalThis as { gc?: () => void }).gc?.();
+}
+
+async function main(): Promise<void> {
+  console.log('search: 10,000 tools replicated from Seal-Tools, learned graph from 50,000 runs');
+  if (!existsSync(DATA)) {
+    console.log(`  skipped: ${DATA} is missing (the Seal-Tools data set of ../shared/data)`);
+    return;
+  }
+  const base = readFileSync(DATA, 'utf8')
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as SearchableTool);
+  const tools: SearchableTool[] = [];
+  for (let i = 0; tools.length < TOOLS; i++) {
+    const t = base[i % base.length]!;
+    const copy = Math.floor(i / base.length);
+    const server = `srv${copy}`;
+    tools.push({ ...t, name: `${server}.${t.name}${copy ? `V${copy}` : ''}`, server });
+  }
+  const names = tools.map((t) => t.name);
+  const rand = random(42);
+  const pick = <T>(items: readonly T[]): T => items[Math.floor(rand() * items.length)]!;
+
+  // Index build and its memory.
+  gc();
+  const heapBefore = process.memoryUsage().heapUsed;
+  let search = createToolSearch({ tools });
+  gc();
+  const heapAfter = process.memoryUsage().heapUsed;
+  const builds: number[] = [];
+  for (let i = 0; i < 5; i++) {
+    const start = nowUs();
+    search = createToolSearch({ tools });
+    builds.push((nowUs() - start) / 1_000);
+  }
+
+  // A realistic learned graph: workflows of 2–4 tools, run with a skewed popularity.
+  const workflows = Array.from({ length: WORKFLOWS }, () =>
+    Array.from({ length: 2 + Math.floor(rand() * 3) }, () => pick(names)),
+  );
+  const runs = Array.from({ length: RUNS }, () => workflows[Math.floor(WORKFLOWS * rand() ** 2)]!);
+  const recordStart = nowUs();
+  for (const run of runs) search.recordSequence(run);
+  const recordUs = (nowUs() - recordStart) / RUNS;
+  gc();
+  const heapWithGraph = process.memoryUsage().heapUsed;
+
+  // Queries: descriptions (sentences), keyword pairs, tool names.
+  const queries = Array.from({ length: QUERIES }, (_, i) => {
+    const t = pick(tools);
+    if (i % 3 === 0) return `Can you ${(t.description ?? t.name).toLowerCase()}?`;
+    if (i % 3 === 1) {
+      const words = tokenize(t.description ?? t.name);
+      return `${pick(words)} ${pick(words)}`;
+    }
+    return t.name.split('.')[1]!;
+  });
+  let q = 0;
+  const next = (): string => queries[q++ % queries.length]!;
+  const hybrid = await sample(() => search.search(next(), { limit: 10 }), QUERIES, 200);
+  const detailed = await sample(() => search.searchDetailed(next(), { limit: 10 }), QUERIES, 200);
+  const bm25 = await sample(() => search.search(next(), { limit: 10, mode: 'bm25' }), QUERIES, 200);
+  const regex = await sample(() => search.search('get.*weather|weather.*forecast', { mode: 'regex' }), 50, 5);
+  const tokenizeFloor = await sample(() => tokenize(next()), QUERIES, 200);
+  const scanFloor = await sample(
+    () => {
+      const needle = next().slice(0, 6).toLowerCase();
+      let found = 0;
+      for (const name of names) if (name.includes(needle)) found++;
+      return found;
+    },
+    QUERIES,
+    200,
+  );
+
+  const p50 = percentile(hybrid, 50);
+  const p99 = percentile(hybrid, 99);
+  const scan50 = percentile(scanFloor, 50);
+  figure('floor: tokenize one query, p50', percentile(tokenizeFloor, 50), 'µs');
+  figure('floor: linear scan over 10,000 names (includes), p50', scan50, 'µs');
+  figure('index build, 10,000 tools (median of 5)', percentile(builds, 50), 'ms', { max: 1_000 });
+  figure('index heap (heapUsed delta)', (heapAfter - heapBefore) / 1_048_576, 'MB');
+  figure('graph heap after 50,000 runs (heapUsed delta)', (heapWithGraph - heapAfter) / 1_048_576, 'MB');
+  figure('recordSequence, mean per run', recordUs, 'µs', { max: 50 });
+  figure('search hybrid (BM25 + beam walk) p50', p50, 'µs', { max: 1_000 });
+  figure('search hybrid p99', p99, 'µs', { max: 5_000 });
+  figure('searchDetailed (hits + chains) p50', percentile(detailed, 50), 'µs');
+  figure('search bm25 only p50', percentile(bm25, 50), 'µs');
+  figure('search regex, p50 (informational)', percentile(regex, 50), 'µs');
+  figure('ratio: hybrid p50 / linear name scan p50', p50 / scan50, '×');
+  figure('ratio: hybrid p50 / bm25 p50 (cost of the graph walk)', p50 / percentile(bm25, 50), '×');
+  finish();
+}
+
+await main();
