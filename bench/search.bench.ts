@@ -112,7 +112,9 @@ async function main(): Promise<void> {
   const p99 = percentile(hybrid, 99);
   const scan50 = percentile(scanFloor, 50);
   figure('floor: tokenize one query, p50', percentile(tokenizeFloor, 50), 'µs');
+  figure('floor: tokenize one query, p99 (scheduler and GC noise)', percentile(tokenizeFloor, 99), 'µs');
   figure('floor: linear scan over 10,000 names (includes), p50', scan50, 'µs');
+  figure('floor: linear scan over 10,000 names (includes), p99', percentile(scanFloor, 99), 'µs');
   figure('index build, 10,000 tools (median of 5)', percentile(builds, 50), 'ms', { max: 1_000 });
   figure('index heap (heapUsed delta)', (heapAfter - heapBefore) / 1_048_576, 'MB');
   figure('graph heap after 50,000 runs (heapUsed delta)', (heapWithGraph - heapAfter) / 1_048_576, 'MB');
@@ -121,6 +123,7 @@ async function main(): Promise<void> {
   figure('search hybrid p99', p99, 'µs', { max: 5_000 });
   figure('searchDetailed (hits + chains) p50', percentile(detailed, 50), 'µs');
   figure('search bm25 only p50', percentile(bm25, 50), 'µs');
+  figure('search bm25 only p99', percentile(bm25, 99), 'µs');
   figure('search regex, p50 (informational)', percentile(regex, 50), 'µs');
   figure('ratio: hybrid p50 / linear name scan p50', p50 / scan50, '×');
   figure('ratio: hybrid p50 / bm25 p50 (cost of the graph walk)', p50 / percentile(bm25, 50), '×');

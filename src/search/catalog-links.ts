@@ -64,6 +64,8 @@ export function normalizeField(name: string): string {
 /** Identifier-looking words (with `_`, `.`, `-`, `::` or a case hump) in free text, normalised. */
 function identifiersIn(text: string): string[] {
   const out: string[] = [];
+  // Most descriptions are plain prose ("e.g." aside): skip them unless something identifier-like is there.
+  if (!/_|::|[a-z][A-Z]|[A-Za-z0-9]{2}[.-][A-Za-z]{2}/.test(text)) return out;
   for (const raw of text.split(/\s+/)) {
     // Trim surrounding punctuation ("(see bing_search).") and keep word-internal separators.
     const word = raw.replace(/^[^A-Za-z0-9]+|[^A-Za-z0-9]+$/g, '');
@@ -153,9 +155,11 @@ export class CatalogLinks {
   }
 
   /** Adds or replaces one tool. `description` should already be length-bounded. */
-  add(tool: LinkableTool): void {
+  add(
+    tool: LinkableTool,
+    inputProperties: readonly SchemaProperty[] = schemaProperties(tool.inputSchema),
+  ): void {
     this.remove(tool.name);
-    const inputProperties = schemaProperties(tool.inputSchema);
     const inputs = new Set(inputProperties.map((p) => normalizeField(p.name)).filter(useful));
     const outputs = new Set(
       [

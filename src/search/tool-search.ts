@@ -326,13 +326,7 @@ class ToolSearchIndex implements ToolSearch {
       tokenize(parameterNames, { keepStopWords: true }),
       tokenize(parameterDescriptions),
     ]);
-    this.#links.add({
-      name: tool.name,
-      server,
-      description,
-      inputSchema: tool.inputSchema,
-      outputSchema: tool.outputSchema,
-    });
+    this.#links.add({ name: tool.name, server, description, outputSchema: tool.outputSchema }, properties);
     for (const key of exactKeys) {
       let set = this.#exact.get(key);
       if (!set) this.#exact.set(key, (set = new Set()));
