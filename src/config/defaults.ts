@@ -90,3 +90,11 @@ export const DEFAULT_SERVE_MAX_SESSIONS = 64;
 export const DEFAULT_SERVE_SESSION_IDLE_MS = 30 * 60_000;
 /** Interval of the progress notifications of a running `execute_code` when the client asks for them. */
 export const DEFAULT_SERVE_PROGRESS_INTERVAL_MS = 1_000;
+/** Model requests (steps) one agent run may make before it stops with `MAX_STEPS_EXCEEDED`. */
+export const DEFAULT_AGENT_MAX_STEPS = 20;
+/** Wall time of one agent run (model requests, scripts and tool calls); past it the run stops with `RUN_TIMEOUT`. */
+export const DEFAULT_AGENT_MAX_RUN_TIME_MS = 600_000;
+/** Tool calls of one model step that the agent runs at once (the rest wait their turn). */
+export const DEFAULT_AGENT_MAX_CONCURRENT_TOOL_CALLS = 8;
+/** Bytes of one direct tool result (or search result) put in the model's context; longer text is cut with a marker. */
+export const DEFAULT_AGENT_MAX_TOOL_RESULT_BYTES = 262_144;
