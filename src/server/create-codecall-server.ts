@@ -1,0 +1,302 @@
+/**
+ * @module
+ * codecall as an MCP server: an SDK `Server` wired to a {@link CodecallRuntime}. It exposes
+ * `search_tools` (query → ranked tools with their TypeScript declarations), `execute_code`
+ * (code → stdout, stderr, exit status) and, passed through, the configured tools a model may
+ * call directly (`allowedCallers` contains `"direct"` and `deferLoading: false`).
+ *
+ * A long `execute_code` run sends progress notifications when the request carries a
+ * `progressToken`, and stops when the client cancels. Every run feeds the tool graph (through
+ * the runtime), so search improves while the server is used. When the upstream catalog changes
+ * the change reaches search at once; when the exposed tool list changes, the client gets
+ * `notifications/tools/list_changed`. Transports are separate (`startStdioServer`,
+ * `startHttpServer`); the runtime is shared and owned by the caller.
+ */
+import { readFileSync } from 'node:fs';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import {
+  CallToolRequestSchema,
+  ErrorCode,
+  ListToolsRequestSchema,
+  McpError,
+  type CallToolResult,
+  type ServerNotification,
+  type Tool,
+} from '@modelcontextprotocol/sdk/types.js';
+import {
+  EXECUTE_CODE_NAME,
+  SEARCH_TOOLS_NAME,
+  executeCodeDefinition,
+  parseExecuteCodeInput,
+  parseSearchToolsInput,
+  searchToolsDefinition,
+} from '../agent/meta-tools.js';
+import { DEFAULT_SERVE_PROGRESS_INTERVAL_MS } from '../config/defaults.js';
+import { isCodecallError } from '../errors.js';
+import { formatResultForModel, type CodecallRuntime } from '../execute/index.js';
+import type { CatalogTool } from '../tools/index.js';
+import type { ExecutionResult } from '../types.js';
+import { renderSearchResult } from './render-search-result.js';
+import { RunLimiter } from './run-limiter.js';
+
+/** Told after every `execute_code` run (for logs and tests). */
+export interface ExecuteCodeEvent {
+  result: ExecutionResult;
+  /** The transport's session id (Streamable HTTP), if any. */
+  sessionId?: string;
+}
+
+/** Options of {@link createCodecallServer}. */
+export interface CodecallServerOptions {
+  /** The open runtime the server answers from; the caller owns it (and closes it). */
+  runtime: CodecallRuntime;
+  /**
+   * Bounds `execute_code` runs; pass one limiter to every server of a process so the bound is
+   * per process, not per session.
+   * @defaultValue a new {@link RunLimiter} with the `DEFAULT_SERVE_MAX_*_RUNS` bounds
+   */
+  runLimiter?: RunLimiter;
+  /**
+   * Expose tools the configuration opens to direct calls (`allowedCallers` contains `"direct"`,
+   * `deferLoading: false`) as tools of this server, named `<server>__<tool>`.
+   * @defaultValue true
+   */
+  passThrough?: boolean;
+  /**
+   * Interval of progress notifications of a running `execute_code` (only when the request has
+   * a `progressToken`).
+   * @defaultValue {@link DEFAULT_SERVE_PROGRESS_INTERVAL_MS}
+   */
+  progressIntervalMs?: number;
+  /** Name and version announced at initialization. @defaultValue `codecall` and its package version */
+  serverInfo?: { name: string; version: string };
+  /** Called after every `execute_code` run. Errors it throws are ignored. */
+  onExecute?: (event: ExecuteCodeEvent) => void;
+}
+
+/** Instructions announced at initialization (clients may show them to the model). */
+export const CODECALL_SERVER_INSTRUCTIONS = [
+  'codecall fronts many MCP tools. To use them: call search_tools with what you need to do; it returns',
+  'the best tools with TypeScript declarations. Then call execute_code with a script that calls them as',
+  '`await tools.<server>.<tool>(args)` (top-level await works), filters and aggregates the results, and',
+  'prints only the answer with console.log: only what the script prints comes back.',
+].join(' ');
+
+/** Separator of `<server>__<tool>` names of passed-through tools. */
+const PASS_THROUGH_SEPARATOR = '__';
+
+function packageVersion(): string {
+  try {
+    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+      name?: unknown;
+      version?: unknown;
+    };
+    return pkg.name === 'codecall' && typeof pkg.version === 'string' ? pkg.version : '0.0.0';
+  } catch {
+    return '0.0.0';
+  }
+}
+
+function textResult(text: string, isError = false): CallToolResult {
+  return { content: [{ type: 'text', text }], ...(isError ? { isError: true } : {}) };
+}
+
+function errorText(error: unknown): string {
+  if (isCodecallError(error)) return error.message;
+  return `codecall failed unexpectedly: ${error instanceof Error ? error.message : String(error)}`;
+}
+
+function renderValue(value: unknown): string {
+  if (value === null || value === undefined) return '(no content)';
+  if (typeof value === 'string') return value;
+  return JSON.stringify(value);
+}
+
+/** The MCP-safe `<server>__<tool>` name of each pass-through tool, unique and deterministic. */
+function passThroughNames(tools: readonly CatalogTool[]): Map<string, CatalogTool> {
+  const out = new Map<string, CatalogTool>();
+  const sorted = [...tools].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  for (const tool of sorted) {
+    const base = `${tool.namespace}${PASS_THROUGH_SEPARATOR}${tool.member}`.replace(/[^A-Za-z0-9_-]/g, '_');
+    let name = base;
+    for (let n = 2; out.has(name) || name === SEARCH_TOOLS_NAME || name === EXECUTE_CODE_NAME; n++)
+      name = `${base}_${n}`;
+    out.set(name, tool);
+  }
+  return out;
+}
+
+/**
+ * Creates an MCP server (the SDK's low-level `Server`) answering from `runtime`. Connect it to
+ * any transport; closing it (or its transport) cancels its in-flight runs. One runtime may
+ * back many servers (one per HTTP session).
+ *
+ * @example
+ * ```ts
+ * await using runtime = await CodecallRuntime.open({ load: { path: 'codecall.json' } });
+ * const server = createCodecallServer({ runtime });
+ * await server.connect(new StdioServerTransport());
+ * ```
+ */
+export function createCodecallServer(options: CodecallServerOptions): Server {
+  const { runtime } = options;
+  const limiter = options.runLimiter ?? new RunLimiter();
+  const passThrough = options.passThrough ?? true;
+  const progressIntervalMs = options.progressIntervalMs ?? DEFAULT_SERVE_PROGRESS_INTERVAL_MS;
+  const server = new Server(options.serverInfo ?? { name: 'codecall', version: packageVersion() }, {
+    capabilities: { tools: { listChanged: true } },
+    instructions: CODECALL_SERVER_INSTRUCTIONS,
+  });
+  const inFlight = new Set<AbortController>();
+
+  const exposed = (): Map<string, CatalogTool> =>
+    passThrough
+      ? passThroughNames(
+          runtime.tools.catalog().filter((t) => t.allowedCallers.includes('direct') && !t.deferLoading),
+        )
+      : new Map();
+  let direct = exposed();
+  const directNameOf = (tool: CatalogTool): string | undefined => {
+    for (const [name, candidate] of direct) if (candidate.name === tool.name) return name;
+    return undefined;
+  };
+  const signature = (tools: Map<string, CatalogTool>): string =>
+    JSON.stringify([...tools].map(([name, t]) => [name, t.description, t.inputSchema, t.annotations]));
+
+  const unsubscribe = runtime.tools.onCatalogChange(() => {
+    const next = exposed();
+    const changed = signature(next) !== signature(direct);
+    direct = next;
+    if (changed && server.transport) server.sendToolListChanged().catch(() => {});
+  });
+
+  server.onclose = () => {
+    unsubscribe();
+    for (const controller of inFlight) controller.abort(new Error('the MCP server closed'));
+  };
+
+  server.setRequestHandler(ListToolsRequestSchema, () => {
+    const limits = runtime.config.sandbox.limits;
+    const search = searchToolsDefinition();
+    const execute = executeCodeDefinition(limits);
+    const tools: Tool[] = [
+      {
+        name: search.name,
+        description: search.description,
+        inputSchema: search.inputSchema as Tool['inputSchema'],
+        annotations: { title: 'Search tools', readOnlyHint: true, openWorldHint: false },
+      },
+      {
+        name: execute.name,
+        description: execute.description,
+        inputSchema: execute.inputSchema as Tool['inputSchema'],
+        annotations: { title: 'Execute code' },
+      },
+    ];
+    for (const [name, tool] of direct) {
+      const entry: Tool = {
+        name,
+        description: tool.description,
+        inputSchema: tool.inputSchema as Tool['inputSchema'],
+      };
+      if (tool.title !== undefined) entry.title = tool.title;
+      if (tool.annotations !== undefined) entry.annotations = { ...tool.annotations };
+      tools.push(entry);
+    }
+    return { tools };
+  });
+
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
+    const { name, arguments: args } = request.params;
+    if (name === SEARCH_TOOLS_NAME) {
+      const input = parseSearchToolsInput(args ?? {});
+      if ('error' in input) return textResult(input.error, true);
+      try {
+        const found = runtime.searchTools(input.query, {
+          ...(input.limit !== undefined ? { limit: input.limit } : {}),
+          ...(input.regex !== undefined ? { regex: input.regex } : {}),
+        });
+        return textResult(renderSearchResult(found, { query: input.query, directName: directNameOf }));
+      } catch (error) {
+        return textResult(errorText(error), true);
+      }
+    }
+
+    if (name === EXECUTE_CODE_NAME) {
+      const input = parseExecuteCodeInput(args ?? {});
+      if ('error' in input) return textResult(input.error, true);
+      const progressToken = extra._meta?.progressToken;
+      let progress = 0;
+      const notify = (message: string): void => {
+        if (progressToken === undefined) return;
+        progress++;
+        const notification: ServerNotification = {
+          method: 'notifications/progress',
+          params: { progressToken, progress, message },
+        };
+        extra.sendNotification(notification).catch(() => {});
+      };
+      const controller = new AbortController();
+      const onAbort = (): void => controller.abort(extra.signal.reason);
+      extra.signal.addEventListener('abort', onAbort, { once: true });
+      inFlight.add(controller);
+      let timer: NodeJS.Timeout | undefined;
+      try {
+        if (limiter.running >= limiter.maxConcurrent)
+          notify(`waiting for a free slot (${limiter.running} runs in flight, ${limiter.queued} queued)`);
+        const release = await limiter.acquire(controller.signal);
+        if (release === 'busy') {
+          return textResult(
+            `codecall is busy: ${limiter.running} runs in flight and ${limiter.queued} waiting (the most this ` +
+              'server accepts). Nothing ran; try again shortly.',
+            true,
+          );
+        }
+        if (release === 'aborted') return textResult('Cancelled before the script started; nothing ran.', true);
+        try {
+          const started = Date.now();
+          notify('started');
+          if (progressToken !== undefined) {
+            timer = setInterval(
+              () => notify(`running for ${Math.round((Date.now() - started) / 1000)} s`),
+              progressIntervalMs,
+            );
+            timer.unref();
+          }
+          const result = await runtime.execute(input.code, { signal: controller.signal });
+          try {
+            options.onExecute?.({ result, ...(extra.sessionId !== undefined ? { sessionId: extra.sessionId } : {}) });
+          } catch {
+            // A listener's failure must not fail the run.
+          }
+          return textResult(formatResultForModel(result), result.status === 'error');
+        } finally {
+          release();
+        }
+      } catch (error) {
+        return textResult(errorText(error), true);
+      } finally {
+        if (timer) clearInterval(timer);
+        extra.signal.removeEventListener('abort', onAbort);
+        inFlight.delete(controller);
+      }
+    }
+
+    const tool = direct.get(name);
+    if (!tool) {
+      throw new McpError(
+        ErrorCode.InvalidParams,
+        `Unknown tool "${name}". This server has ${SEARCH_TOOLS_NAME}, ${EXECUTE_CODE_NAME}` +
+          `${direct.size > 0 ? ` and ${[...direct.keys()].join(', ')}` : ''}.`,
+      );
+    }
+    try {
+      const value = await runtime.callTool(tool.name, args ?? {}, { signal: extra.signal, caller: 'direct' });
+      return textResult(renderValue(value));
+    } catch (error) {
+      return textResult(errorText(error), true);
+    }
+  });
+
+  return server;
+}

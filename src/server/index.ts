@@ -1,0 +1,13 @@
+/**
+ * @module
+ * codecall as an MCP server: the server factory and its stdio and Streamable HTTP front ends.
+ * Curated exports only.
+ */
+export { CODECALL_SERVER_INSTRUCTIONS, createCodecallServer } from './create-codecall-server.js';
+export type { CodecallServerOptions, ExecuteCodeEvent } from './create-codecall-server.js';
+export { renderSearchResult } from './render-search-result.js';
+export type { RenderSearchResultOptions } from './render-search-result.js';
+export { RunLimiter } from './run-limiter.js';
+export type { RunLimiterOptions, RunRefusal } from './run-limiter.js';
+export { startStdioServer } from './start-stdio-server.js';
+export type { StdioServerHandle, StdioServerOptions } from './start-stdio-server.js';
