@@ -28,12 +28,8 @@ interface StartConfig {
 interface Pending {
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
-  /**
-   * Created when the script called the tool, so its stack holds the script's call site; it
-   * becomes the rejection's error when the tool fails (an error made when the host answers
-   * would have no frame of the script's code).
-   */
-  site: Error;
+  /** Made at the call (the first {@link SITE_CAPTURED_CALLS} calls): its stack has the call site. */
+  site: Error | undefined;
 }
 
 const scope = globalThis as unknown as Record<string, unknown>;
@@ -70,6 +66,9 @@ const MAX_STACK_CHARS = 8_000;
 
 const pending: Record<number, Pending> = Object.create(null) as Record<number, Pending>;
 let nextId = 1;
+/** Calls per run whose Error is made at the call, so an uncaught failure names its line. */
+const SITE_CAPTURED_CALLS = 100;
+let sitesLeft = 0;
 let maxArgs = 0;
 const left = [0, 0];
 
@@ -132,6 +131,37 @@ function toolError(message: string, code: string | undefined, error: Error = new
   return error;
 }
 
+/** Errors made when the host answered a call: they carry no frame of the script's code. */
+const hostAnswered = new WeakSet<object>();
+
+/**
+ * The error a failed call rejects with. For the first {@link SITE_CAPTURED_CALLS} calls of a
+ * run it is the error made at the call, whose stack holds the script's call site (about 3 µs
+ * per call to capture, so later calls skip it); otherwise {@link callTool} replaces it.
+ */
+function failure(message: string, code: string | undefined, site: Error | undefined): Error {
+  if (site !== undefined) return toolError(message, code, site);
+  const error = toolError(message, code);
+  hostAnswered.add(error);
+  return error;
+}
+
+/**
+ * Calls a tool for the script. A failure with no call site is thrown again as a new error made
+ * here, after the `await`: V8's async stack trace then names the script functions awaiting
+ * the call (`at async main (script.js:7:1)`), which the host maps to the model's lines. That
+ * chain is lost where a script function returns the call's promise without awaiting it.
+ */
+async function callTool(name: string, args: unknown): Promise<unknown> {
+  try {
+    return await invoke(name, args);
+  } catch (error) {
+    if (!hostAnswered.has(error as object)) throw error;
+    const failed = error as Error & { code?: string };
+    throw toolError(failed.message, failed.code);
+  }
+}
+
 function invoke(name: string, args: unknown): Promise<unknown> {
   return new PromiseCtor((resolve, reject) => {
     let json: unknown;
@@ -161,7 +191,7 @@ function invoke(name: string, args: unknown): Promise<unknown> {
       return;
     }
     const id = nextId++;
-    pending[id] = { resolve, reject, site: new ErrorCtor() };
+    pending[id] = { resolve, reject, site: sitesLeft-- > 0 ? new ErrorCtor() : undefined };
     call(id, name, json);
   });
 }
@@ -174,7 +204,7 @@ function namespaceProxy(namespace: string, members: Record<string, unknown>): un
       if (typeof key !== 'string' || apply(hasOwn, target, [key]) || NOT_A_TOOL.has(key)) {
         return (target as Record<PropertyKey, unknown>)[key];
       }
-      return (args?: unknown) => invoke(`${namespace}.${key}`, args);
+      return (args?: unknown) => callTool(`${namespace}.${key}`, args);
     },
   });
 }
@@ -186,7 +216,7 @@ function installTools(config: StartConfig): void {
   >;
   for (const [name, namespace, member] of config.tools) {
     const members = (namespaces[namespace] ??= {});
-    const stub = (args?: unknown) => invoke(name, args);
+    const stub = (args?: unknown) => callTool(name, args);
     defineProperty(stub, 'name', { value: member });
     members[member] = stub;
   }
@@ -204,7 +234,7 @@ function installTools(config: StartConfig): void {
   });
   defineProperty(scope, 'tools', { value: toolsProxy, writable: true, configurable: true });
   defineProperty(scope, 'callTool', {
-    value: (name: unknown, args?: unknown) => invoke(StringCtor(name), args),
+    value: (name: unknown, args?: unknown) => callTool(StringCtor(name), args),
     writable: true,
     configurable: true,
   });
@@ -275,6 +305,7 @@ function finish(ok: boolean, value: unknown): void {
 function start(configJson: string, main: unknown): void {
   const config = parse(configJson) as StartConfig;
   maxArgs = config.maxToolArgsBytes;
+  sitesLeft = SITE_CAPTURED_CALLS;
   left[0] = config.maxStdoutBytes;
   left[1] = config.maxStderrBytes;
   installConsole();
@@ -302,14 +333,14 @@ function settle(id: number, ok: boolean, payload: string | undefined, code: stri
   if (entry === undefined) return;
   delete pending[id];
   if (!ok) {
-    entry.reject(toolError(StringCtor(payload), code, entry.site));
+    entry.reject(failure(StringCtor(payload), code, entry.site));
     return;
   }
   let value: unknown;
   try {
     value = payload === undefined ? undefined : parse(payload);
   } catch {
-    entry.reject(toolError('The tool result was not valid JSON.', 'TOOL_ERROR', entry.site));
+    entry.reject(failure('The tool result was not valid JSON.', 'TOOL_ERROR', entry.site));
     return;
   }
   entry.resolve(value);

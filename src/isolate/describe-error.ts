@@ -40,7 +40,9 @@ export function mapPosition(
   return { line: segments[best + 1]!, column: segments[best + 2]! + 1 };
 }
 
-const FRAME = new RegExp(`^\\s*at (?:(.*?) \\()?${SCRIPT_FILENAME.replace('.', '\\.')}:(\\d+):(\\d+)\\)?$`);
+const FRAME = new RegExp(
+  `^\\s*at (?:async )?(?:(.*?) \\()?${SCRIPT_FILENAME.replace('.', '\\.')}:(\\d+):(\\d+)\\)?$`,
+);
 
 /** The model-facing text of an uncaught error: `Uncaught Name: message` and mapped frames. */
 export function describeThrown(thrown: ThrownReport, code: string): string {

@@ -178,6 +178,13 @@ describe.each<SandboxMode>(['in-process', 'process'])('SandboxPool (%s)', (mode)
       { tools: { 'svc.ok': () => 1, 'svc.fail': fail } },
     );
     expect(caught.stdout).toBe('ToolError: no such repository\n');
+    // Past the first 100 calls of a run the line comes from V8's async stack trace instead.
+    const late = await runScript(
+      pool,
+      'for (let i = 0; i < 100; i++) await tools.svc.ok({});\nconst rows = await tools.svc.fail({});',
+      { tools: { 'svc.ok': () => 1, 'svc.fail': fail } },
+    );
+    expect(late.error?.message).toMatch(/^Uncaught ToolError: no such repository\n {4}at line 2, column \d+/);
   });
 
   it('passes non-Error tool failures and non-JSON results as readable messages', async () => {
