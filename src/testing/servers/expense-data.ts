@@ -167,7 +167,7 @@ const SHARE: Record<Category, number> = {
 };
 /** Quarterly budget per category at L1, and the multiplier per level step. */
 const BASE_BUDGET: Record<Category, number> = {
-  travel: 1_200,
+  travel: 1_700,
   lodging: 800,
   meals: 300,
   software: 400,
