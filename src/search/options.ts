@@ -28,7 +28,7 @@ export interface SearchFieldWeights {
 /** Tested field weights of BM25F. */
 export const DEFAULT_FIELD_WEIGHTS: Readonly<SearchFieldWeights> = Object.freeze({
   name: 3,
-  server: 1,
+  server: 2,
   description: 1,
   parameterNames: 1,
   parameterDescriptions: 0.5,

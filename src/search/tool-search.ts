@@ -320,7 +320,7 @@ class ToolSearchIndex implements ToolSearch {
     this.#entries.set(tool.name, entry);
     this.#byId[id] = entry;
     this.#index.add(id, [
-      tokenize(tool.name, { keepStopWords: true }),
+      tokenize(bareName(tool.name, server), { keepStopWords: true }),
       tokenize(server, { keepStopWords: true }),
       tokenize(description),
       tokenize(parameterNames, { keepStopWords: true }),
@@ -704,6 +704,16 @@ function dedupeChains(paths: Path[]): Path[] {
     seen.add(key);
     return true;
   });
+}
+
+/**
+ * The tool's own name without its server prefix (`github.create_issue` → `create_issue`), so
+ * the server's words count once, in the server field, instead of in every tool name.
+ */
+function bareName(name: string, server: string): string {
+  if (server === '' || !name.toLowerCase().startsWith(server.toLowerCase())) return name;
+  const rest = name.slice(server.length).replace(/^(?:\.|::|__|_|-|\/)/, '');
+  return rest === '' ? name : rest;
 }
 
 /** Maps each search term of `text` to the word of the query it came from. */

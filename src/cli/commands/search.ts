@@ -1,16 +1,173 @@
 /**
  * @module
- * `codecall search` (not built yet: see the open issues).
+ * `codecall search "<query>" [--limit N] [--regex] [--json]`: ranks the tools of the configured
+ * MCP servers for a query, as the model's `search_tools` does: BM25 plus the tool graph learned
+ * from the usage history (or a regex over names, descriptions and argument names), with the
+ * reasons for each hit and the likely call chains.
  */
-import type { CliCommand } from '../command.js';
+import { existsSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { loadConfig } from '../../config/index.js';
+import { SqliteHistoryStore } from '../../search/sqlite-history-store.js';
+import { createToolSearch, type ToolSearchResult } from '../../search/tool-search.js';
+import type { ToolSearchState } from '../../search/tool-graph.js';
+import { ToolPool, type CatalogTool } from '../../tools/index.js';
+import { UsageError, type CliCommand, type CliIo } from '../command.js';
+
+/** Hits shown when `--limit` is not given and the configuration sets no `search.limit`. */
+const DEFAULT_CLI_SEARCH_LIMIT = 10;
+/** Characters of a description shown under a hit. */
+const DESCRIPTION_CHARS = 110;
+
+const USAGE = `Usage: codecall search "<query>" [--limit N] [--regex] [--json] [--config <path>] [--history <path>]
+
+Ranks the tools of the configured MCP servers for a query, the way the model's search_tools does:
+BM25 over names, servers, descriptions and parameters, plus the tool graph learned from past runs
+(usage history), with the reasons behind each hit and the most likely call chains.
+
+The query can be a sentence ("total travel expenses per team member"), keywords, or a tool name.
+
+Options:
+  --limit <n>        hits to show (default: the configuration's search.limit, else ${DEFAULT_CLI_SEARCH_LIMIT})
+  --regex            read the query as a regular expression (Python re syntax; (?i) for
+                     case-insensitive) tested against names, descriptions and argument names
+  --json             print { hits, chains, truncated } as JSON
+  --config <path>    configuration file (default: ./codecall.json, then ./.mcp.json)
+  --history <path>   usage history store (default: the configuration's history.path,
+                     .codecall/history.sqlite next to the configuration file)
+
+Exit status: 0 done, 1 some server failed to start (results cover the others), 2 usage,
+configuration or query error.
+`;
+
+/** Reads the usage history at `path` without creating it. */
+export async function readHistory(path: string): Promise<ToolSearchState | undefined> {
+  if (!existsSync(path)) return undefined;
+  const store = await SqliteHistoryStore.open({ path });
+  try {
+    return await store.load();
+  } finally {
+    await store.close();
+  }
+}
+
+function oneLine(text: string, max: number): string {
+  const line = text.replace(/\s+/g, ' ').trim();
+  return line.length > max ? `${line.slice(0, max - 1)}…` : line;
+}
+
+function renderPlain(query: string, result: ToolSearchResult, catalog: Map<string, CatalogTool>): string {
+  const out: string[] = [];
+  if (result.hits.length === 0) {
+    out.push(`No tools match ${JSON.stringify(query)}. Try other words, fewer words, or --regex.`);
+  }
+  const width = Math.max(0, ...result.hits.map((h) => h.name.length));
+  result.hits.forEach((hit, i) => {
+    const tool = catalog.get(hit.name);
+    out.push(`${String(i + 1).padStart(2)}. ${hit.name.padEnd(width)}  ${hit.score.toFixed(3)}`);
+    if (tool?.description) out.push(`    ${oneLine(tool.description, DESCRIPTION_CHARS)}`);
+    for (const reason of hit.reasons) out.push(`    · ${reason}`);
+  });
+  if (result.chains.length > 0) {
+    out.push('', 'Likely chains:');
+    for (const chain of result.chains) out.push(`  ${chain.tools.join(' → ')}  (${chain.score.toFixed(3)})`);
+  }
+  if (result.truncated)
+    out.push('', 'The regex search ran out of time: results are partial. Use a more specific pattern.');
+  return `${out.join('\n')}\n`;
+}
+
+async function run(argv: string[], io: CliIo): Promise<number> {
+  let parsed: ReturnType<typeof parse>;
+  try {
+    parsed = parse(argv);
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  const { values, positionals } = parsed;
+  if (positionals.length === 0)
+    throw new UsageError('give a query, e.g. codecall search "send a slack message".');
+  const query = positionals.join(' ');
+  let limit: number | undefined;
+  if (values.limit !== undefined) {
+    limit = Number(values.limit);
+    if (!Number.isInteger(limit) || limit < 1)
+      throw new UsageError(`--limit must be a positive integer; got "${values.limit}".`);
+  }
+  const config = await loadConfig({
+    ...(values.config !== undefined ? { path: values.config } : {}),
+    cwd: io.cwd,
+    env: io.env,
+  });
+  const historyPath = values.history ?? (config.history.enabled ? config.history.path : undefined);
+  const state = historyPath !== undefined ? await readHistory(historyPath) : undefined;
+  const pool = await ToolPool.open(config);
+  try {
+    const tools = pool.catalog();
+    const { limit: configLimit, ...ranking } = config.search;
+    const search = createToolSearch({
+      tools: tools.map((t) => ({
+        name: t.name,
+        server: t.server,
+        description: t.title ? `${t.title}. ${t.description}` : t.description,
+        inputSchema: t.inputSchema,
+        outputSchema: t.outputSchema,
+      })),
+      state,
+      ...ranking,
+    });
+    const result = search.searchDetailed(query, {
+      limit: limit ?? configLimit ?? DEFAULT_CLI_SEARCH_LIMIT,
+      mode: values.regex ? 'regex' : 'hybrid',
+    });
+    const failed = pool.serverStatus().filter((s) => s.state !== 'connected');
+    for (const server of failed) {
+      io.stderr.write(
+        `codecall search: server "${server.name}" is ${server.state}; its tools are not searched.\n`,
+      );
+    }
+    if (values.json) {
+      const catalog = new Map(tools.map((t) => [t.name, t]));
+      const hits = result.hits.map((h) => {
+        const tool = catalog.get(h.name);
+        return {
+          ...h,
+          server: tool?.server,
+          description: tool?.description,
+          allowedCallers: tool?.allowedCallers,
+        };
+      });
+      io.stdout.write(
+        `${JSON.stringify({ query, hits, chains: result.chains, truncated: result.truncated }, null, 2)}\n`,
+      );
+    } else {
+      io.stdout.write(renderPlain(query, result, new Map(tools.map((t) => [t.name, t]))));
+    }
+    return failed.length > 0 ? 1 : 0;
+  } finally {
+    await pool.close();
+  }
+}
+
+function parse(argv: string[]) {
+  return parseArgs({
+    args: argv,
+    options: {
+      limit: { type: 'string' },
+      regex: { type: 'boolean' },
+      json: { type: 'boolean' },
+      config: { type: 'string' },
+      history: { type: 'string' },
+    },
+    strict: true,
+    allowPositionals: true,
+  });
+}
 
 /** `codecall search`. */
 export const searchCommand: CliCommand = {
   name: 'search',
-  summary: '(not available yet)',
-  usage: 'codecall search: not available in this build yet.',
-  run(_argv, io) {
-    io.stderr.write('codecall search is not available in this build yet.\n');
-    return Promise.resolve(2);
-  },
+  summary: 'Rank the configured tools for a query (BM25 + the learned tool graph, or --regex)',
+  usage: USAGE,
+  run,
 };

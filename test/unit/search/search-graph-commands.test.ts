@@ -1,0 +1,132 @@
+/**
+ * @module
+ * `codecall search` and `codecall graph` in-process (the command objects main() dispatches to),
+ * against the real expense MCP server over stdio and a real SQLite usage history.
+ */
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { UsageError, type CliIo } from '../../../src/cli/command.js';
+import { graphCommand } from '../../../src/cli/commands/graph.js';
+import { searchCommand } from '../../../src/cli/commands/search.js';
+import { main } from '../../../src/cli/main.js';
+import { SqliteHistoryStore } from '../../../src/search/sqlite-history-store.js';
+import { bundleTestServer } from '../../integration/tools/bundle-test-server.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'codecall-search-cli-'));
+const history = join(dir, '.codecall', 'history.sqlite');
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+beforeAll(async () => {
+  const server = await bundleTestServer();
+  writeFileSync(
+    join(dir, 'codecall.json'),
+    JSON.stringify({ mcpServers: { expenses: { command: process.execPath, args: [server, 'expenses'] } } }),
+  );
+}, 60_000);
+
+function io(): { io: CliIo; out: () => string; err: () => string } {
+  const stdout = new PassThrough();
+  const stderr = new PassThrough();
+  let out = '';
+  let err = '';
+  stdout.on('data', (c: Buffer) => (out += c.toString()));
+  stderr.on('data', (c: Buffer) => (err += c.toString()));
+  return {
+    io: { stdout, stderr, stdin: new PassThrough(), cwd: dir, env: {}, signal: new AbortController().signal },
+    out: () => out,
+    err: () => err,
+  };
+}
+
+describe('codecall search and codecall graph', () => {
+  it('searches the live catalog without creating a history store', async () => {
+    const t = io();
+    expect(await searchCommand.run(['expense line items of a member', '--json'], t.io)).toBe(0);
+    const result = JSON.parse(t.out());
+    expect(result.hits[0]).toMatchObject({ name: 'expenses.get_expenses', server: 'expenses' });
+    expect(result.hits[0].reasons[0]).toMatch(/^matches /);
+    expect(existsSync(history)).toBe(false);
+  });
+
+  it('shows what was learned: graph edges, reasons and chains from the history store', async () => {
+    const store = await SqliteHistoryStore.open({ path: history });
+    for (let i = 0; i < 5; i++) {
+      await store.append([
+        'expenses.get_team_members',
+        'expenses.get_expenses',
+        'expenses.get_budget_by_level',
+      ]);
+    }
+    await store.close();
+
+    const text = io();
+    expect(await searchCommand.run(['who is on the team', '--limit', '3'], text.io)).toBe(0);
+    expect(text.out()).toMatch(/^ 1\. expenses\.get_team_members/);
+    expect(text.out()).toContain('· called after expenses.get_team_members 5 of 5 times');
+    expect(text.out()).toMatch(/Likely chains:\n {2}expenses\.get_team_members → expenses\.get_expenses/);
+
+    const json = io();
+    expect(await graphCommand.run(['--format', 'json'], json.io)).toBe(0);
+    const graph = JSON.parse(json.out());
+    expect(graph.sequences).toBe(5);
+    expect(graph.edges).toEqual([
+      expect.objectContaining({
+        from: 'expenses.get_expenses',
+        to: 'expenses.get_budget_by_level',
+        count: 5,
+        probability: 1,
+      }),
+      expect.objectContaining({
+        from: 'expenses.get_team_members',
+        to: 'expenses.get_expenses',
+        count: 5,
+        probability: 1,
+      }),
+    ]);
+
+    const mermaid = io();
+    expect(await graphCommand.run(['--format', 'mermaid'], mermaid.io)).toBe(0);
+    expect(mermaid.out()).toMatch(/^graph LR\n/);
+    expect(mermaid.out()).toContain(
+      't0["expenses.get_expenses"] -->|"5 (100%)"| t1["expenses.get_budget_by_level"]',
+    );
+
+    const dot = io();
+    expect(await graphCommand.run(['--format', 'dot', '--history', history], dot.io)).toBe(0);
+    expect(dot.out()).toContain('"expenses.get_team_members" -> "expenses.get_expenses" [label="5 (100%)"');
+
+    const none = io();
+    expect(await graphCommand.run(['--min-count', '6'], none.io)).toBe(0);
+    expect(none.out()).toMatch(/No edges yet/);
+
+    const inferred = io();
+    expect(await graphCommand.run(['--inferred', '--format', 'json'], inferred.io)).toBe(0);
+    expect(JSON.parse(inferred.out()).edges.length).toBeGreaterThanOrEqual(2);
+  });
+
+  it('runs regex queries and reports bad ones as query errors', async () => {
+    const t = io();
+    expect(await searchCommand.run(['--regex', '^expenses\\.get_', '--json'], t.io)).toBe(0);
+    expect(
+      JSON.parse(t.out())
+        .hits.map((h: { name: string }) => h.name)
+        .sort(),
+    ).toEqual(['expenses.get_budget_by_level', 'expenses.get_expenses', 'expenses.get_team_members']);
+    const bad = io();
+    expect(await main(['search', '--regex', '(a+)+'], bad.io)).toBe(2);
+    expect(bad.err()).toMatch(/Invalid regex pattern .*exponential time/);
+  });
+
+  it('rejects bad usage', async () => {
+    await expect(searchCommand.run([], io().io)).rejects.toThrow(UsageError);
+    await expect(searchCommand.run(['x', '--limit', '0'], io().io)).rejects.toThrow(/--limit/);
+    await expect(graphCommand.run(['--format', 'svg'], io().io)).rejects.toThrow(/--format must be one of/);
+    await expect(graphCommand.run(['--min-count', 'lots'], io().io)).rejects.toThrow(/--min-count/);
+    const help = io();
+    expect(await main(['graph', '--help'], help.io)).toBe(0);
+    expect(help.out()).toMatch(/--format <f>/);
+  });
+});
