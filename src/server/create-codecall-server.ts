@@ -252,7 +252,8 @@ export function createCodecallServer(options: CodecallServerOptions): Server {
             true,
           );
         }
-        if (release === 'aborted') return textResult('Cancelled before the script started; nothing ran.', true);
+        if (release === 'aborted')
+          return textResult('Cancelled before the script started; nothing ran.', true);
         try {
           const started = Date.now();
           notify('started');
@@ -265,7 +266,10 @@ export function createCodecallServer(options: CodecallServerOptions): Server {
           }
           const result = await runtime.execute(input.code, { signal: controller.signal });
           try {
-            options.onExecute?.({ result, ...(extra.sessionId !== undefined ? { sessionId: extra.sessionId } : {}) });
+            options.onExecute?.({
+              result,
+              ...(extra.sessionId !== undefined ? { sessionId: extra.sessionId } : {}),
+            });
           } catch {
             // A listener's failure must not fail the run.
           }

@@ -45,7 +45,10 @@ export class RunLimiter {
     this.maxConcurrent = options.maxConcurrent ?? DEFAULT_SERVE_MAX_CONCURRENT_RUNS;
     this.maxQueued = options.maxQueued ?? DEFAULT_SERVE_MAX_QUEUED_RUNS;
     if (!Number.isInteger(this.maxConcurrent) || this.maxConcurrent < 1)
-      throw new CodecallError('INVALID_ARGUMENT', `maxConcurrent must be a positive integer; got ${this.maxConcurrent}.`);
+      throw new CodecallError(
+        'INVALID_ARGUMENT',
+        `maxConcurrent must be a positive integer; got ${this.maxConcurrent}.`,
+      );
     if (!Number.isInteger(this.maxQueued) || this.maxQueued < 0)
       throw new CodecallError('INVALID_ARGUMENT', `maxQueued must be an integer ≥ 0; got ${this.maxQueued}.`);
   }

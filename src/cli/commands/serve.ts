@@ -1,16 +1,208 @@
 /**
  * @module
- * `codecall serve` (not built yet: see the open issues).
+ * `codecall serve`: codecall as an MCP server in front of every configured server. stdio by
+ * default (clients spawn it); `--http` serves Streamable HTTP at `/mcp`. Logs go to stderr
+ * only (in stdio mode stdout is the protocol). On SIGINT/SIGTERM, or when the stdio client
+ * closes stdin, in-flight runs are cancelled, child MCP servers exit and usage history is
+ * flushed; then the command resolves with 0.
  */
-import type { CliCommand } from '../command.js';
+import type { Readable, Writable } from 'node:stream';
+import {
+  DEFAULT_SERVE_HOST,
+  DEFAULT_SERVE_MAX_CONCURRENT_RUNS,
+  DEFAULT_SERVE_PORT,
+} from '../../config/defaults.js';
+import { CodecallRuntime } from '../../execute/index.js';
+import {
+  assertSafeBinding,
+  isLoopbackHost,
+  RunLimiter,
+  startHttpServer,
+  startStdioServer,
+  type ExecuteCodeEvent,
+} from '../../server/index.js';
+import { UsageError, type CliCommand, type CliIo } from '../command.js';
+
+/** Environment variable holding the bearer token of `codecall serve --http`. */
+export const SERVE_TOKEN_ENV = 'CODECALL_SERVE_TOKEN';
+
+const USAGE = `Usage: codecall serve [--config <path>] [--http [--host <addr>] [--port <n>] [--token <secret>]]
+
+Serves codecall as an MCP server: search_tools (find tools, with their TypeScript declarations),
+execute_code (run a script that calls them; only what it prints comes back), and the tools the
+configuration opens to direct calls (allowedCallers "direct", deferLoading false).
+
+Options:
+  --config <path>            configuration file (default: ./codecall.json, then ./.mcp.json)
+  --http                     serve Streamable HTTP at /mcp instead of stdio
+  --host <addr>              interface to bind (default ${DEFAULT_SERVE_HOST}); anything but loopback
+                             requires a bearer token
+  --port <n>                 port (default ${DEFAULT_SERVE_PORT}; 0 picks a free one, printed on stderr)
+  --token <secret>           require "Authorization: Bearer <secret>" (default: $${SERVE_TOKEN_ENV})
+  --allow-origin <origin>    also accept this browser Origin (repeatable; loopback origins always pass)
+  --max-concurrent-runs <n>  execute_code runs at once (default ${DEFAULT_SERVE_MAX_CONCURRENT_RUNS})
+  --no-pass-through          expose only search_tools and execute_code
+
+Register it in an MCP client as: {"command": "npx", "args": ["codecall", "serve", "--config", "/abs/codecall.json"]}
+Logs go to stderr. Stops on SIGINT/SIGTERM (or when the stdio client disconnects).
+`;
+
+/** Parsed arguments of `codecall serve`. */
+export interface ServeArgs {
+  config?: string;
+  http: boolean;
+  host: string;
+  port: number;
+  token?: string;
+  allowedOrigins: string[];
+  maxConcurrentRuns?: number;
+  passThrough: boolean;
+}
+
+function positiveInteger(flag: string, value: string, allowZero: boolean): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(n) || (!allowZero && n === 0))
+    throw new UsageError(
+      `${flag} needs ${allowZero ? 'a number ≥ 0' : 'a positive number'}; got "${value}".`,
+    );
+  return n;
+}
+
+/** Parses the arguments of `codecall serve` (`env` supplies the token default). */
+export function parseServeArgs(argv: string[], env: NodeJS.ProcessEnv = {}): ServeArgs {
+  const args: ServeArgs = {
+    http: false,
+    host: DEFAULT_SERVE_HOST,
+    port: DEFAULT_SERVE_PORT,
+    allowedOrigins: [],
+    passThrough: true,
+  };
+  let hostSet = false;
+  let portSet = false;
+  let token: string | undefined;
+  for (let i = 0; i < argv.length; i++) {
+    const raw = argv[i]!;
+    const eq = raw.startsWith('--') ? raw.indexOf('=') : -1;
+    const flag = eq > 0 ? raw.slice(0, eq) : raw;
+    const value = (): string => {
+      const v = eq > 0 ? raw.slice(eq + 1) : argv[++i];
+      if (v === undefined || (eq < 0 && v.startsWith('--'))) throw new UsageError(`${flag} needs a value.`);
+      return v;
+    };
+    switch (flag) {
+      case '--config':
+        args.config = value();
+        break;
+      case '--http':
+        args.http = true;
+        break;
+      case '--host':
+        args.host = value();
+        hostSet = true;
+        break;
+      case '--port':
+        args.port = positiveInteger('--port', value(), true);
+        if (args.port > 65_535) throw new UsageError(`--port must be at most 65535; got ${args.port}.`);
+        portSet = true;
+        break;
+      case '--token':
+        token = value();
+        break;
+      case '--allow-origin':
+        args.allowedOrigins.push(value());
+        break;
+      case '--max-concurrent-runs':
+        args.maxConcurrentRuns = positiveInteger('--max-concurrent-runs', value(), false);
+        break;
+      case '--no-pass-through':
+        args.passThrough = false;
+        break;
+      default:
+        throw new UsageError(`unknown ${raw.startsWith('-') ? 'option' : 'argument'} "${raw}".`);
+    }
+  }
+  if (!args.http && (hostSet || portSet || token !== undefined || args.allowedOrigins.length > 0))
+    throw new UsageError('--host, --port, --token and --allow-origin apply to --http only.');
+  token ??= env[SERVE_TOKEN_ENV] === '' ? undefined : env[SERVE_TOKEN_ENV];
+  if (args.http && token !== undefined) args.token = token;
+  return args;
+}
+
+function aborted(signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) resolve();
+    else signal.addEventListener('abort', () => resolve(), { once: true });
+  });
+}
+
+async function run(argv: string[], io: CliIo): Promise<number> {
+  const args = parseServeArgs(argv, io.env);
+  if (args.http) assertSafeBinding(args.host, args.token);
+  const log = (line: string): void => {
+    io.stderr.write(`codecall serve: ${line}\n`);
+  };
+  const runtime = await CodecallRuntime.open({
+    load: { ...(args.config !== undefined ? { path: args.config } : {}), cwd: io.cwd, env: io.env },
+    tools: { onServerError: (event) => log(`${event.server}: ${event.error.message.split('\n')[0]}`) },
+    onHistoryError: (error) => log(`usage history: ${(error as Error)?.message ?? String(error)}`),
+  });
+  const onExecute = ({ result }: ExecuteCodeEvent): void => {
+    const calls = result.toolCalls.length;
+    log(
+      `execute_code ${result.status === 'ok' ? 'ok' : `error (${result.error?.code ?? 'unknown'})`} in ` +
+        `${Math.round(result.stats.wallMs)} ms, ${calls} tool call${calls === 1 ? '' : 's'}`,
+    );
+  };
+  const serverOptions = {
+    runtime,
+    onExecute,
+    passThrough: args.passThrough,
+    runLimiter: new RunLimiter(
+      args.maxConcurrentRuns !== undefined ? { maxConcurrent: args.maxConcurrentRuns } : {},
+    ),
+  };
+  const tools = runtime.catalog();
+  const servers = new Set(tools.map((t) => t.server)).size;
+  let close: (() => Promise<void>) | undefined;
+  try {
+    if (args.http) {
+      const http = await startHttpServer({
+        ...serverOptions,
+        host: args.host,
+        port: args.port,
+        allowedOrigins: args.allowedOrigins,
+        ...(args.token !== undefined ? { token: args.token } : {}),
+      });
+      close = http.close;
+      log(`listening on ${http.url} (${tools.length} tools from ${servers} servers)`);
+      log(
+        isLoopbackHost(args.host)
+          ? `loopback only${args.token !== undefined ? '; bearer token required' : ''}; Origin and Host are checked`
+          : `bound to ${args.host}, reachable from other machines: every request needs "Authorization: Bearer <token>"`,
+      );
+      await aborted(io.signal);
+    } else {
+      const stdio = await startStdioServer({
+        ...serverOptions,
+        stdin: io.stdin as Readable,
+        stdout: io.stdout as Writable,
+      });
+      close = stdio.close;
+      log(`serving over stdio (${tools.length} tools from ${servers} servers)`);
+      await Promise.race([stdio.closed, aborted(io.signal)]);
+    }
+    log('shutting down');
+    return 0;
+  } finally {
+    await close?.();
+    await runtime.close();
+  }
+}
 
 /** `codecall serve`. */
 export const serveCommand: CliCommand = {
   name: 'serve',
-  summary: '(not available yet)',
-  usage: 'codecall serve: not available in this build yet.',
-  run(_argv, io) {
-    io.stderr.write('codecall serve is not available in this build yet.\n');
-    return Promise.resolve(2);
-  },
+  summary: 'Serve search_tools and execute_code as an MCP server (stdio or Streamable HTTP)',
+  usage: USAGE,
+  run,
 };

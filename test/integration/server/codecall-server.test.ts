@@ -122,16 +122,29 @@ describe('createCodecallServer', () => {
       expect(found.isError).toBeFalsy();
       const body = text(found);
       expect(body).toMatch(/^\d+ tools? for "expense line items of a team member"/);
-      expect(body).toMatch(/expenses\.get_expenses: in execute_code: await tools\.expenses\.get_expenses\(args\)/);
+      expect(body).toMatch(
+        /expenses\.get_expenses: in execute_code: await tools\.expenses\.get_expenses\(args\)/,
+      );
       expect(body).toMatch(/```ts\n[\s\S]*get_expenses\(args\?: \{[\s\S]*```/);
 
-      const direct = await client.callTool({ name: 'search_tools', arguments: { query: 'destroy everything' } });
-      expect(text(direct)).toMatch(/misc\.destroy: not callable from code; call the tool "misc__destroy" directly/);
+      const direct = await client.callTool({
+        name: 'search_tools',
+        arguments: { query: 'destroy everything' },
+      });
+      expect(text(direct)).toMatch(
+        /misc\.destroy: not callable from code; call the tool "misc__destroy" directly/,
+      );
 
-      const regex = await client.callTool({ name: 'search_tools', arguments: { query: 'flag_exp', regex: true } });
+      const regex = await client.callTool({
+        name: 'search_tools',
+        arguments: { query: 'flag_exp', regex: true },
+      });
       expect(text(regex)).toMatch(/expenses\.flag_expense: not callable from code \(allowedCallers\)/);
 
-      const badRegex = await client.callTool({ name: 'search_tools', arguments: { query: '(', regex: true } });
+      const badRegex = await client.callTool({
+        name: 'search_tools',
+        arguments: { query: '(', regex: true },
+      });
       expect(badRegex.isError).toBe(true);
       const missing = await client.callTool({ name: 'search_tools', arguments: {} });
       expect(missing.isError).toBe(true);
@@ -229,7 +242,10 @@ describe('createCodecallServer', () => {
     try {
       const updates: Progress[] = [];
       const result = await client.callTool(
-        { name: 'execute_code', arguments: { code: `await tools.misc.slow({ ms: 500 }); console.log('done')` } },
+        {
+          name: 'execute_code',
+          arguments: { code: `await tools.misc.slow({ ms: 500 }); console.log('done')` },
+        },
         undefined,
         { onprogress: (p) => updates.push(p) },
       );
@@ -267,10 +283,11 @@ describe('createCodecallServer', () => {
       setTimeout(() => controller.abort(new Error('user cancelled')), 50);
       await expect(pending).rejects.toThrow(/cancelled/);
       await expect.poll(() => probes.flatMap((p) => p.cancelled)).toContain('cancel-me');
-      await expect
-        .poll(() => events.map((e) => e.result.error?.code))
-        .toContain('ABORTED');
-      const next = await client.callTool({ name: 'execute_code', arguments: { code: 'console.log("after")' } });
+      await expect.poll(() => events.map((e) => e.result.error?.code)).toContain('ABORTED');
+      const next = await client.callTool({
+        name: 'execute_code',
+        arguments: { code: 'console.log("after")' },
+      });
       expect(text(next)).toMatch(/^stdout:\nafter/);
     } finally {
       await close();
@@ -284,7 +301,10 @@ describe('createCodecallServer', () => {
       let started!: () => void;
       const running = new Promise<void>((resolve) => (started = resolve));
       const first = client.callTool(
-        { name: 'execute_code', arguments: { code: `await tools.misc.slow({ ms: 400 }); console.log('first')` } },
+        {
+          name: 'execute_code',
+          arguments: { code: `await tools.misc.slow({ ms: 400 }); console.log('first')` },
+        },
         undefined,
         { onprogress: (p) => p.message === 'started' && started() },
       );

@@ -1,0 +1,322 @@
+/**
+ * @module
+ * Serves codecall over Streamable HTTP at `/mcp` on `node:http`, with stateful sessions (one
+ * MCP server per session, all sharing one runtime and one run limiter) so that progress,
+ * cancellation and `tools/list_changed` reach the client.
+ *
+ * Security model:
+ * - binds to loopback ({@link DEFAULT_SERVE_HOST}) unless told otherwise; a non-loopback bind
+ *   without a bearer token refuses to start (`SERVE_TOKEN_REQUIRED`);
+ * - with a token, every request needs `Authorization: Bearer <token>` (401 otherwise);
+ * - `Host` (on loopback) and `Origin` are validated against DNS rebinding (403);
+ * - bodies are bounded (413), sessions are bounded (503) and expire when idle, `execute_code`
+ *   runs are bounded per process (a "busy" tool result past the queue).
+ */
+import { randomUUID } from 'node:crypto';
+import {
+  createServer,
+  type IncomingMessage,
+  type Server as HttpServer,
+  type ServerResponse,
+} from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import {
+  DEFAULT_SERVE_HOST,
+  DEFAULT_SERVE_MAX_BODY_BYTES,
+  DEFAULT_SERVE_MAX_SESSIONS,
+  DEFAULT_SERVE_PORT,
+  DEFAULT_SERVE_SESSION_IDLE_MS,
+} from '../config/defaults.js';
+import { CodecallError } from '../errors.js';
+import { createCodecallServer, type CodecallServerOptions } from './create-codecall-server.js';
+import {
+  assertSafeBinding,
+  checkHostAndOrigin,
+  hasBearerToken,
+  isLoopbackHost,
+  type HostOriginPolicy,
+} from './http-security.js';
+import { RunLimiter } from './run-limiter.js';
+
+/** Path of the MCP endpoint. */
+export const MCP_HTTP_PATH = '/mcp';
+/** Longest interval between two sweeps of idle sessions. */
+const MAX_SWEEP_INTERVAL_MS = 60_000;
+
+/** Options of {@link startHttpServer}. */
+export interface HttpServerOptions extends CodecallServerOptions {
+  /** Interface to bind. @defaultValue {@link DEFAULT_SERVE_HOST} */
+  host?: string;
+  /** Port; 0 picks a free one. @defaultValue {@link DEFAULT_SERVE_PORT} */
+  port?: number;
+  /**
+   * Bearer token every request must carry. Required to bind a non-loopback interface.
+   * @defaultValue none (loopback only)
+   */
+  token?: string;
+  /** Browser origins accepted besides loopback ones (exact, e.g. `https://app.example.com`). */
+  allowedOrigins?: string[];
+  /** `Host` names accepted besides loopback ones (checked when set, or when bound to loopback). */
+  allowedHosts?: string[];
+  /** Bytes of one request body. @defaultValue {@link DEFAULT_SERVE_MAX_BODY_BYTES} */
+  maxBodyBytes?: number;
+  /** Open sessions. @defaultValue {@link DEFAULT_SERVE_MAX_SESSIONS} */
+  maxSessions?: number;
+  /** Idle time after which a session is closed. @defaultValue {@link DEFAULT_SERVE_SESSION_IDLE_MS} */
+  sessionIdleMs?: number;
+}
+
+/** A running HTTP server. */
+export interface HttpServerHandle {
+  /** `http://<host>:<port>/mcp`. */
+  readonly url: string;
+  readonly host: string;
+  readonly port: number;
+  /** Open sessions. */
+  sessions(): number;
+  /** Stops listening, cancels in-flight runs, closes every session. Idempotent; leaves the runtime open. */
+  close(): Promise<void>;
+  [Symbol.asyncDispose](): Promise<void>;
+}
+
+interface Session {
+  transport: StreamableHTTPServerTransport;
+  server: Server;
+  lastSeen: number;
+}
+
+class BodyTooLargeError extends Error {}
+
+function sendJsonRpcError(
+  response: ServerResponse,
+  status: number,
+  message: string,
+  headers: Record<string, string> = {},
+  code = -32000,
+): void {
+  if (response.headersSent) {
+    response.end();
+    return;
+  }
+  response
+    .writeHead(status, { 'content-type': 'application/json', ...headers })
+    .end(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }));
+}
+
+function readBody(request: IncomingMessage, maxBytes: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer): void => {
+      size += chunk.length;
+      if (size > maxBytes) {
+        request.off('data', onData);
+        request.pause();
+        reject(new BodyTooLargeError());
+        return;
+      }
+      chunks.push(chunk);
+    };
+    request.on('data', onData);
+    request.once('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    request.once('error', reject);
+  });
+}
+
+function formatUrl(host: string, port: number): string {
+  const shown = host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
+  return `http://${shown}:${port}${MCP_HTTP_PATH}`;
+}
+
+/**
+ * Serves `options.runtime` over Streamable HTTP until `close()`.
+ *
+ * @example
+ * ```ts
+ * await using runtime = await CodecallRuntime.open({ load: { path: 'codecall.json' } });
+ * await using http = await startHttpServer({ runtime, port: 0 });
+ * console.error(`codecall listening on ${http.url}`);
+ * ```
+ */
+export async function startHttpServer(options: HttpServerOptions): Promise<HttpServerHandle> {
+  const {
+    host = DEFAULT_SERVE_HOST,
+    port = DEFAULT_SERVE_PORT,
+    token,
+    allowedOrigins = [],
+    allowedHosts = [],
+    maxBodyBytes = DEFAULT_SERVE_MAX_BODY_BYTES,
+    maxSessions = DEFAULT_SERVE_MAX_SESSIONS,
+    sessionIdleMs = DEFAULT_SERVE_SESSION_IDLE_MS,
+    ...serverOptions
+  } = options;
+  assertSafeBinding(host, token);
+  const loopback = isLoopbackHost(host);
+  const policy: HostOriginPolicy = {
+    loopback,
+    allowedHosts: allowedHosts.map((h) => h.toLowerCase()),
+    allowedOrigins,
+  };
+  const runLimiter = serverOptions.runLimiter ?? new RunLimiter();
+  const sessions = new Map<string, Session>();
+  const live = new Set<Session>();
+  let closed = false;
+
+  const openSession = async (request: IncomingMessage, response: ServerResponse, body: unknown) => {
+    const server = createCodecallServer({ ...serverOptions, runLimiter });
+    const session: Session = {
+      server,
+      lastSeen: Date.now(),
+      transport: new StreamableHTTPServerTransport({
+        sessionIdGenerator: () => randomUUID(),
+        onsessioninitialized: (id) => {
+          sessions.set(id, session);
+        },
+      }),
+    };
+    live.add(session);
+    session.transport.onclose = () => {
+      live.delete(session);
+      if (session.transport.sessionId !== undefined) sessions.delete(session.transport.sessionId);
+    };
+    await server.connect(session.transport);
+    await session.transport.handleRequest(request, response, body);
+    // An initialize that failed leaves no session id: drop the server at once.
+    if (session.transport.sessionId === undefined) await server.close();
+  };
+
+  const handle = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
+    const url = new URL(request.url ?? '/', 'http://localhost');
+    if (url.pathname !== MCP_HTTP_PATH) {
+      response
+        .writeHead(404, { 'content-type': 'text/plain' })
+        .end(`Not found: the MCP endpoint is ${MCP_HTTP_PATH}.\n`);
+      return;
+    }
+    if (closed) return sendJsonRpcError(response, 503, 'The server is shutting down.');
+    const refusal = checkHostAndOrigin(
+      { host: request.headers.host, origin: request.headers.origin },
+      policy,
+    );
+    if (refusal !== undefined) return sendJsonRpcError(response, 403, `Forbidden: ${refusal}`);
+    if (token !== undefined && !hasBearerToken(request.headers.authorization, token)) {
+      return sendJsonRpcError(
+        response,
+        401,
+        'Unauthorized: send "Authorization: Bearer <token>" with the token this server was started with.',
+        { 'www-authenticate': 'Bearer' },
+      );
+    }
+    let body: unknown;
+    if (request.method === 'POST') {
+      const declared = Number(request.headers['content-length'] ?? 0);
+      let text: string;
+      try {
+        if (declared > maxBodyBytes) throw new BodyTooLargeError();
+        text = await readBody(request, maxBodyBytes);
+      } catch (error) {
+        if (!(error instanceof BodyTooLargeError)) throw error;
+        sendJsonRpcError(response, 413, `Request body larger than ${maxBodyBytes} bytes.`, {
+          connection: 'close',
+        });
+        response.once('finish', () => request.destroy());
+        return;
+      }
+      try {
+        body = JSON.parse(text) as unknown;
+      } catch {
+        return sendJsonRpcError(response, 400, 'Parse error: the body is not JSON.', {}, -32700);
+      }
+    }
+    const sessionId = request.headers['mcp-session-id'];
+    if (typeof sessionId === 'string') {
+      const session = sessions.get(sessionId);
+      if (!session)
+        return sendJsonRpcError(
+          response,
+          404,
+          'Session not found; send a new initialize request.',
+          {},
+          -32001,
+        );
+      session.lastSeen = Date.now();
+      await session.transport.handleRequest(request, response, body);
+      return;
+    }
+    const initialize = Array.isArray(body)
+      ? body.some((m) => isInitializeRequest(m))
+      : isInitializeRequest(body);
+    if (request.method !== 'POST' || !initialize)
+      return sendJsonRpcError(
+        response,
+        400,
+        'Bad request: no mcp-session-id header; start with an initialize request.',
+      );
+    if (live.size >= maxSessions)
+      return sendJsonRpcError(response, 503, `Too many sessions (${maxSessions}); close one and retry.`);
+    await openSession(request, response, body);
+  };
+
+  const http: HttpServer = createServer((request, response) => {
+    handle(request, response).catch((error: unknown) => {
+      sendJsonRpcError(
+        response,
+        500,
+        `Internal error: ${(error as Error)?.message ?? String(error)}`,
+        {},
+        -32603,
+      );
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    const onError = (error: NodeJS.ErrnoException): void =>
+      reject(
+        new CodecallError(
+          'SERVE_LISTEN_FAILED',
+          `Cannot listen on ${host}:${port}: ${error.code ?? error.message}.` +
+            (error.code === 'EADDRINUSE' ? ' Pick another --port (0 picks a free one).' : ''),
+          { details: { host, port }, cause: error },
+        ),
+      );
+    http.once('error', onError);
+    http.listen(port, host, () => {
+      http.off('error', onError);
+      resolve();
+    });
+  });
+
+  const sweep = setInterval(
+    () => {
+      const now = Date.now();
+      for (const session of live)
+        if (now - session.lastSeen > sessionIdleMs) void session.server.close().catch(() => {});
+    },
+    Math.min(sessionIdleMs, MAX_SWEEP_INTERVAL_MS),
+  );
+  sweep.unref();
+
+  const address = http.address() as AddressInfo;
+  let closing: Promise<void> | undefined;
+  const close = (): Promise<void> => {
+    closing ??= (async () => {
+      closed = true;
+      clearInterval(sweep);
+      const stopped = new Promise<void>((resolve) => http.close(() => resolve()));
+      await Promise.allSettled([...live].map((s) => s.server.close()));
+      http.closeAllConnections();
+      await stopped;
+    })();
+    return closing;
+  };
+  return {
+    url: formatUrl(host, address.port),
+    host,
+    port: address.port,
+    sessions: () => live.size,
+    close,
+    [Symbol.asyncDispose]: close,
+  };
+}
