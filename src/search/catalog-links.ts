@@ -96,6 +96,9 @@ interface ToolFacts {
   mentions: Set<string>;
   /** Lowercase names other tools may mention it by (full and unqualified). */
   aliases: string[];
+  /** Lowercase full name: a mention of it links across servers; a bare alias only within one. */
+  fullName: string;
+  server: string;
 }
 
 /** The tool fields the links are inferred from. */
@@ -177,7 +180,14 @@ export class CatalogLinks {
     }
     const cut = Math.max(lower.lastIndexOf('.'), lower.lastIndexOf('::') + 1, lower.lastIndexOf('/'));
     if (cut > 0 && cut < lower.length - 1) aliases.add(lower.slice(cut + 1));
-    const facts: ToolFacts = { outputs, inputs, mentions, aliases: [...aliases] };
+    const facts: ToolFacts = {
+      outputs,
+      inputs,
+      mentions,
+      aliases: [...aliases],
+      fullName: lower,
+      server: server ?? '',
+    };
     this.#facts.set(tool.name, facts);
     for (const f of inputs) add(this.#byInput, f, tool.name);
     for (const f of outputs) add(this.#byOutput, f, tool.name);
@@ -196,6 +206,14 @@ export class CatalogLinks {
     this.#facts.delete(name);
   }
 
+  /**
+   * Whether `mentioner` naming `alias` of `mentioned` is a link: always for the full name, and
+   * within one server for a bare name (`read_file` in one server's text is not another's).
+   */
+  #mentionLinks(alias: string, mentioned: ToolFacts, mentioner: string): boolean {
+    return alias === mentioned.fullName || this.#facts.get(mentioner)?.server === mentioned.server;
+  }
+
   /** Inferred successors of `name`: tools that take one of its outputs or mention it. */
   successors(name: string): Map<string, InferredLink> {
     const out = new Map<string, InferredLink>();
@@ -211,7 +229,9 @@ export class CatalogLinks {
     for (const alias of facts.aliases) {
       const by = this.#mentionedBy.get(alias);
       if (!by || by.size > this.#maxFanout) continue;
-      for (const t of by) if (t !== name && !out.has(t)) out.set(t, MENTION);
+      for (const t of by) {
+        if (t !== name && !out.has(t) && this.#mentionLinks(alias, facts, t)) out.set(t, MENTION);
+      }
     }
     return out;
   }
@@ -229,7 +249,10 @@ export class CatalogLinks {
     for (const m of facts.mentions) {
       const sources = this.#byAlias.get(m);
       if (!sources || sources.size > this.#maxFanout) continue;
-      for (const s of sources) if (s !== name && !out.has(s)) out.set(s, MENTION);
+      for (const s of sources) {
+        if (s !== name && !out.has(s) && this.#mentionLinks(m, this.#facts.get(s)!, name))
+          out.set(s, MENTION);
+      }
     }
     return out;
   }

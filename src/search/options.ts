@@ -50,6 +50,12 @@ export const DEFAULT_GRAPH_WEIGHT = 0.6;
  */
 export const DEFAULT_EVIDENCE_PRIOR = 2;
 /**
+ * Absolute discount δ of observed counts: an edge counts `max(0, count − δ)`. A transition seen
+ * once is what random, structureless usage produces by the thousand, so it is not evidence yet;
+ * evidence that repeats keeps nearly all its weight.
+ */
+export const DEFAULT_EDGE_DISCOUNT = 1;
+/**
  * Share of the prior mass κ that edges inferred from the schemas (cold start) receive: an inferred
  * edge weighs `κ · share / (n + κ)` split across the source's inferred edges, so it fades as
  * real usage of the source accrues.
@@ -82,6 +88,11 @@ export interface RankingOptions {
    * @defaultValue {@link DEFAULT_EVIDENCE_PRIOR}
    */
   evidencePrior?: number;
+  /**
+   * Absolute discount δ of observed counts.
+   * @defaultValue {@link DEFAULT_EDGE_DISCOUNT}
+   */
+  edgeDiscount?: number;
   /**
    * Share of κ given to edges inferred from schemas (0 turns cold-start edges off).
    * @defaultValue {@link DEFAULT_INFERRED_EDGE_SHARE}
@@ -124,6 +135,7 @@ export function resolveRankingOptions(
     beamDepth: DEFAULT_BEAM_DEPTH,
     graphWeight: DEFAULT_GRAPH_WEIGHT,
     evidencePrior: DEFAULT_EVIDENCE_PRIOR,
+    edgeDiscount: DEFAULT_EDGE_DISCOUNT,
     inferredEdgeShare: DEFAULT_INFERRED_EDGE_SHARE,
     k1: DEFAULT_BM25_K1,
     b: DEFAULT_BM25_B,
@@ -133,6 +145,7 @@ export function resolveRankingOptions(
     beamDepth: Math.floor(check('beamDepth', options.beamDepth, b.beamDepth, 0, 6)),
     graphWeight: check('graphWeight', options.graphWeight, b.graphWeight, 0, 100),
     evidencePrior: check('evidencePrior', options.evidencePrior, b.evidencePrior, 0, 1_000_000),
+    edgeDiscount: check('edgeDiscount', options.edgeDiscount, b.edgeDiscount, 0, 1_000_000),
     inferredEdgeShare: check('inferredEdgeShare', options.inferredEdgeShare, b.inferredEdgeShare, 0, 1),
     k1: check('k1', options.k1, b.k1, 0, 100),
     b: check('b', options.b, b.b, 0, 1),

@@ -476,7 +476,7 @@ class ToolSearchIndex implements ToolSearch {
 
   /**
    * The `k` heaviest successors (forward) or predecessors (backward) of `node` in the catalog,
-   * with their effective weights `(count + prior) / (total + κ)`.
+   * with their effective weights `(max(0, count − δ) + prior) / (total + κ)`.
    */
   #neighbours(node: string, forward: boolean, k: number, ranking: ResolvedRankingOptions): Step[] {
     const observed = forward ? this.#graph.successors(node) : this.#graph.predecessors(node);
@@ -510,7 +510,12 @@ class ToolSearchIndex implements ToolSearch {
       if (best.length > k) best.pop();
     };
     for (const [other, count] of observed) {
-      offer(other, (count + (inferred.has(other) ? prior : 0)) / denominator, count, undefined);
+      offer(
+        other,
+        (Math.max(0, count - ranking.edgeDiscount) + (inferred.has(other) ? prior : 0)) / denominator,
+        count,
+        undefined,
+      );
     }
     for (const [other, link] of inferred) {
       if (!observed.has(other)) offer(other, prior / denominator, 0, link);
@@ -642,7 +647,8 @@ class ToolSearchIndex implements ToolSearch {
       const group: ToolGraphEdge[] = [];
       for (const [to, count] of this.#graph.successors(from)) {
         if (count < minCount) continue;
-        const weight = denominator > 0 ? (count + (inferred.has(to) ? prior : 0)) / denominator : 0;
+        const discounted = Math.max(0, count - ranking.edgeDiscount);
+        const weight = denominator > 0 ? (discounted + (inferred.has(to) ? prior : 0)) / denominator : 0;
         group.push({
           from,
           to,

@@ -39,6 +39,16 @@ describe('CatalogLinks', () => {
     );
   });
 
+  it('links a bare-name mention only within one server', () => {
+    const links = new CatalogLinks();
+    links.add({ name: 'fs.read_file', server: 'fs' });
+    links.add({ name: 'editor.open', server: 'editor', description: 'Open what read_file returned.' });
+    links.add({ name: 'fs.stat', server: 'fs', description: 'Like read_file but metadata only.' });
+    links.add({ name: 'notes.save', server: 'notes', description: 'Save the text of fs.read_file.' });
+    expect([...links.successors('fs.read_file').keys()].sort()).toEqual(['fs.stat', 'notes.save']);
+    expect([...links.predecessors('editor.open').keys()]).toEqual([]);
+  });
+
   it('ignores generic fields and fields shared by too many tools', () => {
     const links = new CatalogLinks({ maxFanout: 2 });
     links.add({ name: 'a', outputSchema: { properties: { id: {}, path: {} } } });

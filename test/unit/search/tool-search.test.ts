@@ -130,12 +130,21 @@ describe('createToolSearch: the tool graph', () => {
   it('scales graph influence with the evidence behind an edge', () => {
     const lightly = createToolSearch({ tools: CATALOG, inferredEdgeShare: 0 });
     const heavily = createToolSearch({ tools: CATALOG, inferredEdgeShare: 0 });
-    lightly.recordSequence(['weather.get_forecast', 'files.write_file']);
+    for (let i = 0; i < 2; i++) lightly.recordSequence(['weather.get_forecast', 'files.write_file']);
     for (let i = 0; i < 30; i++) heavily.recordSequence(['weather.get_forecast', 'files.write_file']);
     const score = (s: typeof lightly): number =>
       s.search('weather forecast', { limit: 10 }).find((h) => h.name === 'files.write_file')?.score ?? 0;
     expect(score(lightly)).toBeGreaterThan(0);
     expect(score(heavily)).toBeGreaterThan(2 * score(lightly));
+  });
+
+  it('does not count a transition seen once as structure', () => {
+    const search = createToolSearch({ tools: CATALOG, inferredEdgeShare: 0 });
+    const query = 'weather forecast';
+    const before = search.search(query);
+    for (const other of NAMES)
+      if (other !== 'weather.get_forecast') search.recordSequence(['weather.get_forecast', other]);
+    expect(search.search(query)).toEqual(before);
   });
 
   it('does not reorder lexical hits when usage has no structure', () => {
@@ -159,11 +168,12 @@ describe('createToolSearch: the tool graph', () => {
     expect(mention?.kind).toBe('inferred');
     expect(search.graphEdges()).toEqual([]);
     search.recordSequence(['hr.get_team_members', 'finance.get_budget_by_level']);
+    search.recordSequence(['hr.get_team_members', 'finance.get_budget_by_level']);
     const [observed] = search.graphEdges();
     expect(observed).toMatchObject({
       from: 'hr.get_team_members',
       to: 'finance.get_budget_by_level',
-      count: 1,
+      count: 2,
       probability: 1,
       kind: 'observed',
     });
