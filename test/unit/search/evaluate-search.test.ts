@@ -36,7 +36,13 @@ describe('evaluateSearch', () => {
       { id: 'a', query: 'list chat channels', tools: ['chat.list_channels', 'files.write_file'] },
       { id: 'b', query: 'weather forecast', tools: ['weather.get_forecast', 'files.read_file'] },
     ];
-    const result = evaluateSearch({ tools: CATALOG, test, folds: 2, ks: [2], inferredEdgeShare: 0 } as never);
+    const result = evaluateSearch({
+      tools: CATALOG,
+      test,
+      folds: 2,
+      ks: [2],
+      ranking: { inferredEdgeShare: 0 },
+    });
     expect(result.folds).toBe(2);
     expect(result.hybrid.completeness[2]).toBe(result.bm25.completeness[2]);
   });

@@ -1,0 +1,44 @@
+/**
+ * @module
+ * Tool search: BM25F and regex over tool descriptors, the tool graph learned from executed call
+ * sequences, beam search over it, the usage history stores, and offline evaluation. Pure except
+ * the SQLite store.
+ */
+export { createToolSearch, DEFAULT_MAX_QUERY_CHARS, DEFAULT_REGEX_SEARCH_BUDGET_MS } from './tool-search.js';
+export type {
+  CreateToolSearchOptions,
+  GraphEdgesOptions,
+  SearchableTool,
+  SearchMode,
+  SearchOptions,
+  ToolChain,
+  ToolGraphEdge,
+  ToolSearch,
+  ToolSearchHit,
+  ToolSearchResult,
+} from './tool-search.js';
+export {
+  DEFAULT_BEAM_DEPTH,
+  DEFAULT_BEAM_WIDTH,
+  DEFAULT_CHAIN_LIMIT,
+  DEFAULT_EDGE_DISCOUNT,
+  DEFAULT_EVIDENCE_PRIOR,
+  DEFAULT_FIELD_WEIGHTS,
+  DEFAULT_GRAPH_WEIGHT,
+  DEFAULT_INFERRED_EDGE_SHARE,
+  DEFAULT_SEARCH_LIMIT,
+} from './options.js';
+export type { RankingOptions, SearchFieldWeights } from './options.js';
+export type { ToolSearchState } from './tool-graph.js';
+export { DEFAULT_MAX_REGEX_PATTERN_CHARS } from './regex-query.js';
+export { MemoryHistoryStore } from './history-store.js';
+export type { UsageHistoryStore } from './history-store.js';
+export { DEFAULT_HISTORY_BUSY_TIMEOUT_MS, SqliteHistoryStore } from './sqlite-history-store.js';
+export type { SqliteHistoryStoreOptions } from './sqlite-history-store.js';
+export { evaluateSearch } from './evaluate-search.js';
+export type {
+  EvalQuery,
+  EvaluateSearchOptions,
+  EvaluateSearchResult,
+  SearchMetrics,
+} from './evaluate-search.js';
