@@ -1,0 +1,38 @@
+/**
+ * @module
+ * The agent: the model loop over search and code execution, its meta-tools, token accounting
+ * and the offline demo model. Curated exports only.
+ */
+export { createOrchestrator, cutToBytes, MODEL_ENV_VARIABLE, resolveLanguageModel } from './orchestrator.js';
+export type { Orchestrator, OrchestratorOptions, RunOptions } from './orchestrator.js';
+export type {
+  AgentEvent,
+  AgentExecution,
+  AgentMode,
+  AgentModelResponse,
+  AgentRequestSummary,
+  AgentStep,
+  AgentToolCall,
+  AgentToolCallKind,
+  RunResult,
+  SavingsReport,
+} from './types.js';
+export { ContextMeter, DIRECT_ESTIMATE_BYTES_PER_TOKEN } from './context-meter.js';
+export type { ContextMeterOptions, RequestTokens } from './context-meter.js';
+export { DEMO_MODEL_NAME, DemoLanguageModel, demoQuestion, demoScript } from './demo-model.js';
+export { CODE_MODE_SYSTEM_PROMPT, DIRECT_MODE_SYSTEM_PROMPT, systemPrompt } from './system-prompt.js';
+export { renderSearchResult } from './render-search-result.js';
+export type { RenderSearchResultOptions } from './render-search-result.js';
+export { assignDirectNames, directToolDefinition } from './direct-tools.js';
+export { countMessageTokens, countTokens, countToolDefinitionTokens } from './count-tokens.js';
+export {
+  DEFAULT_SEARCH_TOOLS_LIMIT,
+  EXECUTE_CODE_NAME,
+  executeCodeDefinition,
+  MAX_SEARCH_TOOLS_LIMIT,
+  parseExecuteCodeInput,
+  parseSearchToolsInput,
+  SEARCH_TOOLS_NAME,
+  searchToolsDefinition,
+} from './meta-tools.js';
+export type { ExecuteCodeInput, MetaToolDefinition, MetaToolLimits, SearchToolsInput } from './meta-tools.js';
