@@ -77,6 +77,39 @@ export type {
   SequenceListener,
 } from './execute/index.js';
 
+// Tool search and usage history
+export {
+  createToolSearch,
+  DEFAULT_BEAM_DEPTH,
+  DEFAULT_BEAM_WIDTH,
+  DEFAULT_GRAPH_WEIGHT,
+  DEFAULT_SEARCH_LIMIT,
+  evaluateSearch,
+  MemoryHistoryStore,
+  SqliteHistoryStore,
+} from './search/index.js';
+export type {
+  CreateToolSearchOptions,
+  EvalQuery,
+  EvaluateSearchOptions,
+  EvaluateSearchResult,
+  GraphEdgesOptions,
+  RankingOptions,
+  SearchableTool,
+  SearchFieldWeights,
+  SearchMetrics,
+  SearchMode,
+  SearchOptions,
+  SqliteHistoryStoreOptions,
+  ToolChain,
+  ToolGraphEdge,
+  ToolSearch,
+  ToolSearchHit,
+  ToolSearchResult,
+  ToolSearchState,
+  UsageHistoryStore,
+} from './search/index.js';
+
 // Language models
 export { createLanguageModel, KNOWN_PROVIDERS, parseModelSpec } from './providers/create-language-model.js';
 export type {

@@ -11,15 +11,16 @@
 import { renderDeclarations, type RenderDeclarationsOptions } from '../compile/index.js';
 import { isCodecallError } from '../errors.js';
 import type { SandboxLimits } from '../isolate/index.js';
-import { MemoryHistoryStore, type UsageHistoryStore } from '../search/history-store.js';
-import { SqliteHistoryStore } from '../search/sqlite-history-store.js';
 import {
   createToolSearch,
+  MemoryHistoryStore,
+  SqliteHistoryStore,
   type SearchableTool,
   type ToolChain,
   type ToolSearch,
   type ToolSearchHit,
-} from '../search/tool-search.js';
+  type UsageHistoryStore,
+} from '../search/index.js';
 import type { CatalogTool, ToolPool } from '../tools/index.js';
 import type { ExecutionResult, ToolCaller } from '../types.js';
 import { ExecutionSession, type ExecutionSessionOptions } from './execution-session.js';
