@@ -1,16 +1,238 @@
 /**
  * @module
- * `codecall run` (not built yet: see the open issues).
+ * `codecall run "<task>"`: runs a task with a model over the configured MCP servers (the agent
+ * loop). Progress goes to stderr (one line per step: what the model called, how many tool calls,
+ * elapsed time), the answer to stdout, then a one-line usage and savings summary on stderr.
+ * `--json` prints the full run result instead. Ctrl-C cancels the run cleanly.
  */
-import type { CliCommand } from '../command.js';
+import { createOrchestrator, type AgentMode, type AgentStep, type RunResult } from '../../agent/index.js';
+import { isCodecallError, type CodecallError } from '../../errors.js';
+import { UsageError, type CliCommand, type CliIo } from '../command.js';
+
+const USAGE = `Usage: codecall run "<task>" [--model <provider:model>] [--base-url <url>] [--max-steps <n>]
+                    [--mode code|direct] [--config <path>] [--json]
+
+Runs a task with a language model over the configured MCP servers. In code mode (the default)
+the model finds tools with search_tools and calls them from code with execute_code; only what
+its scripts print enters its context. Direct mode offers every tool up front, the traditional
+way, for comparison.
+
+Options:
+  --model <spec>      anthropic:<model> (ANTHROPIC_API_KEY), openai:<model> (OPENAI_API_KEY, or
+                      any compatible server with --base-url), or demo: an offline scripted stand-in
+                      that plays the expense example (not AI). Default: "agent.model" in the
+                      configuration, else $CODECALL_MODEL.
+  --base-url <url>    API root of the provider (a proxy, Ollama, vLLM…)
+  --max-steps <n>     model requests before the run stops (default: agent.maxSteps, else 20)
+  --mode code|direct  how the model uses tools (default: code)
+  --config <path>     configuration file (default: ./codecall.json, then ./.mcp.json)
+  --json              print the full run result as one JSON object on stdout
+
+Try it offline:
+  codecall run "Which team members exceeded their Q3 travel budget?" --model demo --config examples/codecall.json
+
+Exit status: 0 answered, 1 the run stopped without an answer (max steps, time, cancelled,
+provider failure), 2 usage or configuration error.
+`;
+
+interface RunArgs {
+  task: string;
+  model?: string;
+  baseURL?: string;
+  maxSteps?: number;
+  mode: AgentMode;
+  config?: string;
+  json: boolean;
+}
+
+/** Errors that end a run without an answer (exit 1); anything else is the developer's to fix (exit 2). */
+const RUN_FAILURES = new Set(['MAX_STEPS_EXCEEDED', 'RUN_TIMEOUT', 'ABORTED', 'PROVIDER_REQUEST_FAILED']);
+/** Characters of an error shown on a progress line. */
+const MAX_PROGRESS_ERROR_CHARS = 160;
+
+/** Parses the arguments of `codecall run`. */
+export function parseRunArgs(argv: string[]): RunArgs {
+  const words: string[] = [];
+  const out: Partial<RunArgs> & { mode: AgentMode; json: boolean } = { mode: 'code', json: false };
+  const valueOf = (flag: string, index: number): string => {
+    const value = argv[index];
+    if (value === undefined || value.startsWith('--')) throw new UsageError(`${flag} needs a value.`);
+    return value;
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    const eq = arg.startsWith('--') ? arg.indexOf('=') : -1;
+    const flag = eq > 0 ? arg.slice(0, eq) : arg;
+    const inline = eq > 0 ? arg.slice(eq + 1) : undefined;
+    const take = (): string => inline ?? valueOf(flag, ++i);
+    switch (flag) {
+      case '--json':
+        out.json = true;
+        break;
+      case '--model':
+        out.model = take();
+        break;
+      case '--base-url':
+        out.baseURL = take();
+        break;
+      case '--config':
+        out.config = take();
+        break;
+      case '--mode': {
+        const mode = take();
+        if (mode !== 'code' && mode !== 'direct')
+          throw new UsageError(`--mode is code or direct, not "${mode}".`);
+        out.mode = mode;
+        break;
+      }
+      case '--max-steps': {
+        const text = take();
+        const steps = Number(text);
+        if (!/^\d+$/.test(text) || !Number.isSafeInteger(steps) || steps < 1)
+          throw new UsageError(`--max-steps needs a positive integer, not "${text}".`);
+        out.maxSteps = steps;
+        break;
+      }
+      default:
+        if (arg.startsWith('--')) throw new UsageError(`unknown option "${arg}".`);
+        words.push(arg);
+    }
+  }
+  const task = words.join(' ').trim();
+  if (task === '')
+    throw new UsageError(
+      'give the task, e.g. codecall run "Which team members exceeded their Q3 travel budget?".',
+    );
+  return { ...out, task };
+}
+
+const number = (value: number): string => Math.round(value).toLocaleString('en-US');
+const seconds = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
+
+function firstLine(text: string): string {
+  const line = text.trim().split('\n')[0] ?? '';
+  return line.length > MAX_PROGRESS_ERROR_CHARS ? `${line.slice(0, MAX_PROGRESS_ERROR_CHARS)}…` : line;
+}
+
+/** One progress line for a finished step, plus a line per failed call. */
+export function formatStep(step: AgentStep, elapsedMs: number): string {
+  if (step.toolCalls.length === 0) return `step ${step.index} · answer · ${seconds(elapsedMs)}\n`;
+  const counts = new Map<string, number>();
+  for (const call of step.toolCalls) counts.set(call.name, (counts.get(call.name) ?? 0) + 1);
+  const names = [...counts].map(([name, n]) => (n > 1 ? `${name} ×${n}` : name)).join(', ');
+  let toolCalls = step.toolCalls.filter((c) => c.kind === 'direct').length;
+  for (const execution of step.executions) toolCalls += execution.result.toolCalls.length;
+  const parts = [`step ${step.index}`, names];
+  if (toolCalls > 0) parts.push(`${toolCalls} tool call${toolCalls === 1 ? '' : 's'}`);
+  parts.push(seconds(elapsedMs));
+  const lines = [parts.join(' · ')];
+  for (const call of step.toolCalls) {
+    if (!call.isError) continue;
+    const execution = step.executions.find((e) => e.toolCallId === call.id);
+    const error = execution?.result.error;
+    lines.push(`  ! ${call.name}: ${firstLine(error ? `${error.code}: ${error.message}` : call.content)}`);
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+/** The one-line usage and savings summary of a run. */
+export function formatRunSummary(result: RunResult): string {
+  const { savings, usage } = result;
+  const steps = `${result.steps.length} step${result.steps.length === 1 ? '' : 's'}`;
+  const parts: string[] = [];
+  if (result.mode === 'code') {
+    const percent = savings.directEstimateTokens === 0 ? 0 : savings.savedRatio * 100;
+    const sign = percent >= 0 ? '-' : '+';
+    parts.push(
+      `tokens: ${number(savings.contextTokens)} in context vs ~${number(savings.directEstimateTokens)} with direct tool calling (${sign}${Math.abs(percent).toFixed(1)} %)`,
+    );
+  } else {
+    parts.push(`tokens: ${number(savings.contextTokens)} in context (direct tool calling, measured)`);
+  }
+  parts.push(steps, seconds(result.durationMs));
+  if (usage.inputTokens + usage.outputTokens > 0) {
+    const cached = usage.cacheReadTokens > 0 ? ` (${number(usage.cacheReadTokens)} cached)` : '';
+    parts.push(`provider: ${number(usage.inputTokens)} in${cached}, ${number(usage.outputTokens)} out`);
+  }
+  return parts.join(' · ');
+}
+
+function partialResult(error: CodecallError): RunResult | undefined {
+  const result = error.details.result;
+  return typeof result === 'object' && result !== null ? (result as RunResult) : undefined;
+}
+
+async function run(argv: string[], io: CliIo): Promise<number> {
+  const args = parseRunArgs(argv);
+  const agent = await createOrchestrator({
+    ...(args.model !== undefined ? { model: args.model } : {}),
+    modelOptions: { env: io.env, ...(args.baseURL !== undefined ? { baseURL: args.baseURL } : {}) },
+    load: { ...(args.config !== undefined ? { path: args.config } : {}), cwd: io.cwd, env: io.env },
+    runtimeOptions: {
+      tools: {
+        onServerError: (event) => io.stderr.write(`codecall run: ${firstLine(event.error.message)}\n`),
+      },
+    },
+    mode: args.mode,
+    ...(args.maxSteps !== undefined ? { maxSteps: args.maxSteps } : {}),
+  });
+  const started = performance.now();
+  try {
+    let result: RunResult | undefined;
+    let failure: CodecallError | undefined;
+    for await (const event of agent.stream(args.task, { signal: io.signal })) {
+      switch (event.type) {
+        case 'run-start':
+          io.stderr.write(
+            `codecall run · ${event.model} · ${event.mode} mode · ${event.tools.length} tools offered\n`,
+          );
+          break;
+        case 'step-end':
+          io.stderr.write(formatStep(event.step, performance.now() - started));
+          break;
+        case 'done':
+          result = event.result;
+          break;
+        case 'error':
+          failure = event.error;
+          result = event.result;
+          break;
+        default:
+          break;
+      }
+    }
+    if (failure !== undefined) {
+      if (!RUN_FAILURES.has(failure.code)) throw failure;
+      const stopped = io.signal.aborted && failure.code === 'ABORTED' ? 'cancelled.' : failure.message;
+      if (args.json) {
+        io.stdout.write(
+          `${JSON.stringify({ error: { code: failure.code, message: failure.message }, result: result ?? partialResult(failure) })}\n`,
+        );
+      }
+      io.stderr.write(`codecall run: ${stopped}\n`);
+      if (result) io.stderr.write(`${formatRunSummary(result)}\n`);
+      return 1;
+    }
+    if (result === undefined) throw new Error('the run ended without a result');
+    if (args.json) io.stdout.write(`${JSON.stringify(result)}\n`);
+    else io.stdout.write(`${result.answer.trimEnd()}\n`);
+    io.stderr.write(`${formatRunSummary(result)}\n`);
+    return 0;
+  } catch (error) {
+    if (isCodecallError(error) && RUN_FAILURES.has(error.code)) {
+      io.stderr.write(`codecall run: ${error.message}\n`);
+      return 1;
+    }
+    throw error;
+  } finally {
+    await agent.close();
+  }
+}
 
 /** `codecall run`. */
 export const runCommand: CliCommand = {
   name: 'run',
-  summary: '(not available yet)',
-  usage: 'codecall run: not available in this build yet.',
-  run(_argv, io) {
-    io.stderr.write('codecall run is not available in this build yet.\n');
-    return Promise.resolve(2);
-  },
+  summary: 'Run a task with a model: tool search + code execution over your MCP servers',
+  usage: USAGE,
+  run,
 };

@@ -1,0 +1,174 @@
+/**
+ * `codecall run` as a user runs it: the real bin, the example expense server over stdio, the
+ * offline demo model; exit codes, progress on stderr, the answer on stdout, --json, and Ctrl-C.
+ */
+import { spawn } from 'node:child_process';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join, resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { createExpenseData, overBudgetMembers } from '../../src/testing/servers/index.js';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+const BIN = join(ROOT, 'bin', 'codecall.js');
+const TASK = 'Which team members exceeded their Q3 travel budget?';
+const expected = overBudgetMembers(createExpenseData(), 'Q3', 'travel');
+
+interface Outcome {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+function codecall(
+  args: string[],
+  options: { onStderr?: (text: string, kill: () => void) => void } = {},
+): Promise<Outcome> {
+  const env = { ...process.env };
+  delete env.CODECALL_MODEL;
+  delete env.ANTHROPIC_API_KEY;
+  delete env.OPENAI_API_KEY;
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, stdio: 'pipe', env });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => {
+      stderr += d.toString();
+      options.onStderr?.(stderr, () => child.kill('SIGINT'));
+    });
+    child.on('error', reject);
+    child.on('close', (code, signal) => resolvePromise({ code, signal, stdout, stderr }));
+    child.stdin.end();
+  });
+}
+
+describe('codecall run', () => {
+  it('--model demo answers offline with progress and the savings line', async () => {
+    const result = await codecall(['run', TASK, '--model', 'demo', '--config', 'examples/codecall.json']);
+    expect(result.code, result.stderr).toBe(0);
+    const lines = result.stdout.trim().split('\n');
+    expect(lines[0]).toMatch(/^Scanned 2400 line items/);
+    expect(lines[1]).toBe(`${expected.length} of 20 team members exceeded their Q3 travel budget:`);
+    expect(new Set(lines.slice(2).map((l) => l.slice(2, l.indexOf(' (', 2))))).toEqual(
+      new Set(expected.map((e) => e.member.name)),
+    );
+    expect(result.stderr).toMatch(/^codecall run · demo:expense-demo · code mode · 2 tools offered$/m);
+    expect(result.stderr).toMatch(/^step 1 · search_tools · \d+\.\d s$/m);
+    expect(result.stderr).toMatch(/^step 2 · execute_code · \d+ tool calls · \d+\.\d s$/m);
+    expect(result.stderr).toMatch(/^step 3 · answer · \d+\.\d s$/m);
+    const summary =
+      /^tokens: ([\d,]+) in context vs ~([\d,]+) with direct tool calling \(-(\d+\.\d) %\) · 3 steps · \d+\.\d s$/m.exec(
+        result.stderr,
+      );
+    expect(summary).not.toBeNull();
+    const [inContext, direct] = [summary![1]!, summary![2]!].map((n) => Number(n.replace(/,/g, '')));
+    expect(inContext).toBeLessThan(direct!);
+  });
+
+  it('--json prints the full run result', async () => {
+    const result = await codecall([
+      'run',
+      TASK,
+      '--model=demo',
+      '--config',
+      'examples/codecall.json',
+      '--json',
+    ]);
+    expect(result.code, result.stderr).toBe(0);
+    const run = JSON.parse(result.stdout) as {
+      answer: string;
+      mode: string;
+      steps: { toolCalls: { kind: string }[]; executions: { result: { status: string } }[] }[];
+      savings: { contextTokens: number; directEstimateTokens: number; method: string };
+      toolSequences: string[][];
+    };
+    expect(run.mode).toBe('code');
+    expect(run.answer).toMatch(/exceeded their Q3 travel budget/);
+    expect(run.steps.map((s) => s.toolCalls.map((c) => c.kind))).toEqual([
+      ['search_tools'],
+      ['execute_code'],
+      [],
+    ]);
+    expect(run.steps[1]!.executions[0]!.result.status).toBe('ok');
+    expect(run.savings.method).toBe('estimate');
+    expect(run.savings.contextTokens).toBeLessThan(run.savings.directEstimateTokens);
+    expect(run.toolSequences[0]![0]).toBe('expenses.get_team_members');
+  });
+
+  it('stops at --max-steps with exit 1, naming the option, and still prints the summary', async () => {
+    const result = await codecall([
+      'run',
+      TASK,
+      '--model',
+      'demo',
+      '--config',
+      'examples/codecall.json',
+      '--max-steps',
+      '1',
+    ]);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toMatch(/did not finish within 1 steps/);
+    expect(result.stderr).toMatch(/--max-steps/);
+    expect(result.stderr).toMatch(/^tokens: .* · 1 step · /m);
+  });
+
+  it('without a model, exits 2 and says how to choose one', async () => {
+    const result = await codecall(['run', TASK, '--config', 'examples/codecall.json']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/No model chosen/);
+    expect(result.stderr).toMatch(/--model demo/);
+  });
+
+  it('rejects bad usage with exit 2', async () => {
+    for (const args of [
+      ['run'],
+      ['run', TASK, '--mode', 'chat'],
+      ['run', TASK, '--max-steps', 'ten'],
+      ['run', TASK, '--bogus'],
+    ]) {
+      const result = await codecall(args);
+      expect(result.code, args.join(' ')).toBe(2);
+      expect(result.stderr).toMatch(/Usage: codecall run/);
+    }
+  });
+
+  it('Ctrl-C while the model request is in flight cancels the run: exit 1, "cancelled", no hang', async () => {
+    const hanging: Server = createServer(() => {
+      // Never answers.
+    });
+    await new Promise<void>((r) => hanging.listen(0, '127.0.0.1', r));
+    const port = (hanging.address() as AddressInfo).port;
+    let sent = false;
+    try {
+      const result = await codecall(
+        [
+          'run',
+          TASK,
+          '--model',
+          'openai:local',
+          '--base-url',
+          `http://127.0.0.1:${port}/v1`,
+          '--config',
+          'examples/codecall.json',
+        ],
+        {
+          onStderr: (text, kill) => {
+            if (!sent && text.includes('codecall run ·')) {
+              sent = true;
+              setTimeout(kill, 200);
+            }
+          },
+        },
+      );
+      expect(sent).toBe(true);
+      expect(result.code).toBe(1);
+      expect(result.stderr).toMatch(/codecall run: cancelled\./);
+    } finally {
+      hanging.closeAllConnections();
+      await new Promise<void>((r) => hanging.close(() => r()));
+    }
+  });
+});
