@@ -1,0 +1,296 @@
+/**
+ * Soak of `codecall serve --http`: one real server process (the built bin, `npm run build`
+ * first) over the example expense server, answering hundreds of `execute_code` calls — normal
+ * scripts mixed with throwing, infinite-loop, memory-hog, huge-output, syntax-error and
+ * forbidden-tool scripts, plus `search_tools` — first sequentially, then concurrently from
+ * several sessions.
+ *
+ * Figures: every request answered with the expected kind of result (target: all), and the
+ * server process's resident memory at checkpoints as a ratio against its own floor measured
+ * after a warm-up in the same run (target: flat, ≤ 1.25× the floor and ≤ 10% growth over the
+ * second half of the soak).
+ */
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { figure, finish, nowUs, percentile } from './harness.js';
+
+const ROOT = resolve(import.meta.dirname ?? '.', '..');
+const WARMUP_CALLS = 120;
+const SEQUENTIAL_CALLS = 180;
+const CONCURRENT_CALLS = 240;
+const CONCURRENT_BLOCKS = 2;
+const IN_FLIGHT = 8;
+const SESSIONS = 4;
+
+interface Kind {
+  name: string;
+  /** Share of calls, in a deterministic rotation. */
+  weight: number;
+  call: { name: string; arguments: Record<string, unknown> };
+  /** True when the answer is the one this kind must get. */
+  check: (result: CallToolResult, text: string) => boolean;
+}
+
+const KINDS: Kind[] = [
+  {
+    name: 'normal',
+    weight: 10,
+    call: {
+      name: 'execute_code',
+      arguments: {
+        code: `const { members } = await tools.expenses.get_team_members();
+               const { items } = await tools.expenses.get_expenses({ quarter: 'Q2', limit: 5000 });
+               const total = items.reduce((s, i) => s + i.amount, 0);
+               console.log(members.length, items.length, total > 0);`,
+      },
+    },
+    check: (r, t) => !r.isError && /^stdout:\n20 \d+ true\n/.test(t),
+  },
+  {
+    name: 'search',
+    weight: 2,
+    call: { name: 'search_tools', arguments: { query: 'expenses of a team member by quarter' } },
+    check: (r, t) => !r.isError && t.includes('expenses.get_expenses'),
+  },
+  {
+    name: 'throws',
+    weight: 2,
+    call: { name: 'execute_code', arguments: { code: 'console.log("a"); throw new Error("soak failure")' } },
+    check: (r, t) => r.isError === true && t.includes('soak failure'),
+  },
+  {
+    name: 'infinite loop',
+    weight: 1,
+    call: { name: 'execute_code', arguments: { code: 'while (true) {}' } },
+    check: (r, t) => r.isError === true && /exit status: error/.test(t),
+  },
+  {
+    name: 'memory hog',
+    weight: 1,
+    call: {
+      name: 'execute_code',
+      arguments: { code: 'const keep = []; for (;;) keep.push(new Array(100_000).fill(Math.random()));' },
+    },
+    check: (r, t) => r.isError === true && /exit status: error/.test(t),
+  },
+  {
+    name: 'huge output',
+    weight: 2,
+    call: {
+      name: 'execute_code',
+      arguments: { code: 'for (let i = 0; i < 2000; i++) console.log("x".repeat(1000));' },
+    },
+    check: (_r, t) => t.length < 64_000 && /stdout:\nx{1000}/.test(t),
+  },
+  {
+    name: 'syntax error',
+    weight: 1,
+    call: { name: 'execute_code', arguments: { code: 'const = ;' } },
+    check: (r, t) => r.isError === true && t.includes('SYNTAX_ERROR'),
+  },
+  {
+    name: 'forbidden tool',
+    weight: 1,
+    call: {
+      name: 'execute_code',
+      arguments: {
+        code: `await tools.expenses.flag_expense({ expense_id: 'exp-00001', reason: 'soak test' })`,
+      },
+    },
+    check: (r, t) => r.isError === true && t.includes('allowedCallers'),
+  },
+];
+const ROTATION = KINDS.flatMap((kind) => Array.from({ length: kind.weight }, () => kind));
+
+function interleave(count: number, offset: number): Kind[] {
+  // A fixed stride through the rotation mixes kinds without clustering them.
+  return Array.from({ length: count }, (_, i) => ROTATION[((offset + i) * 7) % ROTATION.length]!);
+}
+
+function rssMb(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? NaN);
+  return kb / 1024;
+}
+
+function children(pid: number): number[] {
+  const out: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid) out.push(Number(entry));
+    } catch {
+      // Exited while we read.
+    }
+  }
+  return out;
+}
+
+function treeRssMb(pid: number): number {
+  let total = 0;
+  const queue = [pid];
+  while (queue.length > 0) {
+    const next = queue.shift()!;
+    try {
+      total += rssMb(next);
+    } catch {
+      continue;
+    }
+    queue.push(...children(next));
+  }
+  return total;
+}
+
+interface Tally {
+  answered: number;
+  wrong: { kind: string; text: string }[];
+  failed: { kind: string; error: string }[];
+  latencyUs: Map<string, number[]>;
+}
+
+async function callOne(client: Client, kind: Kind, tally: Tally): Promise<void> {
+  const start = nowUs();
+  try {
+    const result = (await client.callTool(kind.call)) as CallToolResult;
+    const text = result.content.map((c) => (c.type === 'text' ? c.text : '')).join('\n');
+    tally.answered++;
+    if (!kind.check(result, text)) tally.wrong.push({ kind: kind.name, text: text.slice(0, 300) });
+    const list = tally.latencyUs.get(kind.name) ?? [];
+    list.push(nowUs() - start);
+    tally.latencyUs.set(kind.name, list);
+  } catch (error) {
+    tally.failed.push({ kind: kind.name, error: String((error as Error)?.message ?? error) });
+  }
+}
+
+async function main(): Promise<void> {
+  if (!existsSync(join(ROOT, 'dist', 'cli', 'main.js'))) {
+    console.log('  soak: dist/ is missing; run `npm run build` first');
+    process.exitCode = 1;
+    return;
+  }
+  const dir = mkdtempSync(join(tmpdir(), 'codecall-soak-'));
+  const configPath = join(dir, 'codecall.json');
+  writeFileSync(
+    configPath,
+    JSON.stringify({
+      mcpServers: {
+        expenses: {
+          command: process.execPath,
+          args: [join(ROOT, 'examples', 'expense-server', 'server.mjs')],
+          tools: { flag_expense: { allowedCallers: ['direct'] } },
+        },
+      },
+      sandbox: { cpuTimeMs: 300, wallTimeMs: 20_000, memoryMb: 64, maxStdoutBytes: 16_384 },
+      history: { path: join(dir, 'history.sqlite') },
+    }),
+  );
+  const launcher = spawn(
+    process.execPath,
+    [join(ROOT, 'bin', 'codecall.js'), 'serve', '--http', '--port', '0', '--config', configPath],
+    { stdio: ['ignore', 'ignore', 'pipe'] },
+  );
+  let stderr = '';
+  const url = await new Promise<string>((resolveUrl, reject) => {
+    launcher.stderr.on('data', (d: Buffer) => {
+      stderr += d.toString();
+      const match = /listening on (http:\/\/\S+)/.exec(stderr);
+      if (match) resolveUrl(match[1]!);
+    });
+    launcher.once('exit', () => reject(new Error(`codecall serve exited:\n${stderr}`)));
+  });
+  // The launcher re-executes node with --no-node-snapshot: the server is its child.
+  const server =
+    children(launcher.pid!).find((pid) =>
+      readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('cli/main.js'),
+    ) ?? launcher.pid!;
+
+  const clients: Client[] = [];
+  for (let i = 0; i < SESSIONS; i++) {
+    const client = new Client({ name: `soak-${i}`, version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+    clients.push(client);
+  }
+  const tally: Tally = { answered: 0, wrong: [], failed: [], latencyUs: new Map() };
+  let sent = 0;
+  const sequential = async (count: number): Promise<void> => {
+    for (const kind of interleave(count, sent)) await callOne(clients[0]!, kind, tally);
+    sent += count;
+  };
+  const concurrent = async (count: number): Promise<void> => {
+    const queue = interleave(count, sent);
+    sent += count;
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: IN_FLIGHT }, async (_, lane) => {
+        while (next < queue.length) {
+          const kind = queue[next++]!;
+          await callOne(clients[lane % SESSIONS]!, kind, tally);
+        }
+      }),
+    );
+  };
+
+  const started = nowUs();
+  console.log(
+    `Soak of one codecall serve --http process: ${WARMUP_CALLS} warm-up + ${SEQUENTIAL_CALLS} sequential + ` +
+      `${CONCURRENT_BLOCKS}×${CONCURRENT_CALLS} concurrent calls (${IN_FLIGHT} in flight over ${SESSIONS} sessions)`,
+  );
+  await sequential(WARMUP_CALLS);
+  const floor = rssMb(server);
+  await sequential(SEQUENTIAL_CALLS);
+  const afterSequential = rssMb(server);
+  const afterBlocks: number[] = [];
+  for (let block = 0; block < CONCURRENT_BLOCKS; block++) {
+    await concurrent(CONCURRENT_CALLS);
+    afterBlocks.push(rssMb(server));
+  }
+  const final = afterBlocks[afterBlocks.length - 1]!;
+  const tree = treeRssMb(launcher.pid!);
+  const elapsedS = (nowUs() - started) / 1e6;
+  const last = await clients[0]!.callTool({
+    name: 'execute_code',
+    arguments: { code: 'console.log("still here")' },
+  });
+  const stillServing = (last as CallToolResult).content.some(
+    (c) => c.type === 'text' && c.text.includes('still here'),
+  );
+
+  for (const client of clients) await client.close();
+  launcher.kill('SIGTERM');
+  const exit = await new Promise<number | null>((resolveExit) =>
+    launcher.once('exit', (code) => resolveExit(code)),
+  );
+  rmSync(dir, { recursive: true, force: true });
+
+  const total = sent;
+  for (const wrong of tally.wrong.slice(0, 5)) console.log(`  wrong answer (${wrong.kind}): ${wrong.text}`);
+  for (const failed of tally.failed.slice(0, 5)) console.log(`  no answer (${failed.kind}): ${failed.error}`);
+  figure('requests sent', total, 'calls');
+  figure('requests answered', tally.answered, 'calls', { min: total });
+  figure('answers of the expected kind', tally.answered - tally.wrong.length, 'calls', { min: total });
+  figure('served a normal request after the soak', stillServing ? 1 : 0, 'bool', { min: 1 });
+  figure('exit code after SIGTERM', exit ?? -1, '', { min: 0, max: 0 });
+  for (const kind of KINDS) {
+    const latencies = tally.latencyUs.get(kind.name) ?? [];
+    figure(`p50 latency: ${kind.name} (${latencies.length} calls)`, percentile(latencies, 50) / 1000, 'ms');
+  }
+  figure('server RSS floor (after warm-up)', floor, 'MB');
+  figure('server RSS after sequential phase', afterSequential, 'MB');
+  afterBlocks.forEach((rss, i) => figure(`server RSS after concurrent block ${i + 1}`, rss, 'MB'));
+  figure('server RSS at end / floor', final / floor, '×', { max: 1.25 });
+  figure('server RSS growth over the second half (end / after sequential)', final / afterSequential, '×', {
+    max: 1.1,
+  });
+  figure('process tree RSS at end (server, expense server, sandbox workers)', tree, 'MB');
+  figure('soak duration', elapsedS, 's');
+  finish();
+}
+
+await main();
