@@ -1,0 +1,224 @@
+/**
+ * The small parts of `codecall serve`: argument parsing, loopback detection, Host/Origin and
+ * bearer checks, the run limiter, the search-result renderer.
+ */
+import { describe, expect, it } from 'vitest';
+import { UsageError } from '../../../src/cli/command.js';
+import { parseServeArgs } from '../../../src/cli/commands/serve.js';
+import {
+  assertSafeBinding,
+  checkHostAndOrigin,
+  hasBearerToken,
+  isLoopbackHost,
+  renderSearchResult,
+  RunLimiter,
+} from '../../../src/server/index.js';
+import type { CatalogTool } from '../../../src/tools/index.js';
+
+describe('parseServeArgs', () => {
+  it('defaults to stdio; --http takes host, port, token, origins', () => {
+    expect(parseServeArgs([])).toMatchObject({
+      http: false,
+      host: '127.0.0.1',
+      port: 3737,
+      passThrough: true,
+    });
+    const args = parseServeArgs([
+      '--http',
+      '--host=0.0.0.0',
+      '--port',
+      '0',
+      '--token',
+      't',
+      '--allow-origin',
+      'https://a.example',
+      '--config',
+      'x.json',
+      '--max-concurrent-runs',
+      '2',
+      '--no-pass-through',
+    ]);
+    expect(args).toEqual({
+      http: true,
+      host: '0.0.0.0',
+      port: 0,
+      token: 't',
+      allowedOrigins: ['https://a.example'],
+      config: 'x.json',
+      maxConcurrentRuns: 2,
+      passThrough: false,
+    });
+  });
+
+  it('takes the token from CODECALL_SERVE_TOKEN unless --token is given; empty means none', () => {
+    expect(parseServeArgs(['--http'], { CODECALL_SERVE_TOKEN: 'env' }).token).toBe('env');
+    expect(parseServeArgs(['--http', '--token', 'flag'], { CODECALL_SERVE_TOKEN: 'env' }).token).toBe('flag');
+    expect(parseServeArgs(['--http'], { CODECALL_SERVE_TOKEN: '' }).token).toBeUndefined();
+    expect(parseServeArgs([], { CODECALL_SERVE_TOKEN: 'env' }).token).toBeUndefined();
+  });
+
+  it('rejects bad usage with a message naming the flag', () => {
+    expect(() => parseServeArgs(['--port', '80'])).toThrow(/apply to --http only/);
+    expect(() => parseServeArgs(['--http', '--port', 'abc'])).toThrow(UsageError);
+    expect(() => parseServeArgs(['--http', '--port', '70000'])).toThrow(/at most 65535/);
+    expect(() => parseServeArgs(['--http', '--max-concurrent-runs', '0'])).toThrow(/positive/);
+    expect(() => parseServeArgs(['--confg', 'x'])).toThrow(/unknown option "--confg"/);
+    expect(() => parseServeArgs(['--config'])).toThrow(/--config needs a value/);
+    expect(() => parseServeArgs(['stray'])).toThrow(/unknown argument "stray"/);
+  });
+});
+
+describe('HTTP security checks', () => {
+  it('knows loopback hosts', () => {
+    for (const host of [
+      '127.0.0.1',
+      '127.1.2.3',
+      'localhost',
+      'LOCALHOST.',
+      '::1',
+      '[::1]',
+      '::ffff:127.0.0.1',
+    ])
+      expect(isLoopbackHost(host), host).toBe(true);
+    for (const host of ['0.0.0.0', '::', '192.168.1.10', 'example.com', '128.0.0.1', 'localhost.example.com'])
+      expect(isLoopbackHost(host), host).toBe(false);
+  });
+
+  it('refuses non-loopback binds without a token, and empty tokens', () => {
+    expect(() => assertSafeBinding('127.0.0.1', undefined)).not.toThrow();
+    expect(() => assertSafeBinding('0.0.0.0', undefined)).toThrow(/without a bearer token/);
+    expect(() => assertSafeBinding('0.0.0.0', 'secret')).not.toThrow();
+    expect(() => assertSafeBinding('127.0.0.1', '  ')).toThrow(/token is empty/);
+  });
+
+  it('checks Host on loopback and Origin always', () => {
+    const loopback = { loopback: true, allowedHosts: [], allowedOrigins: [] };
+    expect(checkHostAndOrigin({ host: '127.0.0.1:3737' }, loopback)).toBeUndefined();
+    expect(
+      checkHostAndOrigin({ host: 'localhost:3737', origin: 'http://localhost:6274' }, loopback),
+    ).toBeUndefined();
+    expect(checkHostAndOrigin({ host: '[::1]:3737' }, loopback)).toBeUndefined();
+    expect(checkHostAndOrigin({ host: 'attacker.example:3737' }, loopback)).toMatch(/Host/);
+    expect(checkHostAndOrigin({}, loopback)).toMatch(/Host/);
+    expect(checkHostAndOrigin({ host: 'localhost', origin: 'https://attacker.example' }, loopback)).toMatch(
+      /--allow-origin https:\/\/attacker\.example/,
+    );
+    expect(checkHostAndOrigin({ host: 'localhost', origin: 'null' }, loopback)).toMatch(/Origin/);
+    expect(checkHostAndOrigin({ host: 'localhost', origin: 'file://x' }, loopback)).toMatch(/Origin/);
+    const open = { loopback: false, allowedHosts: [], allowedOrigins: ['https://app.example'] };
+    expect(checkHostAndOrigin({ host: 'server.lan:3737' }, open)).toBeUndefined();
+    expect(checkHostAndOrigin({ host: 'server.lan', origin: 'https://app.example' }, open)).toBeUndefined();
+    expect(checkHostAndOrigin({ host: 'server.lan', origin: 'https://other.example' }, open)).toMatch(
+      /Origin/,
+    );
+    const pinned = { loopback: false, allowedHosts: ['server.lan'], allowedOrigins: [] };
+    expect(checkHostAndOrigin({ host: 'server.lan:1' }, pinned)).toBeUndefined();
+    expect(checkHostAndOrigin({ host: 'evil.lan:1' }, pinned)).toMatch(/Host/);
+  });
+
+  it('compares bearer tokens exactly', () => {
+    expect(hasBearerToken('Bearer abc', 'abc')).toBe(true);
+    expect(hasBearerToken('bearer   abc', 'abc')).toBe(true);
+    expect(hasBearerToken('Bearer abcd', 'abc')).toBe(false);
+    expect(hasBearerToken('Basic abc', 'abc')).toBe(false);
+    expect(hasBearerToken(undefined, 'abc')).toBe(false);
+  });
+});
+
+describe('RunLimiter', () => {
+  it('grants up to maxConcurrent, queues up to maxQueued in order, refuses the rest', async () => {
+    const limiter = new RunLimiter({ maxConcurrent: 2, maxQueued: 1 });
+    const a = await limiter.acquire();
+    const b = await limiter.acquire();
+    expect(typeof a).toBe('function');
+    expect(typeof b).toBe('function');
+    const queued = limiter.acquire();
+    expect(limiter.queued).toBe(1);
+    expect(await limiter.acquire()).toBe('busy');
+    (a as () => void)();
+    (a as () => void)(); // a second release is ignored
+    const c = await queued;
+    expect(typeof c).toBe('function');
+    expect(limiter.running).toBe(2);
+    (b as () => void)();
+    (c as () => void)();
+    expect(limiter.running).toBe(0);
+  });
+
+  it('a waiter whose signal aborts leaves the queue', async () => {
+    const limiter = new RunLimiter({ maxConcurrent: 1, maxQueued: 4 });
+    const slot = (await limiter.acquire()) as () => void;
+    const controller = new AbortController();
+    const waiting = limiter.acquire(controller.signal);
+    controller.abort();
+    expect(await waiting).toBe('aborted');
+    expect(limiter.queued).toBe(0);
+    expect(await limiter.acquire(AbortSignal.abort())).toBe('aborted');
+    slot();
+    expect(limiter.running).toBe(0);
+  });
+
+  it('rejects invalid bounds', () => {
+    expect(() => new RunLimiter({ maxConcurrent: 0 })).toThrow(/maxConcurrent/);
+    expect(() => new RunLimiter({ maxQueued: -1 })).toThrow(/maxQueued/);
+  });
+});
+
+describe('renderSearchResult', () => {
+  const tool = (name: string, callers: CatalogTool['allowedCallers']): CatalogTool => ({
+    name: `s.${name}`,
+    server: 's',
+    tool: name,
+    namespace: 's',
+    member: name,
+    description: `Does ${name}.\nMore detail.`,
+    inputSchema: { type: 'object' },
+    allowedCallers: callers,
+    allowedCallersSource: 'default',
+    deferLoading: true,
+    timeoutMs: 1000,
+  });
+
+  it('says how to call each hit, shows chains and declarations', () => {
+    const text = renderSearchResult(
+      {
+        hits: [
+          { name: 's.a', score: 2, reasons: ['matches a'], tool: tool('a', ['code_execution']) },
+          { name: 's.b', score: 1, reasons: [], tool: tool('b', ['direct']) },
+        ],
+        chains: [{ tools: ['s.a', 's.b'], score: 1, reasons: [] }],
+        declarations: 'declare const tools: {};\n',
+        truncated: false,
+      },
+      { query: 'q', directName: (t) => (t.name === 's.b' ? 's__b' : undefined) },
+    );
+    expect(text).toBe(
+      [
+        '2 tools for "q", best first:',
+        '',
+        '1. s.a: in execute_code: await tools.s.a(args)',
+        '   Does a.',
+        '   why: matches a',
+        '2. s.b: not callable from code; call the tool "s__b" directly',
+        '   Does b.',
+        '',
+        'Usually called in this order:',
+        '- s.a → s.b',
+        '',
+        'Declarations (for execute_code):',
+        '```ts',
+        'declare const tools: {};',
+        '```',
+      ].join('\n'),
+    );
+  });
+
+  it('tells the model what to try when nothing matches', () => {
+    const text = renderSearchResult(
+      { hits: [], chains: [], declarations: '', truncated: true },
+      { query: 'zzz' },
+    );
+    expect(text).toMatch(/^No tools match "zzz"\.\nTry other or fewer words/);
+    expect(text).toMatch(/ran out of time/);
+  });
+});
