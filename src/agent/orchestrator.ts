@@ -832,18 +832,17 @@ class AgentOrchestrator implements Orchestrator {
 
     const tool = offer.direct.get(part.name);
     if (tool === undefined) return finish('invalid', this.#unknownTool(part.name, offer), true);
-    if (typeof part.input !== 'object' || part.input === null || Array.isArray(part.input)) {
-      if (part.input !== undefined) {
-        return finish(
-          'invalid',
-          `The arguments of ${part.name} must be one JSON object; got ${Array.isArray(part.input) ? 'an array' : String(part.input)}.`,
-          true,
-          { tool: tool.name },
-        );
-      }
+    const input = part.input ?? {};
+    if (typeof input !== 'object' || Array.isArray(input)) {
+      return finish(
+        'invalid',
+        `The arguments of ${part.name} must be one JSON object; got ${Array.isArray(input) ? 'an array' : JSON.stringify(input)}.`,
+        true,
+        { tool: tool.name },
+      );
     }
     try {
-      const value = await this.runtime.callTool(tool.name, part.input ?? {}, { signal, caller: 'direct' });
+      const value = await this.runtime.callTool(tool.name, input, { signal, caller: 'direct' });
       return finish('direct', renderValue(value), false, { tool: tool.name });
     } catch (error) {
       if (signal.aborted) throw error;
@@ -852,7 +851,7 @@ class AgentOrchestrator implements Orchestrator {
   }
 
   #unknownTool(name: string, offer: Offer): string {
-    const available = [...offer.definitions.map((d) => d.name)];
+    const available = offer.definitions.map((d) => d.name);
     const listed =
       available.length > MAX_NAMES_LISTED
         ? `${available.slice(0, MAX_NAMES_LISTED).join(', ')} and ${available.length - MAX_NAMES_LISTED} more`

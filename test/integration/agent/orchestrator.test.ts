@@ -285,6 +285,24 @@ describe('direct mode', () => {
       800,
     );
   });
+  it('arguments that are not one JSON object get an error result naming the problem', async () => {
+    const model = new ScriptedLanguageModel([
+      toolCall('expenses__get_team_members', [1, 2]),
+      {
+        expect: (r) =>
+          lastResult(r).isError && /must be one JSON object; got an array/.test(lastResult(r).content),
+        response: text('ok'),
+      },
+    ]);
+    const agent = await agentWith(model, { mode: 'direct' });
+    const result = await agent.run('Members?');
+    model.assertComplete();
+    expect(result.steps[0]!.toolCalls[0]).toMatchObject({
+      kind: 'invalid',
+      tool: 'expenses.get_team_members',
+    });
+    expect(result.toolSequences).toEqual([]);
+  });
 });
 
 describe('bounds and cancellation', () => {
