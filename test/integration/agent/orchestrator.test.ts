@@ -285,6 +285,7 @@ describe('direct mode', () => {
       800,
     );
   });
+
   it('arguments that are not one JSON object get an error result naming the problem', async () => {
     const model = new ScriptedLanguageModel([
       toolCall('expenses__get_team_members', [1, 2]),
