@@ -182,10 +182,16 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
       live.delete(session);
       if (session.transport.sessionId !== undefined) sessions.delete(session.transport.sessionId);
     };
-    await server.connect(session.transport);
-    await session.transport.handleRequest(request, response, body);
-    // An initialize that failed leaves no session id: drop the server at once.
-    if (session.transport.sessionId === undefined) await server.close();
+    try {
+      await server.connect(session.transport);
+      await session.transport.handleRequest(request, response, body);
+    } finally {
+      // An initialize that failed leaves no session id: drop the server at once.
+      if (session.transport.sessionId === undefined) {
+        live.delete(session);
+        await server.close();
+      }
+    }
   };
 
   const handle = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {

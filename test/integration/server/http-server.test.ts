@@ -203,6 +203,14 @@ describe('startHttpServer', () => {
     expect((await post(http.url, JSON.stringify(INITIALIZE))).status).toBe(200);
   });
 
+  it('a port in use is a SERVE_LISTEN_FAILED error that says what to do', async () => {
+    await using first = await startHttpServer({ runtime, port: 0 });
+    await expect(startHttpServer({ runtime, port: first.port })).rejects.toMatchObject({
+      code: 'SERVE_LISTEN_FAILED',
+      message: expect.stringMatching(/EADDRINUSE\. Pick another --port/),
+    });
+  });
+
   it('close() ends sessions and stops listening; the runtime stays open', async () => {
     const http: HttpServerHandle = await startHttpServer({ runtime, port: 0 });
     const { client } = await connect(http.url);
