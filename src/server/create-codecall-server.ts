@@ -31,12 +31,13 @@ import {
   parseSearchToolsInput,
   searchToolsDefinition,
 } from '../agent/meta-tools.js';
+import { assignDirectNames } from '../agent/direct-tools.js';
+import { renderSearchResult } from '../agent/render-search-result.js';
 import { DEFAULT_SERVE_PROGRESS_INTERVAL_MS } from '../config/defaults.js';
 import { isCodecallError } from '../errors.js';
 import { formatResultForModel, type CodecallRuntime } from '../execute/index.js';
 import type { CatalogTool } from '../tools/index.js';
 import type { ExecutionResult } from '../types.js';
-import { renderSearchResult } from './render-search-result.js';
 import { RunLimiter } from './run-limiter.js';
 
 /** Told after every `execute_code` run (for logs and tests). */
@@ -58,7 +59,8 @@ export interface CodecallServerOptions {
   runLimiter?: RunLimiter;
   /**
    * Expose tools the configuration opens to direct calls (`allowedCallers` contains `"direct"`,
-   * `deferLoading: false`) as tools of this server, named `<server>__<tool>`.
+   * `deferLoading: false`) as tools of this server, named `<server>__<tool>` (at most 64
+   * characters, as the agent loop names them).
    * @defaultValue true
    */
   passThrough?: boolean;
@@ -81,9 +83,6 @@ export const CODECALL_SERVER_INSTRUCTIONS = [
   '`await tools.<server>.<tool>(args)` (top-level await works), filters and aggregates the results, and',
   'prints only the answer with console.log: only what the script prints comes back.',
 ].join(' ');
-
-/** Separator of `<server>__<tool>` names of passed-through tools. */
-const PASS_THROUGH_SEPARATOR = '__';
 
 function packageVersion(): string {
   try {
@@ -112,17 +111,15 @@ function renderValue(value: unknown): string {
   return JSON.stringify(value);
 }
 
-/** The MCP-safe `<server>__<tool>` name of each pass-through tool, unique and deterministic. */
-function passThroughNames(tools: readonly CatalogTool[]): Map<string, CatalogTool> {
+/**
+ * The tools exposed for direct calls, by their `<server>__<tool>` name. Names are assigned over
+ * the whole catalog (the agent loop's names), so a tool keeps its name as others come and go.
+ */
+function passThroughTools(catalog: readonly CatalogTool[]): Map<string, CatalogTool> {
+  const names = assignDirectNames(catalog);
   const out = new Map<string, CatalogTool>();
-  const sorted = [...tools].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  for (const tool of sorted) {
-    const base = `${tool.namespace}${PASS_THROUGH_SEPARATOR}${tool.member}`.replace(/[^A-Za-z0-9_-]/g, '_');
-    let name = base;
-    for (let n = 2; out.has(name) || name === SEARCH_TOOLS_NAME || name === EXECUTE_CODE_NAME; n++)
-      name = `${base}_${n}`;
-    out.set(name, tool);
-  }
+  for (const tool of catalog)
+    if (tool.allowedCallers.includes('direct') && !tool.deferLoading) out.set(names.get(tool.name)!, tool);
   return out;
 }
 
@@ -150,11 +147,7 @@ export function createCodecallServer(options: CodecallServerOptions): Server {
   const inFlight = new Set<AbortController>();
 
   const exposed = (): Map<string, CatalogTool> =>
-    passThrough
-      ? passThroughNames(
-          runtime.tools.catalog().filter((t) => t.allowedCallers.includes('direct') && !t.deferLoading),
-        )
-      : new Map();
+    passThrough ? passThroughTools(runtime.tools.catalog()) : new Map();
   let direct = exposed();
   const directNameOf = (tool: CatalogTool): string | undefined => {
     for (const [name, candidate] of direct) if (candidate.name === tool.name) return name;

@@ -5,8 +5,6 @@
  */
 export { CODECALL_SERVER_INSTRUCTIONS, createCodecallServer } from './create-codecall-server.js';
 export type { CodecallServerOptions, ExecuteCodeEvent } from './create-codecall-server.js';
-export { renderSearchResult } from './render-search-result.js';
-export type { RenderSearchResultOptions } from './render-search-result.js';
 export { RunLimiter } from './run-limiter.js';
 export type { RunLimiterOptions, RunRefusal } from './run-limiter.js';
 export { startStdioServer } from './start-stdio-server.js';

@@ -10,9 +10,9 @@ import {
   checkHostAndOrigin,
   hasBearerToken,
   isLoopbackHost,
-  renderSearchResult,
   RunLimiter,
 } from '../../../src/server/index.js';
+import { renderSearchResult } from '../../../src/agent/render-search-result.js';
 import type { CatalogTool } from '../../../src/tools/index.js';
 
 describe('parseServeArgs', () => {
