@@ -135,3 +135,46 @@ export type {
   ToolResult,
   UserMessage,
 } from './providers/language-model.js';
+
+// Agent loop
+export {
+  countMessageTokens,
+  countTokens,
+  createOrchestrator,
+  DEMO_MODEL_NAME,
+  DemoLanguageModel,
+  DIRECT_ESTIMATE_BYTES_PER_TOKEN,
+  EXECUTE_CODE_NAME,
+  executeCodeDefinition,
+  MODEL_ENV_VARIABLE,
+  resolveLanguageModel,
+  SEARCH_TOOLS_NAME,
+  searchToolsDefinition,
+} from './agent/index.js';
+export type {
+  AgentEvent,
+  AgentExecution,
+  AgentMode,
+  AgentModelResponse,
+  AgentRequestSummary,
+  AgentStep,
+  AgentToolCall,
+  AgentToolCallKind,
+  MetaToolDefinition,
+  Orchestrator,
+  OrchestratorOptions,
+  RunOptions,
+  RunResult,
+  SavingsReport,
+} from './agent/index.js';
+export {
+  DEFAULT_AGENT_MAX_RUN_TIME_MS,
+  DEFAULT_AGENT_MAX_STEPS,
+  DEFAULT_CPU_TIME_MS,
+  DEFAULT_MAX_CONCURRENT_TOOL_CALLS,
+  DEFAULT_MAX_STDOUT_BYTES,
+  DEFAULT_MAX_TOOL_CALLS,
+  DEFAULT_MAX_TOOL_RESULT_BYTES,
+  DEFAULT_MEMORY_MB,
+  DEFAULT_WALL_TIME_MS,
+} from './config/defaults.js';
