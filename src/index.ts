@@ -167,6 +167,28 @@ export type {
   RunResult,
   SavingsReport,
 } from './agent/index.js';
+
+// codecall as an MCP server
+export {
+  CODECALL_SERVER_INSTRUCTIONS,
+  createCodecallServer,
+  MCP_HTTP_PATH,
+  RunLimiter,
+  startHttpServer,
+  startStdioServer,
+} from './server/index.js';
+export type {
+  CodecallServerOptions,
+  ExecuteCodeEvent,
+  HttpServerHandle,
+  HttpServerOptions,
+  RunLimiterOptions,
+  RunRefusal,
+  StdioServerHandle,
+  StdioServerOptions,
+} from './server/index.js';
+
+// Named defaults
 export {
   DEFAULT_AGENT_MAX_RUN_TIME_MS,
   DEFAULT_AGENT_MAX_STEPS,
