@@ -8,6 +8,7 @@
  *
  * Needs ../shared/data/seal-tools/tools.jsonl; skips with a message when it is missing.
  */
+import { seededRandom } from '../src/util/seeded-random.js';
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { createToolSearch, type SearchableTool } from '../src/search/tool-search.js';
@@ -19,17 +20,6 @@ const TOOLS = 10_000;
 const WORKFLOWS = 2_000;
 const RUNS = 50_000;
 const QUERIES = 2_000;
-
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 
 function gc(): void {
   (globalThis as { gc?: () => void }).gc?.();
@@ -53,7 +43,7 @@ async function main(): Promise<void> {
     tools.push({ ...t, name: `${server}.${t.name}${copy ? `V${copy}` : ''}`, server });
   }
   const names = tools.map((t) => t.name);
-  const rand = random(42);
+  const rand = seededRandom(42);
   const pick = <T>(items: readonly T[]): T => items[Math.floor(rand() * items.length)]!;
 
   // Index build and its memory.

@@ -4,6 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { isCodecallError } from '../errors.js';
+import { closestName } from '../util/edit-distance.js';
 import { UsageError, type CliCommand, type CliIo } from './command.js';
 import { evalSearchCommand } from './commands/eval-search.js';
 import { execCommand } from './commands/exec.js';
@@ -47,23 +48,10 @@ function help(): string {
 }
 
 function closest(name: string): string | undefined {
-  const distance = (a: string, b: string): number => {
-    const row = Array.from({ length: b.length + 1 }, (_, i) => i);
-    for (let i = 1; i <= a.length; i++) {
-      let previous = row[0]!;
-      row[0] = i;
-      for (let j = 1; j <= b.length; j++) {
-        const current = row[j]!;
-        row[j] = Math.min(row[j]! + 1, row[j - 1]! + 1, previous + (a[i - 1] === b[j - 1] ? 0 : 1));
-        previous = current;
-      }
-    }
-    return row[b.length]!;
-  };
-  const best = COMMANDS.map((c) => ({ name: c.name, d: distance(name, c.name) })).sort(
-    (x, y) => x.d - y.d,
-  )[0];
-  return best && best.d <= 3 ? best.name : undefined;
+  return closestName(
+    name,
+    COMMANDS.map((c) => c.name),
+  );
 }
 
 /** Runs the CLI with `argv` (without node and script) and resolves with the exit code. */

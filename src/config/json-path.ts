@@ -20,31 +20,4 @@ export function formatJsonPath(path: JsonPath): string {
   return out === '' ? '(root)' : out;
 }
 
-function distance(a: string, b: string): number {
-  const row = Array.from({ length: b.length + 1 }, (_, i) => i);
-  for (let i = 1; i <= a.length; i++) {
-    let previous = row[0]!;
-    row[0] = i;
-    for (let j = 1; j <= b.length; j++) {
-      const current = row[j]!;
-      const same = a[i - 1]!.toLowerCase() === b[j - 1]!.toLowerCase();
-      row[j] = Math.min(row[j]! + 1, row[j - 1]! + 1, previous + (same ? 0 : 1));
-      previous = current;
-    }
-  }
-  return row[b.length]!;
-}
-
-/** The candidate closest to `name` (edit distance ≤ a third of its length, at least 2), if any. */
-export function closestName(name: string, candidates: Iterable<string>): string | undefined {
-  let best: string | undefined;
-  let bestDistance = Infinity;
-  for (const candidate of candidates) {
-    const d = distance(name, candidate);
-    if (d < bestDistance) {
-      best = candidate;
-      bestDistance = d;
-    }
-  }
-  return bestDistance <= Math.max(2, Math.floor(name.length / 3)) ? best : undefined;
-}
+export { closestName } from '../util/edit-distance.js';

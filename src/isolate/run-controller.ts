@@ -6,6 +6,7 @@
  * The place where the script runs (an {@link EngineRun} in-process, or a worker process) is a
  * {@link RunBackend}; this module never touches isolated-vm.
  */
+import { editDistance } from '../util/edit-distance.js';
 import type {
   ExecutionErrorCode,
   ExecutionResult,
@@ -85,30 +86,13 @@ class OutputBuffer {
   }
 }
 
-function levenshtein(a: string, b: string): number {
-  if (a.length > 200 || b.length > 200) return Math.max(a.length, b.length);
-  let previous = Array.from({ length: b.length + 1 }, (_, index) => index);
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i];
-    for (let j = 1; j <= b.length; j++) {
-      current[j] = Math.min(
-        previous[j]! + 1,
-        current[j - 1]! + 1,
-        previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1),
-      );
-    }
-    previous = current;
-  }
-  return previous[b.length]!;
-}
-
 /** Up to three tool names close to `name`, as the script would write them. */
 function closeMatches(name: string, tools: SandboxToolBinding[]): string[] {
   const wanted = name.toLowerCase();
   const scored = tools.map((tool) => {
     const written = `${tool.namespace}.${tool.member}`;
     const candidates = [tool.name.toLowerCase(), written.toLowerCase(), tool.member.toLowerCase()];
-    const distance = Math.min(...candidates.map((candidate) => levenshtein(wanted, candidate)));
+    const distance = Math.min(...candidates.map((candidate) => editDistance(wanted, candidate)));
     const contains = candidates.some((candidate) => candidate.includes(wanted) || wanted.includes(candidate));
     return { written, score: contains ? Math.min(distance, 1) : distance };
   });

@@ -5,6 +5,7 @@
  * optional k-fold cross-validation in which each fold's graph learns only from the other folds'
  * call chains. Pure: the data comes in as arrays; `codecall eval-search` reads the files.
  */
+import { seededRandom } from '../util/seeded-random.js';
 import { CodecallError } from '../errors.js';
 import type { RankingOptions } from './options.js';
 import { ToolGraph } from './tool-graph.js';
@@ -117,18 +118,6 @@ function average(metrics: SearchMetrics, n: number): SearchMetrics {
   };
 }
 
-/** A small seeded PRNG (mulberry32), so fold assignment is reproducible. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
-
 /**
  * Evaluates BM25 alone and BM25 plus the learned graph on the same queries.
  *
@@ -164,7 +153,7 @@ export function evaluateSearch(options: EvaluateSearchOptions): EvaluateSearchRe
 
   // Fold assignment: a seeded shuffle, then round-robin.
   const order = options.test.map((_, i) => i);
-  const next = random(options.seed ?? DEFAULT_EVAL_SEED);
+  const next = seededRandom(options.seed ?? DEFAULT_EVAL_SEED);
   for (let i = order.length - 1; i > 0; i--) {
     const j = Math.floor(next() * (i + 1));
     [order[i], order[j]] = [order[j]!, order[i]!];

@@ -5,6 +5,7 @@
  * quarter. The same seed always gives the same data, so tests and benchmarks can compute
  * expected answers from it.
  */
+import { seededRandom } from '../../util/seeded-random.js';
 
 /** Seniority levels, lowest first. */
 export const LEVELS = ['L1', 'L2', 'L3', 'L4', 'L5'] as const;
@@ -69,17 +70,6 @@ export interface ExpenseDataOptions {
   members?: number;
   /** Line items per member per quarter. @defaultValue 30 (2,400 items for 20 members) */
   itemsPerQuarter?: number;
-}
-
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
 }
 
 const FIRST = [
@@ -194,7 +184,7 @@ export function createExpenseData(options: ExpenseDataOptions = {}): ExpenseData
   const key = `${seed}:${memberCount}:${perQuarter}`;
   const cached = cache.get(key);
   if (cached) return cached;
-  const random = mulberry32(seed);
+  const random = seededRandom(seed);
   const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
   const year = 2025;
 
