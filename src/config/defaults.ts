@@ -18,6 +18,13 @@ export const DEFAULT_MAX_CONCURRENT_TOOL_CALLS = 16;
 export const DEFAULT_MAX_TOOL_ARGS_BYTES = 1_048_576;
 /** Serialized bytes of one tool result delivered to a script. */
 export const DEFAULT_MAX_TOOL_RESULT_BYTES = 32 * 1_048_576;
+/**
+ * Bytes of one JSON-RPC message read from a stdio MCP server (the SDK's read buffer; its own
+ * default is 10 MB). Twice {@link DEFAULT_MAX_TOOL_RESULT_BYTES}: servers such as
+ * `@modelcontextprotocol/server-filesystem` send a result's text twice (`content` and
+ * `structuredContent`).
+ */
+export const DEFAULT_SERVER_MAX_MESSAGE_BYTES = 2 * DEFAULT_MAX_TOOL_RESULT_BYTES;
 /** Serialized bytes of all tool results of one run. */
 export const DEFAULT_MAX_TOTAL_TOOL_RESULT_BYTES = 256 * 1_048_576;
 /** Bytes of stdout returned to the model (truncated past this, with a marker). */

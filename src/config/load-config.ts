@@ -24,6 +24,7 @@ import {
   DEFAULT_SANDBOX_WORKERS,
   DEFAULT_SERVER_CONNECT_TIMEOUT_MS,
   DEFAULT_SERVER_MAX_CONCURRENT_CALLS,
+  DEFAULT_SERVER_MAX_MESSAGE_BYTES,
   DEFAULT_TOOL_CALL_TIMEOUT_MS,
   DEFAULT_WALL_TIME_MS,
 } from './defaults.js';
@@ -170,8 +171,11 @@ export function parseConfig(json: unknown, options: ParseConfigOptions): Codecal
   const issues: ConfigIssue[] = [];
   const mcpServers: Record<string, ServerConfig> = {};
   const disabledServers: string[] = [];
+  const sandbox = resolveSandbox(data.sandbox);
+  // A stdio message carries a result (often twice: text and structured content) plus framing.
+  const maxMessageBytes = Math.max(DEFAULT_SERVER_MAX_MESSAGE_BYTES, 2 * sandbox.limits.maxToolResultBytes);
   for (const [name, entry] of Object.entries(data.mcpServers ?? {})) {
-    const server = resolveServer(name, entry, configDir, issues);
+    const server = resolveServer(name, entry, { configDir, maxMessageBytes }, issues);
     if (entry.disabled === true) disabledServers.push(name);
     else if (server) mcpServers[name] = server;
   }
@@ -181,7 +185,7 @@ export function parseConfig(json: unknown, options: ParseConfigOptions): Codecal
     configDir,
     mcpServers,
     disabledServers,
-    sandbox: resolveSandbox(data.sandbox),
+    sandbox,
     history: {
       enabled: data.history?.enabled ?? true,
       path: resolve(configDir, data.history?.path ?? DEFAULT_HISTORY_PATH),
@@ -224,9 +228,10 @@ function resolveSandbox(section: ConfigFile['sandbox']): CodecallConfig['sandbox
 function resolveServer(
   name: string,
   entry: ServerEntry,
-  configDir: string,
+  defaults: { configDir: string; maxMessageBytes: number },
   issues: ConfigIssue[],
 ): ServerConfig | undefined {
+  const { configDir } = defaults;
   const at = (...rest: (string | number)[]): string => formatJsonPath(['mcpServers', name, ...rest]);
   const before = issues.length;
   if (name.trim() === '' || name.includes('.')) {
@@ -279,7 +284,7 @@ function resolveServer(
           message: `unsupported protocol "${url.protocol}". Fix: use an http:// or https:// URL.`,
         });
     }
-    for (const key of ['command', 'args', 'env', 'cwd'] as const) {
+    for (const key of ['command', 'args', 'env', 'cwd', 'maxMessageBytes'] as const) {
       if (entry[key] !== undefined)
         issues.push({
           path: at(key),
@@ -323,6 +328,7 @@ function resolveServer(
       args: [...(entry.args ?? [])],
       env: { ...entry.env },
       cwd: resolve(configDir, entry.cwd ?? '.'),
+      maxMessageBytes: entry.maxMessageBytes ?? defaults.maxMessageBytes,
     };
   }
   return { ...base, transport: kind, url: entry.url!, headers: { ...entry.headers } };

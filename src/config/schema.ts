@@ -41,6 +41,7 @@ export const serverSchema = z.strictObject({
   connectTimeoutMs: positiveInt.optional(),
   toolTimeoutMs: positiveInt.optional(),
   maxConcurrentCalls: positiveInt.optional(),
+  maxMessageBytes: positiveInt.optional(),
   tools: z.record(z.string(), toolPolicySchema).optional(),
 });
 

@@ -44,6 +44,12 @@ export interface StdioServerConfig extends ServerConfigBase {
   env: Record<string, string>;
   /** Absolute working directory (default: the configuration file's directory). */
   cwd: string;
+  /**
+   * Bytes of one JSON-RPC message read from the server's stdout; a larger message resets the
+   * connection and fails the calls in flight. Default: the larger of
+   * `DEFAULT_SERVER_MAX_MESSAGE_BYTES` and twice `sandbox.maxToolResultBytes`.
+   */
+  maxMessageBytes: number;
 }
 
 /** A remote server: Streamable HTTP (`http`) or legacy SSE (`sse`). */

@@ -195,6 +195,8 @@ export class ServerConnection {
   private readonly reconnectOptions: ReconnectOptions;
   private refreshing: Promise<void> | undefined;
   private refreshAgain = false;
+  /** The stdio connection (generation) reset by a message over `maxMessageBytes`, and the limit. */
+  private oversized: { generation: number; limitBytes: number } | undefined;
 
   constructor(private readonly options: ServerConnectionOptions) {
     this.name = options.config.name;
@@ -253,8 +255,16 @@ export class ServerConnection {
         env: { ...getDefaultEnvironment(), ...config.env },
         cwd: config.cwd,
         stderr: 'pipe',
+        maxBufferSize: config.maxMessageBytes,
       });
       transport.stderr?.on('data', (chunk: Buffer) => this.appendStderr(chunk));
+      // The SDK reports an oversized message here, then closes the transport (which fails the
+      // calls in flight as "connection closed"): remember why, so those calls say so.
+      const generation = this.generation;
+      transport.onerror = (error) => {
+        const match = /ReadBuffer exceeded maximum size of (\d+)/.exec(error.message);
+        if (match) this.oversized = { generation, limitBytes: Number(match[1]) };
+      };
       return transport;
     }
     const url = new URL(config.url);
@@ -445,6 +455,7 @@ export class ServerConnection {
       outer.addEventListener('abort', forward, { once: true });
     }
     let acquired = false;
+    let generation: number | undefined;
     try {
       if (this.state !== 'connected') await this.waitUntilReady(qualifiedName, controller.signal, timeoutMs);
       if (!this.semaphore.tryAcquire()) {
@@ -454,6 +465,7 @@ export class ServerConnection {
       acquired = true;
       const client = this.client;
       if (!client || this.state !== 'connected') throw this.unavailable(qualifiedName);
+      generation = this.generation;
       const remaining = Math.max(1, timeoutMs - (Date.now() - started));
       return (await client.request(
         { method: 'tools/call', params: { name: tool, arguments: args as Record<string, unknown> } },
@@ -461,11 +473,24 @@ export class ServerConnection {
         { signal: controller.signal, timeout: remaining },
       )) as RawToolResult;
     } catch (error) {
+      if (generation !== undefined && generation === this.oversized?.generation && !outer?.aborted)
+        throw this.oversizedError(qualifiedName, this.oversized.limitBytes, error);
       throw this.callError(error, qualifiedName, timeoutMs, outer);
     } finally {
       if (acquired) this.semaphore.release();
       outer?.removeEventListener('abort', forward);
     }
+  }
+
+  private oversizedError(qualifiedName: string, limit: number, cause: unknown): CodecallError {
+    return new CodecallError(
+      'TOOL_CALL_FAILED',
+      `${qualifiedName} failed: MCP server "${this.name}" sent a message larger than ${limit} bytes, ` +
+        `the limit on one message from a stdio server (mcpServers.${this.name}.maxMessageBytes), so its ` +
+        'connection was reset and the calls in flight were lost. Ask for less (a narrower range, ' +
+        `head/tail, a page), or raise mcpServers.${this.name}.maxMessageBytes in the configuration.`,
+      { details: { server: this.name, tool: qualifiedName, maxMessageBytes: limit }, cause },
+    );
   }
 
   private abortedError(qualifiedName: string, signal: AbortSignal): CodecallError {

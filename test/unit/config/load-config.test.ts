@@ -3,7 +3,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadConfig, parseConfig } from '../../../src/config/index.js';
-import { DEFAULT_TOOL_CALL_TIMEOUT_MS, DEFAULT_WALL_TIME_MS } from '../../../src/config/defaults.js';
+import {
+  DEFAULT_MAX_TOOL_RESULT_BYTES,
+  DEFAULT_SERVER_MAX_MESSAGE_BYTES,
+  DEFAULT_TOOL_CALL_TIMEOUT_MS,
+  DEFAULT_WALL_TIME_MS,
+} from '../../../src/config/defaults.js';
 import { isCodecallError, type CodecallError } from '../../../src/errors.js';
 
 function dir(files: Record<string, unknown>): string {
@@ -253,5 +258,28 @@ describe('parseConfig', () => {
     expect(config.history).toEqual({ enabled: false, path: '/project/h.sqlite' });
     expect(config.search).toEqual({ limit: 3 });
     expect(config.agent).toEqual({ model: 'm', maxSteps: 4 });
+  });
+
+  it('bounds stdio messages: maxMessageBytes, its default follows sandbox.maxToolResultBytes, stdio only', () => {
+    const plain = parseConfig({ mcpServers: { a: { command: 'x' } } }, { file, env: {} });
+    expect(plain.mcpServers.a).toMatchObject({ maxMessageBytes: DEFAULT_SERVER_MAX_MESSAGE_BYTES });
+    expect(DEFAULT_SERVER_MAX_MESSAGE_BYTES).toBe(2 * DEFAULT_MAX_TOOL_RESULT_BYTES);
+    const config = parseConfig(
+      {
+        mcpServers: { a: { command: 'x' }, b: { command: 'x', maxMessageBytes: 1024 } },
+        sandbox: { maxToolResultBytes: 100 * 1_048_576 },
+      },
+      { file, env: {} },
+    );
+    expect(config.mcpServers.a).toMatchObject({ maxMessageBytes: 200 * 1_048_576 });
+    expect(config.mcpServers.b).toMatchObject({ maxMessageBytes: 1024 });
+    const error = thrown(() =>
+      parseConfig({ mcpServers: { r: { url: 'https://x', maxMessageBytes: 5 } } }, { file, env: {} }),
+    );
+    expect(error.message).toContain('mcpServers.r.maxMessageBytes');
+    const typo = thrown(() =>
+      parseConfig({ mcpServers: { a: { command: 'x', maxMessageByte: 5 } } }, { file, env: {} }),
+    );
+    expect(typo.message).toContain('did you mean "maxMessageBytes"');
   });
 });
