@@ -13,6 +13,7 @@ export type {
   SandboxConfig,
   SandboxLimitsConfig,
   SearchConfig,
+  ServeConfig,
   ServerConfig,
   ServerMap,
   StdioServerConfig,

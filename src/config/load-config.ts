@@ -37,11 +37,12 @@ import {
   sandboxSchema,
   searchSchema,
   serverSchema,
+  serveSchema,
   toolPolicySchema,
   type ConfigFile,
   type ServerEntry,
 } from './schema.js';
-import type { CodecallConfig, ServerConfig, ToolPolicyConfig } from './types.js';
+import type { CodecallConfig, ServeConfig, ServerConfig, ToolPolicyConfig } from './types.js';
 
 /** Files looked for in the working directory, in order, when no path is given. */
 export const CONFIG_FILE_NAMES: readonly string[] = ['codecall.json', '.mcp.json'];
@@ -179,6 +180,7 @@ export function parseConfig(json: unknown, options: ParseConfigOptions): Codecal
     if (entry.disabled === true) disabledServers.push(name);
     else if (server) mcpServers[name] = server;
   }
+  const serve = resolveServe(data.serve, issues);
   if (issues.length > 0) fail(file, issues);
   return {
     configPath: looksLikePath ? resolve(file) : undefined,
@@ -192,7 +194,31 @@ export function parseConfig(json: unknown, options: ParseConfigOptions): Codecal
     },
     search: definedOnly({ ...data.search }),
     agent: definedOnly({ ...data.agent }),
+    serve,
   };
+}
+
+function resolveServe(section: ConfigFile['serve'], issues: ConfigIssue[]): ServeConfig {
+  const { token, allowedOrigins, ...rest } = section ?? {};
+  const serve: ServeConfig = definedOnly(rest);
+  if (token !== undefined && token !== '') serve.token = token;
+  if (allowedOrigins !== undefined) {
+    allowedOrigins.forEach((origin, index) => {
+      let exact: string | undefined;
+      try {
+        exact = new URL(origin).origin;
+      } catch {
+        // Reported below.
+      }
+      if (exact !== origin)
+        issues.push({
+          path: formatJsonPath(['serve', 'allowedOrigins', index]),
+          message: `${JSON.stringify(origin)} is not an origin (browsers send scheme://host[:port], no path or trailing slash).${exact && exact !== 'null' ? ` Fix: write ${JSON.stringify(exact)}.` : ' Fix: write e.g. "https://app.example.com".'}`,
+        });
+    });
+    serve.allowedOrigins = [...allowedOrigins];
+  }
+  return serve;
 }
 
 /** Drops `undefined` fields (zod's optional output allows them; exact optional types do not). */
@@ -356,6 +382,7 @@ function knownKeysAt(path: JsonPath): string[] {
       history: historySchema,
       search: searchSchema,
       agent: agentSchema,
+      serve: serveSchema,
     }[p[0]!];
     if (section) return keys(section);
   }

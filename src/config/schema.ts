@@ -82,6 +82,15 @@ export const agentSchema = z.strictObject({
   maxSteps: positiveInt.optional(),
 });
 
+/** `serve`: settings of `codecall serve --http` (command-line flags and the environment win). */
+export const serveSchema = z.strictObject({
+  host: z.string().min(1).optional(),
+  port: z.number().int().min(0).max(65_535).optional(),
+  token: z.string().optional(),
+  allowedOrigins: z.array(z.string().min(1)).optional(),
+  maxConcurrentRuns: positiveInt.optional(),
+});
+
 /** Top-level keys other MCP clients write that codecall accepts and ignores. */
 export const FOREIGN_TOP_LEVEL_KEYS = ['globalShortcut', 'preferences'] as const;
 
@@ -93,6 +102,7 @@ export const configFileSchema = z.strictObject({
   history: historySchema.optional(),
   search: searchSchema.optional(),
   agent: agentSchema.optional(),
+  serve: serveSchema.optional(),
   globalShortcut: z.unknown().optional(),
   preferences: z.unknown().optional(),
 });

@@ -111,6 +111,23 @@ export interface AgentConfig {
   maxSteps?: number;
 }
 
+/**
+ * `serve` section, passed through for `codecall serve` to resolve (its flags and
+ * `$CODECALL_SERVE_TOKEN` win over these). An empty `token` (e.g. `"${TOKEN:-}"`) is left out.
+ */
+export interface ServeConfig {
+  /** Interface `--http` binds to. */
+  host?: string;
+  /** Port of `--http` (0 picks a free one). */
+  port?: number;
+  /** Bearer token every HTTP request must carry; use `${VAR}`, not a literal secret. */
+  token?: string;
+  /** Browser origins accepted besides loopback ones, exact (`https://app.example.com`). */
+  allowedOrigins?: string[];
+  /** `execute_code` runs in flight at once. */
+  maxConcurrentRuns?: number;
+}
+
 /** A fully resolved codecall configuration. */
 export interface CodecallConfig {
   /** Absolute path of the file it came from; `undefined` for an in-memory config. */
@@ -124,4 +141,5 @@ export interface CodecallConfig {
   history: HistoryConfig;
   search: SearchConfig;
   agent: AgentConfig;
+  serve: ServeConfig;
 }

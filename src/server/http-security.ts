@@ -96,7 +96,8 @@ export function assertSafeBinding(host: string, token: string | undefined): void
     throw new CodecallError(
       'SERVE_TOKEN_REQUIRED',
       `Refusing to serve on ${host} without a bearer token: anyone who can reach it could run code ` +
-        'against your MCP servers. Set CODECALL_SERVE_TOKEN (or pass --token <secret>), or bind to 127.0.0.1.',
+        'against your MCP servers. Set CODECALL_SERVE_TOKEN, pass --token <secret>, or set "serve": ' +
+        '{"token": "${CODECALL_TOKEN}"} in the configuration; or bind to 127.0.0.1.',
       { details: { host } },
     );
   }

@@ -144,4 +144,48 @@ describe('codecall serve --http', () => {
     serve.child.kill('SIGINT');
     expect((await serve.exited).code).toBe(0);
   });
+
+  it("takes host, port and the bearer token from the configuration's serve section", async () => {
+    const temp = tempServeConfig({
+      serve: { host: '0.0.0.0', port: 0, token: '${E2E_CONFIG_TOKEN}', maxConcurrentRuns: 1 },
+    });
+    dirs.push(temp.dir);
+    const serve = spawnServe(['--http', '--config', temp.configPath], {
+      env: { CODECALL_SERVE_TOKEN: '', E2E_CONFIG_TOKEN: 'config-secret' },
+    });
+    const [, url] = (await serve.waitFor(/listening on (http:\/\/\S+)/)) as [string, string];
+    expect(url).toMatch(/^http:\/\/0\.0\.0\.0:\d+\/mcp$/);
+    await serve.waitFor(/every request needs "Authorization: Bearer <token>"/);
+    const local = `http://127.0.0.1:${new URL(url).port}/mcp`;
+    const initialize = {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } },
+    };
+    const post = (headers: Record<string, string>): Promise<Response> =>
+      fetch(local, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          ...headers,
+        },
+        body: JSON.stringify(initialize),
+      });
+    const anonymous = await post({});
+    expect(anonymous.status).toBe(401);
+    expect(anonymous.headers.get('www-authenticate')).toMatch(/^Bearer/);
+    expect((await post({ authorization: 'Bearer wrong' })).status).toBe(401);
+    const client = new Client({ name: 'authorized', version: '1.0.0' });
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(local), {
+        requestInit: { headers: { authorization: 'Bearer config-secret' } },
+      }),
+    );
+    expect((await client.listTools()).tools.map((t) => t.name)).toContain('execute_code');
+    await client.close();
+    serve.child.kill('SIGTERM');
+    expect((await serve.exited).code).toBe(0);
+  });
 });

@@ -12,6 +12,7 @@ import {
   DEFAULT_SERVE_MAX_CONCURRENT_RUNS,
   DEFAULT_SERVE_PORT,
 } from '../../config/defaults.js';
+import { loadConfig, type ServeConfig } from '../../config/index.js';
 import { CodecallRuntime } from '../../execute/index.js';
 import {
   assertSafeBinding,
@@ -41,21 +42,40 @@ Options:
   --token <secret>           require "Authorization: Bearer <secret>" (default: $${SERVE_TOKEN_ENV})
   --allow-origin <origin>    also accept this browser Origin (repeatable; loopback origins always pass)
   --max-concurrent-runs <n>  execute_code runs at once (default ${DEFAULT_SERVE_MAX_CONCURRENT_RUNS})
+
+Unset options come from the configuration's "serve" section (host, port, token, allowedOrigins,
+maxConcurrentRuns; e.g. "token": "\${CODECALL_TOKEN}"), then the defaults above.
   --no-pass-through          expose only search_tools and execute_code
 
 Register it in an MCP client as: {"command": "npx", "args": ["codecall", "serve", "--config", "/abs/codecall.json"]}
 Logs go to stderr. Stops on SIGINT/SIGTERM (or when the stdio client disconnects).
 `;
 
-/** Parsed arguments of `codecall serve`. */
+/**
+ * Parsed arguments of `codecall serve`: what the command line (and, for the token,
+ * `$CODECALL_SERVE_TOKEN`) says. Unset fields fall back to the configuration's `serve` section,
+ * then to the defaults ({@link resolveServeSettings}).
+ */
 export interface ServeArgs {
   config?: string;
+  http: boolean;
+  host?: string;
+  port?: number;
+  token?: string;
+  /** `--allow-origin` values; when any is given they replace `serve.allowedOrigins`. */
+  allowedOrigins: string[];
+  maxConcurrentRuns?: number;
+  passThrough: boolean;
+}
+
+/** Settings of one `codecall serve`, every source merged: flag > environment > config > default. */
+export interface ServeSettings {
   http: boolean;
   host: string;
   port: number;
   token?: string;
   allowedOrigins: string[];
-  maxConcurrentRuns?: number;
+  maxConcurrentRuns: number;
   passThrough: boolean;
 }
 
@@ -70,15 +90,7 @@ function positiveInteger(flag: string, value: string, allowZero: boolean): numbe
 
 /** Parses the arguments of `codecall serve` (`env` supplies the token default). */
 export function parseServeArgs(argv: string[], env: NodeJS.ProcessEnv = {}): ServeArgs {
-  const args: ServeArgs = {
-    http: false,
-    host: DEFAULT_SERVE_HOST,
-    port: DEFAULT_SERVE_PORT,
-    allowedOrigins: [],
-    passThrough: true,
-  };
-  let hostSet = false;
-  let portSet = false;
+  const args: ServeArgs = { http: false, allowedOrigins: [], passThrough: true };
   let token: string | undefined;
   for (let i = 0; i < argv.length; i++) {
     const raw = argv[i]!;
@@ -98,12 +110,10 @@ export function parseServeArgs(argv: string[], env: NodeJS.ProcessEnv = {}): Ser
         break;
       case '--host':
         args.host = value();
-        hostSet = true;
         break;
       case '--port':
         args.port = positiveInteger('--port', value(), true);
         if (args.port > 65_535) throw new UsageError(`--port must be at most 65535; got ${args.port}.`);
-        portSet = true;
         break;
       case '--token':
         token = value();
@@ -121,11 +131,36 @@ export function parseServeArgs(argv: string[], env: NodeJS.ProcessEnv = {}): Ser
         throw new UsageError(`unknown ${raw.startsWith('-') ? 'option' : 'argument'} "${raw}".`);
     }
   }
-  if (!args.http && (hostSet || portSet || token !== undefined || args.allowedOrigins.length > 0))
+  if (
+    !args.http &&
+    (args.host !== undefined ||
+      args.port !== undefined ||
+      token !== undefined ||
+      args.allowedOrigins.length > 0)
+  )
     throw new UsageError('--host, --port, --token and --allow-origin apply to --http only.');
   token ??= env[SERVE_TOKEN_ENV] === '' ? undefined : env[SERVE_TOKEN_ENV];
   if (args.http && token !== undefined) args.token = token;
   return args;
+}
+
+/**
+ * Merges the command line (flags, then `$CODECALL_SERVE_TOKEN`, both in `args`) over the
+ * configuration's `serve` section, over the defaults.
+ */
+export function resolveServeSettings(args: ServeArgs, config: ServeConfig = {}): ServeSettings {
+  const token = args.token ?? (args.http ? config.token : undefined);
+  return {
+    http: args.http,
+    host: args.host ?? config.host ?? DEFAULT_SERVE_HOST,
+    port: args.port ?? config.port ?? DEFAULT_SERVE_PORT,
+    ...(token !== undefined ? { token } : {}),
+    allowedOrigins:
+      args.allowedOrigins.length > 0 ? [...args.allowedOrigins] : [...(config.allowedOrigins ?? [])],
+    maxConcurrentRuns:
+      args.maxConcurrentRuns ?? config.maxConcurrentRuns ?? DEFAULT_SERVE_MAX_CONCURRENT_RUNS,
+    passThrough: args.passThrough,
+  };
 }
 
 function aborted(signal: AbortSignal): Promise<void> {
@@ -136,13 +171,20 @@ function aborted(signal: AbortSignal): Promise<void> {
 }
 
 async function run(argv: string[], io: CliIo): Promise<number> {
-  const args = parseServeArgs(argv, io.env);
+  const parsed = parseServeArgs(argv, io.env);
+  const config = await loadConfig({
+    ...(parsed.config !== undefined ? { path: parsed.config } : {}),
+    cwd: io.cwd,
+    env: io.env,
+  });
+  const args = resolveServeSettings(parsed, config.serve);
+  // Before any MCP server is spawned: an unsafe binding never starts anything.
   if (args.http) assertSafeBinding(args.host, args.token);
   const log = (line: string): void => {
     io.stderr.write(`codecall serve: ${line}\n`);
   };
   const runtime = await CodecallRuntime.open({
-    load: { ...(args.config !== undefined ? { path: args.config } : {}), cwd: io.cwd, env: io.env },
+    config,
     tools: { onServerError: (event) => log(`${event.server}: ${event.error.message.split('\n')[0]}`) },
     onHistoryError: (error) => log(`usage history: ${(error as Error)?.message ?? String(error)}`),
   });
@@ -157,9 +199,7 @@ async function run(argv: string[], io: CliIo): Promise<number> {
     runtime,
     onExecute,
     passThrough: args.passThrough,
-    runLimiter: new RunLimiter(
-      args.maxConcurrentRuns !== undefined ? { maxConcurrent: args.maxConcurrentRuns } : {},
-    ),
+    runLimiter: new RunLimiter({ maxConcurrent: args.maxConcurrentRuns }),
   };
   const tools = runtime.catalog();
   const servers = new Set(tools.map((t) => t.server)).size;

@@ -4,7 +4,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { UsageError } from '../../../src/cli/command.js';
-import { parseServeArgs } from '../../../src/cli/commands/serve.js';
+import { parseServeArgs, resolveServeSettings } from '../../../src/cli/commands/serve.js';
+import { parseConfig } from '../../../src/config/index.js';
 import {
   assertSafeBinding,
   checkHostAndOrigin,
@@ -17,10 +18,13 @@ import type { CatalogTool } from '../../../src/tools/index.js';
 
 describe('parseServeArgs', () => {
   it('defaults to stdio; --http takes host, port, token, origins', () => {
-    expect(parseServeArgs([])).toMatchObject({
+    expect(parseServeArgs([])).toEqual({ http: false, allowedOrigins: [], passThrough: true });
+    expect(resolveServeSettings(parseServeArgs([]))).toEqual({
       http: false,
       host: '127.0.0.1',
       port: 3737,
+      allowedOrigins: [],
+      maxConcurrentRuns: 4,
       passThrough: true,
     });
     const args = parseServeArgs([
@@ -55,6 +59,77 @@ describe('parseServeArgs', () => {
     expect(parseServeArgs(['--http', '--token', 'flag'], { CODECALL_SERVE_TOKEN: 'env' }).token).toBe('flag');
     expect(parseServeArgs(['--http'], { CODECALL_SERVE_TOKEN: '' }).token).toBeUndefined();
     expect(parseServeArgs([], { CODECALL_SERVE_TOKEN: 'env' }).token).toBeUndefined();
+  });
+
+  it("merges flag > environment > the configuration's serve section > default", () => {
+    const { serve } = parseConfig(
+      {
+        serve: {
+          host: '0.0.0.0',
+          port: 8080,
+          token: '${CFG_TOKEN}',
+          allowedOrigins: ['https://app.example'],
+          maxConcurrentRuns: 3,
+        },
+      },
+      { file: '/project/codecall.json', env: { CFG_TOKEN: 'from-config' } },
+    );
+    expect(resolveServeSettings(parseServeArgs(['--http'], {}), serve)).toEqual({
+      http: true,
+      host: '0.0.0.0',
+      port: 8080,
+      token: 'from-config',
+      allowedOrigins: ['https://app.example'],
+      maxConcurrentRuns: 3,
+      passThrough: true,
+    });
+    const env = { CODECALL_SERVE_TOKEN: 'from-env' };
+    expect(resolveServeSettings(parseServeArgs(['--http'], env), serve).token).toBe('from-env');
+    const flags = parseServeArgs(
+      [
+        '--http',
+        '--host',
+        '127.0.0.1',
+        '--port',
+        '0',
+        '--token',
+        'from-flag',
+        '--allow-origin',
+        'https://b.example',
+        '--max-concurrent-runs',
+        '1',
+      ],
+      env,
+    );
+    expect(resolveServeSettings(flags, serve)).toMatchObject({
+      host: '127.0.0.1',
+      port: 0,
+      token: 'from-flag',
+      allowedOrigins: ['https://b.example'],
+      maxConcurrentRuns: 1,
+    });
+    // stdio ignores the HTTP token; an empty expanded token is no token.
+    expect(resolveServeSettings(parseServeArgs([], {}), serve).token).toBeUndefined();
+    const empty = parseConfig({ serve: { token: '${CFG_TOKEN:-}' } }, { file: '/p/c.json', env: {} });
+    expect(empty.serve).toEqual({});
+    expect(resolveServeSettings(parseServeArgs(['--http'], {}), empty.serve).token).toBeUndefined();
+  });
+
+  it('rejects a bad serve section, naming the key', () => {
+    const check = (serve: unknown): string => {
+      try {
+        parseConfig({ serve }, { file: '/p/c.json', env: {} });
+      } catch (error) {
+        return (error as Error).message;
+      }
+      return 'accepted';
+    };
+    expect(check({ tokn: 'x' })).toMatch(/serve: unknown key "tokn"\. Fix: did you mean "token"\?/);
+    expect(check({ port: 70_000 })).toMatch(/serve\.port: must be at most 65535/);
+    expect(check({ maxConcurrentRuns: 0 })).toMatch(/serve\.maxConcurrentRuns/);
+    expect(check({ allowedOrigins: ['https://a.example/'] })).toMatch(
+      /serve\.allowedOrigins\[0\]: .*Fix: write "https:\/\/a\.example"/,
+    );
   });
 
   it('rejects bad usage with a message naming the flag', () => {
