@@ -95,6 +95,11 @@ export const DEFAULT_SERVE_MAX_QUEUED_RUNS = 32;
 export const DEFAULT_SERVE_MAX_SESSIONS = 64;
 /** Time an HTTP session may stay idle (no request) before it is closed. */
 export const DEFAULT_SERVE_SESSION_IDLE_MS = 30 * 60_000;
+/**
+ * Longest pause between two direct (pass-through) calls of one `codecall serve` session for the
+ * pair to count as a sequence in usage history (the tool graph).
+ */
+export const DEFAULT_SERVE_SEQUENCE_GAP_MS = 5 * 60_000;
 /** Interval of the progress notifications of a running `execute_code` when the client asks for them. */
 export const DEFAULT_SERVE_PROGRESS_INTERVAL_MS = 1_000;
 /** Model requests (steps) one agent run may make before it stops with `MAX_STEPS_EXCEEDED`. */

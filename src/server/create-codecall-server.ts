@@ -7,7 +7,8 @@
  *
  * A long `execute_code` run sends progress notifications when the request carries a
  * `progressToken`, and stops when the client cancels. Every run feeds the tool graph (through
- * the runtime), so search improves while the server is used. When the upstream catalog changes
+ * the runtime), and so do consecutive direct calls of one session (see `sequenceGapMs`), so
+ * search improves while the server is used. When the upstream catalog changes
  * the change reaches search at once; when the exposed tool list changes, the client gets
  * `notifications/tools/list_changed`. Transports are separate (`startStdioServer`,
  * `startHttpServer`); the runtime is shared and owned by the caller.
@@ -33,8 +34,8 @@ import {
 } from '../agent/meta-tools.js';
 import { assignDirectNames } from '../agent/direct-tools.js';
 import { renderSearchResult } from '../agent/render-search-result.js';
-import { DEFAULT_SERVE_PROGRESS_INTERVAL_MS } from '../config/defaults.js';
-import { isCodecallError } from '../errors.js';
+import { DEFAULT_SERVE_PROGRESS_INTERVAL_MS, DEFAULT_SERVE_SEQUENCE_GAP_MS } from '../config/defaults.js';
+import { CodecallError, isCodecallError } from '../errors.js';
 import { formatResultForModel, type CodecallRuntime } from '../execute/index.js';
 import type { CatalogTool } from '../tools/index.js';
 import type { ExecutionResult } from '../types.js';
@@ -70,6 +71,13 @@ export interface CodecallServerOptions {
    * @defaultValue {@link DEFAULT_SERVE_PROGRESS_INTERVAL_MS}
    */
   progressIntervalMs?: number;
+  /**
+   * Direct (pass-through) calls of this session teach the tool graph: each successful call is
+   * recorded as the pair `[previous, current]` when the previous successful direct call ended
+   * less than this long before the current one started. `0` records nothing.
+   * @defaultValue {@link DEFAULT_SERVE_SEQUENCE_GAP_MS}
+   */
+  sequenceGapMs?: number;
   /** Name and version announced at initialization. @defaultValue `codecall` and its package version */
   serverInfo?: { name: string; version: string };
   /** Called after every `execute_code` run. Errors it throws are ignored. */
@@ -140,6 +148,14 @@ export function createCodecallServer(options: CodecallServerOptions): Server {
   const limiter = options.runLimiter ?? new RunLimiter();
   const passThrough = options.passThrough ?? true;
   const progressIntervalMs = options.progressIntervalMs ?? DEFAULT_SERVE_PROGRESS_INTERVAL_MS;
+  const sequenceGapMs = options.sequenceGapMs ?? DEFAULT_SERVE_SEQUENCE_GAP_MS;
+  if (!Number.isFinite(sequenceGapMs) || sequenceGapMs < 0)
+    throw new CodecallError(
+      'INVALID_ARGUMENT',
+      `sequenceGapMs must be a number ≥ 0 (0 records nothing); got ${sequenceGapMs}.`,
+    );
+  // The last successful direct call of this session (one Server is one MCP session).
+  let lastDirect: { name: string; endedAt: number } | undefined;
   const server = new Server(options.serverInfo ?? { name: 'codecall', version: packageVersion() }, {
     capabilities: { tools: { listChanged: true } },
     instructions: CODECALL_SERVER_INSTRUCTIONS,
@@ -288,7 +304,13 @@ export function createCodecallServer(options: CodecallServerOptions): Server {
       );
     }
     try {
+      const startedAt = Date.now();
       const value = await runtime.callTool(tool.name, args ?? {}, { signal: extra.signal, caller: 'direct' });
+      // As an execute_code run does, a direct call that follows another teaches the graph.
+      const previous = lastDirect;
+      lastDirect = { name: tool.name, endedAt: Date.now() };
+      if (previous && startedAt - previous.endedAt < sequenceGapMs)
+        runtime.recordSequence([previous.name, tool.name]);
       return textResult(renderValue(value));
     } catch (error) {
       return textResult(errorText(error), true);

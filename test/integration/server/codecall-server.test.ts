@@ -66,7 +66,7 @@ afterAll(async () => {
 });
 
 async function connect(
-  options: { runLimiter?: RunLimiter; progressIntervalMs?: number } = {},
+  options: { runLimiter?: RunLimiter; progressIntervalMs?: number; sequenceGapMs?: number } = {},
 ): Promise<{ client: Client; server: Server; close: () => Promise<void> }> {
   const server = createCodecallServer({ runtime, onExecute: (e) => events.push(e), ...options });
   const client = new Client({ name: 'test-client', version: '1.0.0' });
@@ -234,6 +234,42 @@ describe('createCodecallServer', () => {
       );
     } finally {
       await close();
+    }
+  });
+
+  it('consecutive direct calls of one session teach the tool graph', async () => {
+    const count = (from: string, to: string): number =>
+      runtime.search.graphEdges().find((e) => e.from === from && e.to === to)?.count ?? 0;
+    const before = {
+      forward: count('misc.echo', 'misc.plain_text'),
+      back: count('misc.plain_text', 'misc.echo'),
+    };
+    const first = await connect();
+    try {
+      await first.client.callTool({ name: 'misc__echo', arguments: { text: 'a' } });
+      // A failed call is not part of the sequence: echo → plain_text is still one pair.
+      await first.client.callTool({ name: 'misc__fail', arguments: { message: 'x' } });
+      await first.client.callTool({ name: 'misc__plain_text', arguments: {} });
+      expect(count('misc.echo', 'misc.plain_text')).toBe(before.forward + 1);
+      expect(count('misc.echo', 'misc.fail')).toBe(0);
+    } finally {
+      await first.close();
+    }
+    // Another session starts its own chain: its first call does not follow the other's last.
+    const second = await connect();
+    try {
+      await second.client.callTool({ name: 'misc__echo', arguments: { text: 'b' } });
+      expect(count('misc.plain_text', 'misc.echo')).toBe(before.back);
+    } finally {
+      await second.close();
+    }
+    const off = await connect({ sequenceGapMs: 0 });
+    try {
+      await off.client.callTool({ name: 'misc__echo', arguments: { text: 'c' } });
+      await off.client.callTool({ name: 'misc__plain_text', arguments: {} });
+      expect(count('misc.echo', 'misc.plain_text')).toBe(before.forward + 1);
+    } finally {
+      await off.close();
     }
   });
 
