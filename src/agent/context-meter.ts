@@ -8,20 +8,24 @@
  * - **Direct-calling estimate** (code mode): for each step, the direct-mode system prompt + the
  *   definitions of every tool in the catalog + the conversation without the meta-tools (the
  *   user's words, the model's text, its direct tool calls and their results) + every tool result
- *   the scripts of earlier steps consumed. Those results never reach the host as text (only their
- *   size does: `ToolCallRecord.resultBytes`, the JSON the script received), so their tokens are
- *   estimated at {@link DIRECT_ESTIMATE_BYTES_PER_TOKEN} bytes per token. The estimate is a lower
- *   bound: it assumes the direct run needs no more steps than the code run, and leaves out the
- *   arguments of the calls the scripts made.
+ *   the scripts of earlier steps consumed. Those results are counted exactly, as direct calling
+ *   would have put them in the context (`renderDirectResult`: JSON text, cut like a direct
+ *   result), from the run's `onToolResult` events ({@link ContextMeter.scriptResults}). Only when a
+ *   run reports no events (a runtime that ignores `onToolResult`) are they estimated from their
+ *   size (`ToolCallRecord.resultBytes`) at {@link DIRECT_ESTIMATE_BYTES_PER_TOKEN} bytes per token.
+ *   The estimate is a lower bound: it assumes the direct run needs no more steps than the code
+ *   run, and leaves out the arguments of the calls the scripts made.
  *
  * Every message is counted once (cached by identity), so a run with large results stays linear.
  */
+import type { ToolResultEvent, ToolResultListener } from '../execute/index.js';
 import type { GenerateRequest, Message, ToolDefinition } from '../providers/language-model.js';
 import type { ToolCallRecord } from '../types.js';
 import { countMessageTokens, countTokens, countToolDefinitionTokens } from './count-tokens.js';
 
 /**
- * Bytes of JSON tool result per token assumed by the direct-calling estimate. Measured with
+ * Bytes of JSON tool result per token assumed by the direct-calling estimate when a run reports
+ * no `onToolResult` events (the fallback; normally results are counted exactly). Measured with
  * `o200k_base`: 3.5 on the example expense line items, 3.7 on its member list; 4 errs low, so
  * the estimate (and the savings it reports) is conservative.
  */
@@ -41,6 +45,23 @@ export interface ContextMeterOptions {
   directSystem: string;
   /** Every tool as a direct-mode run would offer it. */
   directTools: () => readonly ToolDefinition[];
+  /**
+   * A tool result as a direct-mode run would put it in the context.
+   * @defaultValue strings as they are, anything else as JSON
+   */
+  renderDirectResult?: (value: unknown) => string;
+}
+
+/** Counts one script's tool results; see {@link ContextMeter.scriptResults}. */
+export interface ScriptResultsCounter {
+  /** Pass as `onToolResult` of the script's run. */
+  readonly onToolResult: ToolResultListener;
+  /** After the run: adds the counted tokens (or the size-based fallback) for later requests. */
+  finish(calls: readonly ToolCallRecord[]): void;
+}
+
+function renderJson(value: unknown): string {
+  return typeof value === 'string' ? value : (JSON.stringify(value) ?? '');
 }
 
 interface MessageTokens {
@@ -62,7 +83,30 @@ export class ContextMeter {
     this.#options = options;
   }
 
-  /** Tokens of a script's consumed tool results (estimated from their size), for later requests. */
+  /**
+   * Counts the tool results of one script exactly as they arrive (`onToolResult`), then adds them
+   * for later requests (`finish`). A failed call delivers nothing and counts nothing.
+   */
+  scriptResults(): ScriptResultsCounter {
+    const render = this.#options.renderDirectResult ?? renderJson;
+    let tokens = 0;
+    let events = 0;
+    return {
+      onToolResult: (event: ToolResultEvent) => {
+        events++;
+        if (event.ok) tokens += countTokens(render(event.result));
+      },
+      finish: (calls) => {
+        if (events > 0) this.#scriptResultTokens += tokens;
+        else this.addScriptResults(calls);
+      },
+    };
+  }
+
+  /**
+   * Tokens of a script's consumed tool results estimated from their size (the fallback of
+   * {@link ContextMeter.scriptResults}), for later requests.
+   */
   addScriptResults(calls: readonly ToolCallRecord[]): void {
     let bytes = 0;
     for (const call of calls) if (call.ok) bytes += call.resultBytes;

@@ -617,6 +617,8 @@ class AgentOrchestrator implements Orchestrator {
         const names = assignDirectNames(catalog);
         return catalog.map((tool) => this.#definition(tool, names.get(tool.name)!));
       },
+      // Exactly as #call renders a direct tool's result into the context.
+      renderDirectResult: (value) => cutToBytes(renderValue(value), this.#options.maxToolResultBytes),
     });
     const found: string[] = [];
     const messages: Message[] = [{ role: 'user', content: task }];
@@ -823,8 +825,9 @@ class AgentOrchestrator implements Orchestrator {
       const input = parseExecuteCodeInput(part.input);
       if ('error' in input) return finish('execute_code', input.error, true);
       emit({ type: 'execution-start', step, toolCallId: part.id, code: input.code });
-      const result = await this.runtime.execute(input.code, { signal });
-      meter.addScriptResults(result.toolCalls);
+      const counter = meter.scriptResults();
+      const result = await this.runtime.execute(input.code, { signal, onToolResult: counter.onToolResult });
+      counter.finish(result.toolCalls);
       const execution: AgentExecution = { toolCallId: part.id, code: input.code, result };
       emit({ type: 'execution-end', step, execution });
       return finish('execute_code', formatResultForModel(result), result.status === 'error', { execution });

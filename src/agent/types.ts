@@ -104,7 +104,13 @@ export interface SavingsReport {
   savedTokens: number;
   /** `savedTokens / directEstimateTokens` (0 when nothing was counted). */
   savedRatio: number;
-  /** `estimate` (a code-mode run against the counterfactual) or `measured` (a direct-mode run). */
+  /**
+   * `estimate`: a code-mode run against the direct-calling counterfactual, whose tool results are
+   * counted exactly as direct calling would have put them in the context (from the runs'
+   * `onToolResult` events; only a runtime that reports none falls back to 4 bytes per token), and
+   * whose other assumptions (as many steps, no script arguments) make it a lower bound.
+   * `measured`: a direct-mode run, both sides counted.
+   */
   method: 'estimate' | 'measured';
 }
 

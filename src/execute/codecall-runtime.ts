@@ -24,6 +24,7 @@ import {
 import type { CatalogTool, ToolPool } from '../tools/index.js';
 import type { ExecutionResult, ToolCaller } from '../types.js';
 import { ExecutionSession, type ExecutionSessionOptions } from './execution-session.js';
+import type { ToolResultListener } from './executor.js';
 
 /** Default number of hits of {@link CodecallRuntime.searchTools}. */
 export const DEFAULT_RUNTIME_SEARCH_LIMIT = 8;
@@ -70,6 +71,11 @@ export interface RuntimeSearchOptions {
 export interface RuntimeExecuteOptions {
   signal?: AbortSignal;
   limits?: Partial<SandboxLimits>;
+  /**
+   * Called on the host after each tool call of this run, with its result (see
+   * `ExecuteOptions.onToolResult`); keep it cheap, errors it throws are ignored.
+   */
+  onToolResult?: ToolResultListener;
 }
 
 /** Options of {@link CodecallRuntime.callTool}. */

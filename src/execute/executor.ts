@@ -35,12 +35,38 @@ export interface ExecutorOptions {
   onSequence?: SequenceListener;
 }
 
+/** One tool call of a run, as the host saw it finish (see {@link ExecuteOptions.onToolResult}). */
+export interface ToolResultEvent {
+  /** Qualified name, `server.tool`. */
+  name: string;
+  /** The arguments the script passed (a copy of plain data). */
+  args: unknown;
+  /**
+   * `ok`: the call's result, as the MCP pool returned it (before the sandbox's size limits: a
+   * result the sandbox then refuses as too large is still reported here). Otherwise the error
+   * the call failed with (its `message` is what the script sees).
+   */
+  result: unknown;
+  /** The call succeeded on the host. */
+  ok: boolean;
+}
+
+/** Receives every tool call of a run as it finishes; see {@link ExecuteOptions.onToolResult}. */
+export type ToolResultListener = (event: ToolResultEvent) => void;
+
 /** Options of {@link Executor.execute}. */
 export interface ExecuteOptions {
   /** Cancels the run (the result has `error.code` `"ABORTED"`; tool calls in flight are cancelled). */
   signal?: AbortSignal;
   /** Limits of this run, over the executor's. */
   limits?: Partial<SandboxLimits>;
+  /**
+   * Called on the host after each tool call of this run finishes, before its result goes back
+   * to the script, with the result itself (the only way to see results as data: the
+   * {@link ExecutionResult} carries only their sizes). It runs on the path of every call, so keep
+   * it cheap; errors it throws are ignored.
+   */
+  onToolResult?: ToolResultListener;
 }
 
 /** Runs model code against MCP tools. */
@@ -84,6 +110,26 @@ export function createExecutor(options: ExecutorOptions): Executor {
   if (options.limits) resolveSandboxLimits(options.limits);
   const invoke: ToolInvoker = ({ name, args, signal }) =>
     pool.call(name, args, { caller: 'code_execution', signal });
+  const observed = (listener: ToolResultListener): ToolInvoker => {
+    const tell = (event: ToolResultEvent): void => {
+      try {
+        listener(event);
+      } catch {
+        // An observer never fails a call.
+      }
+    };
+    return async (invocation) => {
+      let result: unknown;
+      try {
+        result = await invoke(invocation);
+      } catch (error) {
+        tell({ name: invocation.name, args: invocation.args, result: error, ok: false });
+        throw error;
+      }
+      tell({ name: invocation.name, args: invocation.args, result, ok: true });
+      return result;
+    };
+  };
   const codeTools = (): CatalogTool[] =>
     pool.catalog().filter((t) => t.allowedCallers.includes('code_execution'));
 
@@ -100,7 +146,7 @@ export function createExecutor(options: ExecutorOptions): Executor {
       const result = await sandbox.run({
         code: compiled.code,
         tools,
-        invoke,
+        invoke: executeOptions.onToolResult ? observed(executeOptions.onToolResult) : invoke,
         ...(Object.keys(limits).length > 0 ? { limits } : {}),
         ...(executeOptions.signal ? { signal: executeOptions.signal } : {}),
       });

@@ -3,7 +3,14 @@
  * Execution: the one place that composes compile + isolate + tools. Curated exports only.
  */
 export { createExecutor } from './executor.js';
-export type { ExecuteOptions, Executor, ExecutorOptions, SequenceListener } from './executor.js';
+export type {
+  ExecuteOptions,
+  Executor,
+  ExecutorOptions,
+  SequenceListener,
+  ToolResultEvent,
+  ToolResultListener,
+} from './executor.js';
 export { ExecutionSession } from './execution-session.js';
 export type { ExecutionSessionOptions } from './execution-session.js';
 export { CodecallRuntime, DEFAULT_RUNTIME_SEARCH_LIMIT } from './codecall-runtime.js';

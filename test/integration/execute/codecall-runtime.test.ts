@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { CodecallRuntime } from '../../../src/execute/index.js';
+import { CodecallRuntime, type ToolResultEvent } from '../../../src/execute/index.js';
 import { SqliteHistoryStore } from '../../../src/search/sqlite-history-store.js';
 
 const CONFIG = resolve(import.meta.dirname, '../../../examples/codecall.json');
@@ -42,6 +42,40 @@ describe('CodecallRuntime over the example expense server', () => {
     const state = await reopened.load();
     await reopened.close();
     expect(JSON.stringify(state)).toMatch(/get_team_members/);
+  });
+
+  it('tells onToolResult about each call of the run, with its result; a throwing listener is ignored', async () => {
+    const runtime = await CodecallRuntime.open({ load: { path: CONFIG }, history: false });
+    try {
+      const events: ToolResultEvent[] = [];
+      const result = await runtime.execute(
+        `
+        const { members } = await tools.expenses.get_team_members({});
+        try { await tools.expenses.get_expenses({ member_id: 42 }); } catch { console.log('refused'); }
+        console.log(members.length);
+        `,
+        {
+          onToolResult: (event) => {
+            events.push(event);
+            throw new Error('listener failure');
+          },
+        },
+      );
+      expect(result.status, JSON.stringify(result.error)).toBe('ok');
+      expect(events.map((e) => [e.name, e.ok])).toEqual([
+        ['expenses.get_team_members', true],
+        ['expenses.get_expenses', false],
+      ]);
+      const members = (events[0]!.result as { members: unknown[] }).members;
+      expect(result.stdout).toBe(`refused\n${members.length}\n`);
+      expect(events[0]!.args).toEqual({});
+      expect(events[1]!.args).toEqual({ member_id: 42 });
+      expect((events[1]!.result as Error).message).toMatch(/member_id/);
+      // The sandbox received the same result the listener saw.
+      expect(result.toolCalls[0]!.resultBytes).toBe(Buffer.byteLength(JSON.stringify(events[0]!.result)));
+    } finally {
+      await runtime.close();
+    }
   });
 
   it('enforces allowedCallers on the host for tools closed to code', async () => {

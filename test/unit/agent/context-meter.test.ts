@@ -105,6 +105,54 @@ describe('ContextMeter', () => {
     );
   });
 
+  it('counts script results exactly from onToolResult, as direct calling renders them', () => {
+    const items = Array.from({ length: 200 }, (_, i) => ({
+      id: `exp-${i}`,
+      amount: i * 1.5,
+      category: 'travel',
+    }));
+    const user: Message = { role: 'user', content: 'Sum it.' };
+    const request: GenerateRequest = { messages: [user], tools: meta };
+    const before = meter().measure(request, false).directEstimateTokens;
+
+    const exact = meter();
+    const counter = exact.scriptResults();
+    counter.onToolResult({ name: 'expenses.get_expenses', args: {}, result: { items }, ok: true });
+    counter.onToolResult({ name: 'expenses.get_expenses', args: {}, result: 'plain text', ok: true });
+    // A failed call delivered nothing.
+    counter.onToolResult({
+      name: 'expenses.get_expenses',
+      args: {},
+      result: new Error('x'.repeat(500)),
+      ok: false,
+    });
+    counter.finish([record(999_999), record(999_999), record(10, false)]);
+    expect(exact.measure(request, false).directEstimateTokens).toBe(
+      before + countTokens(JSON.stringify({ items })) + countTokens('plain text'),
+    );
+
+    // The renderer is the direct mode's (e.g. cut like a direct result).
+    const cut = new ContextMeter({
+      metaToolNames: new Set(['search_tools', 'execute_code']),
+      directSystem: 'Use the tools.',
+      directTools: () => catalog,
+      renderDirectResult: (value) => JSON.stringify(value).slice(0, 100),
+    });
+    const cutCounter = cut.scriptResults();
+    cutCounter.onToolResult({ name: 'expenses.get_expenses', args: {}, result: { items }, ok: true });
+    cutCounter.finish([record(999_999)]);
+    expect(cut.measure(request, false).directEstimateTokens).toBe(
+      before + countTokens(JSON.stringify({ items }).slice(0, 100)),
+    );
+
+    // No events (a runtime that ignores onToolResult): the size-based fallback.
+    const fallback = meter();
+    fallback.scriptResults().finish([record(40_000), record(4_000, false)]);
+    expect(fallback.measure(request, false).directEstimateTokens).toBe(
+      before + 40_000 / DIRECT_ESTIMATE_BYTES_PER_TOKEN,
+    );
+  });
+
   it('counts a message once however many requests carry it (same total)', () => {
     const m = meter();
     const big: Message = { role: 'tool', results: [{ toolCallId: 'x', content: 'word '.repeat(2_000) }] };
