@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', '.codecall/**'] },
+  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', '.codecall/**', '.bench-out/**', '.ci-out/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -86,3 +86,28 @@ export interface ExecutionResult {
   toolCalls: ToolCallRecord[];
   stats: ExecutionStats;
 }
+
+/** Every bound of one sandbox run. Each field has a `DEFAULT_*` constant in `config/defaults.ts`
+ * (`DEFAULT_SANDBOX_LIMITS` gathers them). */
+export interface SandboxLimits {
+  /** Wall time of the run, including time awaiting tools (host-side timer). @defaultValue {@link DEFAULT_WALL_TIME_MS} */
+  wallTimeMs: number;
+  /** CPU time spent running script code in the isolate. @defaultValue {@link DEFAULT_CPU_TIME_MS} */
+  cpuTimeMs: number;
+  /** Heap limit of the isolate (minimum 8). @defaultValue {@link DEFAULT_MEMORY_MB} */
+  memoryMb: number;
+  /** Tool calls the script may make. @defaultValue {@link DEFAULT_MAX_TOOL_CALLS} */
+  maxToolCalls: number;
+  /** Tool calls in flight at once; more wait their turn. @defaultValue {@link DEFAULT_MAX_CONCURRENT_TOOL_CALLS} */
+  maxConcurrentToolCalls: number;
+  /** Serialized JSON bytes of one call's arguments. @defaultValue {@link DEFAULT_MAX_TOOL_ARGS_BYTES} */
+  maxToolArgsBytes: number;
+  /** Serialized JSON bytes of one tool result. @defaultValue {@link DEFAULT_MAX_TOOL_RESULT_BYTES} */
+  maxToolResultBytes: number;
+  /** Serialized JSON bytes of all tool results of the run. @defaultValue {@link DEFAULT_MAX_TOTAL_TOOL_RESULT_BYTES} */
+  maxTotalToolResultBytes: number;
+  /** Bytes of stdout kept (truncated past this, with a marker). @defaultValue {@link DEFAULT_MAX_STDOUT_BYTES} */
+  maxStdoutBytes: number;
+  /** Bytes of stderr kept (truncated past this, with a marker). @defaultValue {@link DEFAULT_MAX_STDERR_BYTES} */
+  maxStderrBytes: number;
+}

@@ -56,8 +56,11 @@ export interface ContextMeterOptions {
 export interface ScriptResultsCounter {
   /** Pass as `onToolResult` of the script's run. */
   readonly onToolResult: ToolResultListener;
-  /** After the run: adds the counted tokens (or the size-based fallback) for later requests. */
-  finish(calls: readonly ToolCallRecord[]): void;
+  /**
+   * After the run: waits for the counts still in flight, then adds the counted tokens (or the
+   * size-based fallback) for later requests.
+   */
+  finish(calls: readonly ToolCallRecord[]): Promise<void>;
 }
 
 function renderJson(value: unknown): string {
@@ -84,19 +87,31 @@ export class ContextMeter {
   }
 
   /**
-   * Counts the tool results of one script exactly as they arrive (`onToolResult`), then adds them
-   * for later requests (`finish`). A failed call delivers nothing and counts nothing.
+   * Counts the tool results of one script exactly (`onToolResult`), then adds them for later
+   * requests (`finish`). A failed call delivers nothing and counts nothing. Counting is deferred
+   * past the tool-call bridge (`setImmediate`), so a result reaches the script before it is
+   * tokenized rather than after.
    */
   scriptResults(): ScriptResultsCounter {
     const render = this.#options.renderDirectResult ?? renderJson;
     let tokens = 0;
     let events = 0;
+    const pending: Promise<void>[] = [];
     return {
       onToolResult: (event: ToolResultEvent) => {
         events++;
-        if (event.ok) tokens += countTokens(render(event.result));
+        if (!event.ok) return;
+        pending.push(
+          new Promise((resolve) =>
+            setImmediate(() => {
+              tokens += countTokens(render(event.result));
+              resolve();
+            }),
+          ),
+        );
       },
-      finish: (calls) => {
+      finish: async (calls) => {
+        await Promise.all(pending);
         if (events > 0) this.#scriptResultTokens += tokens;
         else this.addScriptResults(calls);
       },

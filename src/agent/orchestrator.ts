@@ -827,7 +827,7 @@ class AgentOrchestrator implements Orchestrator {
       emit({ type: 'execution-start', step, toolCallId: part.id, code: input.code });
       const counter = meter.scriptResults();
       const result = await this.runtime.execute(input.code, { signal, onToolResult: counter.onToolResult });
-      counter.finish(result.toolCalls);
+      await counter.finish(result.toolCalls);
       const execution: AgentExecution = { toolCallId: part.id, code: input.code, result };
       emit({ type: 'execution-end', step, execution });
       return finish('execute_code', formatResultForModel(result), result.status === 'error', { execution });

@@ -3,6 +3,7 @@
  * Every bound codecall applies, as a named default with its unit in the name. Configuration
  * and options override them; nothing else hard-codes a limit.
  */
+import type { SandboxLimits } from '../types.js';
 
 /** Wall time of one script run, including time spent awaiting tools. */
 export const DEFAULT_WALL_TIME_MS = 120_000;
@@ -110,3 +111,17 @@ export const DEFAULT_AGENT_MAX_RUN_TIME_MS = 600_000;
 export const DEFAULT_AGENT_MAX_CONCURRENT_TOOL_CALLS = 8;
 /** Bytes of one direct tool result (or search result) put in the model's context; longer text is cut with a marker. */
 export const DEFAULT_AGENT_MAX_TOOL_RESULT_BYTES = 262_144;
+
+/** Every sandbox limit at its default: what a run gets when neither config nor options set one. */
+export const DEFAULT_SANDBOX_LIMITS: Readonly<SandboxLimits> = Object.freeze({
+  wallTimeMs: DEFAULT_WALL_TIME_MS,
+  cpuTimeMs: DEFAULT_CPU_TIME_MS,
+  memoryMb: DEFAULT_MEMORY_MB,
+  maxToolCalls: DEFAULT_MAX_TOOL_CALLS,
+  maxConcurrentToolCalls: DEFAULT_MAX_CONCURRENT_TOOL_CALLS,
+  maxToolArgsBytes: DEFAULT_MAX_TOOL_ARGS_BYTES,
+  maxToolResultBytes: DEFAULT_MAX_TOOL_RESULT_BYTES,
+  maxTotalToolResultBytes: DEFAULT_MAX_TOTAL_TOOL_RESULT_BYTES,
+  maxStdoutBytes: DEFAULT_MAX_STDOUT_BYTES,
+  maxStderrBytes: DEFAULT_MAX_STDERR_BYTES,
+});

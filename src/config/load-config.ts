@@ -9,24 +9,15 @@ import type { z } from 'zod';
 import { CodecallError } from '../errors.js';
 import type { ToolCaller } from '../types.js';
 import {
-  DEFAULT_CPU_TIME_MS,
   DEFAULT_HISTORY_PATH,
   DEFAULT_MAX_CODE_BYTES,
-  DEFAULT_MAX_CONCURRENT_TOOL_CALLS,
-  DEFAULT_MAX_STDERR_BYTES,
-  DEFAULT_MAX_STDOUT_BYTES,
-  DEFAULT_MAX_TOOL_ARGS_BYTES,
-  DEFAULT_MAX_TOOL_CALLS,
-  DEFAULT_MAX_TOOL_RESULT_BYTES,
-  DEFAULT_MAX_TOTAL_TOOL_RESULT_BYTES,
-  DEFAULT_MEMORY_MB,
+  DEFAULT_SANDBOX_LIMITS,
   DEFAULT_SANDBOX_MODE,
   DEFAULT_SANDBOX_WORKERS,
   DEFAULT_SERVER_CONNECT_TIMEOUT_MS,
   DEFAULT_SERVER_MAX_CONCURRENT_CALLS,
   DEFAULT_SERVER_MAX_MESSAGE_BYTES,
   DEFAULT_TOOL_CALL_TIMEOUT_MS,
-  DEFAULT_WALL_TIME_MS,
 } from './defaults.js';
 import { expandEnvDeep } from './expand-env.js';
 import { closestName, formatJsonPath, type JsonPath } from './json-path.js';
@@ -231,23 +222,12 @@ function definedOnly<T extends Record<string, unknown>>(
 }
 
 function resolveSandbox(section: ConfigFile['sandbox']): CodecallConfig['sandbox'] {
-  const s = section ?? {};
+  const { mode, workers, maxCodeBytes, ...limits } = section ?? {};
   return {
-    mode: s.mode ?? DEFAULT_SANDBOX_MODE,
-    workers: s.workers ?? DEFAULT_SANDBOX_WORKERS,
-    maxCodeBytes: s.maxCodeBytes ?? DEFAULT_MAX_CODE_BYTES,
-    limits: {
-      wallTimeMs: s.wallTimeMs ?? DEFAULT_WALL_TIME_MS,
-      cpuTimeMs: s.cpuTimeMs ?? DEFAULT_CPU_TIME_MS,
-      memoryMb: s.memoryMb ?? DEFAULT_MEMORY_MB,
-      maxToolCalls: s.maxToolCalls ?? DEFAULT_MAX_TOOL_CALLS,
-      maxConcurrentToolCalls: s.maxConcurrentToolCalls ?? DEFAULT_MAX_CONCURRENT_TOOL_CALLS,
-      maxToolArgsBytes: s.maxToolArgsBytes ?? DEFAULT_MAX_TOOL_ARGS_BYTES,
-      maxToolResultBytes: s.maxToolResultBytes ?? DEFAULT_MAX_TOOL_RESULT_BYTES,
-      maxTotalToolResultBytes: s.maxTotalToolResultBytes ?? DEFAULT_MAX_TOTAL_TOOL_RESULT_BYTES,
-      maxStdoutBytes: s.maxStdoutBytes ?? DEFAULT_MAX_STDOUT_BYTES,
-      maxStderrBytes: s.maxStderrBytes ?? DEFAULT_MAX_STDERR_BYTES,
-    },
+    mode: mode ?? DEFAULT_SANDBOX_MODE,
+    workers: workers ?? DEFAULT_SANDBOX_WORKERS,
+    maxCodeBytes: maxCodeBytes ?? DEFAULT_MAX_CODE_BYTES,
+    limits: { ...DEFAULT_SANDBOX_LIMITS, ...definedOnly(limits) },
   };
 }
 

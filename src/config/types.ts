@@ -3,6 +3,7 @@
  * The resolved configuration: every `${VAR}` expanded, every path absolute, every default filled
  * in. Produced by `loadConfig` / `parseConfig`; everything downstream reads only this form.
  */
+import type { SandboxLimits } from '../types.js';
 import type { ToolCaller } from '../types.js';
 
 /** Per-tool policy from `mcpServers.<server>.tools.<tool>`; unset fields fall back to the server. */
@@ -65,19 +66,8 @@ export type ServerConfig = StdioServerConfig | RemoteServerConfig;
 /** Resolved servers, keyed by name (disabled servers are left out). */
 export type ServerMap = Record<string, ServerConfig>;
 
-/** Limits of one script run, every field set (same names as the sandbox's `SandboxLimits`). */
-export interface SandboxLimitsConfig {
-  wallTimeMs: number;
-  cpuTimeMs: number;
-  memoryMb: number;
-  maxToolCalls: number;
-  maxConcurrentToolCalls: number;
-  maxToolArgsBytes: number;
-  maxToolResultBytes: number;
-  maxTotalToolResultBytes: number;
-  maxStdoutBytes: number;
-  maxStderrBytes: number;
-}
+/** Limits of one script run, every field set (the sandbox's `SandboxLimits`). */
+export type SandboxLimitsConfig = SandboxLimits;
 
 /** Resolved `sandbox` section. */
 export interface SandboxConfig {

@@ -9,7 +9,6 @@
  * that ran go to the tool graph (in memory at once) and to the history store (durably).
  */
 import { renderDeclarations, type RenderDeclarationsOptions } from '../compile/index.js';
-import { isCodecallError } from '../errors.js';
 import type { SandboxLimits } from '../isolate/index.js';
 import {
   createToolSearch,
@@ -93,6 +92,21 @@ function searchable(tool: CatalogTool): SearchableTool {
     inputSchema: tool.inputSchema,
     outputSchema: tool.outputSchema,
   };
+}
+
+/**
+ * True when search would index `next` exactly as `previous`. Schemas are compared by identity:
+ * the pool keeps a server's listed schema objects until that server's tool list changes.
+ */
+function sameSearchFields(previous: CatalogTool | undefined, next: CatalogTool): boolean {
+  return (
+    previous !== undefined &&
+    previous.server === next.server &&
+    previous.title === next.title &&
+    previous.description === next.description &&
+    previous.inputSchema === next.inputSchema &&
+    previous.outputSchema === next.outputSchema
+  );
 }
 
 /**
@@ -234,14 +248,15 @@ export class CodecallRuntime {
     return this.session.executor.declarations(options);
   }
 
+  /** Updates the search index incrementally: only tools that were removed, added or changed. */
   #syncCatalog(catalog: readonly CatalogTool[]): void {
     const next = new Map(catalog.map((tool) => [tool.name, tool]));
     const removed = [...this.#catalog.keys()].filter((name) => !next.has(name));
+    const changed = catalog.filter((tool) => !sameSearchFields(this.#catalog.get(tool.name), tool));
     try {
       if (removed.length > 0) this.search.removeTools(removed);
-      this.search.addTools(catalog.map(searchable));
+      if (changed.length > 0) this.search.addTools(changed.map(searchable));
     } catch (error) {
-      if (!isCodecallError(error)) throw error;
       this.#onHistoryError(error);
     }
     this.#catalog = next;

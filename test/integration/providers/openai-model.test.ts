@@ -6,14 +6,13 @@
  * retry policy (429 + retry-after-ms, 503, 401 not retried).
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { isCodecallError } from '../../../src/errors.js';
 import {
   createLanguageModel,
   type CreateLanguageModelOptions,
 } from '../../../src/providers/create-language-model.js';
 import type { GenerateRequest } from '../../../src/providers/language-model.js';
 import type { ProviderRetryEvent } from '../../../src/providers/retry-provider-call.js';
-import { openaiCompletion, openaiError, WireServer } from './wire-server.js';
+import { openaiCompletion, openaiError, rejection, WireServer } from './wire-server.js';
 
 const PATH = '/v1/chat/completions';
 
@@ -63,18 +62,6 @@ function model(options: CreateLanguageModelOptions = {}) {
     maxRetryDelayMs: 50,
     ...options,
   });
-}
-
-async function rejection(
-  promise: Promise<unknown>,
-): Promise<Record<string, unknown> & { code: string; message: string }> {
-  try {
-    await promise;
-  } catch (error) {
-    expect(isCodecallError(error)).toBe(true);
-    return error as never;
-  }
-  throw new Error('expected a rejection');
 }
 
 describe('OpenAI-compatible over the wire', () => {

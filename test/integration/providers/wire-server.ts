@@ -5,6 +5,8 @@
  * records every request and answers from a queue of scripted replies; bodies are shaped like
  * the real services' responses and errors.
  */
+import { expect } from 'vitest';
+import { isCodecallError } from '../../../src/errors.js';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -219,4 +221,17 @@ export function openaiError(
     headers: { 'x-request-id': 'req_6f1c6ae5c1b94e4f8a1b2d3c4e5f6a7b', ...headers },
     body: { error: { message, type, param: null, code } },
   };
+}
+
+/** Awaits a promise that must reject with a codecall error, and returns that error. */
+export async function rejection(
+  promise: Promise<unknown>,
+): Promise<Record<string, unknown> & { code: string; message: string }> {
+  try {
+    await promise;
+  } catch (error) {
+    expect(isCodecallError(error)).toBe(true);
+    return error as never;
+  }
+  throw new Error('expected a rejection');
 }

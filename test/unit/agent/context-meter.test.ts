@@ -105,7 +105,7 @@ describe('ContextMeter', () => {
     );
   });
 
-  it('counts script results exactly from onToolResult, as direct calling renders them', () => {
+  it('counts script results exactly from onToolResult, as direct calling renders them', async () => {
     const items = Array.from({ length: 200 }, (_, i) => ({
       id: `exp-${i}`,
       amount: i * 1.5,
@@ -126,7 +126,7 @@ describe('ContextMeter', () => {
       result: new Error('x'.repeat(500)),
       ok: false,
     });
-    counter.finish([record(999_999), record(999_999), record(10, false)]);
+    await counter.finish([record(999_999), record(999_999), record(10, false)]);
     expect(exact.measure(request, false).directEstimateTokens).toBe(
       before + countTokens(JSON.stringify({ items })) + countTokens('plain text'),
     );
@@ -140,14 +140,14 @@ describe('ContextMeter', () => {
     });
     const cutCounter = cut.scriptResults();
     cutCounter.onToolResult({ name: 'expenses.get_expenses', args: {}, result: { items }, ok: true });
-    cutCounter.finish([record(999_999)]);
+    await cutCounter.finish([record(999_999)]);
     expect(cut.measure(request, false).directEstimateTokens).toBe(
       before + countTokens(JSON.stringify({ items }).slice(0, 100)),
     );
 
     // No events (a runtime that ignores onToolResult): the size-based fallback.
     const fallback = meter();
-    fallback.scriptResults().finish([record(40_000), record(4_000, false)]);
+    await fallback.scriptResults().finish([record(40_000), record(4_000, false)]);
     expect(fallback.measure(request, false).directEstimateTokens).toBe(
       before + 40_000 / DIRECT_ESTIMATE_BYTES_PER_TOKEN,
     );
