@@ -138,12 +138,12 @@ export type {
 
 // Agent loop
 export {
+  compareRuns,
   countMessageTokens,
   countTokens,
   createOrchestrator,
   DEMO_MODEL_NAME,
   DemoLanguageModel,
-  DIRECT_ESTIMATE_BYTES_PER_TOKEN,
   EXECUTE_CODE_NAME,
   executeCodeDefinition,
   MODEL_ENV_VARIABLE,
@@ -163,6 +163,8 @@ export type {
   MetaToolDefinition,
   Orchestrator,
   OrchestratorOptions,
+  RunComparison,
+  RunComparisonSide,
   RunOptions,
   RunResult,
   SavingsReport,

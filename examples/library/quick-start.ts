@@ -17,9 +17,9 @@ try {
 
   const result = await agent.run('Which team members exceeded their Q3 travel budget?');
   console.log(result.answer);
-  const { contextTokens, directEstimateTokens, savedRatio } = result.savings;
+  const { contextTokens, toolResultTokensKeptOut, toolResultBytesKeptOut } = result.savings;
   console.log(
-    `context: ${contextTokens} tokens vs ~${directEstimateTokens} with direct tool calling (${(savedRatio * 100).toFixed(1)} % saved)`,
+    `context: ${contextTokens} tokens; kept out: ${toolResultTokensKeptOut} tokens of tool results (${toolResultBytesKeptOut} bytes)`,
   );
 
   const found = agent.searchTools('budget of a level by category');

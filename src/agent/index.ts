@@ -14,17 +14,25 @@ export type {
   AgentStep,
   AgentToolCall,
   AgentToolCallKind,
+  RunComparison,
+  RunComparisonSide,
   RunResult,
   SavingsReport,
 } from './types.js';
-export { ContextMeter, DIRECT_ESTIMATE_BYTES_PER_TOKEN } from './context-meter.js';
-export type { ContextMeterOptions, RequestTokens } from './context-meter.js';
+export { compareRuns } from './compare-runs.js';
+export { ContextMeter } from './context-meter.js';
+export type { ContextMeterOptions, RequestTokens, ScriptResultsCounter } from './context-meter.js';
 export { DEMO_MODEL_NAME, DemoLanguageModel, demoQuestion, demoScript } from './demo-model.js';
 export { CODE_MODE_SYSTEM_PROMPT, DIRECT_MODE_SYSTEM_PROMPT, systemPrompt } from './system-prompt.js';
 export { renderSearchResult } from './render-search-result.js';
 export type { RenderSearchResultOptions } from './render-search-result.js';
 export { assignDirectNames, directToolDefinition } from './direct-tools.js';
-export { countMessageTokens, countTokens, countToolDefinitionTokens } from './count-tokens.js';
+export {
+  countMessageTokens,
+  countTokens,
+  countTokensOffThread,
+  countToolDefinitionTokens,
+} from './count-tokens.js';
 export {
   DEFAULT_SEARCH_TOOLS_LIMIT,
   EXECUTE_CODE_NAME,

@@ -180,8 +180,6 @@ interface ResolvedOptions {
   maxConcurrentToolCalls: number;
   maxToolResultBytes: number;
   system: string;
-  /** The system prompt a direct-mode run would send (for the savings estimate). */
-  directSystem: string;
   maxOutputTokens: number | undefined;
   temperature: number | undefined;
   offerFoundDirectTools: boolean;
@@ -232,7 +230,6 @@ function resolveOptions(options: OrchestratorOptions, config: CodecallConfig): R
       DEFAULT_AGENT_MAX_TOOL_RESULT_BYTES,
     ),
     system: systemPrompt(mode, options.system),
-    directSystem: systemPrompt('direct', options.system),
     maxOutputTokens:
       options.maxOutputTokens === undefined
         ? undefined
@@ -380,6 +377,8 @@ interface RunState {
   directSequence: string[];
   answer: string;
   stopReason: AgentModelResponse['stopReason'];
+  /** The run's savings meter (what scripts kept out of the context, definitions deferred). */
+  meter?: ContextMeter;
 }
 
 /** What one step offers: the definitions, and the MCP tool behind each direct name. */
@@ -502,12 +501,8 @@ class AgentOrchestrator implements Orchestrator {
 
   #result(state: RunState): RunResult {
     let contextTokens = 0;
-    let directEstimateTokens = 0;
-    for (const step of state.steps) {
-      contextTokens += step.request.contextTokens;
-      directEstimateTokens += step.directEstimateTokens;
-    }
-    const savedTokens = directEstimateTokens - contextTokens;
+    for (const step of state.steps) contextTokens += step.request.contextTokens;
+    const kept = state.meter?.totals();
     return {
       answer: state.answer,
       stopReason: state.stopReason,
@@ -517,10 +512,9 @@ class AgentOrchestrator implements Orchestrator {
       usage: { ...state.usage },
       savings: {
         contextTokens,
-        directEstimateTokens,
-        savedTokens,
-        savedRatio: directEstimateTokens === 0 ? 0 : savedTokens / directEstimateTokens,
-        method: this.mode === 'code' ? 'estimate' : 'measured',
+        toolResultTokensKeptOut: kept?.toolResultTokensKeptOut ?? 0,
+        toolResultBytesKeptOut: kept?.toolResultBytesKeptOut ?? 0,
+        toolDefinitionTokensDeferred: kept?.toolDefinitionTokensDeferred ?? 0,
       },
       toolSequences: state.toolSequences.map((sequence) => [...sequence]),
       durationMs: performance.now() - state.started,
@@ -610,16 +604,22 @@ class AgentOrchestrator implements Orchestrator {
     };
 
     const meter = new ContextMeter({
-      metaToolNames: new Set([SEARCH_TOOLS_NAME, EXECUTE_CODE_NAME]),
-      directSystem: options.directSystem,
-      directTools: () => {
-        const catalog = this.runtime.catalog();
-        const names = assignDirectNames(catalog);
-        return catalog.map((tool) => this.#definition(tool, names.get(tool.name)!));
-      },
+      // What a direct-mode request offers (see #offer), in code mode only.
+      ...(this.mode === 'code'
+        ? {
+            directTools: () => {
+              const catalog = this.runtime.catalog();
+              const names = assignDirectNames(catalog);
+              return catalog
+                .filter((tool) => tool.allowedCallers.includes('direct'))
+                .map((tool) => this.#definition(tool, names.get(tool.name)!));
+            },
+          }
+        : {}),
       // Exactly as #call renders a direct tool's result into the context.
       renderDirectResult: (value) => cutToBytes(renderValue(value), this.#options.maxToolResultBytes),
     });
+    state.meter = meter;
     const found: string[] = [];
     const messages: Message[] = [{ role: 'user', content: task }];
     let recorded = false;
@@ -658,7 +658,10 @@ class AgentOrchestrator implements Orchestrator {
           ...(options.maxOutputTokens !== undefined ? { maxOutputTokens: options.maxOutputTokens } : {}),
           ...(options.temperature !== undefined ? { temperature: options.temperature } : {}),
         };
-        const tokens = meter.measure(request, this.mode === 'direct');
+        const tokens = await raceAbort(meter.measure(request), signal).catch((error: unknown) => {
+          if (signal.aborted) throw stopError();
+          throw error;
+        });
         const requestSummary = {
           messages: request.messages.length,
           tools: offer.definitions.map((d) => d.name),
@@ -697,7 +700,7 @@ class AgentOrchestrator implements Orchestrator {
           usage: { ...response.usage },
           toolCalls: [],
           executions: [],
-          directEstimateTokens: tokens.directEstimateTokens,
+          deferredDefinitionTokens: tokens.deferredDefinitionTokens,
           durationMs: 0,
         };
         if (calls.length === 0) {

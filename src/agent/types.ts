@@ -80,38 +80,56 @@ export interface AgentStep {
   /** Scripts run in this step. */
   executions: AgentExecution[];
   /**
-   * Tokens this step's request would have put in the context with direct tool calling (see the
-   * savings meter); equal to `request.contextTokens` in `direct` mode.
+   * Tokens of the tool definitions a direct-mode request offers that this request did not carry
+   * (deferred behind `search_tools`); 0 in `direct` mode.
    */
-  directEstimateTokens: number;
+  deferredDefinitionTokens: number;
   durationMs: number;
 }
 
 /**
- * The savings meter: tokens that entered the model's context over the run, against what direct
- * tool calling would have cost (every tool definition up front in every request, every tool
- * result in the context). Counted with the `o200k_base` tokenizer on both sides.
+ * The savings meter: what entered the model's context over the run, and what code mode kept out
+ * of it, both measured (o200k_base). It does not say how a direct-mode run would have done: a
+ * competent direct model filters and paginates, so it may read far less than a script that
+ * scans everything. For that, run both modes and use {@link compareRuns}.
  */
 export interface SavingsReport {
-  /** Σ over steps of the tokens each request put in the model's context. */
+  /** Σ over requests of the tokens each put in the model's context (system, messages, tool definitions). */
   contextTokens: number;
   /**
-   * Σ over steps of what each request would have held with direct tool calling. In `code` mode
-   * an estimate (see docs/agent.md, "The savings meter"); in `direct` mode the measured count.
+   * Tokens of the tool results the scripts consumed in the sandbox, each counted once as a direct
+   * tool call would have shown it (its JSON text, cut at `maxToolResultBytes`). None of them
+   * entered the context; what the scripts printed is in `contextTokens`. 0 in `direct` mode.
    */
-  directEstimateTokens: number;
-  /** `directEstimateTokens - contextTokens` (negative when code mode cost more). */
-  savedTokens: number;
-  /** `savedTokens / directEstimateTokens` (0 when nothing was counted). */
-  savedRatio: number;
+  toolResultTokensKeptOut: number;
+  /** Bytes of those results (Σ `ToolCallRecord.resultBytes` of the scripts' successful calls). */
+  toolResultBytesKeptOut: number;
   /**
-   * `estimate`: a code-mode run against the direct-calling counterfactual, whose tool results are
-   * counted exactly as direct calling would have put them in the context (from the runs'
-   * `onToolResult` events; only a runtime that reports none falls back to 4 bytes per token), and
-   * whose other assumptions (as many steps, no script arguments) make it a lower bound.
-   * `measured`: a direct-mode run, both sides counted.
+   * Σ over requests of the tokens of the tool definitions a direct-mode request offers that the
+   * request did not carry (found through `search_tools` instead). 0 in `direct` mode.
    */
-  method: 'estimate' | 'measured';
+  toolDefinitionTokensDeferred: number;
+}
+
+/** One side of a {@link RunComparison}. */
+export interface RunComparisonSide {
+  /** `savings.contextTokens` of the run. */
+  contextTokens: number;
+  /** Model requests (steps). */
+  requests: number;
+  durationMs: number;
+}
+
+/** A code-mode run against a measured direct-mode run of the same task ({@link compareRuns}). */
+export interface RunComparison {
+  code: RunComparisonSide;
+  direct: RunComparisonSide;
+  /** `code.contextTokens / direct.contextTokens`: below 1 when code mode put fewer tokens in the context. */
+  contextRatio: number;
+  /** `code.requests / direct.requests`. */
+  requestRatio: number;
+  /** `code.durationMs / direct.durationMs`. */
+  durationRatio: number;
 }
 
 /** What a finished run returns. */

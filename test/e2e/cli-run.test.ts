@@ -59,12 +59,15 @@ describe('codecall run', () => {
     expect(result.stderr).toMatch(/^step 2 · execute_code · \d+ tool calls · \d+\.\d s$/m);
     expect(result.stderr).toMatch(/^step 3 · answer · \d+\.\d s$/m);
     const summary =
-      /^tokens: ([\d,]+) in context vs ~([\d,]+) with direct tool calling \(-(\d+\.\d) %\) · 3 steps · \d+\.\d s$/m.exec(
+      /^tokens: ([\d,]+) in context; kept out: ([\d,]+) of tool results \(([\d,]+) bytes\), ([\d,]+) of tool definitions · 3 steps · \d+\.\d s$/m.exec(
         result.stderr,
       );
     expect(summary).not.toBeNull();
-    const [inContext, direct] = [summary![1]!, summary![2]!].map((n) => Number(n.replace(/,/g, '')));
-    expect(inContext).toBeLessThan(direct!);
+    const [inContext, keptOut, bytes] = [summary![1]!, summary![2]!, summary![3]!].map((n) =>
+      Number(n.replace(/,/g, '')),
+    );
+    expect(inContext).toBeLessThan(keptOut!);
+    expect(bytes).toBeGreaterThan(400_000);
   });
 
   it('--json prints the full run result', async () => {
@@ -80,8 +83,8 @@ describe('codecall run', () => {
     const run = JSON.parse(result.stdout) as {
       answer: string;
       mode: string;
-      steps: { toolCalls: { kind: string }[]; executions: { result: { status: string } }[] }[];
-      savings: { contextTokens: number; directEstimateTokens: number; method: string };
+      steps: { toolCalls: { kind: string }[]; executions: { result: { status: string; stats: { toolResultBytes: number } } }[] }[];
+      savings: { contextTokens: number; toolResultTokensKeptOut: number; toolResultBytesKeptOut: number };
       toolSequences: string[][];
     };
     expect(run.mode).toBe('code');
@@ -92,8 +95,8 @@ describe('codecall run', () => {
       [],
     ]);
     expect(run.steps[1]!.executions[0]!.result.status).toBe('ok');
-    expect(run.savings.method).toBe('estimate');
-    expect(run.savings.contextTokens).toBeLessThan(run.savings.directEstimateTokens);
+    expect(run.savings.contextTokens).toBeLessThan(run.savings.toolResultTokensKeptOut);
+    expect(run.savings.toolResultBytesKeptOut).toBe(run.steps[1]!.executions[0]!.result.stats.toolResultBytes);
     expect(run.toolSequences[0]![0]).toBe('expenses.get_team_members');
   });
 

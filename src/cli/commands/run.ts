@@ -135,19 +135,22 @@ export function formatStep(step: AgentStep, elapsedMs: number): string {
   return `${lines.join('\n')}\n`;
 }
 
-/** The one-line usage and savings summary of a run. */
+/**
+ * The one-line usage and savings summary of a run: tokens that entered the context and, in code
+ * mode, what the scripts kept out of it (tool results, counted as direct calls would have shown
+ * them) and the tool definitions search deferred. Never a "vs direct" figure: one run cannot
+ * know what a direct run would have read (`compareRuns` compares two measured runs).
+ */
 export function formatRunSummary(result: RunResult): string {
   const { savings, usage } = result;
   const steps = `${result.steps.length} step${result.steps.length === 1 ? '' : 's'}`;
   const parts: string[] = [];
   if (result.mode === 'code') {
-    const percent = savings.directEstimateTokens === 0 ? 0 : savings.savedRatio * 100;
-    const sign = percent >= 0 ? '-' : '+';
     parts.push(
-      `tokens: ${number(savings.contextTokens)} in context vs ~${number(savings.directEstimateTokens)} with direct tool calling (${sign}${Math.abs(percent).toFixed(1)} %)`,
+      `tokens: ${number(savings.contextTokens)} in context; kept out: ${number(savings.toolResultTokensKeptOut)} of tool results (${number(savings.toolResultBytesKeptOut)} bytes), ${number(savings.toolDefinitionTokensDeferred)} of tool definitions`,
     );
   } else {
-    parts.push(`tokens: ${number(savings.contextTokens)} in context (direct tool calling, measured)`);
+    parts.push(`tokens: ${number(savings.contextTokens)} in context (direct tool calling)`);
   }
   parts.push(steps, seconds(result.durationMs));
   if (usage.inputTokens + usage.outputTokens > 0) {

@@ -59,11 +59,14 @@ describe('code mode over the example expense server', () => {
     expect(result.steps[2]!.request.contextTokens).toBeLessThan(10_000);
 
     const { savings } = result;
-    expect(savings.method).toBe('estimate');
     expect(savings.contextTokens).toBe(result.steps.reduce((sum, s) => sum + s.request.contextTokens, 0));
-    expect(savings.directEstimateTokens).toBeGreaterThan(100_000); // ~half a megabyte of line items
-    expect(savings.savedTokens).toBe(savings.directEstimateTokens - savings.contextTokens);
-    expect(savings.savedRatio).toBeGreaterThan(0.9);
+    // The script's half a megabyte of line items stayed out of the context, counted as tokens.
+    expect(savings.toolResultBytesKeptOut).toBe(execution.result.stats.toolResultBytes);
+    expect(savings.toolResultTokensKeptOut).toBeGreaterThan(100_000);
+    expect(savings.toolDefinitionTokensDeferred).toBe(
+      result.steps.reduce((sum, s) => sum + s.deferredDefinitionTokens, 0),
+    );
+    expect(result.steps[0]!.deferredDefinitionTokens).toBeGreaterThan(100);
 
     expect(result.toolSequences).toHaveLength(1);
     expect(result.toolSequences[0]![0]).toBe('expenses.get_team_members');
@@ -277,8 +280,8 @@ describe('direct mode', () => {
     const result = await agent.run('Budgets?');
     model.assertComplete();
     expect(result.mode).toBe('direct');
-    expect(result.savings.method).toBe('measured');
-    expect(result.savings.directEstimateTokens).toBe(result.savings.contextTokens);
+    expect(result.savings.toolResultTokensKeptOut).toBe(0);
+    expect(result.savings.toolDefinitionTokensDeferred).toBe(0);
     expect(result.toolSequences).toEqual([['expenses.get_team_members', 'expenses.get_budget_by_level']]);
     // The member list (~900 tokens) entered the context of the two later requests.
     expect(result.steps[1]!.request.contextTokens - result.steps[0]!.request.contextTokens).toBeGreaterThan(

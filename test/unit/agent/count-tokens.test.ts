@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import {
   countMessageTokens,
   countTokens,
+  countTokensOffThread,
   countToolDefinitionTokens,
 } from '../../../src/agent/count-tokens.js';
 import type { GenerateRequest } from '../../../src/providers/language-model.js';
@@ -49,6 +50,29 @@ describe('countTokens', () => {
     const estimate = countTokens(mixed);
     const truth = exact(mixed);
     expect(Math.abs(estimate - truth) / truth).toBeLessThan(0.35);
+  });
+});
+
+describe('countTokensOffThread', () => {
+  it('counts like countTokens, on a worker thread: the event loop of the caller keeps turning', async () => {
+    const rows = JSON.stringify(
+      Array.from({ length: 6_000 }, (_, i) => ({ id: `exp-${i}`, amount: i * 3.17, merchant: 'Delta' })),
+    );
+    const texts = ['', 'Hello, world!', rows];
+    // Warm up (the worker loads the ranks once).
+    expect(await countTokensOffThread(['Hello, world!'])).toEqual([4]);
+    let turns = 0;
+    let counting = true;
+    const spin = (): void => {
+      turns++;
+      if (counting) setImmediate(spin);
+    };
+    setImmediate(spin);
+    const counts = await countTokensOffThread(texts);
+    counting = false;
+    expect(counts).toEqual(texts.map(exact));
+    // Counting ~300 KB of JSON takes tens of ms; counted here, the loop would turn once or twice.
+    expect(turns).toBeGreaterThan(20);
   });
 });
 
