@@ -83,7 +83,10 @@ describe('codecall run', () => {
     const run = JSON.parse(result.stdout) as {
       answer: string;
       mode: string;
-      steps: { toolCalls: { kind: string }[]; executions: { result: { status: string; stats: { toolResultBytes: number } } }[] }[];
+      steps: {
+        toolCalls: { kind: string }[];
+        executions: { result: { status: string; stats: { toolResultBytes: number } } }[];
+      }[];
       savings: { contextTokens: number; toolResultTokensKeptOut: number; toolResultBytesKeptOut: number };
       toolSequences: string[][];
     };
@@ -96,7 +99,9 @@ describe('codecall run', () => {
     ]);
     expect(run.steps[1]!.executions[0]!.result.status).toBe('ok');
     expect(run.savings.contextTokens).toBeLessThan(run.savings.toolResultTokensKeptOut);
-    expect(run.savings.toolResultBytesKeptOut).toBe(run.steps[1]!.executions[0]!.result.stats.toolResultBytes);
+    expect(run.savings.toolResultBytesKeptOut).toBe(
+      run.steps[1]!.executions[0]!.result.stats.toolResultBytes,
+    );
     expect(run.toolSequences[0]![0]).toBe('expenses.get_team_members');
   });
 

@@ -21,7 +21,9 @@ describe('library example', () => {
     const expected = overBudgetMembers(createExpenseData(), 'Q3', 'travel');
     expect(stdout).toContain(`${expected.length} of 20 team members exceeded their Q3 travel budget`);
     for (const { member } of expected) expect(stdout).toContain(member.name);
-    const meter = /^context: (\d+) tokens; kept out: (\d+) tokens of tool results \((\d+) bytes\)$/m.exec(stdout);
+    const meter = /^context: (\d+) tokens; kept out: (\d+) tokens of tool results \((\d+) bytes\)$/m.exec(
+      stdout,
+    );
     expect(Number(meter?.[1])).toBeGreaterThan(0);
     expect(Number(meter?.[2])).toBeGreaterThan(10 * Number(meter?.[1]));
     expect(Number(meter?.[3])).toBeGreaterThan(400_000);

@@ -128,6 +128,8 @@ describe('ContextMeter', () => {
     expect(twice.contextTokens).toBe(once + countTokens(big));
     expect(counted.filter((text) => text === big)).toHaveLength(1);
     expect(counted.filter((text) => text.includes('"expenses__get_expenses"'))).toHaveLength(1);
-    expect(counted.filter((text) => text === conversation[0]!.content)).toHaveLength(1);
+    expect(counted.filter((text) => text === (conversation[0] as { content: string }).content)).toHaveLength(
+      1,
+    );
   });
 });
