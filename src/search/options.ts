@@ -59,21 +59,24 @@ export const DEFAULT_EDGE_DISCOUNT = 1;
 /**
  * Share of the prior mass κ that edges inferred from the schemas (cold start) receive: an inferred
  * edge weighs `κ · share / (n + κ)` split across the source's inferred edges, so it fades as
- * real usage of the source accrues.
+ * real usage of the source accrues. Off by default: on ToolBench dev it moved no query into or out
+ * of the top 5, and it lowered NDCG on a real-MCP catalog (docs/search.md); 0.25 is the tested
+ * value when it is turned on.
  */
-export const DEFAULT_INFERRED_EDGE_SHARE = 0.25;
+export const DEFAULT_INFERRED_EDGE_SHARE = 0;
 /**
  * Weight of query feedback (learned query-term → tool associations) against the normalised
  * lexical score: a tool used by every past run whose query shared all of this query's terms
  * gains this much.
  */
-export const DEFAULT_FEEDBACK_WEIGHT = 1;
+export const DEFAULT_FEEDBACK_WEIGHT = 2;
 /**
  * Rank a strong lexical match keeps: the best {@link DEFAULT_LEXICAL_GUARD_HITS} lexical hits,
  * each scoring at least {@link DEFAULT_LEXICAL_GUARD_SHARE} of the best, are never ranked below
- * this position by graph neighbours or feedback (0 turns the guard off).
+ * this position (nor below the search's `limit`) by graph neighbours or feedback, so they are
+ * never pushed out of the results (0 turns the guard off).
  */
-export const DEFAULT_LEXICAL_GUARD = 5;
+export const DEFAULT_LEXICAL_GUARD = 10;
 /** Lexical hits, at most, that the guard protects (the best ones). */
 export const DEFAULT_LEXICAL_GUARD_HITS = 2;
 /** Normalised lexical score (best hit = 1) from which a hit counts as a strong match for the guard. */

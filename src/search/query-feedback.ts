@@ -123,7 +123,10 @@ export class QueryFeedback {
    * query's distinct terms of the shrunk share of uses with that term that used the tool), and
    * for each tool the term that contributed most (for its reason).
    */
-  score(terms: readonly string[], options: FeedbackScoreOptions): Map<string, { score: number; term: string }> {
+  score(
+    terms: readonly string[],
+    options: FeedbackScoreOptions,
+  ): Map<string, { score: number; term: string }> {
     const out = new Map<string, { score: number; term: string; best: number }>();
     const distinct = [...new Set(terms)];
     if (distinct.length === 0 || this.#terms.size === 0) return out;

@@ -187,8 +187,6 @@ interface Entry {
   description: string;
   parameterNames: string;
   parameterDescriptions: string;
-  /** Keys of this tool in the exact-name map. */
-  exactKeys: string[];
 }
 
 /** One edge the walk may take; its reason is formatted only if it reaches the result. */
@@ -258,7 +256,7 @@ class ToolSearchIndex implements ToolSearch {
   readonly #entries = new Map<string, Entry>();
   readonly #byId: Array<Entry | undefined> = [];
   /** Lowercase full and unqualified names → tool names, for exact-name queries. */
-  readonly #exact = new Map<string, Set<string>>();
+  readonly #exact = new Map<string, string | string[]>();
   #nextId = 0;
 
   constructor(options: CreateToolSearchOptions) {
@@ -346,7 +344,6 @@ class ToolSearchIndex implements ToolSearch {
       description,
       parameterNames,
       parameterDescriptions,
-      exactKeys,
     };
     this.#entries.set(tool.name, entry);
     this.#byId[id] = entry;
@@ -356,9 +353,12 @@ class ToolSearchIndex implements ToolSearch {
       properties,
     );
     for (const key of exactKeys) {
-      let set = this.#exact.get(key);
-      if (!set) this.#exact.set(key, (set = new Set()));
-      set.add(tool.name);
+      // One name per key is the rule; an array only where names collide.
+      const names = this.#exact.get(key);
+      if (names === undefined) this.#exact.set(key, tool.name);
+      else if (typeof names === 'string') {
+        if (names !== tool.name) this.#exact.set(key, [names, tool.name]);
+      } else if (!names.includes(tool.name)) names.push(tool.name);
     }
   }
 
@@ -402,9 +402,13 @@ class ToolSearchIndex implements ToolSearch {
     this.#catalogLinks?.remove(name);
     this.#entries.delete(name);
     this.#byId[entry.id] = undefined;
-    for (const key of entry.exactKeys) {
-      const set = this.#exact.get(key);
-      if (set?.delete(name) && set.size === 0) this.#exact.delete(key);
+    for (const key of this.#exactKeys(entry.name, entry.server)) {
+      const names = this.#exact.get(key);
+      if (names === name) this.#exact.delete(key);
+      else if (Array.isArray(names)) {
+        const rest = names.filter((n) => n !== name);
+        this.#exact.set(key, rest.length === 1 ? rest[0]! : rest);
+      }
     }
   }
 
@@ -440,7 +444,10 @@ class ToolSearchIndex implements ToolSearch {
 
   #loadUsages(usages: unknown): void {
     if (!Array.isArray(usages)) {
-      throw invalidArgument('Tool search state: "usages" must be an array of [query, tools].', 'state.usages');
+      throw invalidArgument(
+        'Tool search state: "usages" must be an array of [query, tools].',
+        'state.usages',
+      );
     }
     usages.forEach((usage: unknown, index) => {
       if (
@@ -506,7 +513,12 @@ class ToolSearchIndex implements ToolSearch {
     };
     const topLexical = (k: number): Array<[string, number]> =>
       selectTop(ids, scores, k).map((id) => [this.#byId[id]!.name, scores[id]! / best]);
-    const exact = this.#exact.get(text.trim().toLowerCase()) ?? this.#exact.get(splitName(text).join(' '));
+    const exactNames =
+      this.#exact.get(text.trim().toLowerCase()) ?? this.#exact.get(splitName(text).join(' '));
+    const exact =
+      exactNames === undefined
+        ? undefined
+        : new Set(typeof exactNames === 'string' ? [exactNames] : exactNames);
 
     // Query feedback: learned term → tool associations, added to the lexical score.
     const feedback = new Map<string, { score: number; term: string }>();
@@ -541,7 +553,10 @@ class ToolSearchIndex implements ToolSearch {
     }
     // Only the top `limit + credited` lexical hits can make the cut (see selectTop).
     const strong = ranking.lexicalGuard;
-    const lexicalTop = ids.length > 0 ? topLexical(Math.max(limit, strong) + graphReasons.size + feedback.size + (exact?.size ?? 0)) : [];
+    const lexicalTop =
+      ids.length > 0
+        ? topLexical(Math.max(limit, strong) + graphReasons.size + feedback.size + (exact?.size ?? 0))
+        : [];
     const final = new Map<string, number>(lexicalTop);
     for (const [name, value] of feedback)
       final.set(name, (final.get(name) ?? lexicalScore(name)) + ranking.feedbackWeight * value.score);
@@ -561,7 +576,7 @@ class ToolSearchIndex implements ToolSearch {
         .filter(([, score]) => score >= DEFAULT_LEXICAL_GUARD_SHARE)
         .map(([name]) => name),
     );
-    const ranked = guardLexical(sorted, guarded, exact, strong).slice(0, limit);
+    const ranked = guardLexical(sorted, guarded, exact, Math.min(strong, limit)).slice(0, limit);
     const originals = originalWords(text);
     const hits = ranked.map(([name, score]) => {
       const reasons: string[] = [];
