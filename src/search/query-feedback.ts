@@ -6,8 +6,9 @@
  * clicks). Observations decay with a half-life counted in recorded uses, so old habits fade, and
  * a term–tool pair must have been seen `minCount` times (after decay) before it moves a ranking,
  * so one-off noise does not. Scores are derived on read: for a query, a tool's feedback score is
- * the mean over the query's known terms of `max(0, c(t,u) − δ) / (n(t) + κ)`, where `n(t)` is
- * the (decayed) number of uses whose query had `t`. Pure; bounded in terms, tools per term and
+ * the mean over the query's terms of `c(t,u) · (s − m + 1)/s / (n(t) + κ)`, where `c` is the
+ * decayed and `s` the raw count of the pair, `m` the minimum count, and `n(t)` the decayed number
+ * of uses whose query had `t`. Pure; bounded in terms, tools per term and
  * tools per use.
  */
 
@@ -24,10 +25,11 @@ export const DEFAULT_MAX_FEEDBACK_TOOLS_PER_TERM = 256;
 /** Terms remembered (the least used is forgotten first). */
 export const DEFAULT_MAX_FEEDBACK_TERMS = 50_000;
 
-/** One decayed count: its value when last updated, and the clock then. */
+/** One decayed count: its value when last updated, the clock then, and the raw count. */
 interface Decayed {
   value: number;
   at: number;
+  seen: number;
 }
 
 interface TermStats extends Decayed {
@@ -70,6 +72,7 @@ export class QueryFeedback {
   #bump(d: Decayed): void {
     d.value = this.#now(d) + 1;
     d.at = this.#clock;
+    d.seen++;
   }
 
   /** Records one use: the query's terms and the tools the run used (order does not matter). */
@@ -82,7 +85,7 @@ export class QueryFeedback {
       let stats = this.#terms.get(term);
       if (!stats) {
         if (this.#terms.size >= DEFAULT_MAX_FEEDBACK_TERMS) this.#forgetTerm();
-        stats = { value: 0, at: this.#clock, tools: new Map() };
+        stats = { value: 0, at: this.#clock, seen: 0, tools: new Map() };
         this.#terms.set(term, stats);
       }
       this.#bump(stats);
@@ -90,7 +93,7 @@ export class QueryFeedback {
         let pair = stats.tools.get(tool);
         if (!pair) {
           if (stats.tools.size >= DEFAULT_MAX_FEEDBACK_TOOLS_PER_TERM) this.#forgetTool(stats);
-          pair = { value: 0, at: this.#clock };
+          pair = { value: 0, at: this.#clock, seen: 0 };
           stats.tools.set(tool, pair);
         }
         this.#bump(pair);
@@ -135,9 +138,11 @@ export class QueryFeedback {
       if (!stats) continue;
       const denominator = this.#now(stats) + options.evidencePrior;
       for (const [tool, pair] of stats.tools) {
-        const count = this.#now(pair);
-        if (count < options.minCount) continue;
-        const share = (count - options.minCount + 1) / denominator / distinct.length;
+        // The minimum is on raw observations; the weight is the decayed count, discounted by the
+        // same share (`seen − minCount + 1` of `seen`) so a pair at the minimum weighs least.
+        if (pair.seen < options.minCount) continue;
+        const count = (this.#now(pair) * (pair.seen - options.minCount + 1)) / pair.seen;
+        const share = count / denominator / distinct.length;
         const entry = out.get(tool);
         if (!entry) out.set(tool, { score: share, term, best: share });
         else {
