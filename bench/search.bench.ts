@@ -108,8 +108,10 @@ async function main(): Promise<void> {
   const heapWithGraph = process.memoryUsage().heapUsed;
 
   // Queries: descriptions (sentences), keyword pairs, tool names.
+  const sources: string[] = [];
   const queries = Array.from({ length: QUERIES }, (_, i) => {
     const t = pick(tools);
+    sources.push(t.name);
     if (i % 3 === 0) return `Can you ${(t.description ?? t.name).toLowerCase()}?`;
     if (i % 3 === 1) {
       const words = tokenize(t.description ?? t.name);
@@ -183,12 +185,9 @@ async function main(): Promise<void> {
         ([k, v]) => `${k} ${v?.description ?? ''}`,
       ),
     ].join(' ');
-  const relevant = queries.map((_, i) =>
-    i % 3 === 2 ? tools.find((t) => t.name.endsWith(`.${queries[i]}`))!.name : '',
-  );
   // Recall is measured on the tool-name queries (their one right answer is known).
   const named = queries.filter((_, i) => i % 3 === 2);
-  const namedRelevant = relevant.filter((_, i) => i % 3 === 2);
+  const namedRelevant = sources.filter((_, i) => i % 3 === 2);
   const ours = await peer(
     'codecall',
     () => createToolSearch({ tools }),
