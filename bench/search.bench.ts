@@ -15,6 +15,43 @@ import { createToolSearch, type SearchableTool } from '../src/search/tool-search
 import { tokenize } from '../src/search/tokenize.js';
 import { figure, finish, nowUs, percentile, sample } from './harness.js';
 
+/** Heap used after a full collection, in bytes. */
+function heapNow(): number {
+  gc();
+  gc();
+  return process.memoryUsage().heapUsed;
+}
+
+/** One library's figures on the same documents and queries: build, heap, p50, recall@5. */
+async function peer(
+  label: string,
+  build: () => unknown,
+  query: (index: unknown, text: string) => string[],
+  queries: readonly string[],
+  relevant: readonly string[],
+): Promise<{ heapMb: number; p50: number; recall: number }> {
+  const before = heapNow();
+  const start = nowUs();
+  const index = build();
+  const buildMs = (nowUs() - start) / 1_000;
+  const heapMb = (heapNow() - before) / 1_048_576;
+  let found = 0;
+  queries.forEach((q, i) => {
+    if (query(index, q).slice(0, 5).includes(relevant[i]!)) found++;
+  });
+  let n = 0;
+  const times = await sample(() => query(index, queries[n++ % queries.length]!), queries.length, 200);
+  const p50 = percentile(times, 50);
+  const recall = (found / queries.length) * 100;
+  figure(`${label}: build`, buildMs, 'ms');
+  figure(`${label}: heap`, heapMb, 'MB');
+  figure(`${label}: query p50`, p50, 'µs');
+  figure(`${label}: recall@5 (the tool a query was made from)`, recall, '%');
+  return { heapMb, p50, recall };
+}
+
+/** Held in a variable: the package ships no types, and the bench reads only what it declares below. */
+const WINK_BM25 = 'wink-bm25-text-search';
 const DATA = resolve(process.cwd(), '../shared/data/seal-tools/tools.jsonl');
 const TOOLS = 10_000;
 const WORKFLOWS = 2_000;
@@ -71,8 +108,10 @@ async function main(): Promise<void> {
   const heapWithGraph = process.memoryUsage().heapUsed;
 
   // Queries: descriptions (sentences), keyword pairs, tool names.
+  const sources: string[] = [];
   const queries = Array.from({ length: QUERIES }, (_, i) => {
     const t = pick(tools);
+    sources.push(t.name);
     if (i % 3 === 0) return `Can you ${(t.description ?? t.name).toLowerCase()}?`;
     if (i % 3 === 1) {
       const words = tokenize(t.description ?? t.name);
@@ -133,6 +172,74 @@ async function main(): Promise<void> {
   figure('search regex, p50 (informational)', percentile(regex, 50), 'µs');
   figure('ratio: hybrid p50 / linear name scan p50', p50 / scan50, '×');
   figure('ratio: hybrid p50 / bm25 p50 (cost of the graph walk)', p50 / percentile(bm25, 50), '×');
+
+  // Peers on the same 10,000 documents and the same queries: flexsearch and wink-bm25-text-search
+  // (devDependencies), each given the whole tool text (name, description, parameters).
+  console.log('  -- peers: same documents, same queries, fresh indexes (no learned graph) --');
+  const textOf = (t: SearchableTool): string =>
+    [
+      t.name,
+      t.server ?? '',
+      t.description ?? '',
+      ...Object.entries((t.inputSchema?.properties ?? {}) as Record<string, { description?: string }>).map(
+        ([k, v]) => `${k} ${v?.description ?? ''}`,
+      ),
+    ].join(' ');
+  // Recall is measured on the tool-name queries (their one right answer is known).
+  const named = queries.filter((_, i) => i % 3 === 2);
+  const namedRelevant = sources.filter((_, i) => i % 3 === 2);
+  const ours = await peer(
+    'codecall',
+    () => createToolSearch({ tools }),
+    (index, text) =>
+      (index as ReturnType<typeof createToolSearch>).search(text, { limit: 10 }).map((h) => h.name),
+    named,
+    namedRelevant,
+  );
+  const { default: FlexSearch } = (await import('flexsearch')) as unknown as {
+    default: {
+      Index: new () => { add(id: number, text: string): void; search(q: string, limit: number): number[] };
+    };
+  };
+  const flex = await peer(
+    'flexsearch',
+    () => {
+      const index = new FlexSearch.Index();
+      tools.forEach((t, i) => index.add(i, textOf(t)));
+      return index;
+    },
+    (index, text) =>
+      (index as InstanceType<typeof FlexSearch.Index>).search(text, 10).map((id) => tools[id]!.name),
+    named,
+    namedRelevant,
+  );
+  const { default: winkBm25 } = (await import(WINK_BM25)) as unknown as {
+    default: () => {
+      defineConfig(c: object): void;
+      definePrepTasks(tasks: Array<(text: string) => string[]>): void;
+      addDoc(doc: object, id: number): void;
+      consolidate(): void;
+      search(q: string, limit: number): Array<[number, number]>;
+    };
+  };
+  const wink = await peer(
+    'wink-bm25',
+    () => {
+      const engine = winkBm25();
+      engine.defineConfig({ fldWeights: { text: 1 } });
+      engine.definePrepTasks([(text: string) => tokenize(text)]);
+      tools.forEach((t, i) => engine.addDoc({ text: textOf(t) }, i));
+      engine.consolidate();
+      return engine;
+    },
+    (index, text) => (index as ReturnType<typeof winkBm25>).search(text, 10).map(([id]) => tools[id]!.name),
+    named,
+    namedRelevant,
+  );
+  figure('ratio: codecall heap / flexsearch heap', ours.heapMb / flex.heapMb, '×', { max: 2 });
+  figure('ratio: codecall p50 / flexsearch p50', ours.p50 / flex.p50, '×');
+  figure('ratio: codecall p50 / wink-bm25 p50', ours.p50 / wink.p50, '×');
+  figure('recall@5 points: codecall − best peer', ours.recall - Math.max(flex.recall, wink.recall), 'pts');
   finish();
 }
 

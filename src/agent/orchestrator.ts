@@ -17,6 +17,7 @@
  * scripts and tool calls in flight. `run` and `stream` share one loop: `run` collects the events
  * of `stream`.
  */
+import { usagesOfRun } from './usage-of-run.js';
 import {
   DEFAULT_AGENT_MAX_CONCURRENT_TOOL_CALLS,
   DEFAULT_AGENT_MAX_RUN_TIME_MS,
@@ -625,8 +626,10 @@ class AgentOrchestrator implements Orchestrator {
     let recorded = false;
     /** The model's direct calls over the run are one sequence for the tool graph. */
     const recordDirect = (): void => {
-      if (recorded || state.directSequence.length === 0) return;
+      if (recorded) return;
       recorded = true;
+      for (const usage of usagesOfRun(state.steps)) this.runtime.recordUsage(usage);
+      if (state.directSequence.length === 0) return;
       this.runtime.recordSequence(state.directSequence);
       state.toolSequences.push([...state.directSequence]);
     };

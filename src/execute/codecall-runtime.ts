@@ -18,6 +18,7 @@ import {
   type ToolChain,
   type ToolSearch,
   type ToolSearchHit,
+  type ToolUsage,
   type UsageHistoryStore,
 } from '../search/index.js';
 import type { CatalogTool, ToolPool } from '../tools/index.js';
@@ -233,6 +234,26 @@ export class CodecallRuntime {
     }
     const write = this.history
       .append(names)
+      .catch((error: unknown) => this.#onHistoryError(error))
+      .finally(() => this.#pending.delete(write));
+    this.#pending.add(write);
+  }
+
+  /**
+   * Learns from one use of search: a `search_tools` query and the tools the run then called
+   * (query feedback). Updates search at once and appends to the history store in the background.
+   */
+  recordUsage(usage: ToolUsage): void {
+    if (usage.tools.length === 0 || this.#closing) return;
+    try {
+      this.search.recordUsage(usage);
+    } catch (error) {
+      this.#onHistoryError(error);
+      return;
+    }
+    if (!this.history.appendUsage) return;
+    const write = this.history
+      .appendUsage(usage)
       .catch((error: unknown) => this.#onHistoryError(error))
       .finally(() => this.#pending.delete(write));
     this.#pending.add(write);

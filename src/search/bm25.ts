@@ -2,8 +2,9 @@
  * @module
  * An incremental BM25F index: documents have several weighted fields, can be added and removed
  * one at a time, and statistics (document frequency, average field lengths) are kept as running
- * sums, so a catalog change never rebuilds the index. Postings are flat arrays scored into a
- * dense accumulator; removed documents are tombstoned and compacted lazily. Pure.
+ * sums, so a catalog change never rebuilds the index. Postings are flat arrays of small integers
+ * (document id, then its per-field frequencies packed into one integer) scored into a dense
+ * accumulator; removed documents are tombstoned and compacted lazily. Pure.
  */
 
 /**
@@ -22,13 +23,16 @@ export interface Bm25ScoreOptions {
   commonShare?: number;
 }
 
-/** Index of `id` in the ascending array `ids`, or -1. */
-function search(ids: readonly number[], id: number): number {
+/** Bits of the packed frequency integer, spread over the fields (small integers stay unboxed). */
+const PACKED_BITS = 30;
+
+/** Entry (pair index) of document `id` in the ascending `[id, packed, id, packed, …]` array, or -1. */
+function search(data: readonly number[], id: number): number {
   let lo = 0;
-  let hi = ids.length - 1;
+  let hi = (data.length >> 1) - 1;
   while (lo <= hi) {
     const mid = (lo + hi) >> 1;
-    const value = ids[mid]!;
+    const value = data[mid << 1]!;
     if (value < id) lo = mid + 1;
     else if (value > id) hi = mid - 1;
     else return mid;
@@ -36,11 +40,14 @@ function search(ids: readonly number[], id: number): number {
   return -1;
 }
 
-/** One term's postings: document ids and, per id, one frequency per field (flattened). */
+/**
+ * One term's postings in one flat array: per document, its id then its frequency in each field,
+ * packed `bits` bits a field (saturating). One array of small integers per term is what keeps the
+ * index lean: no object per posting, no slot per empty field.
+ */
 interface Posting {
-  ids: number[];
-  frequencies: number[];
-  /** Live documents in `ids` (the rest are tombstones). */
+  data: number[];
+  /** Live documents in `data` (the rest are tombstones). */
   live: number;
 }
 
@@ -60,11 +67,13 @@ export class Bm25Index {
   readonly #weights: readonly number[];
   readonly #fields: number;
   readonly #postings = new Map<string, Posting>();
+  /** Bits per field in a packed frequency, and the largest frequency it holds. */
+  readonly #bits: number;
+  readonly #maxFrequency: number;
   /** Field lengths, `fieldCount` per document id (NaN-free; 0 for removed). */
   #lengths: number[] = [];
   #alive: boolean[] = [];
-  /** Document id → its distinct terms (to remove it). */
-  readonly #terms = new Map<number, string[]>();
+  #size = 0;
   /** Reused by {@link score}: the ids the last query matched. */
   readonly #matchedIds: number[] = [];
   readonly #lengthSums: number[];
@@ -76,11 +85,19 @@ export class Bm25Index {
     this.#weights = [...fieldWeights];
     this.#fields = fieldWeights.length;
     this.#lengthSums = fieldWeights.map(() => 0);
+    this.#bits = Math.min(8, Math.floor(PACKED_BITS / Math.max(1, this.#fields)));
+    if (this.#bits < 2) throw new Error(`Bm25Index: at most ${PACKED_BITS / 2} fields`);
+    this.#maxFrequency = (1 << this.#bits) - 1;
   }
 
   /** Documents in the index. */
   get size(): number {
-    return this.#terms.size;
+    return this.#size;
+  }
+
+  /** Frequency of field `f` in a packed integer. */
+  #frequency(packed: number, f: number): number {
+    return (packed >>> (f * this.#bits)) & this.#maxFrequency;
   }
 
   /**
@@ -93,7 +110,8 @@ export class Bm25Index {
       throw new Error(`Bm25Index: document id ${id} is invalid or was used before (ids must increase)`);
     }
     const fieldCount = this.#fields;
-    const terms: string[] = [];
+    const bits = this.#bits;
+    const max = this.#maxFrequency;
     for (let f = 0; f < fieldCount; f++) {
       const tokens = fields[f] ?? [];
       this.#lengths[id * fieldCount + f] = tokens.length;
@@ -101,54 +119,57 @@ export class Bm25Index {
       for (const token of tokens) {
         let posting = this.#postings.get(token);
         if (!posting) {
-          posting = { ids: [], frequencies: [], live: 0 };
+          posting = { data: [], live: 0 };
           this.#postings.set(token, posting);
         }
+        const data = posting.data;
         // This document's entry, if any, is the last one (ids increase).
-        let at = posting.ids.length - 1;
-        if (at < 0 || posting.ids[at] !== id) {
-          posting.ids.push(id);
-          for (let g = 0; g < fieldCount; g++) posting.frequencies.push(0);
+        let at = data.length - 2;
+        if (at < 0 || data[at] !== id) {
+          data.push(id, 0);
           posting.live++;
-          terms.push(token);
-          at++;
+          at = data.length - 2;
         }
-        posting.frequencies[at * fieldCount + f]!++;
+        const packed = data[at + 1]!;
+        if (((packed >>> (f * bits)) & max) < max) data[at + 1] = packed + (1 << (f * bits));
       }
     }
     this.#alive[id] = true;
-    this.#terms.set(id, terms);
+    this.#size++;
   }
 
-  /** Removes document `id` (no-op when absent). */
-  remove(id: number): void {
-    const terms = this.#terms.get(id);
-    if (!terms) return;
+  /**
+   * Removes document `id` (no-op when absent). `fields` must be the token lists it was added
+   * with: the index keeps no per-document term list (that would double its size).
+   */
+  remove(id: number, fields: readonly (readonly string[])[]): void {
+    if (!this.#alive[id]) return;
     for (let f = 0; f < this.#fields; f++) {
       this.#lengthSums[f]! -= this.#lengths[id * this.#fields + f] ?? 0;
       this.#lengths[id * this.#fields + f] = 0;
     }
     this.#alive[id] = false;
-    this.#terms.delete(id);
-    for (const term of terms) {
-      const posting = this.#postings.get(term);
-      if (!posting) continue;
-      posting.live--;
-      if (posting.live === 0) this.#postings.delete(term);
-      else if (posting.live * 2 < posting.ids.length) this.#compact(posting);
+    this.#size--;
+    const seen = new Set<string>();
+    for (const tokens of fields) {
+      for (const term of tokens) {
+        if (seen.has(term)) continue;
+        seen.add(term);
+        const posting = this.#postings.get(term);
+        if (!posting || search(posting.data, id) < 0) continue;
+        posting.live--;
+        if (posting.live === 0) this.#postings.delete(term);
+        else if (posting.live * 4 < posting.data.length) this.#compact(posting);
+      }
     }
   }
 
   #compact(posting: Posting): void {
-    const ids: number[] = [];
-    const frequencies: number[] = [];
-    posting.ids.forEach((id, i) => {
-      if (!this.#alive[id]) return;
-      ids.push(id);
-      for (let f = 0; f < this.#fields; f++) frequencies.push(posting.frequencies[i * this.#fields + f]!);
-    });
-    posting.ids = ids;
-    posting.frequencies = frequencies;
+    const data: number[] = [];
+    for (let i = 0; i < posting.data.length; i += 2) {
+      if (this.#alive[posting.data[i]!]) data.push(posting.data[i]!, posting.data[i + 1]!);
+    }
+    posting.data = data;
   }
 
   /** True when document `id` matched the last {@link score} call. */
@@ -165,10 +186,12 @@ export class Bm25Index {
   fieldsContaining(id: number, term: string): number[] {
     const posting = this.#postings.get(term);
     if (!posting || !this.#alive[id]) return [];
-    const at = search(posting.ids, id);
+    const at = search(posting.data, id);
     const out: number[] = [];
-    if (at >= 0)
-      for (let f = 0; f < this.#fields; f++) if (posting.frequencies[at * this.#fields + f]! > 0) out.push(f);
+    if (at >= 0) {
+      const packed = posting.data[(at << 1) + 1]!;
+      for (let f = 0; f < this.#fields; f++) if (this.#frequency(packed, f) > 0) out.push(f);
+    }
     return out;
   }
 
@@ -177,7 +200,7 @@ export class Bm25Index {
    * returned arrays are reused by the next call: read them before scoring again.
    */
   score(terms: readonly string[], options: Bm25ScoreOptions): Bm25Scores {
-    const n = this.#terms.size;
+    const n = this.#size;
     const capacity = this.#alive.length;
     if (this.#accumulator.length < capacity) {
       this.#accumulator = new Float64Array(Math.max(capacity, this.#accumulator.length * 2));
@@ -217,39 +240,40 @@ export class Bm25Index {
       n * (options.commonShare ?? DEFAULT_COMMON_TERM_SHARE),
       DEFAULT_COMMON_TERM_MIN_DOCS,
     );
+    const bits = this.#bits;
+    const max = this.#maxFrequency;
     for (const posting of postings) {
       const df = posting.live;
       const idf = Math.log(1 + (n - df + 0.5) / (df + 0.5));
-      const postingIds = posting.ids;
-      const frequencies = posting.frequencies;
-      const contribution = (i: number, id: number): number => {
+      const data = posting.data;
+      const entries = data.length >> 1;
+      const contribution = (packed: number, id: number): number => {
         let tf = 0;
-        const offset = i * fields;
         const lengthOffset = id * fields;
-        for (let f = 0; f < fields; f++) {
-          const raw = frequencies[offset + f]!;
+        for (let f = 0; packed !== 0; f++, packed >>>= bits) {
+          const raw = packed & max;
           if (raw !== 0) tf += (weights[f]! * raw) / (base + slope[f]! * lengths[lengthOffset + f]!);
         }
         return (idf * tf) / (k1 + tf);
       };
       if (df > commonAbove && ids.length > 0) {
-        if (ids.length * Math.log2(postingIds.length) < postingIds.length) {
+        if (ids.length * Math.log2(entries) < entries) {
           for (const id of ids) {
-            const at = search(postingIds, id);
-            if (at >= 0) scores[id]! += contribution(at, id);
+            const at = search(data, id);
+            if (at >= 0) scores[id]! += contribution(data[(at << 1) + 1]!, id);
           }
         } else {
-          for (let i = 0; i < postingIds.length; i++) {
-            const id = postingIds[i]!;
-            if (stamp[id] === query && alive[id]) scores[id]! += contribution(i, id);
+          for (let i = 0; i < data.length; i += 2) {
+            const id = data[i]!;
+            if (stamp[id] === query && alive[id]) scores[id]! += contribution(data[i + 1]!, id);
           }
         }
         continue;
       }
-      for (let i = 0; i < postingIds.length; i++) {
-        const id = postingIds[i]!;
+      for (let i = 0; i < data.length; i += 2) {
+        const id = data[i]!;
         if (!alive[id]) continue;
-        const value = contribution(i, id);
+        const value = contribution(data[i + 1]!, id);
         if (stamp[id] !== query) {
           stamp[id] = query;
           scores[id] = value;

@@ -9,7 +9,7 @@ import { seededRandom } from '../util/seeded-random.js';
 import { CodecallError } from '../errors.js';
 import type { RankingOptions } from './options.js';
 import { ToolGraph } from './tool-graph.js';
-import { createToolSearch, type SearchableTool } from './tool-search.js';
+import { createToolSearch, type SearchableTool, type ToolUsage } from './tool-search.js';
 
 /** Cut-offs reported when none are given. */
 export const DEFAULT_EVAL_KS: readonly number[] = [5, 10];
@@ -40,6 +40,11 @@ export interface EvaluateSearchOptions {
   test: readonly EvalQuery[];
   /** Call chains the graph learns from before the test (all folds see them). */
   train?: readonly (readonly string[])[];
+  /**
+   * Queries with the tools they used that query feedback (and the graph, from their chains)
+   * learns from before the test (all folds see them).
+   */
+  trainUsages?: readonly ToolUsage[];
   /**
    * Cross-validation folds over `test`: each fold is evaluated with a graph that also learned
    * the other folds' chains. 0 or 1: no cross-validation.
@@ -73,8 +78,14 @@ export interface EvaluateSearchResult {
   folds: number;
   /** Chains the graph learned from, summed over folds. */
   trainChains: number;
+  /** Uses (query, tools) query feedback learned from, summed over folds. */
+  trainUsages: number;
   ks: number[];
+  /** BM25 alone. */
   bm25: SearchMetrics;
+  /** BM25 plus the tool graph (query feedback off). */
+  graph: SearchMetrics;
+  /** BM25 plus the graph plus query feedback: the default ranking, with `ranking` applied. */
   hybrid: SearchMetrics;
 }
 
@@ -163,7 +174,9 @@ export function evaluateSearch(options: EvaluateSearchOptions): EvaluateSearchRe
   order.forEach((queryIndex, position) => (foldOf[queryIndex] = position % foldCount));
 
   const bm25 = emptyMetrics(ks);
+  const graphOnly = emptyMetrics(ks);
   const hybrid = emptyMetrics(ks);
+  let trainUsages = 0;
   let evaluated = 0;
   let skipped = 0;
   let unknownTools = 0;
@@ -171,11 +184,21 @@ export function evaluateSearch(options: EvaluateSearchOptions): EvaluateSearchRe
   for (let fold = 0; fold < foldCount; fold++) {
     const index = createToolSearch({ tools: options.tools, ...options.ranking, state: trained });
     trainChains += options.train?.length ?? 0;
+    for (const usage of options.trainUsages ?? []) {
+      index.recordSequence(usage.tools);
+      index.recordUsage(usage);
+      trainChains++;
+      trainUsages++;
+    }
     if (foldCount > 1) {
       options.test.forEach((q, i) => {
         if (foldOf[i] !== fold) {
           index.recordSequence(q.tools);
           trainChains++;
+          if (q.query.trim() !== '') {
+            index.recordUsage({ query: q.query, tools: q.tools });
+            trainUsages++;
+          }
         }
       });
     }
@@ -189,9 +212,13 @@ export function evaluateSearch(options: EvaluateSearchOptions): EvaluateSearchRe
       }
       evaluated++;
       const lexical = index.search(q.query, { limit: maxK, mode: 'bm25' }).map((h) => h.name);
-      const withGraph = index.search(q.query, { limit: maxK, mode: 'hybrid' }).map((h) => h.name);
+      const withGraph = index
+        .search(q.query, { limit: maxK, mode: 'hybrid', feedbackWeight: 0 })
+        .map((h) => h.name);
+      const withAll = index.search(q.query, { limit: maxK, mode: 'hybrid' }).map((h) => h.name);
       accumulate(bm25, lexical, relevant, ks);
-      accumulate(hybrid, withGraph, relevant, ks);
+      accumulate(graphOnly, withGraph, relevant, ks);
+      accumulate(hybrid, withAll, relevant, ks);
     });
     options.onProgress?.(fold + 1, foldCount);
   }
@@ -201,8 +228,10 @@ export function evaluateSearch(options: EvaluateSearchOptions): EvaluateSearchRe
     unknownTools,
     folds: foldCount > 1 ? foldCount : 0,
     trainChains,
+    trainUsages,
     ks,
     bm25: average(bm25, evaluated),
+    graph: average(graphOnly, evaluated),
     hybrid: average(hybrid, evaluated),
   };
 }

@@ -16,6 +16,7 @@ export type {
   ToolSearch,
   ToolSearchHit,
   ToolSearchResult,
+  ToolUsage,
 } from './tool-search.js';
 export {
   DEFAULT_BEAM_DEPTH,
@@ -23,13 +24,16 @@ export {
   DEFAULT_CHAIN_LIMIT,
   DEFAULT_EDGE_DISCOUNT,
   DEFAULT_EVIDENCE_PRIOR,
+  DEFAULT_FEEDBACK_WEIGHT,
   DEFAULT_FIELD_WEIGHTS,
   DEFAULT_GRAPH_WEIGHT,
   DEFAULT_INFERRED_EDGE_SHARE,
+  DEFAULT_LEXICAL_GUARD,
   DEFAULT_SEARCH_LIMIT,
 } from './options.js';
 export type { RankingOptions, SearchFieldWeights } from './options.js';
 export type { ToolSearchState } from './tool-graph.js';
+export { DEFAULT_FEEDBACK_HALF_LIFE_USES, DEFAULT_FEEDBACK_MIN_COUNT } from './query-feedback.js';
 export { DEFAULT_MAX_REGEX_PATTERN_CHARS } from './regex-query.js';
 export { MemoryHistoryStore } from './history-store.js';
 export type { UsageHistoryStore } from './history-store.js';

@@ -6,6 +6,7 @@
  * lines that reproduce them).
  */
 import { CodecallError } from '../errors.js';
+import { DEFAULT_FEEDBACK_MIN_COUNT } from './query-feedback.js';
 
 /** BM25 term-frequency saturation. */
 export const DEFAULT_BM25_K1 = 1.2;
@@ -58,9 +59,28 @@ export const DEFAULT_EDGE_DISCOUNT = 1;
 /**
  * Share of the prior mass κ that edges inferred from the schemas (cold start) receive: an inferred
  * edge weighs `κ · share / (n + κ)` split across the source's inferred edges, so it fades as
- * real usage of the source accrues.
+ * real usage of the source accrues. Off by default: on ToolBench dev it moved no query into or out
+ * of the top 5, and it lowered NDCG on a real-MCP catalog (docs/search.md); 0.25 is the tested
+ * value when it is turned on.
  */
-export const DEFAULT_INFERRED_EDGE_SHARE = 0.25;
+export const DEFAULT_INFERRED_EDGE_SHARE = 0;
+/**
+ * Weight of query feedback (learned query-term → tool associations) against the normalised
+ * lexical score: a tool used by every past run whose query shared all of this query's terms
+ * gains this much.
+ */
+export const DEFAULT_FEEDBACK_WEIGHT = 2;
+/**
+ * Rank a strong lexical match keeps: the best {@link DEFAULT_LEXICAL_GUARD_HITS} lexical hits,
+ * each scoring at least {@link DEFAULT_LEXICAL_GUARD_SHARE} of the best, are never ranked below
+ * this position (nor below the search's `limit`) by graph neighbours or feedback, so they are
+ * never pushed out of the results (0 turns the guard off).
+ */
+export const DEFAULT_LEXICAL_GUARD = 10;
+/** Lexical hits, at most, that the guard protects (the best ones). */
+export const DEFAULT_LEXICAL_GUARD_HITS = 2;
+/** Normalised lexical score (best hit = 1) from which a hit counts as a strong match for the guard. */
+export const DEFAULT_LEXICAL_GUARD_SHARE = 0.9;
 /** Most likely chains returned by `searchDetailed`. */
 export const DEFAULT_CHAIN_LIMIT = 3;
 /** Hits returned by `search` when no `limit` is given. */
@@ -98,6 +118,22 @@ export interface RankingOptions {
    * @defaultValue {@link DEFAULT_INFERRED_EDGE_SHARE}
    */
   inferredEdgeShare?: number;
+  /**
+   * Weight of query feedback against lexical evidence (0 = none).
+   * @defaultValue {@link DEFAULT_FEEDBACK_WEIGHT}
+   */
+  feedbackWeight?: number;
+  /**
+   * Decayed co-occurrences a query term and a tool need before feedback counts them.
+   * @defaultValue {@link DEFAULT_FEEDBACK_MIN_COUNT}
+   */
+  feedbackMinCount?: number;
+  /**
+   * Rank below which graph and feedback evidence may not push the best lexical hits (those
+   * scoring at least {@link DEFAULT_LEXICAL_GUARD_SHARE} of the best; 0 = no guard).
+   * @defaultValue {@link DEFAULT_LEXICAL_GUARD}
+   */
+  lexicalGuard?: number;
   /**
    * BM25 k1.
    * @defaultValue {@link DEFAULT_BM25_K1}
@@ -137,6 +173,9 @@ export function resolveRankingOptions(
     evidencePrior: DEFAULT_EVIDENCE_PRIOR,
     edgeDiscount: DEFAULT_EDGE_DISCOUNT,
     inferredEdgeShare: DEFAULT_INFERRED_EDGE_SHARE,
+    feedbackWeight: DEFAULT_FEEDBACK_WEIGHT,
+    feedbackMinCount: DEFAULT_FEEDBACK_MIN_COUNT,
+    lexicalGuard: DEFAULT_LEXICAL_GUARD,
     k1: DEFAULT_BM25_K1,
     b: DEFAULT_BM25_B,
   };
@@ -147,6 +186,9 @@ export function resolveRankingOptions(
     evidencePrior: check('evidencePrior', options.evidencePrior, b.evidencePrior, 0, 1_000_000),
     edgeDiscount: check('edgeDiscount', options.edgeDiscount, b.edgeDiscount, 0, 1_000_000),
     inferredEdgeShare: check('inferredEdgeShare', options.inferredEdgeShare, b.inferredEdgeShare, 0, 1),
+    feedbackWeight: check('feedbackWeight', options.feedbackWeight, b.feedbackWeight, 0, 100),
+    feedbackMinCount: check('feedbackMinCount', options.feedbackMinCount, b.feedbackMinCount, 1, 1_000_000),
+    lexicalGuard: Math.floor(check('lexicalGuard', options.lexicalGuard, b.lexicalGuard, 0, 100)),
     k1: check('k1', options.k1, b.k1, 0, 100),
     b: check('b', options.b, b.b, 0, 1),
   };

@@ -17,8 +17,9 @@ import { dirname } from 'node:path';
 import type * as Sqlite from 'node:sqlite';
 import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import { CodecallError } from '../errors.js';
-import { checkSequence, closedError, type UsageHistoryStore } from './history-store.js';
+import { checkSequence, checkUsage, closedError, type UsageHistoryStore } from './history-store.js';
 import { DEFAULT_MAX_RECORDED_CALLS, transitionsOf, type ToolSearchState } from './tool-graph.js';
+import { DEFAULT_MAX_SERIALIZED_USES, type ToolUsage } from './tool-search.js';
 
 /** Time a writer waits for another process's transaction on the same file. */
 export const DEFAULT_HISTORY_BUSY_TIMEOUT_MS = 5_000;
@@ -84,6 +85,25 @@ function failed(path: string, action: string, error: unknown): CodecallError {
   );
 }
 
+/** The newest recorded uses, oldest first; rows that are not `[query, string[]]` are skipped. */
+function readUsages(db: DatabaseSync): Array<[string, string[]]> {
+  const rows = db
+    .prepare(
+      'SELECT query, tools FROM (SELECT id, query, tools FROM usages ORDER BY id DESC LIMIT ?) ORDER BY id',
+    )
+    .all(DEFAULT_MAX_SERIALIZED_USES) as Array<{ query: string; tools: string }>;
+  const out: Array<[string, string[]]> = [];
+  for (const row of rows) {
+    try {
+      const tools = JSON.parse(row.tools) as unknown;
+      if (Array.isArray(tools) && tools.every((t) => typeof t === 'string')) out.push([row.query, tools]);
+    } catch {
+      // A damaged row is skipped: feedback is a ranking hint, never worth failing a load over.
+    }
+  }
+  return out;
+}
+
 /**
  * A {@link UsageHistoryStore} in one SQLite file.
  *
@@ -140,6 +160,7 @@ export class SqliteHistoryStore implements UsageHistoryStore {
             from_tool TEXT NOT NULL, to_tool TEXT NOT NULL, count INTEGER NOT NULL,
             PRIMARY KEY (from_tool, to_tool)
           ) WITHOUT ROWID;
+          CREATE TABLE IF NOT EXISTS usages (id INTEGER PRIMARY KEY, recorded_at INTEGER NOT NULL, query TEXT NOT NULL, tools TEXT NOT NULL);
           INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', '${SCHEMA_VERSION}');
           INSERT OR IGNORE INTO meta (key, value) VALUES ('sequences', '0');
         `);
@@ -182,11 +203,14 @@ export class SqliteHistoryStore implements UsageHistoryStore {
         to_tool: string;
         count: number;
       }>;
-      return Promise.resolve({
+      const state: ToolSearchState = {
         version: 1,
         sequences: Number(sequences.value),
         transitions: rows.map((r) => [r.from_tool, r.to_tool, Number(r.count)]),
-      });
+      };
+      const usages = readUsages(db);
+      if (usages.length > 0) state.usages = usages;
+      return Promise.resolve(state);
     } catch (error) {
       return Promise.reject(error instanceof CodecallError ? error : failed(this.path, 'read it', error));
     }
@@ -210,6 +234,27 @@ export class SqliteHistoryStore implements UsageHistoryStore {
     } catch (error) {
       return Promise.reject(
         error instanceof CodecallError ? error : failed(this.path, 'record a run', error),
+      );
+    }
+  }
+
+  /** Records one use of search (query feedback); keeps the newest {@link DEFAULT_MAX_SERIALIZED_USES}. */
+  appendUsage(usage: ToolUsage): Promise<void> {
+    try {
+      const db = this.#open();
+      const { query, tools } = checkUsage(usage);
+      db.prepare('INSERT INTO usages (recorded_at, query, tools) VALUES (?, ?, ?)').run(
+        Date.now(),
+        query,
+        JSON.stringify(tools),
+      );
+      db.prepare('DELETE FROM usages WHERE id <= (SELECT MAX(id) FROM usages) - ?').run(
+        DEFAULT_MAX_SERIALIZED_USES,
+      );
+      return Promise.resolve();
+    } catch (error) {
+      return Promise.reject(
+        error instanceof CodecallError ? error : failed(this.path, 'record a query', error),
       );
     }
   }

@@ -23,6 +23,11 @@ export interface ToolSearchState {
   sequences: number;
   /** `[from, to, count]`: runs in which `to` was called right after `from`. */
   transitions: Array<[from: string, to: string, count: number]>;
+  /**
+   * Recorded uses `[query, tools used]`, oldest first, that query feedback learns from (replayed
+   * on load, so their decay is reproduced). Absent in states written before query feedback.
+   */
+  usages?: Array<[query: string, tools: string[]]>;
 }
 
 /**

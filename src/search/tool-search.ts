@@ -13,12 +13,15 @@ import { CatalogLinks, describeLink, schemaProperties, type InferredLink } from 
 import {
   DEFAULT_CHAIN_LIMIT,
   DEFAULT_FIELD_WEIGHTS,
+  DEFAULT_LEXICAL_GUARD_HITS,
+  DEFAULT_LEXICAL_GUARD_SHARE,
   DEFAULT_SEARCH_LIMIT,
   resolveRankingOptions,
   type RankingOptions,
   type ResolvedRankingOptions,
   type SearchFieldWeights,
 } from './options.js';
+import { QueryFeedback } from './query-feedback.js';
 import { compileRegexQuery, DEFAULT_MAX_REGEX_FIELD_CHARS } from './regex-query.js';
 import { splitName, tokenize } from './tokenize.js';
 import { DEFAULT_MAX_TOOL_NAME_CHARS, ToolGraph, type ToolSearchState } from './tool-graph.js';
@@ -29,6 +32,16 @@ export const DEFAULT_MAX_QUERY_CHARS = 4_000;
 export const DEFAULT_MAX_INDEXED_TEXT_CHARS = 8_000;
 /** Time one regex search may spend testing tools before it returns what it found. */
 export const DEFAULT_REGEX_SEARCH_BUDGET_MS = 250;
+/** Recorded uses (query, tools) kept for `serialize()`, newest last (older ones live on in the counts). */
+export const DEFAULT_MAX_SERIALIZED_USES = 10_000;
+
+/** One use of search: what was asked, and which tools the run then called. */
+export interface ToolUsage {
+  /** The `search_tools` query. */
+  query: string;
+  /** Tools the run called after it (any order; repeats count once). */
+  tools: readonly string[];
+}
 
 /** A tool as search sees it. `name` is whatever the caller dispatches on (`server.tool` for MCP). */
 export interface SearchableTool {
@@ -143,6 +156,11 @@ export interface ToolSearch {
   searchDetailed(query: string, options?: SearchOptions): ToolSearchResult;
   /** Learns from one run: the tool names it dispatched, in order. */
   recordSequence(names: readonly string[]): void;
+  /**
+   * Learns from one use: a query and the tools the run then called (query feedback: the query's
+   * words will lead to those tools once the pairing has repeated).
+   */
+  recordUsage(usage: ToolUsage): void;
   /** Adds tools, replacing any with the same name (a `list_changed` update). */
   addTools(tools: readonly SearchableTool[]): void;
   /** Removes tools by name; their learned counts stay, for when they come back. */
@@ -162,12 +180,13 @@ const FIELD_LABELS = ['name', 'server', 'description', 'parameter names', 'param
 interface Entry {
   id: number;
   name: string;
+  /** The tool as given (its schemas feed the inferred links, built only when asked for). */
+  tool: SearchableTool;
+  server: string;
   /** For regex mode: bounded texts. */
   description: string;
   parameterNames: string;
   parameterDescriptions: string;
-  /** Keys of this tool in the exact-name map. */
-  exactKeys: string[];
 }
 
 /** One edge the walk may take; its reason is formatted only if it reaches the result. */
@@ -229,11 +248,15 @@ class ToolSearchIndex implements ToolSearch {
   readonly #weights: SearchFieldWeights;
   readonly #index: Bm25Index;
   readonly #graph = new ToolGraph();
-  readonly #links = new CatalogLinks();
+  /** Schema-inferred links, built on first use (they cost as much memory as the index). */
+  #catalogLinks: CatalogLinks | undefined;
+  readonly #feedback = new QueryFeedback();
+  /** Raw uses for `serialize()`, bounded by {@link DEFAULT_MAX_SERIALIZED_USES}. */
+  #usages: Array<[string, string[]]> = [];
   readonly #entries = new Map<string, Entry>();
   readonly #byId: Array<Entry | undefined> = [];
   /** Lowercase full and unqualified names → tool names, for exact-name queries. */
-  readonly #exact = new Map<string, Set<string>>();
+  readonly #exact = new Map<string, string | string[]>();
   #nextId = 0;
 
   constructor(options: CreateToolSearchOptions) {
@@ -260,7 +283,11 @@ class ToolSearchIndex implements ToolSearch {
       this.#weights.parameterNames,
       this.#weights.parameterDescriptions,
     ]);
-    if (options.state !== undefined) this.#graph.load(options.state);
+    if (options.state !== undefined) {
+      this.#graph.load(options.state);
+      const usages = (options.state as { usages?: unknown }).usages;
+      if (usages !== undefined) this.#loadUsages(usages);
+    }
     this.addTools(options.tools);
   }
 
@@ -312,26 +339,43 @@ class ToolSearchIndex implements ToolSearch {
     const entry: Entry = {
       id,
       name: tool.name,
+      tool,
+      server,
       description,
       parameterNames,
       parameterDescriptions,
-      exactKeys,
     };
     this.#entries.set(tool.name, entry);
     this.#byId[id] = entry;
-    this.#index.add(id, [
-      tokenize(bareName(tool.name, server), { keepStopWords: true }),
-      tokenize(server, { keepStopWords: true }),
-      tokenize(description),
-      tokenize(parameterNames, { keepStopWords: true }),
-      tokenize(parameterDescriptions),
-    ]);
-    this.#links.add({ name: tool.name, server, description, outputSchema: tool.outputSchema }, properties);
+    this.#index.add(id, indexedFields(entry));
+    this.#catalogLinks?.add(
+      { name: tool.name, server, description, outputSchema: tool.outputSchema },
+      properties,
+    );
     for (const key of exactKeys) {
-      let set = this.#exact.get(key);
-      if (!set) this.#exact.set(key, (set = new Set()));
-      set.add(tool.name);
+      // One name per key is the rule; an array only where names collide.
+      const names = this.#exact.get(key);
+      if (names === undefined) this.#exact.set(key, tool.name);
+      else if (typeof names === 'string') {
+        if (names !== tool.name) this.#exact.set(key, [names, tool.name]);
+      } else if (!names.includes(tool.name)) names.push(tool.name);
     }
+  }
+
+  /** The schema-inferred links of the catalog, built from the entries on first use. */
+  #links(): CatalogLinks {
+    if (!this.#catalogLinks) {
+      const links = new CatalogLinks();
+      for (const entry of this.#entries.values()) {
+        const { tool, server, description } = entry;
+        links.add(
+          { name: tool.name, server, description, outputSchema: tool.outputSchema },
+          schemaProperties(tool.inputSchema),
+        );
+      }
+      this.#catalogLinks = links;
+    }
+    return this.#catalogLinks;
   }
 
   #exactKeys(name: string, server: string): string[] {
@@ -354,13 +398,17 @@ class ToolSearchIndex implements ToolSearch {
   #removeOne(name: string): void {
     const entry = this.#entries.get(name);
     if (!entry) return;
-    this.#index.remove(entry.id);
-    this.#links.remove(name);
+    this.#index.remove(entry.id, indexedFields(entry));
+    this.#catalogLinks?.remove(name);
     this.#entries.delete(name);
     this.#byId[entry.id] = undefined;
-    for (const key of entry.exactKeys) {
-      const set = this.#exact.get(key);
-      if (set?.delete(name) && set.size === 0) this.#exact.delete(key);
+    for (const key of this.#exactKeys(entry.name, entry.server)) {
+      const names = this.#exact.get(key);
+      if (names === name) this.#exact.delete(key);
+      else if (Array.isArray(names)) {
+        const rest = names.filter((n) => n !== name);
+        this.#exact.set(key, rest.length === 1 ? rest[0]! : rest);
+      }
     }
   }
 
@@ -370,8 +418,58 @@ class ToolSearchIndex implements ToolSearch {
     this.#graph.record(names);
   }
 
+  recordUsage(usage: ToolUsage): void {
+    if (
+      typeof usage !== 'object' ||
+      usage === null ||
+      typeof usage.query !== 'string' ||
+      !Array.isArray(usage.tools) ||
+      usage.tools.some((tool) => typeof tool !== 'string')
+    ) {
+      throw invalidArgument(
+        'recordUsage needs { query: string, tools: string[] } (the tools the run called after the query).',
+        'usage',
+      );
+    }
+    const query = usage.query.slice(0, DEFAULT_MAX_QUERY_CHARS);
+    const tools = [...new Set(usage.tools)].filter(
+      (tool) => tool !== '' && tool.length <= DEFAULT_MAX_TOOL_NAME_CHARS,
+    );
+    if (query.trim() === '' || tools.length === 0) return;
+    this.#feedback.record(tokenize(query), tools);
+    this.#usages.push([query, tools]);
+    if (this.#usages.length > DEFAULT_MAX_SERIALIZED_USES * 2)
+      this.#usages = this.#usages.slice(-DEFAULT_MAX_SERIALIZED_USES);
+  }
+
+  #loadUsages(usages: unknown): void {
+    if (!Array.isArray(usages)) {
+      throw invalidArgument(
+        'Tool search state: "usages" must be an array of [query, tools].',
+        'state.usages',
+      );
+    }
+    usages.forEach((usage: unknown, index) => {
+      if (
+        !Array.isArray(usage) ||
+        typeof usage[0] !== 'string' ||
+        !Array.isArray(usage[1]) ||
+        (usage[1] as unknown[]).some((tool) => typeof tool !== 'string')
+      ) {
+        throw invalidArgument(
+          `Tool search state: usages[${index}] must be [query: string, tools: string[]].`,
+          `state.usages[${index}]`,
+        );
+      }
+      this.recordUsage({ query: usage[0], tools: usage[1] as string[] });
+    });
+  }
+
   serialize(): ToolSearchState {
-    return this.#graph.toState();
+    const state = this.#graph.toState();
+    if (this.#usages.length > 0)
+      state.usages = this.#usages.slice(-DEFAULT_MAX_SERIALIZED_USES).map(([q, t]) => [q, [...t]]);
+    return state;
   }
 
   search(query: string, options: SearchOptions = {}): ToolSearchHit[] {
@@ -409,47 +507,84 @@ class ToolSearchIndex implements ToolSearch {
     const { scores, ids } = this.#index.score(terms, ranking);
     let best = 0;
     for (const id of ids) if (scores[id]! > best) best = scores[id]!;
-    const lexicalOf = new Map<string, number>();
-    const top = (k: number): Array<[string, number]> =>
-      selectTop(ids, scores, k).map((id) => {
-        const name = this.#byId[id]!.name;
-        const score = scores[id]! / best;
-        lexicalOf.set(name, score);
-        return [name, score];
+    const lexicalScore = (name: string): number => {
+      const entry = this.#entries.get(name)!;
+      return this.#index.matched(entry.id) ? scores[entry.id]! / best : 0;
+    };
+    const topLexical = (k: number): Array<[string, number]> =>
+      selectTop(ids, scores, k).map((id) => [this.#byId[id]!.name, scores[id]! / best]);
+    const exactNames =
+      this.#exact.get(text.trim().toLowerCase()) ?? this.#exact.get(splitName(text).join(' '));
+    const exact =
+      exactNames === undefined
+        ? undefined
+        : new Set(typeof exactNames === 'string' ? [exactNames] : exactNames);
+
+    // Query feedback: learned term → tool associations, added to the lexical score.
+    const feedback = new Map<string, { score: number; term: string }>();
+    if (mode === 'hybrid' && ranking.feedbackWeight > 0 && !this.#feedback.empty) {
+      const learned = this.#feedback.score(terms, {
+        evidencePrior: ranking.evidencePrior,
+        minCount: ranking.feedbackMinCount,
       });
-    const exact = this.#exact.get(text.trim().toLowerCase()) ?? this.#exact.get(splitName(text).join(' '));
+      for (const [name, value] of learned) if (this.#entries.has(name)) feedback.set(name, value);
+    }
+    /** Lexical plus feedback score of the best `k` such tools (the walk's seeds). */
+    const topBase = (k: number): Array<[string, number]> => {
+      const base = new Map(topLexical(k + feedback.size));
+      for (const [name, value] of feedback)
+        base.set(name, (base.get(name) ?? lexicalScore(name)) + ranking.feedbackWeight * value.score);
+      return [...base].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).slice(0, k);
+    };
 
     const graphReasons = new Map<string, Credit>();
     let chains: ToolChain[] = [];
-    if (mode === 'hybrid' && ranking.graphWeight > 0 && ranking.beamDepth > 0 && ids.length > 0) {
-      const walk = this.#walk(top(ranking.beamWidth), ranking);
+    if (
+      mode === 'hybrid' &&
+      ranking.graphWeight > 0 &&
+      ranking.beamDepth > 0 &&
+      (ids.length > 0 || feedback.size > 0)
+    ) {
+      const walk = this.#walk(topBase(ranking.beamWidth), ranking);
       for (const [name, credit] of walk.credits) graphReasons.set(name, credit);
       chains = walk.paths
         .slice(0, chainLimit)
         .map((p) => ({ tools: p.nodes, score: round(p.score), reasons: p.steps.map(describeStep) }));
     }
     // Only the top `limit + credited` lexical hits can make the cut (see selectTop).
-    const final = new Map<string, number>(
-      ids.length > 0 ? top(limit + graphReasons.size + (exact?.size ?? 0)) : [],
-    );
+    const strong = ranking.lexicalGuard;
+    const lexicalTop =
+      ids.length > 0
+        ? topLexical(Math.max(limit, strong) + graphReasons.size + feedback.size + (exact?.size ?? 0))
+        : [];
+    const final = new Map<string, number>(lexicalTop);
+    for (const [name, value] of feedback)
+      final.set(name, (final.get(name) ?? lexicalScore(name)) + ranking.feedbackWeight * value.score);
     for (const [name, credit] of graphReasons) {
-      const entry = this.#entries.get(name)!;
-      const lexical = lexicalOf.get(name) ?? (this.#index.matched(entry.id) ? scores[entry.id]! / best : 0);
-      final.set(name, lexical + ranking.graphWeight * credit.score);
+      const base = final.get(name) ?? lexicalScore(name);
+      final.set(name, base + ranking.graphWeight * credit.score);
     }
     for (const name of exact ?? []) {
-      const entry = this.#entries.get(name)!;
-      const base = final.get(name) ?? (this.#index.matched(entry.id) ? scores[entry.id]! / best : 0);
-      final.set(name, base + 1 + ranking.graphWeight);
+      const base = final.get(name) ?? lexicalScore(name);
+      final.set(name, base + 1 + ranking.graphWeight + ranking.feedbackWeight);
     }
 
-    const ranked = [...final].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).slice(0, limit);
+    const sorted = [...final].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
+    const guarded = new Set(
+      lexicalTop
+        .slice(0, Math.min(strong, DEFAULT_LEXICAL_GUARD_HITS))
+        .filter(([, score]) => score >= DEFAULT_LEXICAL_GUARD_SHARE)
+        .map(([name]) => name),
+    );
+    const ranked = guardLexical(sorted, guarded, exact, Math.min(strong, limit)).slice(0, limit);
     const originals = originalWords(text);
     const hits = ranked.map(([name, score]) => {
       const reasons: string[] = [];
       if (exact?.has(name)) reasons.push('exact tool name');
       const lexicalReason = this.#lexicalReason(name, terms, originals);
       if (lexicalReason) reasons.push(lexicalReason);
+      const learned = feedback.get(name);
+      if (learned) reasons.push(`used after queries with '${originals.get(learned.term) ?? learned.term}'`);
       const graph = graphReasons.get(name);
       if (graph) reasons.push(describeStep(graph.step));
       return { name, score: round(score), reasons };
@@ -484,8 +619,8 @@ class ToolSearchIndex implements ToolSearch {
     const inferred: ReadonlyMap<string, InferredLink> =
       ranking.inferredEdgeShare > 0
         ? forward
-          ? this.#links.successors(node)
-          : this.#links.predecessors(node)
+          ? this.#links().successors(node)
+          : this.#links().predecessors(node)
         : NO_LINKS;
     const denominator = total + ranking.evidencePrior;
     if (denominator <= 0) return [];
@@ -639,7 +774,7 @@ class ToolSearchIndex implements ToolSearch {
     for (const from of [...sources].sort()) {
       const total = this.#graph.outTotal(from);
       const inferred = options.includeInferred
-        ? this.#links.successors(from)
+        ? this.#links().successors(from)
         : new Map<string, InferredLink>();
       const denominator = total + ranking.evidencePrior;
       const prior =
@@ -701,6 +836,39 @@ function selectTop(ids: readonly number[], scores: Float64Array, k: number): num
   return top;
 }
 
+/**
+ * The per-query guard: each strong lexical hit (`guarded`, best first) that graph or feedback
+ * evidence pushed below rank `rank` is moved back up to it, so a tool the query names plainly is
+ * never crowded out by neighbours of weaker matches.
+ */
+function guardLexical(
+  sorted: Array<[string, number]>,
+  guarded: ReadonlySet<string>,
+  exact: ReadonlySet<string> | undefined,
+  rank: number,
+): Array<[string, number]> {
+  if (guarded.size === 0 || rank < 1) return sorted;
+  const top = sorted.slice(0, rank);
+  const inTop = new Set(top.map(([name]) => name));
+  const missing = sorted.slice(rank).filter(([name]) => guarded.has(name));
+  if (missing.length === 0) return sorted;
+  // Displace the lowest-ranked hits of the top that are neither guarded nor exact names.
+  const kept: Array<[string, number]> = [];
+  let displace = missing.length;
+  for (let i = top.length - 1; i >= 0; i--) {
+    const [name] = top[i]!;
+    if (displace > 0 && !guarded.has(name) && !exact?.has(name)) {
+      displace--;
+      inTop.delete(name);
+      continue;
+    }
+    kept.unshift(top[i]!);
+  }
+  const lifted = missing.slice(0, missing.length - displace);
+  for (const [name] of lifted) inTop.add(name);
+  return [...kept, ...lifted, ...sorted.filter(([name]) => !inTop.has(name))];
+}
+
 /** Keeps the best-scored path of each set of tools (A→B and B→A reached twice are one chain). */
 function dedupeChains(paths: Path[]): Path[] {
   const seen = new Set<string>();
@@ -720,6 +888,17 @@ function bareName(name: string, server: string): string {
   if (server === '' || !name.toLowerCase().startsWith(server.toLowerCase())) return name;
   const rest = name.slice(server.length).replace(/^(?:\.|::|__|_|-|\/)/, '');
   return rest === '' ? name : rest;
+}
+
+/** The BM25F fields of a tool: its own name, server, description, parameter names and descriptions. */
+function indexedFields(entry: Entry): string[][] {
+  return [
+    tokenize(bareName(entry.name, entry.server), { keepStopWords: true }),
+    tokenize(entry.server, { keepStopWords: true }),
+    tokenize(entry.description),
+    tokenize(entry.parameterNames, { keepStopWords: true }),
+    tokenize(entry.parameterDescriptions),
+  ];
 }
 
 /** Maps each search term of `text` to the word of the query it came from. */

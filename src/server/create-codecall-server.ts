@@ -156,6 +156,14 @@ export function createCodecallServer(options: CodecallServerOptions): Server {
     );
   // The last successful direct call of this session (one Server is one MCP session).
   let lastDirect: { name: string; endedAt: number } | undefined;
+  // Query feedback: the tools called after a search_tools query (until the next one) are its use.
+  let lastQuery: { query: string; credited: Set<string> } | undefined;
+  const creditQuery = (tools: readonly string[]): void => {
+    const current = lastQuery;
+    const fresh = current ? [...new Set(tools)].filter((tool) => !current.credited.has(tool)) : [];
+    for (const tool of fresh) current?.credited.add(tool);
+    if (current && fresh.length > 0) runtime.recordUsage({ query: current.query, tools: fresh });
+  };
   const server = new Server(options.serverInfo ?? { name: 'codecall', version: packageVersion() }, {
     capabilities: { tools: { listChanged: true } },
     instructions: CODECALL_SERVER_INSTRUCTIONS,
@@ -225,6 +233,7 @@ export function createCodecallServer(options: CodecallServerOptions): Server {
           ...(input.limit !== undefined ? { limit: input.limit } : {}),
           ...(input.regex !== undefined ? { regex: input.regex } : {}),
         });
+        if (!input.regex) lastQuery = { query: input.query, credited: new Set() };
         return textResult(renderSearchResult(found, { query: input.query, directName: directNameOf }));
       } catch (error) {
         return textResult(errorText(error), true);
@@ -274,6 +283,7 @@ export function createCodecallServer(options: CodecallServerOptions): Server {
             timer.unref();
           }
           const result = await runtime.execute(input.code, { signal: controller.signal });
+          creditQuery(result.toolCalls.filter((call) => call.ok).map((call) => call.tool));
           try {
             options.onExecute?.({
               result,
@@ -309,6 +319,7 @@ export function createCodecallServer(options: CodecallServerOptions): Server {
       // As an execute_code run does, a direct call that follows another teaches the graph.
       const previous = lastDirect;
       lastDirect = { name: tool.name, endedAt: Date.now() };
+      creditQuery([tool.name]);
       if (previous && startedAt - previous.endedAt < sequenceGapMs)
         runtime.recordSequence([previous.name, tool.name]);
       return textResult(renderValue(value));

@@ -46,16 +46,47 @@ function io(): { io: CliIo; out: () => string; err: () => string } {
 }
 
 describe('codecall eval-search', () => {
-  it('prints BM25 and BM25+graph side by side', async () => {
+  it('prints BM25, +graph and +feedback side by side', async () => {
     const t = io();
     const code = await evalSearchCommand.run(
       ['--tools', 'tools.jsonl', '--test', 'test.jsonl', '--train', 'train.jsonl'],
       t.io,
     );
     expect(code).toBe(0);
-    expect(t.out()).toMatch(/3 queries, 8 tools \(graph learned from 12 chains\)/);
-    expect(t.out()).toMatch(/metric\s+BM25\s+BM25\+graph\s+change/);
-    expect(t.out()).toMatch(/Completeness@5\s+[\d.]+\s+[\d.]+\s+[+-][\d.]+/);
+    expect(t.out()).toMatch(/3 queries, 8 tools \(learned from 12 chains and 0 queries\)/);
+    expect(t.out()).toMatch(/metric\s+BM25\s+\+graph\s+\+feedback\s+change/);
+    expect(t.out()).toMatch(/Completeness@5\s+[\d.]+\s+[\d.]+\s+[\d.]+\s+[+-][\d.]+/);
+  });
+
+  it('learns query feedback from --train-queries: words no tool has find the tools they led to', async () => {
+    const asked = {
+      id: 'q',
+      query: 'coworkers outlays',
+      tools: ['hr.get_team_members', 'finance.get_expenses'],
+    };
+    writeFileSync(join(dir, 'asked.jsonl'), jsonl([asked, asked, asked]));
+    writeFileSync(join(dir, 'ask.jsonl'), jsonl([{ ...asked, id: 'test' }]));
+    const t = io();
+    const code = await evalSearchCommand.run(
+      [
+        '--tools',
+        'tools.jsonl',
+        '--test',
+        'ask.jsonl',
+        '--train-queries',
+        'asked.jsonl',
+        '--k',
+        '2',
+        '--json',
+      ],
+      t.io,
+    );
+    expect(code).toBe(0);
+    const result = JSON.parse(t.out());
+    expect(result).toMatchObject({ trainUsages: 3, queries: 1 });
+    expect(result.bm25.completeness['2']).toBe(0);
+    expect(result.graph.recall['2']).toBe(0);
+    expect(result.hybrid.completeness['2']).toBe(1);
   });
 
   it('prints JSON and cross-validates one file with --folds', async () => {

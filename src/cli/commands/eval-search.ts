@@ -1,8 +1,8 @@
 /**
  * @module
  * `codecall eval-search`: measures tool search on labelled data (Recall@k, NDCG@k,
- * completeness@k), BM25 alone and BM25 plus the learned graph side by side, optionally with
- * k-fold cross-validation over a file of call chains.
+ * completeness@k): BM25 alone, plus the learned graph, plus query feedback, side by side,
+ * optionally with k-fold cross-validation over a file of queries and their call chains.
  */
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -16,7 +16,8 @@ import { UsageError, type CliCommand, type CliIo } from '../command.js';
 const USAGE = `Usage: codecall eval-search --tools tools.jsonl (--test queries.jsonl | --train chains.jsonl --folds N) [options]
 
 Measures tool search on labelled data: Recall@k, NDCG@k and completeness@k (all of a query's
-tools in the top k), for BM25 alone and for BM25 plus the tool graph, side by side.
+tools in the top k), for BM25 alone, BM25 plus the tool graph, and BM25 plus the graph plus
+query feedback (what past queries led to), side by side.
 
 Data (JSON Lines):
   tools.jsonl     one tool a line: { "name", "description", "server"?, "inputSchema"?, "outputSchema"? }
@@ -26,8 +27,10 @@ Options:
   --tools <path>         the catalog (required)
   --test <path>          queries to evaluate
   --train <path>         call chains the graph learns first (query lines; only "tools" is read)
+  --train-queries <path> queries with their tools that query feedback and the graph learn first
   --folds <n>            k-fold cross-validation over the test queries (or over --train when
-                         --test is absent): each fold's graph also learns the other folds' chains
+                         --test is absent): each fold's graph and feedback also learn the other
+                         folds' queries and chains
   --k <list>             cut-offs, comma-separated (default 5,10)
   --json                 print the result as JSON
   --seed <n>             seed of the fold assignment (default 1)
@@ -36,6 +39,8 @@ Options:
   --graph-weight <x>
   --evidence-prior <x>
   --inferred-edge-share <x>
+  --feedback-weight <x>
+  --lexical-guard <n>
 
 Examples:
   codecall eval-search --tools ../shared/data/ultratool/tools.jsonl --train ../shared/data/ultratool/train.jsonl --folds 5
@@ -127,15 +132,15 @@ function table(result: EvaluateSearchResult, tools: number): string {
   const lines: string[] = [];
   const setting =
     result.folds > 0
-      ? `${result.folds}-fold cross-validation; each fold's graph learned from ~${Math.round(result.trainChains / result.folds)} chains`
-      : `graph learned from ${result.trainChains} chains`;
+      ? `${result.folds}-fold cross-validation; each fold learned from ~${Math.round(result.trainChains / result.folds)} chains and ~${Math.round(result.trainUsages / result.folds)} queries`
+      : `learned from ${result.trainChains} chains and ${result.trainUsages} queries`;
   lines.push(`${result.queries} queries, ${tools} tools (${setting})`);
   if (result.skipped > 0)
     lines.push(`${result.skipped} queries skipped: none of their tools is in the catalog`);
   if (result.unknownTools > 0)
     lines.push(`${result.unknownTools} labelled tools are not in the catalog (they count as misses)`);
   lines.push('');
-  const rows: string[][] = [['metric', 'BM25', 'BM25+graph', 'change']];
+  const rows: string[][] = [['metric', 'BM25', '+graph', '+feedback', 'change']];
   const metrics: Array<[string, keyof EvaluateSearchResult['bm25']]> = [
     ['Recall', 'recall'],
     ['NDCG', 'ndcg'],
@@ -144,9 +149,16 @@ function table(result: EvaluateSearchResult, tools: number): string {
   for (const k of result.ks) {
     for (const [label, key] of metrics) {
       const a = result.bm25[key][k] ?? 0;
+      const g = result.graph[key][k] ?? 0;
       const b = result.hybrid[key][k] ?? 0;
       const delta = (Number(percent(b)) - Number(percent(a))).toFixed(1);
-      rows.push([`${label}@${k}`, percent(a), percent(b), `${delta.startsWith('-') ? '' : '+'}${delta}`]);
+      rows.push([
+        `${label}@${k}`,
+        percent(a),
+        percent(g),
+        percent(b),
+        `${delta.startsWith('-') ? '' : '+'}${delta}`,
+      ]);
     }
   }
   const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));
@@ -156,7 +168,10 @@ function table(result: EvaluateSearchResult, tools: number): string {
     );
     if (i === 0) lines.push(widths.map((w) => '-'.repeat(w)).join('   '));
   });
-  lines.push('', "Percentages; change in points. Completeness@k: all of a query's tools in the top k.");
+  lines.push(
+    '',
+    "Percentages; change in points (+feedback against BM25). Completeness@k: all of a query's tools in the top k.",
+  );
   return `${lines.join('\n')}\n`;
 }
 
@@ -174,6 +189,7 @@ export const evalSearchCommand: CliCommand = {
           tools: { type: 'string' },
           test: { type: 'string' },
           train: { type: 'string' },
+          'train-queries': { type: 'string' },
           folds: { type: 'string' },
           k: { type: 'string' },
           json: { type: 'boolean' },
@@ -183,6 +199,8 @@ export const evalSearchCommand: CliCommand = {
           'graph-weight': { type: 'string' },
           'evidence-prior': { type: 'string' },
           'inferred-edge-share': { type: 'string' },
+          'feedback-weight': { type: 'string' },
+          'lexical-guard': { type: 'string' },
         },
         strict: true,
         allowPositionals: false,
@@ -217,6 +235,8 @@ export const evalSearchCommand: CliCommand = {
     set('graphWeight', 'graph-weight', false);
     set('evidencePrior', 'evidence-prior', false);
     set('inferredEdgeShare', 'inferred-edge-share', false);
+    set('feedbackWeight', 'feedback-weight', false);
+    set('lexicalGuard', 'lexical-guard', true);
 
     const tools = toTools(readJsonLines(toolsPath, io.cwd, 'tools'), toolsPath);
     const test = toQueries(readJsonLines(testPath, io.cwd, 'test'), testPath);
@@ -230,6 +250,13 @@ export const evalSearchCommand: CliCommand = {
         '--train and --test are the same file: add --folds N (N ≥ 2) so no query is tested on its own chain.',
       );
     }
+    const trainQueriesPath = values['train-queries'] as string | undefined;
+    const trainUsages =
+      trainQueriesPath !== undefined
+        ? toQueries(readJsonLines(trainQueriesPath, io.cwd, 'train-queries'), trainQueriesPath).filter(
+            (q) => q.query.trim() !== '',
+          )
+        : [];
     const seed = number(values.seed as string | undefined, '--seed', true);
     io.stderr.write(
       `eval-search: ${tools.length} tools, ${test.length} queries${train.length ? `, ${train.length} training chains` : ''}${
@@ -241,6 +268,7 @@ export const evalSearchCommand: CliCommand = {
       tools,
       test,
       train,
+      trainUsages,
       ks,
       ranking,
       ...(folds !== undefined ? { folds } : {}),

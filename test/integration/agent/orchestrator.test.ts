@@ -72,6 +72,15 @@ describe('code mode over the example expense server', () => {
     expect(result.toolSequences[0]![0]).toBe('expenses.get_team_members');
     expect(result.toolSequences[0]).toContain('expenses.get_budget_by_level');
     expect(result.toolSequences[0]!.at(-1)).toBe('expenses.get_expenses');
+
+    // Query feedback: the search_tools query, paired with the tools the script then called,
+    // reached search at once and the history store.
+    const query = (result.steps[0]!.toolCalls[0]!.input as { query: string }).query;
+    const [learned, used] = runtime.search.serialize().usages!.at(-1)!;
+    expect(learned).toBe(query);
+    expect(used).toEqual(expect.arrayContaining(['expenses.get_team_members', 'expenses.get_expenses']));
+    await runtime.flush();
+    expect((await runtime.history.load()).usages!.at(-1)).toEqual([query, used]);
     expect(result.model).toBe('demo:expense-demo');
   });
 

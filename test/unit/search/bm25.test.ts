@@ -36,9 +36,9 @@ describe('Bm25Index', () => {
     incremental.add(0, [['a', 'a', 'z'], ['z']]);
     for (const [id, fields] of docs) incremental.add(id, fields);
     incremental.add(7, [['b', 'x'], ['c']]);
-    incremental.remove(0);
-    incremental.remove(7);
-    incremental.remove(42);
+    incremental.remove(0, [['a', 'a', 'z'], ['z']]);
+    incremental.remove(7, [['b', 'x'], ['c']]);
+    incremental.remove(42, [['a']]);
     const fresh = new Bm25Index([2, 1]);
     for (const [id, fields] of docs) fresh.add(id, fields);
     const scores = (index: Bm25Index, term: string): Array<[number, number]> => {
@@ -59,6 +59,22 @@ describe('Bm25Index', () => {
     index.add(1, [['x'], [], ['x', 'y']]);
     expect(index.fieldsContaining(1, 'x')).toEqual([0, 2]);
     expect(index.fieldsContaining(1, 'q')).toEqual([]);
+  });
+
+  it('counts repeats per field exactly, saturating only past what a packed field holds', () => {
+    const index = new Bm25Index([1, 1, 1, 1, 1]);
+    index.add(0, [['a'], ['a', 'a'], [], ['a', 'a', 'a', 'a'], Array<string>(100).fill('a')]);
+    index.add(1, [[], [], [], [], ['a']]);
+    expect(index.fieldsContaining(0, 'a')).toEqual([0, 1, 3, 4]);
+    const twin = new Bm25Index([1, 1, 1, 1, 1]);
+    twin.add(0, [['a'], ['a', 'a'], [], ['a', 'a', 'a', 'a'], Array<string>(100).fill('a')]);
+    twin.add(1, [[], [], [], [], ['a']]);
+    const other = new Bm25Index([1, 1, 1, 1, 1]);
+    other.add(0, [['a'], ['a'], [], ['a', 'a', 'a', 'a'], Array<string>(100).fill('a')]);
+    other.add(1, [[], [], [], [], ['a']]);
+    const score = (index: Bm25Index): number => index.score(['a'], OPTIONS).scores[0]!;
+    expect(score(index)).toBe(score(twin));
+    expect(score(index)).toBeGreaterThan(score(other));
   });
 
   it('scores nothing on an empty index', () => {

@@ -159,7 +159,7 @@ describe('createToolSearch: the tool graph', () => {
   });
 
   it('infers cold-start edges from the schemas, below observed usage', () => {
-    const search = createToolSearch({ tools: CATALOG });
+    const search = createToolSearch({ tools: CATALOG, inferredEdgeShare: 0.25 });
     const inferred = search.graphEdges({ includeInferred: true });
     const link = inferred.find((e) => e.from === 'hr.get_team_members' && e.to === 'finance.get_expenses');
     expect(link).toMatchObject({ kind: 'inferred', count: 0 });

@@ -1,0 +1,160 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { MemoryHistoryStore } from '../../../src/search/history-store.js';
+import { QueryFeedback } from '../../../src/search/query-feedback.js';
+import { SqliteHistoryStore } from '../../../src/search/sqlite-history-store.js';
+import { createToolSearch, type SearchableTool } from '../../../src/search/tool-search.js';
+import { CATALOG, NAMES } from './catalog.js';
+
+function names(hits: { name: string }[]): string[] {
+  return hits.map((h) => h.name);
+}
+
+const QUERIES = [
+  'travel expenses of my team over budget',
+  'send a chat message to the channel',
+  'What will the weather be like in Paris tomorrow?',
+  'read a text file from disk',
+  'employee levels',
+  'finance.get_expenses',
+  'list channels then post',
+  'budget',
+];
+
+describe('tool search never hurts without evidence', () => {
+  it('ranks exactly as BM25 alone when no usage is recorded (schemas that link tools included)', () => {
+    const search = createToolSearch({ tools: CATALOG });
+    for (const query of QUERIES) {
+      expect(search.searchDetailed(query, { limit: 10 })).toEqual(
+        search.searchDetailed(query, { limit: 10, mode: 'bm25' }),
+      );
+    }
+  });
+
+  it('keeps a strong lexical match in the results when graph neighbours outscore it', () => {
+    const pdf = ['merge', 'split', 'rotate', 'compress', 'encrypt'];
+    const tools: SearchableTool[] = [
+      ...pdf.map((verb) => ({ name: `pdf_${verb}`, description: `${verb} pdf files` })),
+      { name: 'upload_file', description: 'Upload to storage' },
+      { name: 'share_link', description: 'Share a link' },
+    ];
+    const search = createToolSearch({ tools });
+    // Every pdf tool is always followed by upload_file, then share_link: the walk from all five
+    // seeds piles credit on them, enough to outrank the one tool the query names.
+    for (let i = 0; i < 100; i++)
+      for (const verb of pdf) search.recordSequence([`pdf_${verb}`, 'upload_file', 'share_link']);
+    const query = 'merge pdf';
+    const options = { limit: 2, graphWeight: 2 };
+    expect(names(search.search(query, { ...options, mode: 'bm25' }))[0]).toBe('pdf_merge');
+    expect(names(search.search(query, { ...options, lexicalGuard: 0 }))).toEqual([
+      'upload_file',
+      'share_link',
+    ]);
+    expect(names(search.search(query, options))).toEqual(['upload_file', 'pdf_merge']);
+  });
+});
+
+describe('query feedback (recordUsage)', () => {
+  // No tool says "plot"; users who asked to plot went on to call the chart tool.
+  const tools: SearchableTool[] = [
+    ...CATALOG,
+    { name: 'charts.generate_word_cloud_chart', server: 'charts', description: 'Render a word cloud chart' },
+  ];
+  const query = 'plot these numbers';
+
+  it('learns query words → tools once the pairing repeats, and says why', () => {
+    const search = createToolSearch({ tools });
+    expect(search.search(query)).toEqual([]);
+    search.recordUsage({ query: 'plot my sales numbers', tools: ['charts.generate_word_cloud_chart'] });
+    // One use is noise: below the minimum count nothing moves.
+    expect(search.search(query)).toEqual([]);
+    search.recordUsage({ query: 'please plot it', tools: ['charts.generate_word_cloud_chart'] });
+    const [hit] = search.search(query);
+    expect(hit!.name).toBe('charts.generate_word_cloud_chart');
+    expect(hit!.reasons.join(' | ')).toMatch(/used after queries with 'plot'/);
+    // BM25 alone is untouched, and the feedback can be turned off per query.
+    expect(search.search(query, { mode: 'bm25' })).toEqual([]);
+    expect(search.search(query, { feedbackWeight: 0 })).toEqual([]);
+  });
+
+  it('lifts the tool a query led to above a lexical look-alike', () => {
+    const search = createToolSearch({ tools });
+    const ask = 'report on spending per person';
+    const before = names(search.search(ask, { limit: 3 }));
+    expect(before[0]).not.toBe('finance.get_budget_by_level');
+    for (let i = 0; i < 3; i++)
+      search.recordUsage({ query: `spending per person ${i}`, tools: ['finance.get_budget_by_level'] });
+    expect(names(search.search(ask, { limit: 3 }))[0]).toBe('finance.get_budget_by_level');
+  });
+
+  it('forgets with a half-life counted in uses: newer habits outweigh older ones', () => {
+    const learn = (halfLife: number): QueryFeedback => {
+      const feedback = new QueryFeedback(halfLife);
+      for (let i = 0; i < 2; i++) feedback.record(['plot'], ['old_chart']);
+      for (let i = 0; i < 30; i++) feedback.record(['other'], ['thing']);
+      for (let i = 0; i < 2; i++) feedback.record(['plot'], ['new_chart']);
+      return feedback;
+    };
+    const options = { evidencePrior: 2, minCount: 2 };
+    const decayed = learn(10).score(['plot'], options);
+    // 30+ uses later, the old pairing weighs about 2^-3 of the new one.
+    expect(decayed.get('old_chart')!.score / decayed.get('new_chart')!.score).toBeLessThan(0.15);
+    const kept = learn(Infinity).score(['plot'], options);
+    expect(kept.get('old_chart')!.score).toBeCloseTo(kept.get('new_chart')!.score, 9);
+    // Below the minimum count, nothing: one use is noise.
+    const once = new QueryFeedback();
+    once.record(['plot'], ['chart']);
+    expect(once.score(['plot'], options).size).toBe(0);
+    expect(learn(10).uses).toBe(34);
+  });
+
+  it('serializes and restores what it learned, and rejects broken usages by field', () => {
+    const search = createToolSearch({ tools });
+    for (let i = 0; i < 2; i++) search.recordUsage({ query, tools: ['charts.generate_word_cloud_chart'] });
+    const state = JSON.parse(JSON.stringify(search.serialize())) as ReturnType<typeof search.serialize>;
+    expect(state.usages).toHaveLength(2);
+    const restored = createToolSearch({ tools, state });
+    expect(restored.search(query)).toEqual(search.search(query));
+    expect(() => createToolSearch({ tools, state: { ...state, usages: [['q', [1]]] as never } })).toThrow(
+      /usages\[0\]/,
+    );
+    expect(() => search.recordUsage({ query: 'x', tools: 'chart' } as never)).toThrow(/recordUsage needs/);
+    // Hostile sizes are cut, not stored whole.
+    search.recordUsage({ query: 'q'.repeat(100_000), tools: ['x'.repeat(10_000), 'chat.send_message'] });
+    const last = search.serialize().usages!.at(-1)!;
+    expect(last[0].length).toBeLessThanOrEqual(4_000);
+    expect(last[1]).toEqual(['chat.send_message']);
+  });
+});
+
+describe('usage history stores keep query feedback', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'codecall-feedback-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const usage = { query: 'plot these numbers', tools: [NAMES[0]!] };
+
+  it('MemoryHistoryStore and SqliteHistoryStore return recorded uses in load()', async () => {
+    const path = join(dir, 'history.sqlite');
+    for (const open of [
+      async () => new MemoryHistoryStore(),
+      async () => SqliteHistoryStore.open({ path }),
+    ]) {
+      const store = await open();
+      await store.appendUsage(usage);
+      await store.appendUsage({ query: 'second', tools: [NAMES[1]!, NAMES[2]!] });
+      await expect(store.appendUsage({ query: 1 } as never)).rejects.toThrow(/query: string/);
+      const state = await store.load();
+      expect(state.usages).toEqual([
+        [usage.query, usage.tools],
+        ['second', [NAMES[1], NAMES[2]]],
+      ]);
+      await store.close();
+    }
+    // Reopened from disk: the uses are still there, ready for createToolSearch({ state }).
+    const reopened = await SqliteHistoryStore.open({ path });
+    const search = createToolSearch({ tools: CATALOG, state: await reopened.load() });
+    expect(search.serialize().usages).toHaveLength(2);
+    await reopened.close();
+  });
+});
