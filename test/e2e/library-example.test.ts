@@ -20,6 +20,7 @@ describe('library example', () => {
     );
     const expected = overBudgetMembers(createExpenseData(), 'Q3', 'travel');
     expect(stdout).toContain(`${expected.length} of 20 team members exceeded their Q3 travel budget`);
+    expect(expected.length).toBeGreaterThan(0);
     for (const { member } of expected) expect(stdout).toContain(member.name);
     const saved = /\(([\d.]+) % saved\)/.exec(stdout);
     expect(Number(saved?.[1])).toBeGreaterThan(90);
