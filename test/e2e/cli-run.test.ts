@@ -28,7 +28,7 @@ interface Outcome {
 
 function codecall(
   args: string[],
-  options: { onStderr?: (text: string, kill: () => void) => void } = {},
+  options: { onSpawn?: (interrupt: () => void) => void } = {},
 ): Promise<Outcome> {
   const env = { ...process.env };
   delete env.CODECALL_MODEL;
@@ -39,10 +39,8 @@ function codecall(
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => {
-      stderr += d.toString();
-      options.onStderr?.(stderr, () => child.kill('SIGINT'));
-    });
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    options.onSpawn?.(() => child.kill('SIGINT'));
     child.on('error', reject);
     child.on('close', (code, signal) => resolvePromise({ code, signal, stdout, stderr }));
     child.stdin.end();
@@ -141,12 +139,16 @@ describe('codecall run', () => {
   });
 
   it('Ctrl-C while the model request is in flight cancels the run: exit 1, "cancelled", no hang', async () => {
+    let interrupt: (() => void) | undefined;
+    let requested = false;
     const hanging: Server = createServer(() => {
-      // Never answers.
+      // The model request is in flight: press Ctrl-C. Never answers.
+      if (requested) return;
+      requested = true;
+      interrupt?.();
     });
     await new Promise<void>((r) => hanging.listen(0, '127.0.0.1', r));
     const port = (hanging.address() as AddressInfo).port;
-    let sent = false;
     try {
       const result = await codecall(
         [
@@ -159,16 +161,9 @@ describe('codecall run', () => {
           '--config',
           'examples/codecall.json',
         ],
-        {
-          onStderr: (text, kill) => {
-            if (!sent && text.includes('codecall run ·')) {
-              sent = true;
-              setTimeout(kill, 200);
-            }
-          },
-        },
+        { onSpawn: (press) => (interrupt = press) },
       );
-      expect(sent).toBe(true);
+      expect(requested).toBe(true);
       expect(result.code).toBe(1);
       expect(result.stderr).toMatch(/codecall run: cancelled\./);
     } finally {
