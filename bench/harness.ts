@@ -1,8 +1,12 @@
 /**
  * @module
  * Small helpers for benches: timing, percentiles, and a figure line with its target.
- * A bench exits non-zero when a figure misses its target (`finish()`).
+ * A bench exits non-zero when a figure misses its target (`finish()`), and with
+ * {@link BENCH_SKIP_EXIT_CODE} when part of it could not run (`skip()`): bench/run.mjs reports
+ * that as SKIP, never as met.
  */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 
 /** Nanosecond-resolution timestamp in microseconds. */
 export function nowUs(): number {
@@ -57,10 +61,42 @@ export function figure(
   console.log(`  ${label.padEnd(58)} ${shown.padStart(10)} ${unit}${verdict}`);
 }
 
-/** Ends the bench: exit code 1 when any figure missed its target. */
+/**
+ * Exit code of a bench that could not measure every figure (missing data, missing build) and
+ * missed none of those it measured. bench/run.mjs (`BENCH_SKIP_EXIT_CODE` there) counts it as
+ * skipped, never as met.
+ */
+export const BENCH_SKIP_EXIT_CODE = 3;
+
+let skips = 0;
+
+/** Says that part of the bench cannot run, and why: prints `SKIP: <reason>`; see {@link finish}. */
+export function skip(reason: string): void {
+  skips++;
+  console.log(`  SKIP: ${reason}`);
+}
+
+/**
+ * True when every `files` path (relative to `root`/dist) exists; otherwise calls {@link skip}
+ * naming the missing build and returns false.
+ */
+export function hasBuild(root: string, files: readonly string[]): boolean {
+  const missing = files.filter((file) => !existsSync(join(root, 'dist', file)));
+  if (missing.length === 0) return true;
+  skip(`dist/${missing[0]} is missing: run \`npm run build\` first`);
+  return false;
+}
+
+/**
+ * Ends the bench: exit code 1 when any figure missed its target, else
+ * {@link BENCH_SKIP_EXIT_CODE} when any part was skipped, else 0.
+ */
 export function finish(): void {
   if (misses > 0) {
     console.log(`  ${misses} figure(s) missed their target`);
     process.exitCode = 1;
+  } else if (skips > 0) {
+    console.log(`  SKIP: ${skips} part(s) could not run; this bench does not count as met`);
+    process.exitCode = BENCH_SKIP_EXIT_CODE;
   }
 }

@@ -15,7 +15,7 @@ import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { parseConfig } from '../src/config/index.js';
 import { createExpenseServer, inMemoryTransport } from '../src/testing/servers/index.js';
 import { ToolPool } from '../src/tools/index.js';
-import { figure, finish, nowUs, percentile } from './harness.js';
+import { figure, finish, hasBuild, nowUs, percentile, skip } from './harness.js';
 
 const ROOT = resolve(import.meta.dirname ?? '.', '..');
 const CALLS = 3_000;
@@ -92,10 +92,8 @@ async function openMs(servers: Record<string, unknown>): Promise<number> {
 }
 
 async function connect(): Promise<void> {
-  if (!existsSync(join(ROOT, 'dist', 'testing', 'servers', 'index.js'))) {
-    console.log('  (skipped: run `npm run build` first; the example server runs from dist/)');
-    return;
-  }
+  // The slow test servers run from dist/.
+  if (!hasBuild(ROOT, ['testing/servers/index.js'])) return;
   const delays = [150, 300, 450, 600];
   console.log(`Connecting to ${delays.length} stdio servers (start-up delays ${delays.join('/')} ms)`);
   const singles: number[] = [];
@@ -129,6 +127,8 @@ async function connect(): Promise<void> {
       'ms',
     );
     figure('npm servers: all 3 at once', three, 'ms');
+  } else {
+    skip(`npm servers: ${bin('mcp-server-everything')} is missing (run \`npm install\`)`);
   }
 }
 

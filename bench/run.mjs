@@ -1,11 +1,13 @@
 // `npm run bench [-- <name-filter>]`: bundles each bench/*.bench.ts with esbuild and runs it in
 // its own `node --no-node-snapshot` process, one after another. Each bench prints its figures
-// as ratios against a floor it measures in the same run, and a PASS/FAIL per target.
+// as ratios against a floor it measures in the same run, and a PASS/FAIL per target; a bench
+// that cannot run (missing data or build) prints SKIP and is tallied apart, never as met.
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import { tallyBenches } from './tally.mjs';
 
 const root = dirname(dirname(fileURLToPath(import.meta.url)));
 const filter = process.argv[2];
@@ -19,7 +21,7 @@ if (benches.length === 0) {
   console.error(`bench: nothing matches "${filter}"`);
   process.exit(2);
 }
-let failed = 0;
+const results = [];
 for (const file of benches) {
   const outfile = join(out, file.replace(/\.ts$/, '.mjs'));
   await build({
@@ -38,7 +40,8 @@ for (const file of benches) {
     cwd: root,
     stdio: 'inherit',
   });
-  if (result.status !== 0) failed++;
+  results.push({ file, status: result.status });
 }
-console.log(`\nbench: ${benches.length - failed} of ${benches.length} benches met their targets`);
-process.exit(failed ? 1 : 0);
+const tally = tallyBenches(results);
+console.log(`\n${tally.line}`);
+process.exit(tally.exitCode);

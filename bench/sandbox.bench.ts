@@ -8,14 +8,16 @@
  * prelude and the worker entry are loaded from dist/).
  */
 import { spawnSync } from 'node:child_process';
+import { resolve } from 'node:path';
 
 import { compileScript } from '../src/compile/index.js';
 import { loadPreludeSource } from '../src/isolate/assets.js';
 import { IsolateEngine } from '../src/isolate/engine.js';
 import { SandboxPool, type SandboxMode } from '../src/isolate/index.js';
 import type { SandboxToolBinding, ToolInvoker } from '../src/types.js';
-import { figure, finish, nowUs, percentile } from './harness.js';
+import { figure, finish, hasBuild, nowUs, percentile } from './harness.js';
 
+const ROOT = resolve(import.meta.dirname ?? '.', '..');
 const IDLE_SANDBOXES = 40;
 const IDLE_MEMORY_FLAG = '--idle-memory';
 const EMPTY_PRELUDE =
@@ -45,6 +47,12 @@ async function idleSandboxCost(prelude: string): Promise<{ rssBytes: number; hea
   const rssBytes = (process.memoryUsage().rss - before) / IDLE_SANDBOXES;
   for (const engine of held) engine.close();
   return { rssBytes, heapBytes: percentile(heap, 50) };
+}
+
+// The prelude and the worker entry load from dist/: without a build this bench cannot run.
+if (!hasBuild(ROOT, ['sandbox/prelude.js', 'isolate/worker.js'])) {
+  finish();
+  process.exit();
 }
 
 if (process.argv[2] === IDLE_MEMORY_FLAG) {

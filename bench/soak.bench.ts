@@ -11,13 +11,13 @@
  * second half of the soak).
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { figure, finish, nowUs, percentile } from './harness.js';
+import { figure, finish, hasBuild, nowUs, percentile } from './harness.js';
 
 const ROOT = resolve(import.meta.dirname ?? '.', '..');
 const WARMUP_CALLS = 120;
@@ -170,9 +170,8 @@ async function callOne(client: Client, kind: Kind, tally: Tally): Promise<void> 
 }
 
 async function main(): Promise<void> {
-  if (!existsSync(join(ROOT, 'dist', 'cli', 'main.js'))) {
-    console.log('  soak: dist/ is missing; run `npm run build` first');
-    process.exitCode = 1;
+  if (!hasBuild(ROOT, ['cli/main.js'])) {
+    finish();
     return;
   }
   const dir = mkdtempSync(join(tmpdir(), 'codecall-soak-'));

@@ -1,16 +1,76 @@
 /**
  * @module
- * The public surface is an API decision: this snapshot changes only on purpose.
+ * The public surface is an API decision: this snapshot changes only on purpose. Runtime exports
+ * are read from the loaded module; type exports (`export type {…}`, interfaces, type aliases)
+ * exist only for the compiler, so they are read from the entry files with the TypeScript
+ * compiler API.
  */
+import { resolve } from 'node:path';
+import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 import * as api from '../../src/index.js';
 import * as testing from '../../src/testing/index.js';
 
+const ENTRIES = {
+  codecall: resolve(import.meta.dirname, '../../src/index.ts'),
+  'codecall/testing': resolve(import.meta.dirname, '../../src/testing/index.ts'),
+};
+
+/** Every export of each entry file as the compiler sees it, split into values and types only. */
+function compilerExports(): Record<keyof typeof ENTRIES, { values: string[]; types: string[] }> {
+  const configPath = resolve(import.meta.dirname, '../../tsconfig.json');
+  const config = ts.getParsedCommandLineOfConfigFile(
+    configPath,
+    {},
+    {
+      ...ts.sys,
+      onUnRecoverableConfigFileDiagnostic: (diagnostic) => {
+        throw new Error(ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n'));
+      },
+    },
+  )!;
+  const program = ts.createProgram({ rootNames: Object.values(ENTRIES), options: config.options });
+  const checker = program.getTypeChecker();
+  const read = (file: string): { values: string[]; types: string[] } => {
+    const source = program.getSourceFile(file);
+    const moduleSymbol = source && checker.getSymbolAtLocation(source);
+    if (!moduleSymbol) throw new Error(`The compiler found no module at ${file}.`);
+    const values: string[] = [];
+    const types: string[] = [];
+    for (const symbol of checker.getExportsOfModule(moduleSymbol)) {
+      const typeOnly = (symbol.declarations ?? []).some(
+        (declaration) => ts.isExportSpecifier(declaration) && ts.isTypeOnlyExportDeclaration(declaration),
+      );
+      const target = symbol.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(symbol) : symbol;
+      const isValue = !typeOnly && (target.flags & ts.SymbolFlags.Value) !== 0;
+      (isValue ? values : types).push(symbol.name);
+    }
+    return { values: values.sort(), types: types.sort() };
+  };
+  return { codecall: read(ENTRIES.codecall), 'codecall/testing': read(ENTRIES['codecall/testing']) };
+}
+
 describe('public exports', () => {
+  const fromCompiler = compilerExports();
+
   it('names every runtime export of codecall', () => {
     expect(Object.keys(api).sort()).toMatchSnapshot();
   });
   it('names every runtime export of codecall/testing', () => {
     expect(Object.keys(testing).sort()).toMatchSnapshot();
+  });
+
+  it('names every type export of codecall', () => {
+    expect(fromCompiler.codecall.types.length).toBeGreaterThan(0);
+    expect(fromCompiler.codecall.types).toMatchSnapshot();
+  });
+  it('names every type export of codecall/testing', () => {
+    expect(fromCompiler['codecall/testing'].types.length).toBeGreaterThan(0);
+    expect(fromCompiler['codecall/testing'].types).toMatchSnapshot();
+  });
+
+  it('the compiler and the runtime agree on the value exports', () => {
+    expect(fromCompiler.codecall.values).toEqual(Object.keys(api).sort());
+    expect(fromCompiler['codecall/testing'].values).toEqual(Object.keys(testing).sort());
   });
 });

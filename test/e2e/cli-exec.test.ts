@@ -5,12 +5,17 @@
 import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
 import { createExpenseData, overBudgetMembers } from '../../src/testing/servers/index.js';
+import { REPO_ROOT, tempRoot } from './temp-root.js';
 
-const ROOT = resolve(import.meta.dirname, '../..');
-const BIN = join(ROOT, 'bin', 'codecall.js');
+// Commands run from a temp copy of the root: the usage history they record next to
+// examples/codecall.json stays out of the work tree.
+const temp = tempRoot();
+afterAll(() => temp[Symbol.dispose]());
+const ROOT = temp.root;
+const BIN = join(REPO_ROOT, 'bin', 'codecall.js');
 const EXAMPLE_CONFIG = join(ROOT, 'examples', 'codecall.json');
 
 function codecall(

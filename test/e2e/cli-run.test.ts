@@ -5,12 +5,17 @@
 import { spawn } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { join, resolve } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
 import { createExpenseData, overBudgetMembers } from '../../src/testing/servers/index.js';
+import { REPO_ROOT, tempRoot } from './temp-root.js';
 
-const ROOT = resolve(import.meta.dirname, '../..');
-const BIN = join(ROOT, 'bin', 'codecall.js');
+// Commands run from a temp copy of the root: the usage history they record next to
+// examples/codecall.json stays out of the work tree.
+const temp = tempRoot();
+afterAll(() => temp[Symbol.dispose]());
+const ROOT = temp.root;
+const BIN = join(REPO_ROOT, 'bin', 'codecall.js');
 const TASK = 'Which team members exceeded their Q3 travel budget?';
 const expected = overBudgetMembers(createExpenseData(), 'Q3', 'travel');
 
@@ -23,7 +28,7 @@ interface Outcome {
 
 function codecall(
   args: string[],
-  options: { onStderr?: (text: string, kill: () => void) => void } = {},
+  options: { onSpawn?: (interrupt: () => void) => void } = {},
 ): Promise<Outcome> {
   const env = { ...process.env };
   delete env.CODECALL_MODEL;
@@ -34,10 +39,8 @@ function codecall(
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => {
-      stderr += d.toString();
-      options.onStderr?.(stderr, () => child.kill('SIGINT'));
-    });
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    options.onSpawn?.(() => child.kill('SIGINT'));
     child.on('error', reject);
     child.on('close', (code, signal) => resolvePromise({ code, signal, stdout, stderr }));
     child.stdin.end();
@@ -144,12 +147,16 @@ describe('codecall run', () => {
   });
 
   it('Ctrl-C while the model request is in flight cancels the run: exit 1, "cancelled", no hang', async () => {
+    let interrupt: (() => void) | undefined;
+    let requested = false;
     const hanging: Server = createServer(() => {
-      // Never answers.
+      // The model request is in flight: press Ctrl-C. Never answers.
+      if (requested) return;
+      requested = true;
+      interrupt?.();
     });
     await new Promise<void>((r) => hanging.listen(0, '127.0.0.1', r));
     const port = (hanging.address() as AddressInfo).port;
-    let sent = false;
     try {
       const result = await codecall(
         [
@@ -162,16 +169,9 @@ describe('codecall run', () => {
           '--config',
           'examples/codecall.json',
         ],
-        {
-          onStderr: (text, kill) => {
-            if (!sent && text.includes('codecall run ·')) {
-              sent = true;
-              setTimeout(kill, 200);
-            }
-          },
-        },
+        { onSpawn: (press) => (interrupt = press) },
       );
-      expect(sent).toBe(true);
+      expect(requested).toBe(true);
       expect(result.code).toBe(1);
       expect(result.stderr).toMatch(/codecall run: cancelled\./);
     } finally {

@@ -11,9 +11,14 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { parseServeArgs } from '../../src/cli/commands/serve.js';
 import { parseConfig } from '../../src/config/index.js';
 import { createExpenseData, overBudgetMembers } from '../../src/testing/servers/index.js';
+import { REPO_ROOT, tempRoot } from './temp-root.js';
 
-const ROOT = join(import.meta.dirname, '..', '..');
-const BIN = join(ROOT, 'bin', 'codecall.js');
+// Commands run from a temp copy of the root, as written in each example's header: what they
+// write next to their configuration (the usage history) stays out of the work tree.
+const temp = tempRoot();
+afterAll(() => temp[Symbol.dispose]());
+const ROOT = temp.root;
+const BIN = join(REPO_ROOT, 'bin', 'codecall.js');
 const run = promisify(execFile);
 // Configurations start "node": make it this Node (22+), whatever the machine's default is.
 const ENV = { ...process.env, PATH: `${dirname(process.execPath)}:${process.env.PATH ?? ''}` };
@@ -113,6 +118,7 @@ describe('examples', () => {
       `execute_code: ${toFlag.length} over-budget members have a pending Q3 travel expense`,
     );
     expect(stdout.match(/^ {2}flagged exp-\d+ /gm)).toHaveLength(toFlag.length);
+    expect(toFlag.length).toBeGreaterThan(0);
     for (const { member } of toFlag) expect(stdout).toContain(`(${member.name}, $`);
     expect(stdout).toMatch(
       /learned call order \(from the tool graph\):\n(?: {2}.*\n)* {2}expenses\.get_team_members → expenses\.get_budget_by_level → expenses\.get_expenses/,

@@ -20,6 +20,7 @@ describe('library example', () => {
     );
     const expected = overBudgetMembers(createExpenseData(), 'Q3', 'travel');
     expect(stdout).toContain(`${expected.length} of 20 team members exceeded their Q3 travel budget`);
+    expect(expected.length).toBeGreaterThan(0);
     for (const { member } of expected) expect(stdout).toContain(member.name);
     const meter = /^context: (\d+) tokens; kept out: (\d+) tokens of tool results \((\d+) bytes\)$/m.exec(
       stdout,

@@ -117,7 +117,9 @@ describe('executor', () => {
     const pending = session.executor.execute(`await tools.odd.slow({ ms: 60000, label: 'run-abort' });`, {
       signal: controller.signal,
     });
-    setTimeout(() => controller.abort(), 200);
+    // Abort once the call is in flight on the server.
+    await expect.poll(() => probes.flatMap((p) => p.started), { timeout: 10_000 }).toContain('run-abort');
+    controller.abort();
     const result = await pending;
     expect(result.status).toBe('error');
     expect(result.error!.code).toBe('ABORTED');

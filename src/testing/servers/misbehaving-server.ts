@@ -18,6 +18,8 @@ export interface MisbehavingServerOptions {
 
 /** What a misbehaving server observed, for assertions. */
 export interface MisbehavingServerProbe {
+  /** Calls of `slow` that reached the server (so a test can cancel one in flight), by `label`. */
+  started: string[];
   /** Calls of `slow` that were cancelled (by `notifications/cancelled`), by `label`. */
   cancelled: string[];
   /** Calls of `slow` that ran to the end. */
@@ -42,7 +44,7 @@ export function createMisbehavingServer(options: MisbehavingServerOptions = {}):
   server: McpServer;
   probe: MisbehavingServerProbe;
 } {
-  const probe: MisbehavingServerProbe = { cancelled: [], completed: [], added: [] };
+  const probe: MisbehavingServerProbe = { started: [], cancelled: [], completed: [], added: [] };
   const server = new McpServer(
     { name: options.name ?? 'misbehaving', version: '1.0.0' },
     { capabilities: { tools: { listChanged: true } } },
@@ -156,6 +158,7 @@ export function createMisbehavingServer(options: MisbehavingServerOptions = {}):
     },
     async ({ ms, label }, extra) => {
       const name = label ?? 'slow';
+      probe.started.push(name);
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, ms);
         extra.signal.addEventListener('abort', () => {

@@ -6,8 +6,13 @@ import { resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOrchestrator, type AgentEvent, type Orchestrator } from '../../../src/agent/index.js';
 import { CodecallRuntime } from '../../../src/execute/index.js';
-import { isCodecallError } from '../../../src/errors.js';
-import type { GenerateRequest, ToolMessage } from '../../../src/providers/language-model.js';
+import { CodecallError, isCodecallError } from '../../../src/errors.js';
+import type {
+  GenerateRequest,
+  GenerateResponse,
+  LanguageModel,
+  ToolMessage,
+} from '../../../src/providers/language-model.js';
 import { ScriptedLanguageModel, scriptedResponse, text, toolCall } from '../../../src/testing/index.js';
 import { createExpenseData, overBudgetMembers } from '../../../src/testing/servers/index.js';
 
@@ -50,6 +55,7 @@ describe('code mode over the example expense server', () => {
     const lines = result.answer.split('\n');
     expect(lines[0]).toMatch(/^Scanned 2400 line items/);
     expect(lines[1]).toBe(`${expected.length} of 20 team members exceeded their Q3 travel budget:`);
+    expect(expected.length).toBeGreaterThan(0);
     for (const { member } of expected) expect(result.answer).toContain(`- ${member.name} (${member.level})`);
 
     const execution = result.steps[1]!.executions[0]!;
@@ -343,18 +349,35 @@ describe('bounds and cancellation', () => {
   });
 
   it('aborting while the model request is in flight cancels it', async () => {
-    const model = new ScriptedLanguageModel([
-      (_request) =>
-        new Promise(() => {
-          // Never answers: only the orchestrator's abort ends the wait.
+    // A model that only ends its request when the signal it was given fires: the run can end
+    // by the orchestrator's own race, but the request itself is cancelled only if the signal
+    // reaches the model.
+    let requestSignal: AbortSignal | undefined;
+    let requestStarted!: () => void;
+    const started = new Promise<void>((resolve) => (requestStarted = resolve));
+    let requestCancelled = false;
+    const model: LanguageModel = {
+      provider: 'test',
+      modelId: 'hangs-until-aborted',
+      generate: (_request, options) =>
+        new Promise<GenerateResponse>((_resolve, reject) => {
+          requestSignal = options?.signal;
+          options?.signal?.addEventListener('abort', () => {
+            requestCancelled = true;
+            reject(new CodecallError('ABORTED', 'The model request was cancelled.'));
+          });
+          requestStarted();
         }),
-    ]);
-    const agent = await agentWith(model);
+    };
+    const agent = await createOrchestrator({ model, runtime });
     const controller = new AbortController();
     const run = agent.run('Wait.', { signal: controller.signal }).catch((e: unknown) => e);
-    setTimeout(() => controller.abort(), 20);
+    await started;
+    controller.abort();
     const error = await run;
     expect(isCodecallError(error) && error.code).toBe('ABORTED');
+    expect(requestSignal?.aborted).toBe(true);
+    expect(requestCancelled).toBe(true);
   });
 
   it('stops at maxRunTimeMs with RUN_TIMEOUT', async () => {
@@ -366,12 +389,30 @@ describe('bounds and cancellation', () => {
   });
 
   it('breaking out of the stream cancels the run', async () => {
+    // One worker: if the spinning script were left running, the next script would queue behind
+    // it until its CPU limit (30 s), far past the deadline below.
+    await using single = await CodecallRuntime.open({
+      load: { path: CONFIG },
+      history: false,
+      sandbox: { workers: 1 },
+    });
     const model = new ScriptedLanguageModel([toolCall('execute_code', { code: 'while (true) {}' })]);
-    const agent = await agentWith(model);
+    const agent = await createOrchestrator({ model, runtime: single });
+    const seen: string[] = [];
     for await (const event of agent.stream('Spin.')) {
+      seen.push(event.type);
       if (event.type === 'execution-start') break;
     }
-    const after = await agent.execute('console.log(1)');
-    expect(after.stdout).toBe('1\n');
+    expect(seen.at(-1)).toBe('execution-start');
+    // A generous deadline (a queued run does not see its own signal while it waits for a worker).
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<'still busy'>((resolve) => {
+      timer = setTimeout(() => resolve('still busy'), 15_000);
+    });
+    const after = await Promise.race([agent.execute('console.log(1)'), deadline]).finally(() =>
+      clearTimeout(timer),
+    );
+    expect(after, 'the spinning script still holds the only worker').not.toBe('still busy');
+    expect(after).toMatchObject({ status: 'ok', stdout: '1\n' });
   });
 });

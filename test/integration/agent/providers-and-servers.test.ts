@@ -190,7 +190,11 @@ describe('cancellation reaches MCP tool calls in flight', () => {
     try {
       let error: unknown;
       for await (const event of agent.stream('Wait.', { signal: controller.signal })) {
-        if (event.type === 'tool-call-start') setTimeout(() => controller.abort(), 30);
+        if (event.type === 'tool-call-start') {
+          // Abort once the call is in flight on the server.
+          await vi.waitFor(() => expect(probe.started).toContain('direct'), { timeout: 10_000 });
+          controller.abort();
+        }
         if (event.type === 'error') error = event.error;
       }
       expect(isCodecallError(error) && error.code).toBe('ABORTED');
@@ -209,8 +213,8 @@ describe('cancellation reaches MCP tool calls in flight', () => {
     const controller = new AbortController();
     try {
       const run = agent.run('Wait.', { signal: controller.signal }).catch((e: unknown) => e);
-      await vi.waitFor(() => expect(model.requests).toHaveLength(1));
-      setTimeout(() => controller.abort(), 100);
+      await vi.waitFor(() => expect(probe.started).toContain('script'), { timeout: 10_000 });
+      controller.abort();
       const error = await run;
       expect(isCodecallError(error) && error.code).toBe('ABORTED');
       const partial = (error as { details: { result: { steps: { toolCalls: unknown[] }[] } } }).details

@@ -29,6 +29,7 @@ describe('CodecallRuntime over the example expense server', () => {
       for (let i = 0; i < 3; i++) {
         const result = await runtime.execute(script);
         expect(result.status, JSON.stringify(result.error)).toBe('ok');
+        expect(result.stdout).toBe('string true\n');
       }
       await runtime.flush();
       const edge = runtime.search

@@ -43,6 +43,7 @@ describe('process-mode supervision', () => {
   it('kills and replaces a worker stuck in uninterruptible BigInt work; the next run works', async () => {
     pool = await SandboxPool.open({ mode: 'process', workers: 1, killGraceMs: 300 });
     const before = childPids();
+    expect(before).toHaveLength(1);
     const stuck = await runScript(pool, "const x = 10n ** 30000000n; console.log('finished');", {
       limits: { cpuTimeMs: 200 },
     });
@@ -51,13 +52,14 @@ describe('process-mode supervision', () => {
     const after = await runScript(pool, "console.log('next run');");
     expect(after.stdout).toBe('next run\n');
     const now = childPids();
-    expect(now.some((pid) => before.includes(pid))).toBe(false);
+    expect(now).toHaveLength(1);
+    expect(now).not.toContain(before[0]);
   });
 
   it('ends a run whose worker dies with SANDBOX_CRASHED, then serves the next run', async () => {
     pool = await SandboxPool.open({ mode: 'process', workers: 1 });
     const pids = childPids();
-    expect(pids.length).toBeGreaterThan(0);
+    expect(pids).toHaveLength(1);
     const running = runScript(pool, 'await tools.t.kill({});', {
       tools: {
         't.kill': () => {
@@ -78,6 +80,7 @@ describe('process-mode supervision', () => {
     // an array over its maximum length; isolated-vm cannot turn this into an exception.
     pool = await SandboxPool.open({ mode: 'process', workers: 1 });
     const before = childPids();
+    expect(before).toHaveLength(1);
     const result = await runScript(
       pool,
       "for (let i = 0; i < 150; i++) console.log('line ' + i); const parts = ('xy'.repeat(2 ** 26) + 'z').split(''); console.log(parts.length);",
@@ -92,7 +95,9 @@ describe('process-mode supervision', () => {
     expect(result.stdout.startsWith(first)).toBe(true);
     const next = await runScript(pool, "console.log('next run');");
     expect(next.stdout).toBe('next run\n');
-    expect(childPids().some((pid) => before.includes(pid))).toBe(false);
+    const now = childPids();
+    expect(now).toHaveLength(1);
+    expect(now).not.toContain(before[0]);
   });
 
   it('queues runs when every worker is busy and runs them all', async () => {
@@ -160,6 +165,7 @@ describe('process-mode supervision', () => {
       },
     });
     await inTool;
+    expect(childPids()).toHaveLength(1);
     await Promise.all([open.close(), open.close()]);
     expect((await running).error?.code).toBe('ABORTED');
     await expect(runScript(open, '1')).rejects.toSatisfy(

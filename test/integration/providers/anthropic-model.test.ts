@@ -5,7 +5,7 @@
  * (tool_use, usage with cache reads and writes), and the retry policy (529, 429 + retry-after,
  * 401 not retried, timeouts, connection errors, abort).
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import {
   createLanguageModel,
   type CreateLanguageModelOptions,
@@ -258,7 +258,8 @@ describe('Anthropic over the wire', () => {
     server.enqueue(PATH, { delayMs: 10_000, body: {} });
     const controller = new AbortController();
     const pending = model().generate(request, { signal: controller.signal });
-    setTimeout(() => controller.abort(), 100);
+    await vi.waitFor(() => expect(server.requestsTo(PATH)).toHaveLength(1), { timeout: 10_000 });
+    controller.abort();
     const error = await rejection(pending);
     expect(error.code).toBe('ABORTED');
     expect(server.requestsTo(PATH)).toHaveLength(1);

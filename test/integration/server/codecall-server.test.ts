@@ -314,9 +314,9 @@ describe('createCodecallServer', () => {
         undefined,
         { signal: controller.signal },
       );
-      // Cancel once the script is past its first call (so the long call is dispatched or about to be).
-      await expect.poll(() => probes.flatMap((p) => p.completed)).toContain('warm-up');
-      setTimeout(() => controller.abort(new Error('user cancelled')), 50);
+      // Cancel once the long call is in flight on the upstream server.
+      await expect.poll(() => probes.flatMap((p) => p.started), { timeout: 10_000 }).toContain('cancel-me');
+      controller.abort(new Error('user cancelled'));
       await expect(pending).rejects.toThrow(/cancelled/);
       await expect.poll(() => probes.flatMap((p) => p.cancelled)).toContain('cancel-me');
       await expect.poll(() => events.map((e) => e.result.error?.code)).toContain('ABORTED');

@@ -206,7 +206,8 @@ describe('ToolPool.call', () => {
     const pending = rejection(
       pool.call('odd-server.slow', { ms: 30_000, label: 'aborted' }, { ...code, signal: controller.signal }),
     );
-    setTimeout(() => controller.abort(new Error('run ended')), 50);
+    await expect.poll(() => probes[0]!.started, { timeout: 10_000 }).toContain('aborted');
+    controller.abort(new Error('run ended'));
     const error = await pending;
     expect(error.code).toBe('ABORTED');
     expect(error.message).toContain('run ended');

@@ -47,9 +47,33 @@ describe('assignDirectNames', () => {
     expect(values).not.toContain('search_tools');
   });
 
-  it('gives a tool the same name whatever order the catalog comes in', () => {
-    const tools = [tool('b', 'x'), tool('a', 'y'), tool('c', 'z')];
-    expect([...assignDirectNames(tools)].sort()).toEqual([...assignDirectNames([...tools].reverse())].sort());
+  it('gives a tool the same name whatever order the catalog comes in, even when names collide', () => {
+    // Three tools whose provider-safe names collide (`my_srv__do_it`), two that collide after the
+    // cut to 64 characters, and one bystander.
+    const long = 'y'.repeat(80);
+    const tools = [
+      tool('my-srv', 'do.it', 'my_srv', 'do_it'),
+      tool('my_srv', 'do_it'),
+      tool('my.srv', 'do-it', 'my_srv', 'do_it'),
+      tool('l', `${long}a`, 'l', `${long}a`),
+      tool('l', `${long}b`, 'l', `${long}b`),
+      tool('z', 'other'),
+    ];
+    const first = Object.fromEntries(assignDirectNames(tools));
+    expect(new Set(Object.values(first)).size).toBe(tools.length);
+    expect(Object.values(first)).toEqual(
+      expect.arrayContaining(['my_srv__do_it', 'my_srv__do_it_2', 'my_srv__do_it_3']),
+    );
+    const orders = [
+      [...tools].reverse(),
+      [tools[2]!, tools[0]!, tools[4]!, tools[1]!, tools[5]!, tools[3]!],
+      [tools[1]!, tools[4]!, tools[2]!, tools[3]!, tools[0]!, tools[5]!],
+    ];
+    expect(orders.map((order) => Object.fromEntries(assignDirectNames(order)))).toEqual([
+      first,
+      first,
+      first,
+    ]);
   });
 
   it('puts the title in front of the description', () => {

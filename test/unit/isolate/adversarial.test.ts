@@ -184,21 +184,57 @@ describe.each<SandboxMode>(['in-process', 'process'])('adversarial scripts (%s)'
     expect(redos.error?.code).toBe('CPU_TIMEOUT');
   });
 
-  it('survives a script that breaks out of the wrapper function', async () => {
-    const result = await runScript(pool, "}); console.log('outside'); (async () => {");
-    expect(['ok', 'error']).toContain(result.status);
+  it('runs code that breaks out of the wrapper function under the same globals and limits', async () => {
+    // The model code is wrapped in `(async function () {…});`, so `});…(async () => {` closes the
+    // wrapper early: what sits between runs at the top level of the script. It must see the same
+    // stripped global object and stay under the CPU limit.
+    const globals = await runScript(
+      pool,
+      `}); const seen = [typeof process, typeof require, typeof SharedArrayBuffer, typeof Atomics,
+         typeof WebAssembly, typeof (globalThis as any).__codecall_call, typeof (globalThis as any).__codecall_out].join();
+       (async () => { console.log(seen)`,
+    );
+    expect(globals).toMatchObject({ status: 'ok', stdout: `${Array(7).fill('undefined').join()}\n` });
+    const spin = await runScript(pool, '}); while (true) {} (async () => {');
+    expect(spin.status).toBe('error');
+    expect(spin.error?.code).toBe('CPU_TIMEOUT');
+    const printed = await runScript(pool, "}); console.log('outside'); (async () => {");
+    expect(printed.status).toBe('ok');
+    expect(printed.error).toBeUndefined();
     const after = await runScript(pool, "console.log('fine')");
     expect(after.stdout).toBe('fine\n');
   });
 
-  it('cannot block with Atomics.wait or reach shared memory', async () => {
+  it('cannot block with Atomics.wait or reach shared memory by any route', async () => {
     const result = await runScript(
       pool,
-      `let reached = 'no';
-       try { const sab = new (Object.getPrototypeOf(new Int32Array(1).buffer).constructor)(4); reached = String(sab instanceof ArrayBuffer); } catch { reached = 'threw'; }
-       console.log(reached, typeof (globalThis as any).Atomics);`,
+      `const g = globalThis as any;
+       const tag = (value: unknown) => { try { return Object.prototype.toString.call(value); } catch { return ''; } };
+       const found: string[] = [];
+       // by name, on the global object and on a global reached through the Function constructor
+       const viaFunction = new Function('return this')();
+       for (const name of ['SharedArrayBuffer', 'Atomics', 'WebAssembly']) {
+         if (g[name] !== undefined) found.push('global.' + name);
+         if (viaFunction[name] !== undefined) found.push('Function.' + name);
+       }
+       // by brand: every property of the global object, enumerable or not
+       for (const name of Object.getOwnPropertyNames(g)) {
+         let value: any;
+         try { value = g[name]; } catch { continue; }
+         if (tag(value) === '[object Atomics]') found.push('brand.' + name);
+         if (typeof value === 'function' && tag(value.prototype) === '[object SharedArrayBuffer]') found.push('brand.' + name);
+       }
+       // by construction: a shared WebAssembly memory, and a typed array's buffer constructor
+       try { new g.WebAssembly.Memory({ initial: 1, maximum: 1, shared: true }); found.push('wasm-memory'); } catch {}
+       const bufferCtor = Object.getPrototypeOf(new Int32Array(1).buffer).constructor;
+       if (tag(new bufferCtor(4)) !== '[object ArrayBuffer]') found.push('typed-array-buffer');
+       let built = 'built';
+       try { new g.SharedArrayBuffer(4); } catch (error) { built = (error as Error).name; }
+       let waited = 'waited';
+       try { g.Atomics.wait(new Int32Array(4), 0, 0, 10_000); } catch (error) { waited = (error as Error).name; }
+       console.log(JSON.stringify({ found, built, waited }));`,
     );
-    expect(result.stdout).toBe('true undefined\n');
+    expect(JSON.parse(result.stdout)).toEqual({ found: [], built: 'TypeError', waited: 'TypeError' });
   });
 
   it('runs normally after every attack above', async () => {

@@ -288,6 +288,39 @@ describe.each<SandboxMode>(['in-process', 'process'])('SandboxPool (%s)', (mode)
       expect(result.stdout).toBe('awaited\n');
     });
 
+    it('stops CPU spent in many short slices between fast tool calls at the CPU time', async () => {
+      // Each slice is far shorter than the smallest timeout of one entry into the isolate (1 ms), so
+      // only the CPU checks around every entry (each settle after an await) stop this script: the
+      // 20,000 slices need several times the budget of 100 ms. (In process mode, without those
+      // checks, it runs to the end; in-process, host jitter trips an entry's timeout now and then.)
+      let calls = 0;
+      const result = await runScript(
+        pool,
+        `for (let i = 0; i < 20_000; i++) {
+           let x = 0;
+           for (let j = 0; j < 200; j++) x += j % 7;
+           await tools.t.tick({ x });
+         }
+         console.log('finished');`,
+        {
+          limits: { cpuTimeMs: 100, wallTimeMs: 120_000, maxToolCalls: 100_000 },
+          tools: { 't.tick': () => ++calls },
+        },
+      );
+      expect(result.error?.code).toBe('CPU_TIMEOUT');
+      expect(result.stdout).toBe('');
+      expect(calls).toBeGreaterThan(0);
+      expect(calls).toBeLessThan(20_000);
+    });
+
+    it('counts the CPU of compiling the script, even when the script then ends at once', async () => {
+      // Compiling ~200 KB takes far more than 1 ms of CPU; running it takes less than the entry's
+      // timeout, so only the CPU check after the entry sees the budget was spent.
+      const source = `let x = 0;\n${'x += 1;\n'.repeat(25_000)}console.log(x);`;
+      const result = await runScript(pool, source, { limits: { cpuTimeMs: 1 } });
+      expect(result.error?.code).toBe('CPU_TIMEOUT');
+    });
+
     it('stops an async microtask loop at the CPU time', async () => {
       const result = await runScript(pool, 'while (true) await null;', { limits: { cpuTimeMs: 200 } });
       expect(result.error?.code).toBe('CPU_TIMEOUT');
