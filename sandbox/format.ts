@@ -160,9 +160,13 @@ function formatValue(
   const name = constructorName(object);
   if (depth > MAX_DEPTH) return spend(state, array ? '[Array]' : `[${name || 'Object'}]`);
   seen.push(object);
+  state.chars += indent.length + 4; // brackets and the closing line
   const parts: string[] = [];
   const inner = `${indent}  `;
-  const item = (entry: unknown): string => formatValue(entry, depth + 1, seen, inner, state);
+  const item = (entry: unknown): string => {
+    state.chars += inner.length + 2; // the item's line: indentation and separator
+    return formatValue(entry, depth + 1, seen, inner, state);
+  };
   try {
     if (tag === '[object Map]') {
       const count = mapSize.call(object) as number;
@@ -212,7 +216,7 @@ function formatValue(
           if (key === 'length' || (typeof key === 'string' && INDEX.test(key))) continue;
           const descriptor = getDescriptor(object, key);
           if (!descriptor || !descriptor.enumerable) continue;
-          parts.push(`${formatKey(key)}: ${describeSlot(descriptor, item)}`);
+          parts.push(`${spend(state, formatKey(key))}: ${describeSlot(descriptor, item)}`);
         }
       }
       return typed

@@ -69,6 +69,8 @@ const apply = Reflect.apply;
 const ProxyCtor = Proxy;
 const MAX_MESSAGE_CHARS = 4_000;
 const MAX_STACK_CHARS = 8_000;
+/** Room kept in a stream for the formatter's cut-off marker. */
+const MARKER_ROOM_CHARS = 256;
 /** Characters of a tool name repeated in an error message. */
 const MAX_ECHOED_NAME_CHARS = 80;
 /** Counted per call on top of its arguments and name (the call's message and bookkeeping). */
@@ -106,11 +108,22 @@ function utf8Length(text: string): number {
   return bytes;
 }
 
+/**
+ * Characters one console call formats: the stream's whole budget, less room for the formatter's
+ * cut-off marker (and for its count being approximate) so that the marker shows when one call
+ * overflows the stream.
+ */
+function formatChars(stream: number): number {
+  const budget = limit[stream]!;
+  const room = Math.max(MARKER_ROOM_CHARS, Math.floor(budget / 8));
+  return budget > 2 * room ? budget - room : budget;
+}
+
 /** Sends console text to the host, never more characters than the stream's byte budget. */
 function write(stream: number, args: unknown[]): void {
   let text: string;
   try {
-    text = formatArgs(args, { maxValues, maxChars: limit[stream]! }) + '\n';
+    text = formatArgs(args, { maxValues, maxChars: formatChars(stream) }) + '\n';
   } catch {
     text = '[value could not be formatted]\n';
   }
