@@ -270,7 +270,14 @@ async function main(): Promise<void> {
           tools: { flag_expense: { allowedCallers: ['direct'] } },
         },
       },
-      sandbox: { cpuTimeMs: 300, wallTimeMs: 20_000, memoryMb: 64, maxStdoutBytes: 16_384 },
+      sandbox: {
+        cpuTimeMs: 300,
+        wallTimeMs: 20_000,
+        memoryMb: 64,
+        maxStdoutBytes: 16_384,
+        // The arguments flood reaches this after 8 calls, well within its CPU budget.
+        maxPendingToolArgsBytes: 8 * 1_048_576,
+      },
       history: { path: join(dir, 'history.sqlite') },
     }),
   );
