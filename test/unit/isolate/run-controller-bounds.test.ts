@@ -47,6 +47,11 @@ class RecordingBackend implements RunBackend {
   }
 }
 
+/** Resolves after every pending microtask (each step of a call is one). */
+function tick(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
 function start(invoke: (call: ToolInvocation) => Promise<unknown>, limits = {}) {
   const controller = new RunController({
     code: '',
@@ -111,7 +116,8 @@ describe('RunController: host-side bounds on what a sandbox sends', () => {
     controller.call(1, 'files.read', args); // in flight
     controller.call(2, 'files.read', args); // queued on the host
     controller.call(3, 'files.read', args); // would make 3,255 bytes pending
-    await backend.answered(1);
+    await tick();
+    expect(backend.answers).toHaveLength(1);
     expect(backend.answers[0]).toEqual({
       id: 3,
       ok: false,
@@ -119,17 +125,16 @@ describe('RunController: host-side bounds on what a sandbox sends', () => {
         'Arguments of tool calls waiting for an answer would exceed 3000 bytes of JSON (2170 pending now, this call adds 1085). Await earlier calls before starting more (for example in batches with Promise.all).',
       code: 'TOOL_ARGS_LIMIT',
     });
-    await Promise.resolve();
-    await Promise.resolve();
-    release.shift()!(); // call 1 answers: its bytes are free again
-    await backend.answered(2);
-    controller.call(4, 'files.read', args);
-    while (release.length < 1) await Promise.resolve();
-    release.shift()!(); // call 2
-    await backend.answered(3);
-    while (release.length < 1) await Promise.resolve();
-    release.shift()!(); // call 4
-    await backend.answered(4);
+    expect(release).toHaveLength(1);
+    release.shift()!(); // call 1 answers: its bytes are free again, and call 2 starts
+    await tick();
+    controller.call(4, 'files.read', args); // fits again
+    await tick();
+    expect(backend.answers.map((answer) => answer.id)).toEqual([3, 1]);
+    release.shift()!(); // call 2 answers, call 4 starts
+    await tick();
+    release.shift()!(); // call 4 answers
+    await tick();
     backend.end();
     await done;
     expect(backend.answers.map((answer) => [answer.id, answer.ok])).toEqual([
