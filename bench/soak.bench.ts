@@ -7,9 +7,10 @@
  * `search_tools` — first sequentially, then concurrently from several sessions.
  *
  * Figures: every request answered with the expected kind of result (target: all); the server
- * (host) process's resident memory sampled after every block, as a ratio against its own level
- * measured after a warm-up in the same run (target: every sample over the second half of the
- * soak ≤ 1.1× that level); the sandbox workers' resident memory, reported alongside.
+ * (host) process's resident memory after every block of 200 runs, once it has settled (see
+ * `settledRssMb`), as a ratio against its own level measured the same way after a warm-up in
+ * the same run (target: every sample over the second half of the soak ≤ 1.1× that level); the
+ * sandbox workers' resident memory, reported alongside.
  * `SOAK_RUNS=<n>` changes the number of measured runs (default 2,000).
  */
 import { spawn } from 'node:child_process';
@@ -247,6 +248,22 @@ function workersRssMb(server: number): number {
   return total;
 }
 
+/**
+ * Resident memory of `pid` once it has settled after a block (what the block left behind, not
+ * garbage the collector has yet to reclaim): sampled every 500 ms until two samples in a row
+ * differ by under 2 MB, for at most 10 s.
+ */
+async function settledRssMb(pid: number): Promise<number> {
+  let last = rssMb(pid);
+  for (let waited = 0; waited < 10_000; waited += 500) {
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const now = rssMb(pid);
+    if (Math.abs(now - last) < 2) return now;
+    last = now;
+  }
+  return last;
+}
+
 async function main(): Promise<void> {
   if (!existsSync(join(ROOT, 'dist', 'cli', 'main.js'))) {
     console.log('  soak: SKIP — dist/ is missing; run `npm run build` first');
@@ -336,13 +353,13 @@ async function main(): Promise<void> {
   );
   await sequential(WARMUP_SEQUENTIAL_CALLS);
   await concurrent(WARMUP_CONCURRENT_CALLS);
-  const warm = rssMb(server);
+  const warm = await settledRssMb(server);
   const warmWorkers = workersRssMb(server);
   const hostSamples: number[] = [];
   const workerSamples: number[] = [];
   for (let block = 0; block < blocks; block++) {
     await concurrent(BLOCK_CALLS);
-    hostSamples.push(rssMb(server));
+    hostSamples.push(await settledRssMb(server));
     workerSamples.push(workersRssMb(server));
     console.log(
       `  after ${String((block + 1) * BLOCK_CALLS).padStart(5)} measured runs: host RSS ` +
