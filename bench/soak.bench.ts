@@ -1,29 +1,32 @@
 /**
  * Soak of `codecall serve --http`: one real server process (the built bin, `npm run build`
- * first) over the example expense server, answering hundreds of `execute_code` calls — normal
+ * first) over the example expense server, answering thousands of `execute_code` calls — normal
  * scripts mixed with throwing, infinite-loop, memory-hog, huge-output, syntax-error and
- * forbidden-tool scripts, plus `search_tools` — first sequentially, then concurrently from
- * several sessions.
+ * forbidden-tool scripts, scripts that flood the boundary (1 MB arguments in a loop, a 20 MB
+ * tool name, `console.log` of a DAG of shared objects, a 50 MB return value), plus
+ * `search_tools` — first sequentially, then concurrently from several sessions.
  *
- * Figures: every request answered with the expected kind of result (target: all), and the
- * server process's resident memory at checkpoints as a ratio against its own floor measured
- * after a warm-up in the same run (target: flat, ≤ 1.25× the floor and ≤ 10% growth over the
- * second half of the soak).
+ * Figures: every request answered with the expected kind of result (target: all); the server
+ * (host) process's resident memory after every block of 200 runs, once it has settled (see
+ * `settledRssMb`), as a ratio against its own level measured the same way after a warm-up in
+ * the same run (target: every sample over the second half of the soak ≤ 1.1× that level); the
+ * sandbox workers' resident memory, reported alongside.
+ * `SOAK_RUNS=<n>` changes the number of measured runs (default 2,000).
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { figure, finish, hasBuild, nowUs, percentile } from './harness.js';
+import { figure, finish, hasBuild, nowUs, percentile, skip } from './harness.js';
 
 const ROOT = resolve(import.meta.dirname ?? '.', '..');
-const WARMUP_CALLS = 120;
-const SEQUENTIAL_CALLS = 180;
-const CONCURRENT_CALLS = 240;
-const CONCURRENT_BLOCKS = 2;
+const WARMUP_SEQUENTIAL_CALLS = 100;
+const WARMUP_CONCURRENT_CALLS = 300;
+const MEASURED_CALLS = Number(process.env.SOAK_RUNS ?? 2_000);
+const BLOCK_CALLS = 200;
 const IN_FLIGHT = 8;
 const SESSIONS = 4;
 
@@ -104,6 +107,60 @@ const KINDS: Kind[] = [
     },
     check: (r, t) => r.isError === true && t.includes('allowedCallers'),
   },
+  {
+    name: 'arguments flood',
+    weight: 1,
+    call: {
+      name: 'execute_code',
+      arguments: {
+        code: `const pad = 'x'.repeat(1_000_000);
+               const codes = await Promise.all(Array.from({ length: 150 }, () =>
+                 tools.expenses.get_team_members({ pad }).then(() => 'ok', (error) => error.code)));
+               console.log(codes.filter((code) => code === 'TOOL_ARGS_LIMIT').length > 0);`,
+      },
+    },
+    check: (r, t) => !r.isError && /^stdout:\ntrue\n/.test(t),
+  },
+  {
+    name: 'huge tool name',
+    weight: 1,
+    call: {
+      name: 'execute_code',
+      arguments: {
+        code: `try { await callTool('x'.repeat(20_000_000), {}); } catch (error) { console.log(error.code, error.message.length < 500); }`,
+      },
+    },
+    check: (r, t) => !r.isError && /^stdout:\nUNKNOWN_TOOL true\n/.test(t),
+  },
+  {
+    name: 'console.log of a DAG',
+    weight: 1,
+    call: {
+      name: 'execute_code',
+      arguments: {
+        code: `let node = { leaf: 1 };
+               for (let depth = 0; depth < 8; depth++) {
+                 const next = {};
+                 for (let i = 0; i < 30; i++) next['k' + i] = node;
+                 node = next;
+               }
+               console.log(node);`,
+      },
+    },
+    check: (r, t) => !r.isError && t.length < 64_000 && t.includes('output truncated: formatter visited'),
+  },
+  {
+    name: 'console.log of a 5M array',
+    weight: 1,
+    call: { name: 'execute_code', arguments: { code: 'console.log(new Array(5_000_000).fill(7));' } },
+    check: (r, t) => !r.isError && t.includes('4999900 more items'),
+  },
+  {
+    name: 'huge return value',
+    weight: 1,
+    call: { name: 'execute_code', arguments: { code: "return 'x'.repeat(20_000_000);" } },
+    check: (_r, t) => t.length < 64_000 && t.includes('return value omitted'),
+  },
 ];
 const ROTATION = KINDS.flatMap((kind) => Array.from({ length: kind.weight }, () => kind));
 
@@ -169,8 +226,51 @@ async function callOne(client: Client, kind: Kind, tally: Tally): Promise<void> 
   }
 }
 
+function workerPids(server: number): number[] {
+  return children(server).filter((pid) => {
+    try {
+      return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('worker.js');
+    } catch {
+      return false;
+    }
+  });
+}
+
+function workersRssMb(server: number): number {
+  let total = 0;
+  for (const pid of workerPids(server)) {
+    try {
+      total += rssMb(pid);
+    } catch {
+      // Exited while we read (a worker replaced after a kill).
+    }
+  }
+  return total;
+}
+
+/**
+ * Resident memory of `pid` once it has settled after a block (what the block left behind, not
+ * garbage the collector has yet to reclaim): sampled every 500 ms until two samples in a row
+ * differ by under 2 MB, for at most 10 s.
+ */
+async function settledRssMb(pid: number): Promise<number> {
+  let last = rssMb(pid);
+  for (let waited = 0; waited < 10_000; waited += 500) {
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const now = rssMb(pid);
+    if (Math.abs(now - last) < 2) return now;
+    last = now;
+  }
+  return last;
+}
+
 async function main(): Promise<void> {
   if (!hasBuild(ROOT, ['cli/main.js'])) {
+    finish();
+    return;
+  }
+  if (!existsSync('/proc/self/status')) {
+    skip('needs /proc to read resident memory (Linux)');
     finish();
     return;
   }
@@ -186,7 +286,14 @@ async function main(): Promise<void> {
           tools: { flag_expense: { allowedCallers: ['direct'] } },
         },
       },
-      sandbox: { cpuTimeMs: 300, wallTimeMs: 20_000, memoryMb: 64, maxStdoutBytes: 16_384 },
+      sandbox: {
+        cpuTimeMs: 300,
+        wallTimeMs: 20_000,
+        memoryMb: 64,
+        maxStdoutBytes: 16_384,
+        // The arguments flood reaches this after 8 calls, well within its CPU budget.
+        maxPendingToolArgsBytes: 8 * 1_048_576,
+      },
       history: { path: join(dir, 'history.sqlite') },
     }),
   );
@@ -237,20 +344,27 @@ async function main(): Promise<void> {
   };
 
   const started = nowUs();
+  const blocks = Math.max(2, Math.ceil(MEASURED_CALLS / BLOCK_CALLS));
   console.log(
-    `Soak of one codecall serve --http process: ${WARMUP_CALLS} warm-up + ${SEQUENTIAL_CALLS} sequential + ` +
-      `${CONCURRENT_BLOCKS}×${CONCURRENT_CALLS} concurrent calls (${IN_FLIGHT} in flight over ${SESSIONS} sessions)`,
+    `Soak of one codecall serve --http process: warm-up of ${WARMUP_SEQUENTIAL_CALLS} sequential + ` +
+      `${WARMUP_CONCURRENT_CALLS} concurrent calls, then ${blocks}×${BLOCK_CALLS} concurrent calls ` +
+      `(${IN_FLIGHT} in flight over ${SESSIONS} sessions), ${KINDS.length} kinds of request`,
   );
-  await sequential(WARMUP_CALLS);
-  const floor = rssMb(server);
-  await sequential(SEQUENTIAL_CALLS);
-  const afterSequential = rssMb(server);
-  const afterBlocks: number[] = [];
-  for (let block = 0; block < CONCURRENT_BLOCKS; block++) {
-    await concurrent(CONCURRENT_CALLS);
-    afterBlocks.push(rssMb(server));
+  await sequential(WARMUP_SEQUENTIAL_CALLS);
+  await concurrent(WARMUP_CONCURRENT_CALLS);
+  const warm = await settledRssMb(server);
+  const warmWorkers = workersRssMb(server);
+  const hostSamples: number[] = [];
+  const workerSamples: number[] = [];
+  for (let block = 0; block < blocks; block++) {
+    await concurrent(BLOCK_CALLS);
+    hostSamples.push(await settledRssMb(server));
+    workerSamples.push(workersRssMb(server));
+    console.log(
+      `  after ${String((block + 1) * BLOCK_CALLS).padStart(5)} measured runs: host RSS ` +
+        `${hostSamples[block]!.toFixed(0)} MB, workers RSS ${workerSamples[block]!.toFixed(0)} MB`,
+    );
   }
-  const final = afterBlocks[afterBlocks.length - 1]!;
   const tree = treeRssMb(launcher.pid!);
   const elapsedS = (nowUs() - started) / 1e6;
   const last = await clients[0]!.callTool({
@@ -280,13 +394,16 @@ async function main(): Promise<void> {
     const latencies = tally.latencyUs.get(kind.name) ?? [];
     figure(`p50 latency: ${kind.name} (${latencies.length} calls)`, percentile(latencies, 50) / 1000, 'ms');
   }
-  figure('server RSS floor (after warm-up)', floor, 'MB');
-  figure('server RSS after sequential phase', afterSequential, 'MB');
-  afterBlocks.forEach((rss, i) => figure(`server RSS after concurrent block ${i + 1}`, rss, 'MB'));
-  figure('server RSS at end / floor', final / floor, '×', { max: 1.25 });
-  figure('server RSS growth over the second half (end / after sequential)', final / afterSequential, '×', {
+  const secondHalf = hostSamples.slice(Math.floor(hostSamples.length / 2));
+  figure('host RSS after warm-up', warm, 'MB');
+  figure('host RSS at end', hostSamples[hostSamples.length - 1]!, 'MB');
+  figure('host RSS, highest sample of the second half', Math.max(...secondHalf), 'MB');
+  figure('host RSS, highest sample of the second half / after warm-up', Math.max(...secondHalf) / warm, '×', {
     max: 1.1,
   });
+  figure('sandbox workers RSS after warm-up', warmWorkers, 'MB');
+  figure('sandbox workers RSS, highest sample', Math.max(...workerSamples), 'MB');
+  figure('sandbox workers RSS at end', workerSamples[workerSamples.length - 1]!, 'MB');
   figure('process tree RSS at end (server, expense server, sandbox workers)', tree, 'MB');
   figure('soak duration', elapsedS, 's');
   finish();

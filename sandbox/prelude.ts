@@ -23,6 +23,10 @@ interface StartConfig {
   maxStdoutBytes: number;
   maxStderrBytes: number;
   maxToolArgsBytes: number;
+  maxToolCalls: number;
+  maxPendingToolArgsBytes: number;
+  maxToolNameChars: number;
+  maxFormattedValues: number;
 }
 
 interface Pending {
@@ -30,6 +34,8 @@ interface Pending {
   reject: (error: unknown) => void;
   /** Made at the call (the first {@link SITE_CAPTURED_CALLS} calls): its stack has the call site. */
   site: Error | undefined;
+  /** What the call counts against the run's pending-arguments budget until it is answered. */
+  cost: number;
 }
 
 const scope = globalThis as unknown as Record<string, unknown>;
@@ -63,6 +69,12 @@ const apply = Reflect.apply;
 const ProxyCtor = Proxy;
 const MAX_MESSAGE_CHARS = 4_000;
 const MAX_STACK_CHARS = 8_000;
+/** Room kept in a stream for the formatter's cut-off marker. */
+const MARKER_ROOM_CHARS = 256;
+/** Characters of a tool name repeated in an error message. */
+const MAX_ECHOED_NAME_CHARS = 80;
+/** Counted per call on top of its arguments and name (the call's message and bookkeeping). */
+const CALL_OVERHEAD_CHARS = 64;
 
 const pending: Record<number, Pending> = Object.create(null) as Record<number, Pending>;
 let nextId = 1;
@@ -70,7 +82,16 @@ let nextId = 1;
 const SITE_CAPTURED_CALLS = 100;
 let sitesLeft = 0;
 let maxArgs = 0;
+let maxCalls = 0;
+let maxPending = 0;
+let maxName = 0;
+/** Calls of this run that crossed to the host. */
+let crossed = 0;
+/** Characters of arguments and names of calls that crossed and are not answered yet. */
+let pendingChars = 0;
 const left = [0, 0];
+const limit = [0, 0];
+let maxValues = 0;
 
 /** UTF-8 length of a string, without TextEncoder (absent in bare isolates). */
 function utf8Length(text: string): number {
@@ -87,11 +108,22 @@ function utf8Length(text: string): number {
   return bytes;
 }
 
+/**
+ * Characters one console call formats: the stream's whole budget, less room for the formatter's
+ * cut-off marker (and for its count being approximate) so that the marker shows when one call
+ * overflows the stream.
+ */
+function formatChars(stream: number): number {
+  const budget = limit[stream]!;
+  const room = Math.max(MARKER_ROOM_CHARS, Math.floor(budget / 8));
+  return budget > 2 * room ? budget - room : budget;
+}
+
 /** Sends console text to the host, never more characters than the stream's byte budget. */
 function write(stream: number, args: unknown[]): void {
   let text: string;
   try {
-    text = formatArgs(args) + '\n';
+    text = formatArgs(args, { maxValues, maxChars: formatChars(stream) }) + '\n';
   } catch {
     text = '[value could not be formatted]\n';
   }
@@ -162,8 +194,24 @@ async function callTool(name: string, args: unknown): Promise<unknown> {
   }
 }
 
+/** `name` as repeated in an error message: never more than a short prefix. */
+function echoName(name: string): string {
+  return name.length > MAX_ECHOED_NAME_CHARS
+    ? `${name.slice(0, MAX_ECHOED_NAME_CHARS)}… (${name.length} characters)`
+    : name;
+}
+
 function invoke(name: string, args: unknown): Promise<unknown> {
   return new PromiseCtor((resolve, reject) => {
+    if (name.length > maxName) {
+      reject(
+        toolError(
+          `Unknown tool "${echoName(name)}": tool names are at most ${maxName} characters. Use the names in \`tools\`.`,
+          'UNKNOWN_TOOL',
+        ),
+      );
+      return;
+    }
     let json: unknown;
     try {
       json = args === undefined ? '{}' : stringify(args);
@@ -174,7 +222,11 @@ function invoke(name: string, args: unknown): Promise<unknown> {
       } catch {
         // keep the generic reason
       }
-      reject(new TypeErrorCtor(`Arguments of ${name} must be JSON data (${reason}).`));
+      reject(
+        new TypeErrorCtor(
+          `Arguments of ${name} must be JSON data (${clip(reason, MAX_ECHOED_NAME_CHARS * 4)}).`,
+        ),
+      );
       return;
     }
     if (typeof json !== 'string' || json.charCodeAt(0) !== 123 /* { */) {
@@ -190,8 +242,31 @@ function invoke(name: string, args: unknown): Promise<unknown> {
       );
       return;
     }
+    // Every call that crosses costs host memory until it is answered (while the script runs
+    // without awaiting, calls pile up in the IPC channel): bound their number and their bytes.
+    if (crossed >= maxCalls) {
+      reject(
+        toolError(
+          `Tool call limit reached: a script may make at most ${maxCalls} tool calls. Fetch data in fewer, larger calls and print a summary.`,
+          'TOOL_CALL_LIMIT',
+        ),
+      );
+      return;
+    }
+    const cost = json.length + name.length + CALL_OVERHEAD_CHARS;
+    if (pendingChars + cost > maxPending) {
+      reject(
+        toolError(
+          `Arguments of tool calls waiting for an answer would exceed ${maxPending} bytes of JSON (${pendingChars} pending now, this call adds ${cost}). Await earlier calls before starting more (for example in batches with Promise.all).`,
+          'TOOL_ARGS_LIMIT',
+        ),
+      );
+      return;
+    }
+    crossed++;
+    pendingChars += cost;
     const id = nextId++;
-    pending[id] = { resolve, reject, site: sitesLeft-- > 0 ? new ErrorCtor() : undefined };
+    pending[id] = { resolve, reject, site: sitesLeft-- > 0 ? new ErrorCtor() : undefined, cost };
     call(id, name, json);
   });
 }
@@ -269,7 +344,10 @@ function describeThrown(thrown: unknown): string {
       }
       if (report.message === undefined && report.name === undefined) {
         try {
-          report.value = clip(formatArgs([thrown]), MAX_MESSAGE_CHARS);
+          report.value = clip(
+            formatArgs([thrown], { maxValues, maxChars: MAX_MESSAGE_CHARS }),
+            MAX_MESSAGE_CHARS,
+          );
         } catch {
           report.value = '[object]';
         }
@@ -298,6 +376,11 @@ function finish(ok: boolean, value: unknown): void {
   } catch {
     json = undefined;
   }
+  if (typeof json === 'string' && json.length > limit[0]!) {
+    // Too large for the model anyway (the host would drop it): never copy it out.
+    out(1, `[return value omitted: over ${limit[0]} bytes of JSON — return or print a summary instead]\n`, 0);
+    json = undefined;
+  }
   done(true, typeof json === 'string' ? json : undefined);
 }
 
@@ -305,9 +388,16 @@ function finish(ok: boolean, value: unknown): void {
 function start(configJson: string, main: unknown): void {
   const config = parse(configJson) as StartConfig;
   maxArgs = config.maxToolArgsBytes;
+  maxCalls = config.maxToolCalls;
+  maxPending = config.maxPendingToolArgsBytes;
+  maxName = config.maxToolNameChars;
+  for (const [name] of config.tools) if (name.length > maxName) maxName = name.length;
+  maxValues = config.maxFormattedValues;
+  crossed = 0;
+  pendingChars = 0;
   sitesLeft = SITE_CAPTURED_CALLS;
-  left[0] = config.maxStdoutBytes;
-  left[1] = config.maxStderrBytes;
+  left[0] = limit[0] = config.maxStdoutBytes;
+  left[1] = limit[1] = config.maxStderrBytes;
   installConsole();
   installTools(config);
   if (typeof main !== 'function') {
@@ -332,6 +422,7 @@ function settle(id: number, ok: boolean, payload: string | undefined, code: stri
   const entry = pending[id];
   if (entry === undefined) return;
   delete pending[id];
+  pendingChars -= entry.cost;
   if (!ok) {
     entry.reject(failure(StringCtor(payload), code, entry.site));
     return;
@@ -359,6 +450,10 @@ function warm(): void {
         maxStdoutBytes: 8,
         maxStderrBytes: 0,
         maxToolArgsBytes: 1_000,
+        maxToolCalls: 10,
+        maxPendingToolArgsBytes: 10_000,
+        maxToolNameChars: 10,
+        maxFormattedValues: 100,
       }),
       async () => {
         const tools = scope.tools as Record<string, Record<string, (args: unknown) => Promise<unknown>>>;

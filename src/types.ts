@@ -110,4 +110,10 @@ export interface SandboxLimits {
   maxStdoutBytes: number;
   /** Bytes of stderr kept (truncated past this, with a marker). @defaultValue {@link DEFAULT_MAX_STDERR_BYTES} */
   maxStderrBytes: number;
+  /** Serialized JSON bytes of the arguments of calls not yet answered. @defaultValue {@link DEFAULT_MAX_PENDING_TOOL_ARGS_BYTES} */
+  maxPendingToolArgsBytes: number;
+  /** Characters of a tool name a script may call (never below the longest bound name). @defaultValue {@link DEFAULT_MAX_TOOL_NAME_CHARS} */
+  maxToolNameChars: number;
+  /** Values `console` formats for one call before it cuts the output. @defaultValue {@link DEFAULT_MAX_FORMATTED_VALUES} */
+  maxFormattedValues: number;
 }

@@ -28,6 +28,19 @@ export const DEFAULT_MAX_TOOL_RESULT_BYTES = 32 * 1_048_576;
 export const DEFAULT_SERVER_MAX_MESSAGE_BYTES = 2 * DEFAULT_MAX_TOOL_RESULT_BYTES;
 /** Serialized bytes of all tool results of one run. */
 export const DEFAULT_MAX_TOTAL_TOOL_RESULT_BYTES = 256 * 1_048_576;
+/**
+ * Bytes of tool-call arguments of one run waiting for an answer (queued on the host, in flight,
+ * or in the worker's IPC backlog while the script runs without yielding); a call that would
+ * cross it rejects with `TOOL_ARGS_LIMIT`.
+ */
+export const DEFAULT_MAX_PENDING_TOOL_ARGS_BYTES = 64 * 1_048_576;
+/**
+ * Characters of a tool name a script may call (names of the run's tools longer than this are
+ * still callable); a longer name rejects as an unknown tool without crossing to the host.
+ */
+export const DEFAULT_MAX_TOOL_NAME_CHARS = 256;
+/** Values the sandbox's console formatter visits for one console call before it cuts the output. */
+export const DEFAULT_MAX_FORMATTED_VALUES = 20_000;
 /** Bytes of stdout returned to the model (truncated past this, with a marker). */
 export const DEFAULT_MAX_STDOUT_BYTES = 32_768;
 /** Bytes of stderr returned to the model (truncated past this, with a marker). */
@@ -124,4 +137,7 @@ export const DEFAULT_SANDBOX_LIMITS: Readonly<SandboxLimits> = Object.freeze({
   maxTotalToolResultBytes: DEFAULT_MAX_TOTAL_TOOL_RESULT_BYTES,
   maxStdoutBytes: DEFAULT_MAX_STDOUT_BYTES,
   maxStderrBytes: DEFAULT_MAX_STDERR_BYTES,
+  maxPendingToolArgsBytes: DEFAULT_MAX_PENDING_TOOL_ARGS_BYTES,
+  maxToolNameChars: DEFAULT_MAX_TOOL_NAME_CHARS,
+  maxFormattedValues: DEFAULT_MAX_FORMATTED_VALUES,
 });

@@ -59,6 +59,9 @@ export const sandboxSchema = z.strictObject({
   maxTotalToolResultBytes: positiveInt.optional(),
   maxStdoutBytes: positiveInt.optional(),
   maxStderrBytes: positiveInt.optional(),
+  maxPendingToolArgsBytes: positiveInt.optional(),
+  maxToolNameChars: positiveInt.optional(),
+  maxFormattedValues: positiveInt.optional(),
   maxCodeBytes: positiveInt.optional(),
 });
 

@@ -235,6 +235,10 @@ export class EngineRun {
       maxStdoutBytes: this.#request.limits.maxStdoutBytes,
       maxStderrBytes: this.#request.limits.maxStderrBytes,
       maxToolArgsBytes: this.#request.limits.maxToolArgsBytes,
+      maxToolCalls: this.#request.limits.maxToolCalls,
+      maxPendingToolArgsBytes: this.#request.limits.maxPendingToolArgsBytes,
+      maxToolNameChars: this.#request.limits.maxToolNameChars,
+      maxFormattedValues: this.#request.limits.maxFormattedValues,
     });
     this.#enter((timeout) => {
       const script = isolate.compileScriptSync(this.#request.code, { filename: SCRIPT_FILENAME });

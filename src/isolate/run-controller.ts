@@ -23,6 +23,10 @@ import { describeThrown } from './describe-error.js';
 const MAX_TOOL_ERROR_CHARS = 2_000;
 /** Close matches listed for an unknown tool name. */
 const MAX_SUGGESTIONS = 3;
+/** Characters of a script-chosen tool name repeated in an error message. */
+const MAX_ECHOED_NAME_CHARS = 80;
+/** Counted per call on top of its arguments and name (as the sandbox counts it). */
+const CALL_OVERHEAD_BYTES = 64;
 
 /** Where a run executes: an engine run in-process, or a run relayed to a worker. */
 export interface RunBackend {
@@ -45,6 +49,8 @@ interface QueuedCall {
   binding: SandboxToolBinding;
   args: unknown;
   argsBytes: number;
+  /** What the call counts against the pending-arguments budget until it is answered. */
+  cost: number;
 }
 
 class OutputBuffer {
@@ -102,6 +108,13 @@ function closeMatches(name: string, tools: SandboxToolBinding[]): string[] {
     .sort((a, b) => a.score - b.score)
     .slice(0, MAX_SUGGESTIONS)
     .map((entry) => `tools.${entry.written}`);
+}
+
+/** `name` as repeated in an error message: never more than a short prefix. */
+function echoName(name: string): string {
+  return name.length > MAX_ECHOED_NAME_CHARS
+    ? `${name.slice(0, MAX_ECHOED_NAME_CHARS)}… (${name.length} characters)`
+    : name;
 }
 
 /** JSON.parse that drops `__proto__` keys, so arguments can never carry a prototype. */
@@ -168,16 +181,23 @@ export class RunController implements EngineSink {
   #calls = 0;
   #inFlight = 0;
   #resultBytes = 0;
+  /** Bytes of arguments of calls queued or in flight (see `maxPendingToolArgsBytes`). */
+  #pendingArgsBytes = 0;
+  readonly #maxNameChars: number;
   #ended = false;
   #endWith: ((outcome: EngineOutcome) => void) | undefined;
 
   constructor(options: RunControllerOptions) {
     this.#options = options;
     this.#limits = options.limits;
+    let maxNameChars = options.limits.maxToolNameChars;
     for (const tool of options.tools) {
+      const written = `${tool.namespace}.${tool.member}`;
       this.#byName.set(tool.name, tool);
-      this.#byName.set(`${tool.namespace}.${tool.member}`, tool);
+      this.#byName.set(written, tool);
+      maxNameChars = Math.max(maxNameChars, tool.name.length, written.length);
     }
+    this.#maxNameChars = maxNameChars;
     this.#stdout = new OutputBuffer(options.limits.maxStdoutBytes);
     this.#stderr = new OutputBuffer(options.limits.maxStderrBytes);
   }
@@ -229,6 +249,14 @@ export class RunController implements EngineSink {
 
   call(id: number, name: string, argsJson: string): void {
     if (this.#ended) return;
+    if (name.length > this.#maxNameChars) {
+      // No tool has a name this long: no lookup, no edit distance, and only a prefix echoed.
+      return this.#reject(
+        id,
+        `Unknown tool "${echoName(name)}": tool names are at most ${this.#maxNameChars} characters. Use the names in \`tools\`.`,
+        'UNKNOWN_TOOL',
+      );
+    }
     const binding = this.#byName.get(name);
     if (binding === undefined) {
       const matches = closeMatches(name, this.#options.tools);
@@ -238,7 +266,7 @@ export class RunController implements EngineSink {
           : ' No tools are available to this script.';
       return this.#reject(
         id,
-        `Unknown tool "${name}".${this.#options.tools.length > 0 && matches.length === 0 ? ' Check the names in `tools`.' : hint}`,
+        `Unknown tool "${echoName(name)}".${this.#options.tools.length > 0 && matches.length === 0 ? ' Check the names in `tools`.' : hint}`,
         'UNKNOWN_TOOL',
       );
     }
@@ -257,13 +285,22 @@ export class RunController implements EngineSink {
         'TOOL_ARGS_LIMIT',
       );
     }
+    const cost = argsBytes + name.length + CALL_OVERHEAD_BYTES;
+    if (this.#pendingArgsBytes + cost > this.#limits.maxPendingToolArgsBytes) {
+      return this.#reject(
+        id,
+        `Arguments of tool calls waiting for an answer would exceed ${this.#limits.maxPendingToolArgsBytes} bytes of JSON (${this.#pendingArgsBytes} pending now, this call adds ${cost}). Await earlier calls before starting more (for example in batches with Promise.all).`,
+        'TOOL_ARGS_LIMIT',
+      );
+    }
     let args: unknown;
     try {
       args = parseArgs(argsJson);
     } catch {
       return this.#reject(id, `Arguments of ${binding.name} are not valid JSON.`, 'TOOL_ERROR');
     }
-    this.#queue.push({ id, binding, args, argsBytes });
+    this.#pendingArgsBytes += cost;
+    this.#queue.push({ id, binding, args, argsBytes, cost });
     this.#pump();
   }
 
@@ -303,13 +340,21 @@ export class RunController implements EngineSink {
         signal: this.#abort.signal,
       });
       record.durationMs = performance.now() - started;
+      this.#release(call);
       this.#succeeded(call, record, value);
     } catch (error) {
       record.durationMs = performance.now() - started;
+      this.#release(call);
       this.#failed(call, record, messageOf(error), 'TOOL_ERROR');
     }
     this.#inFlight--;
     this.#pump();
+  }
+
+  /** Frees the call's pending-arguments bytes (before its answer reaches the script). */
+  #release(call: QueuedCall): void {
+    this.#pendingArgsBytes -= call.cost;
+    call.cost = 0;
   }
 
   #succeeded(call: QueuedCall, record: ToolCallRecord, value: unknown): void {
