@@ -125,3 +125,11 @@ export const DEFAULT_SANDBOX_LIMITS: Readonly<SandboxLimits> = Object.freeze({
   maxStdoutBytes: DEFAULT_MAX_STDOUT_BYTES,
   maxStderrBytes: DEFAULT_MAX_STDERR_BYTES,
 });
+
+/**
+ * Size of one compiled outside regex (a search pattern, a schema `pattern`) on the linear-time
+ * engine (RE2's program size, about one instruction per character or repetition); larger ones
+ * are refused. Allows `[\w\s]{500}` and every common schema pattern (emails, UUIDs, slugs), and
+ * keeps one test of 1 MiB of input near 100 ms.
+ */
+export const DEFAULT_REGEX_MAX_PROGRAM_SIZE = 1_000;
