@@ -133,3 +133,8 @@ export const DEFAULT_SANDBOX_LIMITS: Readonly<SandboxLimits> = Object.freeze({
  * keeps one test of 1 MiB of input near 100 ms.
  */
 export const DEFAULT_REGEX_MAX_PROGRAM_SIZE = 1_000;
+/**
+ * Compiled input-schema validators kept per MCP server (least recently used dropped past it);
+ * the cache and its ajv instances are dropped whenever that server's tool list changes.
+ */
+export const DEFAULT_INPUT_VALIDATOR_CACHE_MAX_ENTRIES = 1_000;

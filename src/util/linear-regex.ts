@@ -67,7 +67,8 @@ function translate(pattern: string, dialect: RegexDialect): string {
     const c = pattern[i]!;
     if (c === '\\') {
       const next = pattern[i + 1];
-      if (next === undefined) throw new LinearRegexError('it ends with a lone backslash', 'Escape it as "\\\\".');
+      if (next === undefined)
+        throw new LinearRegexError('it ends with a lone backslash', 'Escape it as "\\\\".');
       if (!inClass && (/[1-9]/.test(next) || (next === 'k' && pattern[i + 2] === '<'))) {
         throw new LinearRegexError(
           `backreferences (\\${next}…) are not supported: ${LINEAR_ENGINE_NOTE}`,

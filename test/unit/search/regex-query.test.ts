@@ -63,14 +63,18 @@ describe('compileRegexQuery', () => {
     expect(rejection('(a)\\1')?.message).toMatch(/backreferences/);
     expect(rejection('(?P<x>a)(?P=x)')?.message).toMatch(/backreferences/);
     expect(rejection('(?<=a)b')?.message).toMatch(/lookbehind \(\?<= is not supported: .*linear-time engine/);
-    expect(rejection('a(?=b)')?.message).toMatch(/lookahead \(\?= is not supported.*Match the following text/);
+    expect(rejection('a(?=b)')?.message).toMatch(
+      /lookahead \(\?= is not supported.*Match the following text/,
+    );
     expect(rejection('(abc')?.message).toMatch(/missing closing \)/);
     expect(rejection('abc)')?.message).toMatch(/unexpected \)/);
     expect(rejection('[abc')?.message).toMatch(/missing closing \]/);
     expect(rejection('*abc')?.message).toMatch(/missing argument to repetition operator/);
     expect(rejection('a{3,1}')?.code).toBe('SEARCH_INVALID_QUERY');
     expect(rejection('a{2000}')?.message).toMatch(/invalid repeat count/);
-    expect(rejection('(a|b|c|d){500}')?.message).toMatch(/compiles to \d+ instructions \(the limit is 1000\)/);
+    expect(rejection('(a|b|c|d){500}')?.message).toMatch(
+      /compiles to \d+ instructions \(the limit is 1000\)/,
+    );
     expect(rejection('x'.repeat(201))?.message).toMatch(/201 characters long \(the limit is 200\)/);
     expect(rejection('')?.code).toBe('SEARCH_INVALID_QUERY');
   });
