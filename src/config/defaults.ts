@@ -138,3 +138,9 @@ export const DEFAULT_REGEX_MAX_PROGRAM_SIZE = 1_000;
  * the cache and its ajv instances are dropped whenever that server's tool list changes.
  */
 export const DEFAULT_INPUT_VALIDATOR_CACHE_MAX_ENTRIES = 1_000;
+/**
+ * Characters of type text one declaration rendering may produce (all tools together); past it,
+ * types render as `unknown` and the text says it was cut. Bounds hostile schemas whose `$ref`s
+ * or `anyOf`s would expand exponentially.
+ */
+export const DEFAULT_DECLARATION_MAX_BYTES = 262_144;

@@ -14,6 +14,7 @@ import {
   DEFAULT_INPUT_VALIDATOR_CACHE_MAX_ENTRIES,
 } from '../config/defaults.js';
 import { CodecallError } from '../errors.js';
+import { NameIndex } from '../util/edit-distance.js';
 import type { JsonSchema, ToolCaller } from '../types.js';
 import { assignIdentifiers, qualifiedName } from './names.js';
 import { normalizeToolResult, toolErrorText } from './normalize-result.js';
@@ -170,6 +171,8 @@ export class ToolPool {
   private readonly validators = new Map<ServerConnection, { listed: unknown; cache: InputValidatorCache }>();
   private readonly validatorCacheMaxEntries: number;
   private readonly reported = new WeakSet<InputValidator>();
+  /** "Did you mean" index of the current catalog, built on the first unknown name. */
+  private nameIndex: NameIndex | undefined;
   private closed = false;
   private closing: Promise<void> | undefined;
 
@@ -293,6 +296,7 @@ export class ToolPool {
     for (const [alias, entry] of aliases) if (!entries.has(alias)) entries.set(alias, entry);
     this.entries = entries;
     this.tools = Object.freeze(tools);
+    this.nameIndex = undefined;
     if (!notify) return;
     for (const listener of this.listeners) {
       try {
@@ -359,10 +363,10 @@ export class ToolPool {
         { details: { tool: name, server: connection.name } },
       );
     }
-    const suggestion = closestName(
-      name,
-      this.tools.map((t) => t.name),
-    );
+    const suggestion = (this.nameIndex ??= new NameIndex(this.tools.map((t) => t.name))).closest(name, {
+      limit: 1,
+      maxDistance: Math.max(2, Math.floor(name.length / 3)),
+    })[0];
     return new CodecallError(
       'TOOL_NOT_FOUND',
       `No tool "${name}".${suggestion ? ` Did you mean "${suggestion}"?` : ''} Tools are named "server.tool"; search for the right one.`,
