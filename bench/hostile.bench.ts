@@ -10,7 +10,10 @@
  * of unknown tool names (did-you-mean over the catalog).
  *
  * Figure: the victim's `tools/list` p99 under each class as a ratio of its idle p99 measured in
- * the same run. Target ≤ 2.
+ * the same run. Target ≤ 2. Benign calls of the same kinds (a plain regex search, a keyword
+ * search, a script making valid calls) are measured the same way, without a target: search and
+ * declaration rendering are synchronous, so a victim waits behind one whole search whatever its
+ * pattern, and the ratio for a hostile class is only meaningful next to its benign twin.
  */
 import { join, resolve } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -64,6 +67,19 @@ async function connect(runtime: CodecallRuntime): Promise<Client> {
   return client;
 }
 
+/** Benign calls of the same kinds: what the host costs anyway, for comparison (no target). */
+const BENIGN: Record<string, { name: string; arguments: Record<string, unknown> }> = {
+  'benign regex search get_.*_record': {
+    name: 'search_tools',
+    arguments: { query: 'get_.*_record', regex: true },
+  },
+  'benign search "list record"': { name: 'search_tools', arguments: { query: 'list record' } },
+  'benign execute_code (20 valid calls)': {
+    name: 'execute_code',
+    arguments: { code: `for (let i = 0; i < 20; i++) await tools.hostile.slug({ s: 'two words' });` },
+  },
+};
+
 const CLASSES: Record<string, { name: string; arguments: Record<string, unknown> }> = {
   'regex search (a|aa)+$': { name: 'search_tools', arguments: { query: '(a|aa)+$', regex: true } },
   '$ref DAG declarations': { name: 'search_tools', arguments: { query: 'dag report' } },
@@ -110,7 +126,7 @@ try {
   for (const call of Object.values(CLASSES)) await attacker.callTool(call);
   const idle = percentile(await listLatencies(victim), 99);
   console.log(`  victim tools/list idle p99: ${(idle / 1000).toFixed(2)} ms (${SAMPLES} samples)`);
-  for (const [label, call] of Object.entries(CLASSES)) {
+  for (const [label, call] of [...Object.entries(BENIGN), ...Object.entries(CLASSES)]) {
     let stop = false;
     let rounds = 0;
     const attack = (async () => {
@@ -125,7 +141,13 @@ try {
     const loaded = percentile(await listLatencies(victim), 99);
     stop = true;
     await attack;
-    figure(`tools/list p99 under ${label} (${rounds} rounds) / idle`, loaded / idle, '×', { max: 2 });
+    const hostileClass = label in CLASSES;
+    figure(
+      `tools/list p99 under ${label} (${rounds} rounds) / idle`,
+      loaded / idle,
+      '×',
+      hostileClass ? { max: 2 } : undefined,
+    );
   }
   await Promise.all([victim.close(), attacker.close()]);
 } finally {
