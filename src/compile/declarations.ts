@@ -10,9 +10,15 @@
  * tuples (`items` arrays, `prefixItems`), `nullable`, local `$ref` into `$defs`/`definitions`
  * or `#` (recursive types become named aliases in `declare namespace ToolTypes`). Anything
  * else, a missing schema, or nesting deeper than the limit renders as `unknown`.
+ *
+ * Schemas are untrusted, so rendering is bounded: a pointer that several `$ref`s name is
+ * rendered once, as a named alias (a DAG of references would otherwise expand exponentially),
+ * and the whole text is bounded by `maxBytes` ({@link DEFAULT_DECLARATION_MAX_BYTES}): past it,
+ * types render as `unknown` and the text starts with a comment saying it was cut.
  */
 import {
   DEFAULT_DECLARATION_DESCRIPTION_MAX_CHARS,
+  DEFAULT_DECLARATION_MAX_BYTES,
   DEFAULT_DECLARATION_MAX_DEPTH,
 } from '../config/defaults.js';
 import type { JsonSchema } from '../types.js';
@@ -49,6 +55,18 @@ export interface RenderDeclarationsOptions {
    * @defaultValue {@link DEFAULT_DECLARATION_MAX_DEPTH}
    */
   maxDepth?: number;
+  /**
+   * Characters of type text rendered in all; past it types render as `unknown`, with a marker.
+   * @defaultValue {@link DEFAULT_DECLARATION_MAX_BYTES}
+   */
+  maxBytes?: number;
+}
+
+/** What one {@link renderDeclarations} call may still write. */
+interface Budget {
+  max: number;
+  used: number;
+  truncated: boolean;
 }
 
 const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
@@ -126,6 +144,9 @@ interface Context {
   maxDepth: number;
   /** Pointers being inlined (non-alias refs), against cycles. */
   inlining: Set<string>;
+  budget: Budget;
+  /** Characters of the types rendered by the children of each `toType` frame in progress. */
+  childChars: number[];
 }
 
 function resolvePointer(root: unknown, pointer: string): unknown {
@@ -164,9 +185,24 @@ function informative(schema: unknown): boolean {
 function toType(schema: unknown, ctx: Context, depth: number, indent: string): string {
   if (schema === false) return 'never';
   if (!isObject(schema) || depth > ctx.maxDepth) return 'unknown';
-  const nullable = schema.nullable === true;
-  const base = toTypeInner(schema, ctx, depth, indent);
-  return nullable && base !== 'unknown' && base !== 'null' ? `${base} | null` : base;
+  const budget = ctx.budget;
+  if (budget.used >= budget.max) {
+    budget.truncated = true;
+    return 'unknown';
+  }
+  // Charge this frame's own text (its result less what its children already charged).
+  ctx.childChars.push(0);
+  let out: string;
+  try {
+    const nullable = schema.nullable === true;
+    const base = toTypeInner(schema, ctx, depth, indent);
+    out = nullable && base !== 'unknown' && base !== 'null' ? `${base} | null` : base;
+  } finally {
+    budget.used -= ctx.childChars.pop()!;
+  }
+  budget.used += out.length;
+  if (ctx.childChars.length > 0) ctx.childChars[ctx.childChars.length - 1]! += out.length;
+  return out;
 }
 
 function toTypeInner(schema: Record<string, unknown>, ctx: Context, depth: number, indent: string): string {
@@ -320,6 +356,38 @@ function hasRef(schema: unknown, depth = 0): boolean {
   return Object.values(schema).some((s) => hasRef(s, depth + 1));
 }
 
+/** Schema nodes scanned when counting `$ref`s of one root schema. */
+const MAX_REF_COUNT_NODES = 100_000;
+
+/** How many `$ref`s name each local pointer (bounded scan). */
+function countRefs(schema: unknown): Map<string, number> {
+  const counts = new Map<string, number>();
+  const stack: unknown[] = [schema];
+  for (let visited = 0; stack.length > 0 && visited < MAX_REF_COUNT_NODES; visited++) {
+    const node = stack.pop();
+    if (Array.isArray(node)) {
+      for (const item of node) if (typeof item === 'object' && item !== null) stack.push(item);
+    } else if (isObject(node)) {
+      if (typeof node.$ref === 'string' && node.$ref.startsWith('#'))
+        counts.set(node.$ref, (counts.get(node.$ref) ?? 0) + 1);
+      for (const value of Object.values(node))
+        if (typeof value === 'object' && value !== null) stack.push(value);
+    }
+  }
+  return counts;
+}
+
+/** A readable alias name for a pointer: its last segment (`#/properties/a/items` → `items`). */
+function pointerName(pointer: string): string {
+  const parts = pointer.split('/').filter((part) => part !== '' && part !== '#');
+  const last = parts.length > 0 ? parts[parts.length - 1]! : 'Root';
+  try {
+    return decodeURIComponent(last).replace(/~1/g, '/').replace(/~0/g, '~');
+  } catch {
+    return last;
+  }
+}
+
 /** A root schema rendered to a type, plus the alias declarations it needs. */
 interface RenderedSchema {
   type: string;
@@ -348,6 +416,7 @@ function renderSchema(
   prefix: string,
   maxDepth: number,
   indent: string,
+  budget: Budget,
 ): RenderedSchema {
   if (!isObject(schema)) return { type: 'unknown', aliases: '' };
   const ctx: Context = {
@@ -357,6 +426,8 @@ function renderSchema(
     used: new Set(),
     maxDepth,
     inlining: new Set(),
+    budget,
+    childChars: [],
   };
   if (!hasRef(schema)) return { type: toType(schema, ctx, 0, indent), aliases: '' };
   // Named aliases for the root and every definition, so recursive references terminate.
@@ -372,6 +443,15 @@ function renderSchema(
       ctx.aliases.set(`#/${container}/${name}`, alias);
       ctx.aliases.set(`#/${container}/${encodeURIComponent(name)}`, alias);
     }
+  }
+  // Any other pointer named by more than one $ref is rendered once, by name.
+  for (const [pointer, count] of countRefs(schema)) {
+    if (count < 2 || ctx.aliases.has(pointer) || resolvePointer(schema, pointer) === undefined) continue;
+    const base = safeIdentifier(pointerName(pointer));
+    let alias = base;
+    for (let n = 2; taken.has(alias); n++) alias = `${base}_${n}`;
+    taken.add(alias);
+    ctx.aliases.set(pointer, alias);
   }
   for (const pointer of ctx.aliases.keys()) if (isPureRefCycle(schema, pointer)) ctx.aliases.delete(pointer);
   const rootType = toType(schema, ctx, 0, indent);
@@ -419,6 +499,11 @@ export function renderDeclarations(
 ): string {
   const maxDescription = options.maxDescriptionChars ?? DEFAULT_DECLARATION_DESCRIPTION_MAX_CHARS;
   const maxDepth = options.maxDepth ?? DEFAULT_DECLARATION_MAX_DEPTH;
+  const budget: Budget = {
+    max: options.maxBytes ?? DEFAULT_DECLARATION_MAX_BYTES,
+    used: 0,
+    truncated: false,
+  };
   const byNamespace = new Map<string, DeclarableTool[]>();
   for (const tool of tools) {
     const list = byNamespace.get(tool.namespace) ?? [];
@@ -436,9 +521,9 @@ export function renderDeclarations(
       seen.add(tool.member);
       callable.push(tool);
       const typesPrefix = `ToolTypes.${safeIdentifier(namespace)}.${safeIdentifier(tool.member)}`;
-      const input = renderSchema(tool.inputSchema, `${typesPrefix}.input`, maxDepth, '    ');
+      const input = renderSchema(tool.inputSchema, `${typesPrefix}.input`, maxDepth, '    ', budget);
       const output = tool.outputSchema
-        ? renderSchema(tool.outputSchema, `${typesPrefix}.output`, maxDepth, '    ')
+        ? renderSchema(tool.outputSchema, `${typesPrefix}.output`, maxDepth, '    ', budget)
         : { type: 'unknown', aliases: '' };
       if (input.aliases || output.aliases) {
         typeNamespaces.push(
@@ -466,6 +551,9 @@ export function renderDeclarations(
     members.push(`  ${propertyKey(namespace)}: {\n${lines.join('\n')}\n  };`);
   }
   let out = '';
+  if (budget.truncated) {
+    out += `/* Declarations cut at about ${budget.max} characters of types: the rest are shown as \`unknown\`. Search for fewer tools to see their full types. */\n`;
+  }
   if (typeNamespaces.length > 0) out += `declare namespace ToolTypes {\n${typeNamespaces.join('')}}\n`;
   out += `/** MCP tools, as async functions: \`await tools.<server>.<tool>(args)\`. */\n`;
   out += `declare const tools: {\n${members.join('\n')}\n};\n`;

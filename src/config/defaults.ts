@@ -141,3 +141,22 @@ export const DEFAULT_SANDBOX_LIMITS: Readonly<SandboxLimits> = Object.freeze({
   maxToolNameChars: DEFAULT_MAX_TOOL_NAME_CHARS,
   maxFormattedValues: DEFAULT_MAX_FORMATTED_VALUES,
 });
+
+/**
+ * Size of one compiled outside regex (a search pattern, a schema `pattern`) on the linear-time
+ * engine (RE2's program size, about one instruction per character or repetition); larger ones
+ * are refused. Allows `[\w\s]{500}` and every common schema pattern (emails, UUIDs, slugs), and
+ * keeps one test of 1 MiB of input near 100 ms.
+ */
+export const DEFAULT_REGEX_MAX_PROGRAM_SIZE = 1_000;
+/**
+ * Compiled input-schema validators kept per MCP server (least recently used dropped past it);
+ * the cache and its ajv instances are dropped whenever that server's tool list changes.
+ */
+export const DEFAULT_INPUT_VALIDATOR_CACHE_MAX_ENTRIES = 1_000;
+/**
+ * Characters of type text one declaration rendering may produce (all tools together); past it,
+ * types render as `unknown` and the text says it was cut. Bounds hostile schemas whose `$ref`s
+ * or `anyOf`s would expand exponentially.
+ */
+export const DEFAULT_DECLARATION_MAX_BYTES = 262_144;

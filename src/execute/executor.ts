@@ -130,6 +130,17 @@ export function createExecutor(options: ExecutorOptions): Executor {
       return result;
     };
   };
+  // One bindings array per catalog snapshot, so runs share what the sandbox derives from it
+  // (the unknown-name index).
+  let bound: { catalog: readonly CatalogTool[]; tools: SandboxToolBinding[] } | undefined;
+  const bindingsOf = (catalog: readonly CatalogTool[]): SandboxToolBinding[] => {
+    if (bound?.catalog !== catalog)
+      bound = {
+        catalog,
+        tools: catalog.map((t) => ({ name: t.name, namespace: t.namespace, member: t.member })),
+      };
+    return bound.tools;
+  };
   const codeTools = (): CatalogTool[] =>
     pool.catalog().filter((t) => t.allowedCallers.includes('code_execution'));
 
@@ -139,9 +150,7 @@ export function createExecutor(options: ExecutorOptions): Executor {
       if (!compiled.ok) return emptyResult('SYNTAX_ERROR', compiled.error.message);
       // Every tool is bound, so a call to one not opened to code reaches the host and is
       // refused there with a message naming the `allowedCallers` key that would open it.
-      const tools: SandboxToolBinding[] = pool
-        .catalog()
-        .map((t) => ({ name: t.name, namespace: t.namespace, member: t.member }));
+      const tools = bindingsOf(pool.catalog());
       const limits = { ...options.limits, ...executeOptions.limits };
       const result = await sandbox.run({
         code: compiled.code,

@@ -6,7 +6,7 @@
  * The place where the script runs (an {@link EngineRun} in-process, or a worker process) is a
  * {@link RunBackend}; this module never touches isolated-vm.
  */
-import { editDistance } from '../util/edit-distance.js';
+import { NameIndex } from '../util/edit-distance.js';
 import type {
   ExecutionErrorCode,
   ExecutionResult,
@@ -27,6 +27,8 @@ const MAX_SUGGESTIONS = 3;
 const MAX_ECHOED_NAME_CHARS = 80;
 /** Counted per call on top of its arguments and name (as the sandbox counts it). */
 const CALL_OVERHEAD_BYTES = 64;
+/** Unknown names whose suggestions are remembered per catalog. */
+const MAX_REMEMBERED_UNKNOWN_NAMES = 256;
 
 /** Where a run executes: an engine run in-process, or a run relayed to a worker. */
 export interface RunBackend {
@@ -92,22 +94,46 @@ class OutputBuffer {
   }
 }
 
-/** Up to three tool names close to `name`, as the script would write them. */
-function closeMatches(name: string, tools: SandboxToolBinding[]): string[] {
-  const wanted = name.toLowerCase();
-  const scored = tools.map((tool) => {
-    const written = `${tool.namespace}.${tool.member}`;
-    const candidates = [tool.name.toLowerCase(), written.toLowerCase(), tool.member.toLowerCase()];
-    const distance = Math.min(...candidates.map((candidate) => editDistance(wanted, candidate)));
-    const contains = candidates.some((candidate) => candidate.includes(wanted) || wanted.includes(candidate));
-    return { written, score: contains ? Math.min(distance, 1) : distance };
-  });
-  const threshold = Math.max(2, Math.floor(wanted.length / 4));
-  return scored
-    .filter((entry) => entry.score <= threshold)
-    .sort((a, b) => a.score - b.score)
-    .slice(0, MAX_SUGGESTIONS)
-    .map((entry) => `tools.${entry.written}`);
+/** Tool names as the script may write them, indexed for cheap, bounded "did you mean". */
+class ToolNameIndex {
+  readonly #index: NameIndex;
+  /** Each indexed spelling → how the script writes the tool. */
+  readonly #written = new Map<string, string[]>();
+  /** Suggestions for names asked for recently (scripts repeat a wrong name in loops). */
+  readonly #recent = new Map<string, string[]>();
+
+  constructor(tools: readonly SandboxToolBinding[]) {
+    for (const tool of tools) {
+      const written = `${tool.namespace}.${tool.member}`;
+      for (const spelling of new Set([tool.name, written, tool.member])) {
+        const list = this.#written.get(spelling);
+        if (list) list.push(written);
+        else this.#written.set(spelling, [written]);
+      }
+    }
+    this.#index = new NameIndex(this.#written.keys());
+  }
+
+  /** Up to {@link MAX_SUGGESTIONS} tool names close to `name`, as the script would write them. */
+  closeMatches(name: string): string[] {
+    const known = this.#recent.get(name);
+    if (known) return known;
+    const found = new Set<string>();
+    for (const spelling of this.#index.closest(name, { limit: MAX_SUGGESTIONS * 2 })) {
+      for (const written of this.#written.get(spelling) ?? []) found.add(`tools.${written}`);
+    }
+    const matches = [...found].slice(0, MAX_SUGGESTIONS);
+    if (this.#recent.size >= MAX_REMEMBERED_UNKNOWN_NAMES) this.#recent.clear();
+    this.#recent.set(name, matches);
+    return matches;
+  }
+
+  /** The index of `tools`, shared by the runs that get the same bindings (same catalog). */
+  static of(tools: readonly SandboxToolBinding[]): ToolNameIndex {
+    let index = nameIndexes.get(tools);
+    if (!index) nameIndexes.set(tools, (index = new ToolNameIndex(tools)));
+    return index;
+  }
 }
 
 /** `name` as repeated in an error message: never more than a short prefix. */
@@ -116,6 +142,9 @@ function echoName(name: string): string {
     ? `${name.slice(0, MAX_ECHOED_NAME_CHARS)}… (${name.length} characters)`
     : name;
 }
+
+/** Name indexes by bindings array: the executor hands every run of one catalog the same array. */
+const nameIndexes = new WeakMap<readonly SandboxToolBinding[], ToolNameIndex>();
 
 /** JSON.parse that drops `__proto__` keys, so arguments can never carry a prototype. */
 function parseArgs(json: string): unknown {
@@ -249,6 +278,14 @@ export class RunController implements EngineSink {
 
   call(id: number, name: string, argsJson: string): void {
     if (this.#ended) return;
+    // Every attempt counts, known tool or not: unknown names cost host work too.
+    if (++this.#calls > this.#limits.maxToolCalls) {
+      return this.#reject(
+        id,
+        `Tool call limit reached: a script may make at most ${this.#limits.maxToolCalls} tool calls. Fetch data in fewer, larger calls and print a summary.`,
+        'TOOL_CALL_LIMIT',
+      );
+    }
     if (name.length > this.#maxNameChars) {
       // No tool has a name this long: no lookup, no edit distance, and only a prefix echoed.
       return this.#reject(
@@ -259,7 +296,7 @@ export class RunController implements EngineSink {
     }
     const binding = this.#byName.get(name);
     if (binding === undefined) {
-      const matches = closeMatches(name, this.#options.tools);
+      const matches = ToolNameIndex.of(this.#options.tools).closeMatches(name);
       const hint =
         matches.length > 0
           ? ` Did you mean: ${matches.join(', ')}?`
@@ -268,13 +305,6 @@ export class RunController implements EngineSink {
         id,
         `Unknown tool "${echoName(name)}".${this.#options.tools.length > 0 && matches.length === 0 ? ' Check the names in `tools`.' : hint}`,
         'UNKNOWN_TOOL',
-      );
-    }
-    if (++this.#calls > this.#limits.maxToolCalls) {
-      return this.#reject(
-        id,
-        `Tool call limit reached: a script may make at most ${this.#limits.maxToolCalls} tool calls. Fetch data in fewer, larger calls and print a summary.`,
-        'TOOL_CALL_LIMIT',
       );
     }
     const argsBytes = Buffer.byteLength(argsJson);

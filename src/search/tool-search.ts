@@ -742,7 +742,6 @@ class ToolSearchIndex implements ToolSearch {
       const matched: string[] = [];
       for (const [label, text, weight] of fields) {
         if (text === '') continue;
-        regex.lastIndex = 0;
         if (regex.test(text.slice(0, DEFAULT_MAX_REGEX_FIELD_CHARS))) {
           score += Math.max(weight, 0.01);
           matched.push(label);

@@ -26,6 +26,7 @@ import { CodecallError, isCodecallError } from '../errors.js';
 import type { JsonSchema } from '../types.js';
 import type { RawToolResult } from './normalize-result.js';
 import type { ToolAnnotations } from './policy.js';
+import { LinearStdioClientTransport } from './stdio-transport.js';
 
 /** Creates the transport of one server; called again for each reconnect. */
 export type TransportFactory = () => Transport | Promise<Transport>;
@@ -195,6 +196,8 @@ export class ServerConnection {
   private readonly reconnectOptions: ReconnectOptions;
   private refreshing: Promise<void> | undefined;
   private refreshAgain = false;
+  /** The current stdio transport, whose reader tells how much of an unfinished message arrived. */
+  private stdio: LinearStdioClientTransport | undefined;
   /** The stdio connection (generation) reset by a message over `maxMessageBytes`, and the limit. */
   private oversized: { generation: number; limitBytes: number } | undefined;
 
@@ -249,7 +252,7 @@ export class ServerConnection {
     if (this.options.transport) return this.options.transport();
     const config = this.config;
     if (config.transport === 'stdio') {
-      const transport = new StdioClientTransport({
+      const transport = new LinearStdioClientTransport({
         command: config.command,
         args: config.args,
         env: { ...getDefaultEnvironment(), ...config.env },
@@ -258,6 +261,7 @@ export class ServerConnection {
         maxBufferSize: config.maxMessageBytes,
       });
       transport.stderr?.on('data', (chunk: Buffer) => this.appendStderr(chunk));
+      this.stdio = transport;
       // The SDK reports an oversized message here, then closes the transport (which fails the
       // calls in flight as "connection closed"): remember why, so those calls say so.
       const generation = this.generation;
@@ -510,6 +514,18 @@ export class ServerConnection {
     if (outer?.aborted) return this.abortedError(qualifiedName, outer);
     const code = errorCode(error);
     if (code === 'TOOL_TIMEOUT' || code === REQUEST_TIMEOUT || (error as Error)?.name === 'TimeoutError') {
+      const reader = this.stdio?.reader;
+      if (reader && reader.pendingBytes > 0) {
+        const bytes = reader.pendingBytes;
+        const forMs = Math.round(performance.now() - (reader.partialSince ?? performance.now()));
+        return new CodecallError(
+          'TOOL_TIMEOUT',
+          `${qualifiedName} answered, but its result was too large / too slow to read within ${timeoutMs} ms: ` +
+            `${bytes} bytes of a message from MCP server "${this.name}" had arrived over ${forMs} ms when the call was cancelled. ` +
+            "Ask for less (filter, paginate, or select fields), or raise the tool's timeoutMs in the configuration.",
+          { details: { tool: qualifiedName, timeoutMs, pendingBytes: bytes } },
+        );
+      }
       return new CodecallError(
         'TOOL_TIMEOUT',
         `${qualifiedName} did not answer within ${timeoutMs} ms and was cancelled. Call it with narrower arguments, or fewer calls at once.`,

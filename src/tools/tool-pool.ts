@@ -11,8 +11,10 @@ import {
   DEFAULT_SERVER_CONNECT_TIMEOUT_MS,
   DEFAULT_SERVER_MAX_CONCURRENT_CALLS,
   DEFAULT_TOOL_CALL_TIMEOUT_MS,
+  DEFAULT_INPUT_VALIDATOR_CACHE_MAX_ENTRIES,
 } from '../config/defaults.js';
 import { CodecallError } from '../errors.js';
+import { NameIndex } from '../util/edit-distance.js';
 import type { JsonSchema, ToolCaller } from '../types.js';
 import { assignIdentifiers, qualifiedName } from './names.js';
 import { normalizeToolResult, toolErrorText } from './normalize-result.js';
@@ -29,7 +31,10 @@ import {
   type ServerState,
   type TransportFactory,
 } from './server-connection.js';
-import { compileInputValidator, type InputValidator } from './validate-input.js';
+import { InputValidatorCache, type InputValidator } from './validate-input.js';
+
+/** Input-schema warnings (skipped patterns, schemas that cannot be checked) kept per server. */
+const MAX_VALIDATOR_WARNINGS_PER_SERVER = 50;
 
 /** One tool of the catalog. */
 export interface CatalogTool {
@@ -81,6 +86,11 @@ export interface ToolPoolOptions {
   requireAll?: boolean;
   /** Reconnection bounds (defaults: `DEFAULT_RECONNECT_*`). */
   reconnect?: Partial<ReconnectOptions>;
+  /**
+   * Compiled input validators kept per server (dropped with the server's tools when its list changes).
+   * @defaultValue {@link DEFAULT_INPUT_VALIDATOR_CACHE_MAX_ENTRIES}
+   */
+  validatorCacheMaxEntries?: number;
 }
 
 /** Options of {@link ToolPool.call}. */
@@ -117,7 +127,6 @@ export type CatalogListener = (catalog: readonly CatalogTool[]) => void;
 interface Entry {
   tool: CatalogTool;
   connection: ServerConnection;
-  validator?: InputValidator;
 }
 
 function isCodecallConfig(value: CodecallConfig | ServerMap): value is CodecallConfig {
@@ -158,6 +167,12 @@ export class ToolPool {
   private readonly listeners = new Set<CatalogListener>();
   private entries = new Map<string, Entry>();
   private tools: readonly CatalogTool[] = [];
+  /** Input validators per server, and the tool list they were compiled for. */
+  private readonly validators = new Map<ServerConnection, { listed: unknown; cache: InputValidatorCache }>();
+  private readonly validatorCacheMaxEntries: number;
+  private readonly reported = new WeakSet<InputValidator>();
+  /** "Did you mean" index of the current catalog, built on the first unknown name. */
+  private nameIndex: NameIndex | undefined;
   private closed = false;
   private closing: Promise<void> | undefined;
 
@@ -165,10 +180,12 @@ export class ToolPool {
     connections: ServerConnection[],
     custom: ReadonlySet<string>,
     configFile: string | undefined,
+    validatorCacheMaxEntries: number,
   ) {
     this.connections = connections;
     this.custom = custom;
     this.configFile = configFile;
+    this.validatorCacheMaxEntries = validatorCacheMaxEntries;
   }
 
   /**
@@ -202,7 +219,12 @@ export class ToolPool {
         onError,
       });
     });
-    const pool = new ToolPool(connections, new Set(Object.keys(transports)), configFile);
+    const pool = new ToolPool(
+      connections,
+      new Set(Object.keys(transports)),
+      configFile,
+      options.validatorCacheMaxEntries ?? DEFAULT_INPUT_VALIDATOR_CACHE_MAX_ENTRIES,
+    );
     holder.pool = pool;
     const results = await Promise.allSettled(connections.map((c) => c.start()));
     const failures: CodecallError[] = [];
@@ -233,6 +255,12 @@ export class ToolPool {
     const tools: CatalogTool[] = [];
     for (const connection of this.connections) {
       const config = connection.config;
+      const validators = this.validators.get(connection);
+      // A new tool list (list_changed, reconnect): drop its validators and their ajv instances.
+      if (validators && validators.listed !== connection.tools) {
+        validators.cache.clear();
+        validators.listed = connection.tools;
+      }
       const members = assignIdentifiers(connection.tools.map((t) => t.name));
       for (const listed of connection.tools) {
         const policy: ToolPolicyConfig = config.tools[listed.name] ?? {};
@@ -259,11 +287,7 @@ export class ToolPool {
         if (listed.annotations !== undefined) tool.annotations = listed.annotations;
         if (policy.inputExamples !== undefined) tool.inputExamples = policy.inputExamples;
         Object.freeze(tool);
-        const previous = this.entries.get(tool.name);
         const entry: Entry = { tool, connection };
-        // Keep the compiled validator when the schema did not change.
-        if (previous?.validator && previous.tool.inputSchema === listed.inputSchema)
-          entry.validator = previous.validator;
         entries.set(tool.name, entry);
         aliases.set(`${tool.namespace}.${tool.member}`, entry);
         tools.push(tool);
@@ -272,6 +296,7 @@ export class ToolPool {
     for (const [alias, entry] of aliases) if (!entries.has(alias)) entries.set(alias, entry);
     this.entries = entries;
     this.tools = Object.freeze(tools);
+    this.nameIndex = undefined;
     if (!notify) return;
     for (const listener of this.listeners) {
       try {
@@ -338,10 +363,10 @@ export class ToolPool {
         { details: { tool: name, server: connection.name } },
       );
     }
-    const suggestion = closestName(
-      name,
-      this.tools.map((t) => t.name),
-    );
+    const suggestion = (this.nameIndex ??= new NameIndex(this.tools.map((t) => t.name))).closest(name, {
+      limit: 1,
+      maxDistance: Math.max(2, Math.floor(name.length / 3)),
+    })[0];
     return new CodecallError(
       'TOOL_NOT_FOUND',
       `No tool "${name}".${suggestion ? ` Did you mean "${suggestion}"?` : ''} Tools are named "server.tool"; search for the right one.`,
@@ -363,7 +388,9 @@ export class ToolPool {
     const tool = entry.tool;
     assertCallerAllowed(tool, options.caller, this.configFile);
     const input = args === undefined ? {} : args;
-    (entry.validator ??= compileInputValidator(tool.name, tool.inputSchema)).validate(input);
+    const validator = this.validatorsOf(entry.connection).get(tool.name, tool.inputSchema);
+    this.reportValidator(entry.connection, tool.name, validator);
+    validator.validate(input);
     const raw = await entry.connection.call(tool.tool, input, {
       signal: options.signal,
       timeoutMs: options.timeoutMs ?? tool.timeoutMs,
@@ -377,11 +404,42 @@ export class ToolPool {
     return normalizeToolResult(raw);
   }
 
+  /** The input validators of one server's current tool list. */
+  private validatorsOf(connection: ServerConnection): InputValidatorCache {
+    let validators = this.validators.get(connection);
+    if (!validators) {
+      validators = {
+        listed: connection.tools,
+        cache: new InputValidatorCache({ maxEntries: this.validatorCacheMaxEntries }),
+      };
+      this.validators.set(connection, validators);
+    }
+    return validators.cache;
+  }
+
+  /** Tells `serverStatus()` once why a tool's arguments are not (fully) checked on the host. */
+  private reportValidator(connection: ServerConnection, toolName: string, validator: InputValidator): void {
+    if (this.reported.has(validator)) return;
+    this.reported.add(validator);
+    const notes = validator.ok ? validator.warnings : [validator.reason, ...validator.warnings];
+    for (const note of notes) {
+      if (connection.warnings.length >= MAX_VALIDATOR_WARNINGS_PER_SERVER) break;
+      connection.warnings.push(`${toolName}: input schema: ${note}`);
+    }
+  }
+
+  /** Compiled input validators held for `server` (for tests and diagnostics). */
+  validatorCount(server: string): number {
+    const connection = this.connections.find((c) => c.name === server);
+    return connection ? (this.validators.get(connection)?.cache.size ?? 0) : 0;
+  }
+
   /** Closes every server (children exit). Idempotent. */
   close(): Promise<void> {
     if (this.closing) return this.closing;
     this.closed = true;
     this.listeners.clear();
+    this.validators.clear();
     this.closing = Promise.allSettled(this.connections.map((c) => c.close())).then(() => undefined);
     return this.closing;
   }

@@ -3,6 +3,7 @@
  * Connects an in-process MCP server to a client over the SDK's linked in-memory transports.
  */
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 
@@ -16,7 +17,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
  * const pool = await ToolPool.open({}, { transports: { expenses: inMemoryTransport(() => createExpenseServer()) } });
  * ```
  */
-export function inMemoryTransport(createServer: () => McpServer): () => Promise<Transport> {
+export function inMemoryTransport(createServer: () => McpServer | Server): () => Promise<Transport> {
   return async () => {
     const [client, server] = InMemoryTransport.createLinkedPair();
     await createServer().connect(server);

@@ -262,3 +262,62 @@ describe('renderDeclarations', () => {
     expect(typecheck(text)).toEqual([]);
   });
 });
+
+/** A 2 KB schema whose properties `$ref` each other as a DAG: each level names the one below twice. */
+function refDag(levels: number): Record<string, unknown> {
+  const properties: Record<string, unknown> = { p0: { type: 'string', description: 'a leaf' } };
+  for (let i = 1; i <= levels; i++) {
+    properties[`p${i}`] = {
+      type: 'object',
+      properties: { left: { $ref: `#/properties/p${i - 1}` }, right: { $ref: `#/properties/p${i - 1}` } },
+    };
+  }
+  return { type: 'object', properties };
+}
+
+describe('renderDeclarations on hostile schemas', () => {
+  it('renders a $ref DAG once per pointer, by name, in milliseconds; the result type-checks', () => {
+    const schema = refDag(40);
+    expect(JSON.stringify(schema).length).toBeLessThan(5_000);
+    const started = performance.now();
+    const text = renderDeclarations([{ name: 'h.dag', namespace: 'h', member: 'dag', inputSchema: schema }]);
+    expect(performance.now() - started).toBeLessThan(1_000);
+    expect(text.length).toBeLessThan(20_000);
+    expect(text).toContain('type p39 = {');
+    expect(text).toMatch(/p40\?: \{\n\s+left\?: ToolTypes\.h\.dag\.input\.p39;/);
+    expect(text).not.toContain('Declarations cut');
+    const usage = "await tools.h.dag({ p2: { left: { left: 'x' }, right: { right: 'y' } } }); export {};";
+    expect(typecheck(text, usage)).toEqual([]);
+  });
+
+  it('bounds the total text with a visible marker; the tools stay declared and callable', () => {
+    // anyOf alternatives each repeat the shared properties: 3^8 copies without a bound.
+    let schema: Record<string, unknown> = { type: 'string' };
+    for (let i = 0; i < 8; i++) {
+      schema = {
+        type: 'object',
+        properties: { [`level${i}_${'x'.repeat(20)}`]: schema },
+        anyOf: ['a', 'b', 'c'].map((key) => ({ properties: { [key]: { type: 'number' } } })),
+      };
+    }
+    const tools = [
+      { name: 'h.wide', namespace: 'h', member: 'wide', inputSchema: schema },
+      {
+        name: 'h.small',
+        namespace: 'h',
+        member: 'small',
+        inputSchema: { type: 'object', properties: { n: { type: 'number' } } },
+      },
+    ];
+    const started = performance.now();
+    const text = renderDeclarations(tools, { maxBytes: 20_000 });
+    expect(performance.now() - started).toBeLessThan(1_000);
+    expect(text.length).toBeLessThan(40_000);
+    expect(text).toMatch(/^\/\* Declarations cut at about 20000 characters of types/);
+    expect(text).toContain('wide(args?:');
+    expect(text).toContain('small(args?:');
+    expect(typecheck(text, 'await tools.h.small({}); await callTool("h.wide", {}); export {};')).toEqual([]);
+    // Unbounded, the same schema renders far past the cut.
+    expect(renderDeclarations(tools, { maxBytes: 1e12 }).length).toBeGreaterThan(200_000);
+  });
+});

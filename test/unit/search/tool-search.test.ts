@@ -95,7 +95,7 @@ describe('createToolSearch: regex mode', () => {
 
   it('turns bad patterns into SEARCH_INVALID_QUERY', () => {
     expect(codeOf(() => search.search('(unclosed', { mode: 'regex' }))).toBe('SEARCH_INVALID_QUERY');
-    expect(codeOf(() => search.search('(a+)+$', { mode: 'regex' }))).toBe('SEARCH_INVALID_QUERY');
+    expect(codeOf(() => search.search('(a)\\1', { mode: 'regex' }))).toBe('SEARCH_INVALID_QUERY');
     expect(codeOf(() => search.search('x'.repeat(201), { mode: 'regex' }))).toBe('SEARCH_INVALID_QUERY');
   });
 });

@@ -1,0 +1,156 @@
+/**
+ * Hostile-neighbour benchmark: two MCP clients of one codecall server process (two sessions of
+ * `createCodecallServer` over one runtime, SDK clients over in-memory pairs), in front of a
+ * hostile MCP server of 2,000 tools. The attacker runs one host-stall class at a time in a
+ * loop; the victim measures its `tools/list` round trips meanwhile.
+ *
+ * Classes: regex search that backtracks exponentially on V8 (`(a|aa)+$` against a 2,000-char
+ * description), a search hit whose input schema is a 2^40-path `$ref` DAG (declarations),
+ * catastrophic schema `pattern`s against crafted strings (validated on the host), and a flood
+ * of unknown tool names (did-you-mean over the catalog).
+ *
+ * Figure: the victim's `tools/list` p99 under each class as a ratio of its idle p99 measured in
+ * the same run. Target ≤ 2. Benign calls of the same kinds (a plain regex search, a keyword
+ * search, a script making valid calls) are measured the same way, without a target: search and
+ * declaration rendering are synchronous, so a victim waits behind one whole search whatever its
+ * pattern, and the ratio for a hostile class is only meaningful next to its benign twin.
+ */
+import { join, resolve } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import { parseConfig } from '../src/config/index.js';
+import { CodecallRuntime } from '../src/execute/index.js';
+import { createCodecallServer } from '../src/server/index.js';
+import { createHostileServer, type HostileTool } from '../src/testing/servers/hostile-server.js';
+import { inMemoryTransport } from '../src/testing/servers/in-memory.js';
+import { figure, finish, nowUs, percentile } from './harness.js';
+
+const ROOT = resolve(import.meta.dirname ?? '.', '..');
+const TOOL_COUNT = 2_000;
+const SAMPLES = 150;
+
+function refDag(levels: number): Record<string, unknown> {
+  const properties: Record<string, unknown> = { p0: { type: 'string' } };
+  for (let i = 1; i <= levels; i++) {
+    properties[`p${i}`] = {
+      type: 'object',
+      properties: { left: { $ref: `#/properties/p${i - 1}` }, right: { $ref: `#/properties/p${i - 1}` } },
+    };
+  }
+  return { type: 'object', properties };
+}
+
+function catalog(): HostileTool[] {
+  const tools: HostileTool[] = [
+    { name: 'aaaa', description: `${'a'.repeat(1_990)}!` },
+    { name: 'dag_report', description: 'Renders the quarterly dag report.', inputSchema: refDag(40) },
+    {
+      name: 'slug',
+      description: 'Takes a slug.',
+      inputSchema: { type: 'object', properties: { s: { type: 'string', pattern: '^(\\w+\\s?)*$' } } },
+    },
+  ];
+  for (let i = tools.length; i < TOOL_COUNT; i++) {
+    tools.push({
+      name: `tool_${i}_${['list', 'get', 'update', 'delete'][i % 4]}_record`,
+      description: `Tool ${i}.`,
+    });
+  }
+  return tools;
+}
+
+async function connect(runtime: CodecallRuntime): Promise<Client> {
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  await createCodecallServer({ runtime }).connect(serverSide);
+  const client = new Client({ name: 'bench', version: '1.0.0' });
+  await client.connect(clientSide);
+  return client;
+}
+
+/** Benign calls of the same kinds: what the host costs anyway, for comparison (no target). */
+const BENIGN: Record<string, { name: string; arguments: Record<string, unknown> }> = {
+  'benign regex search get_.*_record': {
+    name: 'search_tools',
+    arguments: { query: 'get_.*_record', regex: true },
+  },
+  'benign search "list record"': { name: 'search_tools', arguments: { query: 'list record' } },
+  'benign execute_code (20 valid calls)': {
+    name: 'execute_code',
+    arguments: { code: `for (let i = 0; i < 20; i++) await tools.hostile.slug({ s: 'two words' });` },
+  },
+};
+
+const CLASSES: Record<string, { name: string; arguments: Record<string, unknown> }> = {
+  'regex search (a|aa)+$': { name: 'search_tools', arguments: { query: '(a|aa)+$', regex: true } },
+  '$ref DAG declarations': { name: 'search_tools', arguments: { query: 'dag report' } },
+  'schema pattern ^(\\w+\\s?)*$': {
+    name: 'execute_code',
+    arguments: {
+      code: `for (let i = 0; i < 20; i++) { try { await tools.hostile.slug({ s: 'a'.repeat(30 + i) + '!' }); } catch {} }`,
+    },
+  },
+  'unknown tool names ×300': {
+    name: 'execute_code',
+    arguments: {
+      code: `await Promise.allSettled(Array.from({ length: 300 }, (_, i) => callTool('hostile.tool_' + (100 + i) + '_lst_record', {})));`,
+    },
+  },
+};
+
+async function listLatencies(victim: Client): Promise<number[]> {
+  const out: number[] = [];
+  for (let i = 0; i < SAMPLES; i++) {
+    const started = nowUs();
+    await victim.listTools();
+    out.push(nowUs() - started);
+    // Spread the samples over time, as a client polling would.
+    await new Promise((resolve) => setTimeout(resolve, 2));
+  }
+  return out;
+}
+
+const hostile = createHostileServer({ tools: catalog() });
+const runtime = await CodecallRuntime.open({
+  config: parseConfig(
+    { mcpServers: {}, sandbox: { workers: 1 } },
+    { file: join(ROOT, 'codecall.json'), env: {} },
+  ),
+  history: false,
+  tools: { transports: { hostile: inMemoryTransport(hostile.create) }, requireAll: true },
+});
+try {
+  const victim = await connect(runtime);
+  const attacker = await connect(runtime);
+  // Warm up both paths (sandbox worker, compiler, validators).
+  await listLatencies(victim);
+  for (const call of Object.values(CLASSES)) await attacker.callTool(call);
+  const idle = percentile(await listLatencies(victim), 99);
+  console.log(`  victim tools/list idle p99: ${(idle / 1000).toFixed(2)} ms (${SAMPLES} samples)`);
+  for (const [label, call] of [...Object.entries(BENIGN), ...Object.entries(CLASSES)]) {
+    let stop = false;
+    let rounds = 0;
+    const attack = (async () => {
+      while (!stop) {
+        await attacker.callTool(call);
+        rounds++;
+        // In-memory transports answer in microtasks; a real client's next request arrives on a
+        // later turn of the loop (a socket read), so let timers run between rounds.
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    })();
+    const loaded = percentile(await listLatencies(victim), 99);
+    stop = true;
+    await attack;
+    const hostileClass = label in CLASSES;
+    figure(
+      `tools/list p99 under ${label} (${rounds} rounds) / idle`,
+      loaded / idle,
+      '×',
+      hostileClass ? { max: 2 } : undefined,
+    );
+  }
+  await Promise.all([victim.close(), attacker.close()]);
+} finally {
+  await runtime.close();
+}
+finish();

@@ -1,0 +1,120 @@
+/**
+ * @module
+ * The stdio transport codecall uses for MCP servers: the SDK's `StdioClientTransport` (spawn,
+ * stderr, close escalation) with a read buffer of our own. The SDK's buffer concatenates every
+ * chunk onto what it holds and searches all of it for a newline again, so reading one message of
+ * n bytes costs O(n²) (a 30 MB result took 10 s of host CPU). {@link LineReader} keeps the chunks
+ * in a list, scans each byte once, and joins a message's chunks once: linear. Messages are
+ * checked with the SDK's own `JSONRPCMessageSchema` (`deserializeMessage`).
+ *
+ * It also knows how much of an unfinished message has arrived, so a call that times out while
+ * its result is still being read can say "too large / too slow to read" instead of "did not
+ * answer".
+ */
+import { StdioClientTransport, type StdioServerParameters } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { deserializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+
+const NEWLINE = 0x0a;
+
+/**
+ * Splits a byte stream into newline-delimited JSON-RPC messages in linear time, holding at most
+ * `maxBufferSize` bytes. Same contract as the SDK's `ReadBuffer` (and the same error text when
+ * the limit is crossed, which the connection recognises).
+ */
+export class LineReader {
+  readonly #maxBufferSize: number;
+  #chunks: Buffer[] = [];
+  #size = 0;
+  /** Chunks (and bytes of the first unscanned one) already searched for a newline. */
+  #scannedChunks = 0;
+  #scannedOffset = 0;
+  #partialSince: number | undefined;
+
+  constructor(maxBufferSize: number) {
+    this.#maxBufferSize = maxBufferSize;
+  }
+
+  /** Bytes held that do not yet form a whole message. */
+  get pendingBytes(): number {
+    return this.#size;
+  }
+
+  /** When the first byte of the unfinished message arrived (`performance.now()`), if any. */
+  get partialSince(): number | undefined {
+    return this.#partialSince;
+  }
+
+  append(chunk: Buffer): void {
+    if (this.#size + chunk.length > this.#maxBufferSize) {
+      this.clear();
+      throw new Error(`ReadBuffer exceeded maximum size of ${this.#maxBufferSize} bytes`);
+    }
+    if (chunk.length === 0) return;
+    this.#partialSince ??= performance.now();
+    this.#chunks.push(chunk);
+    this.#size += chunk.length;
+  }
+
+  /** The next whole message, or null. Throws for a line that is not a JSON-RPC message. */
+  readMessage(): JSONRPCMessage | null {
+    while (this.#scannedChunks < this.#chunks.length) {
+      const chunk = this.#chunks[this.#scannedChunks]!;
+      const index = chunk.indexOf(NEWLINE, this.#scannedOffset);
+      if (index === -1) {
+        this.#scannedChunks++;
+        this.#scannedOffset = 0;
+        continue;
+      }
+      const parts = this.#chunks.slice(0, this.#scannedChunks);
+      parts.push(chunk.subarray(0, index));
+      const rest = chunk.subarray(index + 1);
+      this.#chunks =
+        rest.length > 0
+          ? [rest, ...this.#chunks.slice(this.#scannedChunks + 1)]
+          : this.#chunks.slice(this.#scannedChunks + 1);
+      this.#size = this.#chunks.reduce((sum, c) => sum + c.length, 0);
+      this.#scannedChunks = 0;
+      this.#scannedOffset = 0;
+      this.#partialSince = this.#size > 0 ? performance.now() : undefined;
+      const line = (parts.length === 1 ? parts[0]! : Buffer.concat(parts))
+        .toString('utf8')
+        .replace(/\r$/, '');
+      return deserializeMessage(line);
+    }
+    return null;
+  }
+
+  clear(): void {
+    this.#chunks = [];
+    this.#size = 0;
+    this.#scannedChunks = 0;
+    this.#scannedOffset = 0;
+    this.#partialSince = undefined;
+  }
+}
+
+/**
+ * `StdioClientTransport` reading through a {@link LineReader}.
+ *
+ * @example
+ * ```ts
+ * const transport = new LinearStdioClientTransport({ command: 'node', args: ['server.js'], maxBufferSize: 64 * 1_048_576 });
+ * ```
+ */
+export class LinearStdioClientTransport extends StdioClientTransport {
+  readonly reader: LineReader;
+
+  constructor(server: StdioServerParameters & { maxBufferSize?: number }) {
+    super(server);
+    this.reader = new LineReader(server.maxBufferSize ?? 10 * 1_048_576);
+    const self = this as unknown as { _readBuffer?: unknown };
+    // The SDK reads every stdout chunk through `_readBuffer.append` / `readMessage` / `clear`.
+    if (self._readBuffer === undefined) {
+      throw new Error(
+        'LinearStdioClientTransport: the MCP SDK no longer has _readBuffer; update stdio-transport.ts',
+      );
+    }
+    self._readBuffer = this.reader;
+  }
+}

@@ -1,0 +1,126 @@
+/**
+ * Host-stall classes through the library API (`CodecallRuntime`) against a hostile MCP server
+ * with thousands of tools (in-memory transport, real SDK client, real sandbox): regex searches
+ * that backtrack exponentially on V8, `$ref` DAGs in the declarations of search hits, and
+ * scripts that flood unknown tool names. The host's event loop stays responsive throughout.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseConfig } from '../../../src/config/index.js';
+import { isCodecallError } from '../../../src/errors.js';
+import { CodecallRuntime } from '../../../src/execute/index.js';
+import { createHostileServer, type HostileTool } from '../../../src/testing/servers/hostile-server.js';
+import { inMemoryTransport } from '../../../src/testing/servers/in-memory.js';
+import { MAX_LOOP_DELAY_MS, withLoopDelay } from './loop-delay.js';
+
+const TOOL_COUNT = 5_000;
+
+/** Properties that `$ref` each other as a DAG: each level names the one below twice (2^40 paths). */
+function refDag(levels: number): Record<string, unknown> {
+  const properties: Record<string, unknown> = { p0: { type: 'string' } };
+  for (let i = 1; i <= levels; i++) {
+    properties[`p${i}`] = {
+      type: 'object',
+      properties: { left: { $ref: `#/properties/p${i - 1}` }, right: { $ref: `#/properties/p${i - 1}` } },
+    };
+  }
+  return { type: 'object', properties };
+}
+
+function catalog(): HostileTool[] {
+  const tools: HostileTool[] = [
+    // Descriptions a backtracking `(a|aa)+$` explores exponentially.
+    { name: 'aaaa', description: `${'a'.repeat(1_990)}!` },
+    { name: 'dag_report', description: 'Renders the quarterly dag report.', inputSchema: refDag(40) },
+  ];
+  for (let i = tools.length; i < TOOL_COUNT; i++) {
+    tools.push({
+      name: `tool_${i}_${['list', 'get', 'update', 'delete'][i % 4]}_record`,
+      description: `Tool ${i}.`,
+    });
+  }
+  return tools;
+}
+
+let dir: string;
+let runtime: CodecallRuntime;
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'codecall-host-stalls-'));
+  const hostile = createHostileServer({ tools: catalog() });
+  const config = parseConfig(
+    { mcpServers: {}, sandbox: { workers: 1 } },
+    { file: join(dir, 'codecall.json'), env: {} },
+  );
+  runtime = await CodecallRuntime.open({
+    config,
+    history: false,
+    tools: { transports: { hostile: inMemoryTransport(hostile.create) }, requireAll: true },
+  });
+  expect(runtime.session.tools.catalog()).toHaveLength(TOOL_COUNT);
+  // Warm the sandbox and the compiler, whose first start is not what these tests measure.
+  expect((await runtime.execute('console.log(1)')).status).toBe('ok');
+}, 60_000);
+
+afterAll(async () => {
+  await runtime?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function searchError(query: string): string | undefined {
+  try {
+    runtime.searchTools(query, { regex: true });
+  } catch (error) {
+    if (isCodecallError(error)) return `${error.code}: ${error.message}`;
+    throw error;
+  }
+  return undefined;
+}
+
+describe('host stalls through the library API', () => {
+  it('regex searches that backtrack exponentially on V8 run in linear time', async () => {
+    const { value, maxDelayMs } = await withLoopDelay(async () => ({
+      alternation: runtime.searchTools('(a|aa)+$', { regex: true }),
+      nested: runtime.searchTools('^(a+)+$', { regex: true }),
+      bigBound: searchError('(a|aa){1,99999}$'),
+      lookbehind: searchError('(?<=get_)record'),
+    }));
+    expect(maxDelayMs).toBeLessThan(MAX_LOOP_DELAY_MS);
+    expect(value.alternation.hits.map((h) => h.name)).toEqual(['hostile.aaaa']);
+    expect(value.alternation.truncated).toBe(false);
+    expect(value.nested.hits).toEqual([]);
+    expect(value.bigBound).toMatch(/^SEARCH_INVALID_QUERY: .*invalid repeat count/);
+    expect(value.lookbehind).toMatch(/^SEARCH_INVALID_QUERY: .*lookbehind \(\?<= is not supported/);
+  });
+
+  it('a search hit whose schema is a 2^40-path $ref DAG renders by alias, quickly', async () => {
+    const { value, maxDelayMs } = await withLoopDelay(async () => runtime.searchTools('dag report'));
+    expect(maxDelayMs).toBeLessThan(MAX_LOOP_DELAY_MS);
+    expect(value.hits[0]?.name).toBe('hostile.dag_report');
+    expect(value.declarations).toContain('type p39 = {');
+    expect(value.declarations.length).toBeLessThan(50_000);
+  });
+
+  it('unknown tool names count against maxToolCalls and get cheap suggestions; the loop stays responsive', async () => {
+    const script = `
+      const names = [];
+      for (let i = 0; i < 300; i++) names.push('hostile.tool_' + (100 + 4 * (i % 50)) + '_lst_record');
+      const settled = await Promise.allSettled(names.map((n) => callTool(n, {})));
+      const messages = settled.map((s) => s.reason?.message ?? 'ok');
+      console.log(messages[0]);
+      console.log(messages.filter((m) => m.startsWith('Unknown tool')).length, messages.filter((m) => m.startsWith('Tool call limit')).length);
+    `;
+    const { value, maxDelayMs } = await withLoopDelay(() =>
+      runtime.execute(script, { limits: { maxToolCalls: 200 } }),
+    );
+    expect(maxDelayMs).toBeLessThan(MAX_LOOP_DELAY_MS);
+    expect(value.status, JSON.stringify(value.error)).toBe('ok');
+    const [first, counts] = value.stdout.trim().split('\n');
+    expect(first).toMatch(
+      /^Unknown tool "hostile\.tool_100_lst_record"\. Did you mean: tools\.hostile\.tool_100_list_record, tools\.hostile\.\w+, tools\.hostile\.\w+\?$/,
+    );
+    expect(counts).toBe('200 100');
+  });
+});
