@@ -15,7 +15,8 @@ if (major < 22) {
 
 const main = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
 if (process.execArgv.includes('--no-node-snapshot')) {
-  await import(main);
+  const { runCli } = await import(main);
+  await runCli();
 } else {
   const child = spawn(
     process.execPath,
@@ -24,11 +25,15 @@ if (process.execArgv.includes('--no-node-snapshot')) {
       stdio: 'inherit',
     },
   );
-  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
+  const forwarded = ['SIGINT', 'SIGTERM', 'SIGHUP'];
+  for (const signal of forwarded) {
     process.on(signal, () => child.kill(signal));
   }
   child.on('exit', (code, signal) => {
-    if (signal) process.kill(process.pid, signal);
-    else process.exit(code ?? 1);
+    if (signal) {
+      // Die of the same signal, so the caller sees it (our own forwarding handlers go first).
+      for (const name of forwarded) process.removeAllListeners(name);
+      process.kill(process.pid, signal);
+    } else process.exit(code ?? 1);
   });
 }
