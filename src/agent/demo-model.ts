@@ -199,7 +199,8 @@ export class DemoLanguageModel implements LanguageModel {
     const task = firstUserText(messages);
     if (!isDemoTask(task)) throw refuse('unknown-task', `The demo model cannot answer "${clip(task)}".`);
     const offered = new Set(request.tools.map((t) => t.name));
-    if (!offered.has(SEARCH_TOOLS_NAME) || !offered.has(EXECUTE_CODE_NAME)) return respondDirect(request, task);
+    if (!offered.has(SEARCH_TOOLS_NAME) || !offered.has(EXECUTE_CODE_NAME))
+      return respondDirect(request, task);
     return respondCode(messages, task);
   }
 }
@@ -230,7 +231,8 @@ function respondCode(messages: readonly Message[], task: string): GenerateRespon
       ? previous.content.find((part): part is ToolCallPart => part.type === 'tool_call')
       : undefined;
   const result = asked === undefined ? undefined : last.results.find((r) => r.toolCallId === asked.id);
-  if (asked === undefined || result === undefined) return say('The demo model lost track of the conversation.');
+  if (asked === undefined || result === undefined)
+    return say('The demo model lost track of the conversation.');
 
   if (asked.name === SEARCH_TOOLS_NAME) {
     const paths = findPaths(result.content);
@@ -297,7 +299,10 @@ function respondDirect(request: GenerateRequest, task: string): GenerateResponse
   }
   const missing = NEEDED.filter((name) => names[name] === undefined);
   if (missing.length > 0) {
-    throw refuse('tools-missing', `The example expense server's tools are not offered (${missing.join(', ')}).`);
+    throw refuse(
+      'tools-missing',
+      `The example expense server's tools are not offered (${missing.join(', ')}).`,
+    );
   }
   const tool = names as Record<Needed, string>;
   const question = demoQuestion(task);
@@ -313,7 +318,8 @@ function respondDirect(request: GenerateRequest, task: string): GenerateResponse
       for (const result of message.results) {
         const asked = inputs.get(result.toolCallId);
         if (asked === undefined) continue;
-        if (result.isError === true) return say(`A tool call failed, so I have no answer:\n${result.content}`);
+        if (result.isError === true)
+          return say(`A tool call failed, so I have no answer:\n${result.content}`);
         made.set(callKey(asked.name, asked.input), parseJson(result.content));
       }
     }
@@ -322,9 +328,12 @@ function respondDirect(request: GenerateRequest, task: string): GenerateResponse
   const ask = (planned: PlannedCall[], words: string): GenerateResponse => ({
     content: [
       { type: 'text', text: words },
-      ...planned.map(
-        (p, i): ToolCallPart => ({ type: 'tool_call', id: `demo_${step}_${i}`, name: p.name, input: p.input }),
-      ),
+      ...planned.map((p, i): ToolCallPart => ({
+        type: 'tool_call',
+        id: `demo_${step}_${i}`,
+        name: p.name,
+        input: p.input,
+      })),
     ],
     stopReason: 'tool_use',
     usage: zeroUsage(),
@@ -340,8 +349,7 @@ function respondDirect(request: GenerateRequest, task: string): GenerateResponse
   for (const level of new Set(members.map((m) => m.level))) {
     const input = { level, quarter: question.quarter };
     const answer = made.get(callKey(tool.get_budget_by_level, input)) as
-      | { budgets?: Record<string, number> }
-      | undefined;
+      { budgets?: Record<string, number> } | undefined;
     if (answer?.budgets === undefined) wanted.push({ name: tool.get_budget_by_level, input });
     else budgets.set(level, answer.budgets[question.category] ?? 0);
   }
@@ -356,8 +364,7 @@ function respondDirect(request: GenerateRequest, task: string): GenerateResponse
         ...(offset > 0 ? { offset } : {}),
       };
       const page = made.get(callKey(tool.get_expenses, input)) as
-        | { items?: DemoExpense[]; nextOffset?: number | null }
-        | undefined;
+        { items?: DemoExpense[]; nextOffset?: number | null } | undefined;
       if (page?.items === undefined) {
         wanted.push({ name: tool.get_expenses, input });
         break;

@@ -77,7 +77,10 @@ export class ExecutionSession {
       ...options.sandbox,
     };
     if (options.signal?.aborted) throw abortedError();
-    const opening = Promise.allSettled([ToolPool.open(config, options.tools ?? {}), SandboxPool.open(sandboxOptions)]);
+    const opening = Promise.allSettled([
+      ToolPool.open(config, options.tools ?? {}),
+      SandboxPool.open(sandboxOptions),
+    ]);
     let settled: Awaited<typeof opening>;
     try {
       settled = await unlessAborted(opening, options.signal);

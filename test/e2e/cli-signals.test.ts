@@ -37,7 +37,10 @@ if (mode === 'hang') {
     return new Promise(() => {});
   };
   server.registerTool('wait', { description: 'Never answers.' }, wait);
-  server.registerTool('get_team_members', { description: 'Never answers.' }, wait);
+  // The tools the demo model's known task looks for.
+  server.registerTool('get_team_members', { description: 'Team members. Never answers.' }, wait);
+  server.registerTool('get_budget_by_level', { description: 'Budgets by level. Never answers.' }, wait);
+  server.registerTool('get_expenses', { description: 'Expense line items. Never answers.' }, wait);
   await server.connect(new StdioServerTransport());
 }
 `;
@@ -134,7 +137,10 @@ function expectInterrupted(outcome: Outcome, command: string, signal: 'SIGINT' |
   expect(outcome.signal).toBeNull();
   expect(outcome.code, outcome.stderr).toBe(signal === 'SIGINT' ? 130 : 143);
   expect(outcome.stderr).toMatch(
-    new RegExp(`^codecall ${command}: interrupted by ${signal}; stopped the run and closed the MCP servers`, 'm'),
+    new RegExp(
+      `^codecall ${command}: interrupted by ${signal}; stopped the run and closed the MCP servers`,
+      'm',
+    ),
   );
   expect(outcome.stderr).not.toMatch(/config/i);
 }
@@ -166,19 +172,35 @@ describe('signals', () => {
 
   it('run: SIGTERM while the servers are still connecting exits 143 with a message', async () => {
     const config = writeConfig('hang');
-    const { child, done } = start(process.execPath, [BIN, 'run', 'anything', '--model', 'demo', '--config', config]);
+    const { child, done } = start(process.execPath, [
+      BIN,
+      'run',
+      'anything',
+      '--model',
+      'demo',
+      '--config',
+      config,
+    ]);
     await probe.line(/^started \d+$/);
     child.kill('SIGTERM');
     expectInterrupted(await done, 'run', 'SIGTERM');
     await probe.closed;
   });
 
-  it('run: SIGINT while the model\'s script waits on a tool exits 130 and closes the server', async () => {
+  it("run: SIGINT while the model's script waits on a tool exits 130 and closes the server", async () => {
     // The demo model's known task searches, then runs a script that calls
     // expenses.get_team_members: here that tool never answers.
     const config = writeConfig('serve', 'expenses');
     const task = 'Which team members exceeded their Q3 travel budget?';
-    const { child, done } = start(process.execPath, [BIN, 'run', task, '--model', 'demo', '--config', config]);
+    const { child, done } = start(process.execPath, [
+      BIN,
+      'run',
+      task,
+      '--model',
+      'demo',
+      '--config',
+      config,
+    ]);
     await probe.line(/^called$/);
     child.kill('SIGINT');
     const outcome = await done;
