@@ -22,7 +22,7 @@ import { dirname } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { DEFAULT_HISTORY_MAX_QUEUED_RUNS, DEFAULT_HISTORY_MAX_RUNS } from '../config/defaults.js';
 import type * as Sqlite from 'node:sqlite';
-import type { DatabaseSync, StatementSync } from 'node:sqlite';
+import type { DatabaseSync } from 'node:sqlite';
 import { CodecallError } from '../errors.js';
 import { checkSequence, closedError, type UsageHistoryStore } from './history-store.js';
 import { DEFAULT_MAX_RECORDED_CALLS, transitionsOf, type ToolSearchState } from './tool-graph.js';
