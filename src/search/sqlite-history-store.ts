@@ -171,6 +171,18 @@ function failed(path: string, action: string, error: unknown): CodecallError {
   );
 }
 
+/** The schema version in the file, or undefined for a new (or foreign) file. */
+function schemaVersion(db: DatabaseSync): number | undefined {
+  try {
+    const row = db.prepare("SELECT value FROM meta WHERE key = 'schema_version'").get() as
+      { value: string } | undefined;
+    const journal = db.prepare('PRAGMA journal_mode').get() as { journal_mode: string } | undefined;
+    return row === undefined || journal?.journal_mode !== 'wal' ? undefined : Number(row.value);
+  } catch {
+    return undefined;
+  }
+}
+
 /** Schema 1 → 2: runs get their transitions (computed from their tools), so pruning can subtract them. */
 function migrate(db: DatabaseSync): void {
   const columns = db.prepare('PRAGMA table_info(runs)').all() as Array<{ name: string }>;
@@ -255,11 +267,15 @@ export class SqliteHistoryStore implements UsageHistoryStore {
     try {
       mkdirSync(dirname(path), { recursive: true });
       db = new DatabaseSync(path, { timeout: options.busyTimeoutMs ?? DEFAULT_HISTORY_BUSY_TIMEOUT_MS });
-      db.exec('PRAGMA journal_mode = WAL');
+      // A store already at this schema opens with reads only: another process's write lock on the
+      // file does not hold up opening (WAL readers never wait for writers).
+      const current = schemaVersion(db) === SCHEMA_VERSION;
+      if (!current) db.exec('PRAGMA journal_mode = WAL');
       db.exec('PRAGMA synchronous = FULL');
-      db.exec('BEGIN IMMEDIATE');
-      try {
-        db.exec(`
+      if (!current) {
+        db.exec('BEGIN IMMEDIATE');
+        try {
+          db.exec(`
           CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
           CREATE TABLE IF NOT EXISTS runs (
             id INTEGER PRIMARY KEY, recorded_at INTEGER NOT NULL, tools TEXT NOT NULL, transitions TEXT
@@ -271,21 +287,22 @@ export class SqliteHistoryStore implements UsageHistoryStore {
           INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', '${SCHEMA_VERSION}');
           INSERT OR IGNORE INTO meta (key, value) VALUES ('sequences', '0');
         `);
-        const row = db.prepare("SELECT value FROM meta WHERE key = 'schema_version'").get() as {
-          value: string;
-        };
-        if (Number(row.value) > SCHEMA_VERSION) {
-          throw new CodecallError(
-            'HISTORY_STORE_FAILED',
-            `Usage history store ${path} was written by a newer codecall (schema ${row.value}); upgrade codecall or use another history.path.`,
-            { details: { path } },
-          );
+          const row = db.prepare("SELECT value FROM meta WHERE key = 'schema_version'").get() as {
+            value: string;
+          };
+          if (Number(row.value) > SCHEMA_VERSION) {
+            throw new CodecallError(
+              'HISTORY_STORE_FAILED',
+              `Usage history store ${path} was written by a newer codecall (schema ${row.value}); upgrade codecall or use another history.path.`,
+              { details: { path } },
+            );
+          }
+          if (Number(row.value) < SCHEMA_VERSION) migrate(db);
+          db.exec('COMMIT');
+        } catch (error) {
+          if (db.isTransaction) db.exec('ROLLBACK');
+          throw error;
         }
-        if (Number(row.value) < SCHEMA_VERSION) migrate(db);
-        db.exec('COMMIT');
-      } catch (error) {
-        if (db.isTransaction) db.exec('ROLLBACK');
-        throw error;
       }
       const maxRuns = options.maxRuns ?? DEFAULT_HISTORY_MAX_RUNS;
       if (!Number.isSafeInteger(maxRuns) || maxRuns < 1) {
