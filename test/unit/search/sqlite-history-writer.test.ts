@@ -127,4 +127,34 @@ describe('SqliteHistoryStore writer', () => {
     await lock.release();
     await Promise.all([first, second]);
   });
+
+  it('migrates a schema-1 file: old runs get their transitions, so pruning them keeps the counts exact', async () => {
+    const path = join(dir, 'schema-1.sqlite');
+    const v1 = new DatabaseSync(path);
+    v1.exec(`
+      PRAGMA journal_mode = WAL;
+      CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+      CREATE TABLE runs (id INTEGER PRIMARY KEY, recorded_at INTEGER NOT NULL, tools TEXT NOT NULL);
+      CREATE TABLE transitions (
+        from_tool TEXT NOT NULL, to_tool TEXT NOT NULL, count INTEGER NOT NULL, PRIMARY KEY (from_tool, to_tool)
+      ) WITHOUT ROWID;
+      INSERT INTO meta VALUES ('schema_version', '1'), ('sequences', '2');
+      INSERT INTO runs (recorded_at, tools) VALUES (1, '["a","b","c"]'), (2, '["a","b"]');
+      INSERT INTO transitions VALUES ('a', 'b', 2), ('b', 'c', 1);
+    `);
+    v1.close();
+    const store = await SqliteHistoryStore.open({ path, maxRuns: 2 });
+    await store.append(['c', 'd']);
+    // The first run (a→b, b→c) was pruned: what remains is a→b once and c→d once.
+    expect(await store.load()).toEqual({
+      version: 1,
+      sequences: 2,
+      transitions: expect.arrayContaining([
+        ['a', 'b', 1],
+        ['c', 'd', 1],
+      ]),
+    });
+    expect((await store.load()).transitions).toHaveLength(2);
+    await store.close();
+  });
 });
