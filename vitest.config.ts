@@ -1,4 +1,8 @@
 import { defineConfig } from 'vitest/config';
+import { exitUnlessSupportedNode } from './bin/check-node.js';
+
+// Before anything else: on an older Node, vitest itself fails with an obscure error.
+exitUnlessSupportedNode('The codecall test suite');
 
 export default defineConfig({
   test: {

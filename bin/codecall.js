@@ -1,21 +1,17 @@
 #!/usr/bin/env node
 // Launcher: isolated-vm needs `--no-node-snapshot`, so the CLI re-executes itself with that flag
 // when it is missing, forwarding arguments, standard streams, exit code and signals.
+// The Node check runs before dist/ (which needs a newer Node) is imported.
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { exitUnlessSupportedNode } from './check-node.js';
 
-const [major] = process.versions.node.split('.').map(Number);
-if (major < 22) {
-  process.stderr.write(
-    `codecall needs Node.js 22 or newer; this is ${process.version}.\n` +
-      'Install a current Node (https://nodejs.org, or `npm install --prefix ~/.node24 node@24` and put ~/.node24/node_modules/.bin first on PATH).\n',
-  );
-  process.exit(2);
-}
+exitUnlessSupportedNode('codecall');
 
 const main = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
 if (process.execArgv.includes('--no-node-snapshot')) {
-  await import(main);
+  const { runCli } = await import(main);
+  await runCli();
 } else {
   const child = spawn(
     process.execPath,
@@ -24,11 +20,15 @@ if (process.execArgv.includes('--no-node-snapshot')) {
       stdio: 'inherit',
     },
   );
-  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
+  const forwarded = ['SIGINT', 'SIGTERM', 'SIGHUP'];
+  for (const signal of forwarded) {
     process.on(signal, () => child.kill(signal));
   }
   child.on('exit', (code, signal) => {
-    if (signal) process.kill(process.pid, signal);
-    else process.exit(code ?? 1);
+    if (signal) {
+      // Die of the same signal, so the caller sees it (our own forwarding handlers go first).
+      for (const name of forwarded) process.removeAllListeners(name);
+      process.kill(process.pid, signal);
+    } else process.exit(code ?? 1);
   });
 }

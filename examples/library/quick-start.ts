@@ -8,13 +8,17 @@
  */
 import { createOrchestrator, isCodecallError } from 'codecall';
 
+// try/finally rather than `await using`: Node 22 runs this file (types stripped) but does not
+// parse `using` declarations (Node 24 and TypeScript-compiled code do).
+const agent = await createOrchestrator({
+  model: 'demo',
+  load: { path: new URL('../codecall.json', import.meta.url).pathname },
+  runtimeOptions: { history: false },
+}).catch((error: unknown) => {
+  if (isCodecallError(error)) console.error(`${error.code}: ${error.message}`);
+  throw error;
+});
 try {
-  await using agent = await createOrchestrator({
-    model: 'demo',
-    load: { path: new URL('../codecall.json', import.meta.url).pathname },
-    runtimeOptions: { history: false },
-  });
-
   const result = await agent.run('Which team members exceeded their Q3 travel budget?');
   console.log(result.answer);
   const { contextTokens, toolResultTokensKeptOut, toolResultBytesKeptOut } = result.savings;
@@ -32,4 +36,6 @@ try {
 } catch (error) {
   if (isCodecallError(error)) console.error(`${error.code}: ${error.message}`);
   throw error;
+} finally {
+  await agent.close();
 }

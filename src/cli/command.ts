@@ -11,7 +11,7 @@ export interface CliIo {
   stdin: NodeJS.ReadableStream;
   cwd: string;
   env: NodeJS.ProcessEnv;
-  /** Aborted on SIGINT/SIGTERM. */
+  /** Aborted on SIGINT/SIGTERM/SIGHUP (the reason is a {@link SignalInterrupt}). */
   signal: AbortSignal;
 }
 
@@ -31,4 +31,26 @@ export class UsageError extends Error {
     super(message);
     this.name = 'UsageError';
   }
+}
+
+/** The abort reason of {@link CliIo.signal} when the process received a signal. */
+export class SignalInterrupt extends Error {
+  readonly signal: 'SIGINT' | 'SIGTERM' | 'SIGHUP';
+  constructor(signal: 'SIGINT' | 'SIGTERM' | 'SIGHUP') {
+    super(`received ${signal}`);
+    this.name = 'SignalInterrupt';
+    this.signal = signal;
+  }
+}
+
+/** The signal that aborted `signal`, if a signal did. */
+export function interruptingSignal(signal: AbortSignal): SignalInterrupt['signal'] | undefined {
+  const reason: unknown = signal.reason;
+  return signal.aborted && reason instanceof SignalInterrupt ? reason.signal : undefined;
+}
+
+/** The stderr line for a usage-history write that failed (the run itself is unaffected). */
+export function describeHistoryError(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  return `usage history not saved (the run itself is unaffected): ${message.split('\n')[0]}`;
 }

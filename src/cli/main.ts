@@ -2,10 +2,11 @@
  * @module
  * The `codecall` command line. The only place that calls `process.exit` and owns the terminal.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, realpathSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { isCodecallError } from '../errors.js';
 import { closestName } from '../util/edit-distance.js';
-import { UsageError, type CliCommand, type CliIo } from './command.js';
+import { interruptingSignal, SignalInterrupt, UsageError, type CliCommand, type CliIo } from './command.js';
 import { evalSearchCommand } from './commands/eval-search.js';
 import { execCommand } from './commands/exec.js';
 import { graphCommand } from './commands/graph.js';
@@ -54,6 +55,34 @@ function closest(name: string): string | undefined {
   );
 }
 
+/**
+ * Exit status of a command stopped by a signal: 128 + the signal number, as shells report a
+ * process killed by it (SIGINT 130, SIGTERM 143, SIGHUP 129).
+ */
+export const SIGNAL_EXIT_CODES = { SIGINT: 130, SIGTERM: 143, SIGHUP: 129 } as const;
+
+/** The signals the CLI stops on. */
+export type CliSignal = keyof typeof SIGNAL_EXIT_CODES;
+
+/** Commands for which a signal is the normal way to stop (they exit 0 after a clean shutdown). */
+const STOPPED_BY_SIGNAL = new Set(['serve']);
+
+/**
+ * A second signal within this many milliseconds of the first is the same interrupt (Ctrl-C
+ * reaches both the launcher, which forwards it, and this process); a later one exits at once.
+ */
+const REPEATED_SIGNAL_WINDOW_MS = 1_000;
+
+/** The exit code and message of a command interrupted by a signal, or undefined. */
+function interrupted(command: CliCommand, io: CliIo): number | undefined {
+  const signal = interruptingSignal(io.signal);
+  if (signal === undefined || STOPPED_BY_SIGNAL.has(command.name)) return undefined;
+  io.stderr.write(
+    `codecall ${command.name}: interrupted by ${signal}; stopped the run and closed the MCP servers and sandboxes.\n`,
+  );
+  return SIGNAL_EXIT_CODES[signal];
+}
+
 /** Runs the CLI with `argv` (without node and script) and resolves with the exit code. */
 export async function main(argv: string[], io: CliIo): Promise<number> {
   const [name, ...rest] = argv;
@@ -79,8 +108,11 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     return 0;
   }
   try {
-    return await command.run(rest, io);
+    const code = await command.run(rest, io);
+    return interrupted(command, io) ?? code;
   } catch (error) {
+    const code = interrupted(command, io);
+    if (code !== undefined) return code;
     if (error instanceof UsageError) {
       io.stderr.write(`codecall ${command.name}: ${error.message}\n\n${command.usage.trimEnd()}\n`);
       return 2;
@@ -96,18 +128,25 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
   }
 }
 
-const isEntry =
-  process.argv[1] !== undefined && import.meta.url === new URL(`file://${process.argv[1]}`).href;
-if (isEntry) {
+/**
+ * Runs `codecall` as a process: `process.argv`, the terminal, SIGINT/SIGTERM/SIGHUP, and
+ * `process.exit` with the command's code. Called by `bin/codecall.js`, or when this module is
+ * the entry point.
+ */
+export async function runCli(): Promise<void> {
   const controller = new AbortController();
-  let interrupted = 0;
-  const onSignal = (signal: NodeJS.Signals): void => {
-    interrupted++;
-    if (interrupted > 1) process.exit(130);
-    controller.abort(new Error(`received ${signal}`));
+  let first: { signal: CliSignal; at: number } | undefined;
+  const onSignal = (signal: CliSignal): void => {
+    if (first === undefined) {
+      first = { signal, at: performance.now() };
+      controller.abort(new SignalInterrupt(signal));
+      return;
+    }
+    if (performance.now() - first.at < REPEATED_SIGNAL_WINDOW_MS) return;
+    process.stderr.write(`codecall: ${signal} again; exiting without waiting for servers to close.\n`);
+    process.exit(SIGNAL_EXIT_CODES[first.signal]);
   };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
+  for (const signal of Object.keys(SIGNAL_EXIT_CODES) as CliSignal[]) process.on(signal, onSignal);
   const code = await main(process.argv.slice(2), {
     stdout: process.stdout,
     stderr: process.stderr,
@@ -121,3 +160,16 @@ if (isEntry) {
   // period for streams to flush, then exit even if a handle keeps the loop alive.
   setTimeout(() => process.exit(code), 2_000).unref();
 }
+
+/** True when this file is the script node was started with (any path or symlink to it). */
+function isEntryPoint(): boolean {
+  const script = process.argv[1];
+  if (script === undefined) return false;
+  try {
+    return realpathSync(script) === realpathSync(fileURLToPath(import.meta.url));
+  } catch {
+    return false;
+  }
+}
+
+if (isEntryPoint()) await runCli();

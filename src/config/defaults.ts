@@ -75,6 +75,13 @@ export const DEFAULT_SERVER_CLOSE_TIMEOUT_MS = 5_000;
 export const DEFAULT_DECLARATION_MAX_DEPTH = 16;
 /** Where usage history is stored, relative to the configuration file's directory. */
 export const DEFAULT_HISTORY_PATH = '.codecall/history.sqlite';
+/**
+ * Runs kept in the usage history; older runs are pruned and their transitions subtracted, so
+ * the graph counts always equal the retained runs'.
+ */
+export const DEFAULT_HISTORY_MAX_RUNS = 10_000;
+/** Runs waiting to be written to the usage history; appends beyond it fail (and are reported). */
+export const DEFAULT_HISTORY_MAX_QUEUED_RUNS = 1_000;
 /** How scripts are isolated: `process` (isolates in worker processes) or `in-process`. */
 export const DEFAULT_SANDBOX_MODE: 'process' | 'in-process' = 'process';
 /** Time a sandbox worker process may take to start and warm its first isolate. */

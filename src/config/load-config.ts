@@ -9,6 +9,7 @@ import type { z } from 'zod';
 import { CodecallError } from '../errors.js';
 import type { ToolCaller } from '../types.js';
 import {
+  DEFAULT_HISTORY_MAX_RUNS,
   DEFAULT_HISTORY_PATH,
   DEFAULT_MAX_CODE_BYTES,
   DEFAULT_SANDBOX_LIMITS,
@@ -182,6 +183,7 @@ export function parseConfig(json: unknown, options: ParseConfigOptions): Codecal
     history: {
       enabled: data.history?.enabled ?? true,
       path: resolve(configDir, data.history?.path ?? DEFAULT_HISTORY_PATH),
+      maxRuns: data.history?.maxRuns ?? DEFAULT_HISTORY_MAX_RUNS,
     },
     search: definedOnly({ ...data.search }),
     agent: definedOnly({ ...data.agent }),

@@ -69,6 +69,7 @@ export const sandboxSchema = z.strictObject({
 export const historySchema = z.strictObject({
   enabled: z.boolean().optional(),
   path: z.string().min(1).optional(),
+  maxRuns: positiveInt.optional(),
 });
 
 /** `search`: tool-search tuning (resolved by the search module). */

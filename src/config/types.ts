@@ -85,6 +85,8 @@ export interface HistoryConfig {
   enabled: boolean;
   /** Absolute path of the store. */
   path: string;
+  /** Runs kept (older ones are pruned). @defaultValue {@link DEFAULT_HISTORY_MAX_RUNS} */
+  maxRuns: number;
 }
 
 /** `search` section, passed through for the search module to resolve. */

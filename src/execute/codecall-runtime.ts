@@ -36,7 +36,11 @@ export interface CodecallRuntimeOptions extends Omit<ExecutionSessionOptions, 'o
    * `history.path` when `history.enabled`, else an in-memory store; `false`: in memory only.
    */
   history?: UsageHistoryStore | false;
-  /** Called when recording usage fails (the run itself is unaffected). */
+  /**
+   * Called when recording usage fails (the run itself is unaffected): the history store could
+   * not write a run (e.g. another process kept the file locked), or search could not learn it.
+   * @defaultValue a process warning (`HistoryWarning`, code `CODECALL_HISTORY_NOT_SAVED`) on stderr
+   */
   onHistoryError?: (error: unknown) => void;
 }
 
@@ -83,6 +87,15 @@ export interface RuntimeCallOptions {
   signal?: AbortSignal;
   /** @defaultValue 'direct' */
   caller?: ToolCaller;
+}
+
+/** The default of {@link CodecallRuntimeOptions.onHistoryError}: a process warning. */
+function warnHistoryNotSaved(error: unknown): void {
+  const message = error instanceof Error ? error.message : String(error);
+  process.emitWarning(`usage history not saved (the run itself is unaffected): ${message}`, {
+    type: 'HistoryWarning',
+    code: 'CODECALL_HISTORY_NOT_SAVED',
+  });
 }
 
 function searchable(tool: CatalogTool): SearchableTool {
@@ -147,7 +160,7 @@ export class CodecallRuntime {
 
   /** Opens everything; on failure, closes what was opened and rethrows. */
   static async open(options: CodecallRuntimeOptions = {}): Promise<CodecallRuntime> {
-    const onHistoryError = options.onHistoryError ?? (() => {});
+    const onHistoryError = options.onHistoryError ?? warnHistoryNotSaved;
     let runtime: CodecallRuntime | undefined;
     const session = await ExecutionSession.open({
       ...options,
@@ -158,7 +171,11 @@ export class CodecallRuntime {
       if (options.history) history = options.history;
       else if (options.history === false || !session.config.history.enabled)
         history = new MemoryHistoryStore();
-      else history = await SqliteHistoryStore.open({ path: session.config.history.path });
+      else
+        history = await SqliteHistoryStore.open({
+          path: session.config.history.path,
+          maxRuns: session.config.history.maxRuns,
+        });
       const state = await history.load();
       const { limit: _limit, ...ranking } = session.config.search;
       const search = createToolSearch({

@@ -4,6 +4,7 @@
  * pool → sandbox pool → executor. Opening is concurrent and all-or-nothing (a failure closes
  * what was opened); closing is idempotent and deterministic.
  */
+import { CodecallError } from '../errors.js';
 import { loadConfig, type CodecallConfig, type LoadConfigOptions } from '../config/index.js';
 import { SandboxPool, type SandboxPoolOptions } from '../isolate/index.js';
 import { ToolPool, type ToolPoolOptions } from '../tools/index.js';
@@ -21,6 +22,26 @@ export interface ExecutionSessionOptions {
   sandbox?: SandboxPoolOptions;
   /** Usage-history hook, see {@link ExecutorOptions.onSequence}. */
   onSequence?: SequenceListener;
+  /**
+   * Stops opening: once aborted, `open` rejects at once with `ABORTED`, and the servers and
+   * sandbox workers still starting are closed as soon as their start settles.
+   */
+  signal?: AbortSignal;
+}
+
+function abortedError(): CodecallError {
+  return new CodecallError('ABORTED', 'Opening the MCP servers and the sandbox was cancelled.');
+}
+
+/** Resolves `work`, or rejects with `ABORTED` as soon as `signal` aborts. */
+function unlessAborted<T>(work: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return work;
+  if (signal.aborted) return Promise.reject(abortedError());
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(abortedError());
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
 }
 
 /**
@@ -55,10 +76,25 @@ export class ExecutionSession {
       limits: config.sandbox.limits,
       ...options.sandbox,
     };
-    const [tools, sandbox] = await Promise.allSettled([
+    if (options.signal?.aborted) throw abortedError();
+    const opening = Promise.allSettled([
       ToolPool.open(config, options.tools ?? {}),
       SandboxPool.open(sandboxOptions),
     ]);
+    let settled: Awaited<typeof opening>;
+    try {
+      settled = await unlessAborted(opening, options.signal);
+    } catch (error) {
+      // Cancelled while starting: close each part once its start settles.
+      void opening.then(([tools, sandbox]) =>
+        Promise.allSettled([
+          tools.status === 'fulfilled' ? tools.value.close() : undefined,
+          sandbox.status === 'fulfilled' ? sandbox.value.close() : undefined,
+        ]),
+      );
+      throw error;
+    }
+    const [tools, sandbox] = settled;
     if (tools.status === 'rejected' || sandbox.status === 'rejected') {
       await Promise.allSettled([
         tools.status === 'fulfilled' ? tools.value.close() : undefined,

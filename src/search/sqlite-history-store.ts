@@ -3,19 +3,26 @@
  * The default usage history store: one SQLite file through Node's built-in `node:sqlite`
  * (no native dependency to build, and SQLite's transactions give the atomicity the history
  * needs). Each run is one `BEGIN IMMEDIATE … COMMIT` transaction that appends the raw sequence
- * and bumps the aggregated transition counts; the database runs in WAL mode with
- * `synchronous=FULL`, so `kill -9` (or a power cut) mid-write loses at most the run in flight and
- * the next open rolls the partial transaction back. Several processes may share one file
- * (writers wait up to {@link DEFAULT_HISTORY_BUSY_TIMEOUT_MS}).
+ * with its transitions, bumps the aggregated transition counts and prunes the oldest runs past
+ * `maxRuns` (subtracting their transitions, so the counts always equal the retained runs'). The
+ * database runs in WAL mode with `synchronous=FULL`, so `kill -9` (or a power cut) mid-write
+ * loses at most the run in flight and the next open rolls the partial transaction back.
  *
- * `node:sqlite` is loaded only when a store is opened. Node 22.5–22.12 needs
- * `--experimental-sqlite`; where it prints its one-time ExperimentalWarning, that warning (and
+ * Writes run on a `worker_threads` writer with its own connection, in order: a foreign lock on
+ * the file (another process's transaction, waited on for up to
+ * {@link DEFAULT_HISTORY_BUSY_TIMEOUT_MS}) and the fsync of each commit never block the host's
+ * event loop. At most `maxQueuedRuns` appends wait; beyond that `append` rejects at once.
+ * Opening and `load` (once per process) stay on the calling thread.
+ *
+ * `node:sqlite` is loaded only when a store is opened; its one-time ExperimentalWarning (and
  * only that one) is silenced while the module loads.
  */
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { Worker } from 'node:worker_threads';
+import { DEFAULT_HISTORY_MAX_QUEUED_RUNS, DEFAULT_HISTORY_MAX_RUNS } from '../config/defaults.js';
 import type * as Sqlite from 'node:sqlite';
-import type { DatabaseSync, StatementSync } from 'node:sqlite';
+import type { DatabaseSync } from 'node:sqlite';
 import { CodecallError } from '../errors.js';
 import { checkSequence, checkUsage, closedError, type UsageHistoryStore } from './history-store.js';
 import { DEFAULT_MAX_RECORDED_CALLS, transitionsOf, type ToolSearchState } from './tool-graph.js';
@@ -23,18 +30,115 @@ import { DEFAULT_MAX_SERIALIZED_USES, type ToolUsage } from './tool-search.js';
 
 /** Time a writer waits for another process's transaction on the same file. */
 export const DEFAULT_HISTORY_BUSY_TIMEOUT_MS = 5_000;
-/** Schema version written by this code. */
-const SCHEMA_VERSION = 1;
+/**
+ * Schema version written by this code (2: runs carry their transitions, for pruning; 3: a
+ * `usages` table of search queries and the tools used after them, for query feedback).
+ */
+const SCHEMA_VERSION = 3;
 
 /** Options of {@link SqliteHistoryStore.open}. */
 export interface SqliteHistoryStoreOptions {
-  /** The database file (created with its folder when missing), or `:memory:`. */
+  /**
+   * The database file (created with its folder when missing). Not `:memory:`: the writer thread
+   * needs a file to share; use `MemoryHistoryStore` for history kept in memory.
+   */
   path: string;
   /**
    * Time to wait for another writer.
    * @defaultValue {@link DEFAULT_HISTORY_BUSY_TIMEOUT_MS}
    */
   busyTimeoutMs?: number;
+  /**
+   * Runs kept; older ones are pruned and their transitions subtracted from the counts.
+   * @defaultValue {@link DEFAULT_HISTORY_MAX_RUNS}
+   */
+  maxRuns?: number;
+  /**
+   * Appends that may wait for the writer; further ones reject with `HISTORY_STORE_FAILED`.
+   * @defaultValue {@link DEFAULT_HISTORY_MAX_QUEUED_RUNS}
+   */
+  maxQueuedRuns?: number;
+}
+
+/**
+ * The writer thread: its own connection to the file; one message per run, answered in order.
+ * Plain JavaScript evaluated in the worker (no import of this package's files, so it works the
+ * same from dist/, from a bundle and under a TypeScript test runner).
+ */
+const WRITER_SOURCE = `
+const { parentPort, workerData } = require('node:worker_threads');
+const originalEmitWarning = process.emitWarning;
+process.emitWarning = function (warning, ...rest) {
+  const message = typeof warning === 'string' ? warning : warning && warning.message;
+  if (/sqlite/i.test(String(message))) return;
+  return originalEmitWarning.call(process, warning, ...rest);
+};
+const { DatabaseSync } = require('node:sqlite');
+process.emitWarning = originalEmitWarning;
+const db = new DatabaseSync(workerData.path, { timeout: workerData.busyTimeoutMs });
+db.exec('PRAGMA synchronous = FULL');
+const insertRun = db.prepare('INSERT INTO runs (recorded_at, tools, transitions) VALUES (?, ?, ?)');
+const bump = db.prepare(
+  'INSERT INTO transitions (from_tool, to_tool, count) VALUES (?, ?, 1) ' +
+    'ON CONFLICT (from_tool, to_tool) DO UPDATE SET count = count + 1',
+);
+const drop = db.prepare('UPDATE transitions SET count = count - 1 WHERE from_tool = ? AND to_tool = ?');
+const dropEmpty = db.prepare('DELETE FROM transitions WHERE count <= 0');
+const addSequences = db.prepare("UPDATE meta SET value = CAST(value AS INTEGER) + ? WHERE key = 'sequences'");
+const oldest = db.prepare('SELECT id, transitions FROM runs WHERE id <= ? ORDER BY id');
+const deleteRun = db.prepare('DELETE FROM runs WHERE id = ?');
+function append(message) {
+  db.exec('BEGIN IMMEDIATE');
+  try {
+    const id = Number(insertRun.run(Date.now(), message.tools, JSON.stringify(message.transitions)).lastInsertRowid);
+    for (const [from, to] of message.transitions) bump.run(from, to);
+    let delta = 1;
+    for (const row of oldest.all(id - workerData.maxRuns)) {
+      for (const [from, to] of JSON.parse(row.transitions ?? '[]')) drop.run(from, to);
+      deleteRun.run(row.id);
+      delta -= 1;
+    }
+    if (delta !== 1) dropEmpty.run();
+    addSequences.run(delta);
+    db.exec('COMMIT');
+  } catch (error) {
+    if (db.isTransaction) db.exec('ROLLBACK');
+    throw error;
+  }
+}
+const insertUsage = db.prepare('INSERT INTO usages (recorded_at, query, tools) VALUES (?, ?, ?)');
+const pruneUsages = db.prepare('DELETE FROM usages WHERE id <= (SELECT MAX(id) FROM usages) - ?');
+function appendUsage(message) {
+  db.exec('BEGIN IMMEDIATE');
+  try {
+    insertUsage.run(Date.now(), message.query, message.tools);
+    pruneUsages.run(workerData.maxUsages);
+    db.exec('COMMIT');
+  } catch (error) {
+    if (db.isTransaction) db.exec('ROLLBACK');
+    throw error;
+  }
+}
+parentPort.on('message', (message) => {
+  if (message.type === 'close') {
+    db.close();
+    parentPort.postMessage({ type: 'closed' });
+    return;
+  }
+  try {
+    if (message.type === 'usage') appendUsage(message);
+    else append(message);
+    parentPort.postMessage({ type: 'done', id: message.id });
+  } catch (error) {
+    parentPort.postMessage({ type: 'done', id: message.id, error: String(error && error.message || error) });
+  }
+});
+`;
+
+interface WriterReply {
+  type: 'done' | 'closed';
+  id?: number;
+  error?: string;
 }
 
 type SqliteModule = typeof Sqlite;
@@ -104,6 +208,38 @@ function readUsages(db: DatabaseSync): Array<[string, string[]]> {
   return out;
 }
 
+/** The schema version in the file, or undefined for a new (or foreign) file. */
+function schemaVersion(db: DatabaseSync): number | undefined {
+  try {
+    const row = db.prepare("SELECT value FROM meta WHERE key = 'schema_version'").get() as
+      { value: string } | undefined;
+    const journal = db.prepare('PRAGMA journal_mode').get() as { journal_mode: string } | undefined;
+    return row === undefined || journal?.journal_mode !== 'wal' ? undefined : Number(row.value);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Schema 1 → 2: runs get their transitions (computed from their tools), so pruning can subtract them. */
+function migrate(db: DatabaseSync): void {
+  const columns = db.prepare('PRAGMA table_info(runs)').all() as Array<{ name: string }>;
+  if (!columns.some((c) => c.name === 'transitions')) db.exec('ALTER TABLE runs ADD COLUMN transitions TEXT');
+  const update = db.prepare('UPDATE runs SET transitions = ? WHERE id = ?');
+  for (const row of db.prepare('SELECT id, tools FROM runs WHERE transitions IS NULL').iterate() as Iterable<{
+    id: number;
+    tools: string;
+  }>) {
+    let calls: unknown;
+    try {
+      calls = JSON.parse(row.tools);
+    } catch {
+      calls = [];
+    }
+    update.run(JSON.stringify(Array.isArray(calls) ? transitionsOf(calls as string[]) : []), row.id);
+  }
+  db.exec(`UPDATE meta SET value = '${SCHEMA_VERSION}' WHERE key = 'schema_version'`);
+}
+
 /**
  * A {@link UsageHistoryStore} in one SQLite file.
  *
@@ -117,28 +253,47 @@ function readUsages(db: DatabaseSync): Array<[string, string[]]> {
 export class SqliteHistoryStore implements UsageHistoryStore {
   readonly path: string;
   #db: DatabaseSync | undefined;
-  readonly #insertRun: StatementSync;
-  readonly #bump: StatementSync;
-  readonly #countRun: StatementSync;
+  readonly #writer: Worker;
+  readonly #maxQueuedRuns: number;
+  readonly #pending = new Map<number, { resolve: () => void; reject: (error: Error) => void }>();
+  /** The appends not yet settled, awaited by close. */
+  readonly #queued = new Set<Promise<void>>();
+  #nextId = 0;
+  #writerFailure: Error | undefined;
+  #closing: Promise<void> | undefined;
 
-  private constructor(path: string, db: DatabaseSync) {
+  private constructor(path: string, db: DatabaseSync, writer: Worker, maxQueuedRuns: number) {
     this.path = path;
     this.#db = db;
-    this.#insertRun = db.prepare('INSERT INTO runs (recorded_at, tools) VALUES (?, ?)');
-    this.#bump = db.prepare(
-      'INSERT INTO transitions (from_tool, to_tool, count) VALUES (?, ?, 1) ' +
-        'ON CONFLICT (from_tool, to_tool) DO UPDATE SET count = count + 1',
-    );
-    this.#countRun = db.prepare("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'sequences'");
+    this.#writer = writer;
+    this.#maxQueuedRuns = maxQueuedRuns;
+    writer.unref();
+    writer.on('message', (reply: WriterReply) => {
+      if (reply.type !== 'done' || reply.id === undefined) return;
+      const waiter = this.#pending.get(reply.id);
+      this.#pending.delete(reply.id);
+      if (this.#pending.size === 0) writer.unref();
+      if (reply.error === undefined) waiter?.resolve();
+      else waiter?.reject(failed(this.path, 'record a run', new Error(reply.error)));
+    });
+    const fail = (error: Error): void => {
+      this.#writerFailure = failed(this.path, 'record runs (the writer thread stopped)', error);
+      for (const waiter of this.#pending.values()) waiter.reject(this.#writerFailure);
+      this.#pending.clear();
+    };
+    writer.on('error', fail);
+    writer.on('exit', (code) => {
+      if (this.#pending.size > 0) fail(new Error(`exit code ${code}`));
+    });
   }
 
   /** Opens (creating when missing) the store at `options.path`. */
   static async open(options: SqliteHistoryStoreOptions): Promise<SqliteHistoryStore> {
     const path = options?.path;
-    if (typeof path !== 'string' || path === '') {
+    if (typeof path !== 'string' || path === '' || path === ':memory:') {
       throw new CodecallError(
         'INVALID_ARGUMENT',
-        'SqliteHistoryStore.open needs { path } (a file path or ":memory:").',
+        'SqliteHistoryStore.open needs { path }, a file path (for history kept in memory, use MemoryHistoryStore).',
         {
           details: { field: 'path' },
         },
@@ -147,39 +302,73 @@ export class SqliteHistoryStore implements UsageHistoryStore {
     const { DatabaseSync } = await loadSqlite();
     let db: DatabaseSync | undefined;
     try {
-      if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+      mkdirSync(dirname(path), { recursive: true });
       db = new DatabaseSync(path, { timeout: options.busyTimeoutMs ?? DEFAULT_HISTORY_BUSY_TIMEOUT_MS });
-      db.exec('PRAGMA journal_mode = WAL');
+      // A store already at this schema opens with reads only: another process's write lock on the
+      // file does not hold up opening (WAL readers never wait for writers).
+      const current = schemaVersion(db) === SCHEMA_VERSION;
+      if (!current) db.exec('PRAGMA journal_mode = WAL');
       db.exec('PRAGMA synchronous = FULL');
-      db.exec('BEGIN IMMEDIATE');
-      try {
-        db.exec(`
+      if (!current) {
+        db.exec('BEGIN IMMEDIATE');
+        try {
+          db.exec(`
           CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-          CREATE TABLE IF NOT EXISTS runs (id INTEGER PRIMARY KEY, recorded_at INTEGER NOT NULL, tools TEXT NOT NULL);
+          CREATE TABLE IF NOT EXISTS runs (
+            id INTEGER PRIMARY KEY, recorded_at INTEGER NOT NULL, tools TEXT NOT NULL, transitions TEXT
+          );
           CREATE TABLE IF NOT EXISTS transitions (
             from_tool TEXT NOT NULL, to_tool TEXT NOT NULL, count INTEGER NOT NULL,
             PRIMARY KEY (from_tool, to_tool)
           ) WITHOUT ROWID;
-          CREATE TABLE IF NOT EXISTS usages (id INTEGER PRIMARY KEY, recorded_at INTEGER NOT NULL, query TEXT NOT NULL, tools TEXT NOT NULL);
+          CREATE TABLE IF NOT EXISTS usages (
+            id INTEGER PRIMARY KEY, recorded_at INTEGER NOT NULL, query TEXT NOT NULL, tools TEXT NOT NULL
+          );
           INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', '${SCHEMA_VERSION}');
           INSERT OR IGNORE INTO meta (key, value) VALUES ('sequences', '0');
         `);
-        const row = db.prepare("SELECT value FROM meta WHERE key = 'schema_version'").get() as {
-          value: string;
-        };
-        if (Number(row.value) > SCHEMA_VERSION) {
-          throw new CodecallError(
-            'HISTORY_STORE_FAILED',
-            `Usage history store ${path} was written by a newer codecall (schema ${row.value}); upgrade codecall or use another history.path.`,
-            { details: { path } },
-          );
+          const row = db.prepare("SELECT value FROM meta WHERE key = 'schema_version'").get() as {
+            value: string;
+          };
+          if (Number(row.value) > SCHEMA_VERSION) {
+            throw new CodecallError(
+              'HISTORY_STORE_FAILED',
+              `Usage history store ${path} was written by a newer codecall (schema ${row.value}); upgrade codecall or use another history.path.`,
+              { details: { path } },
+            );
+          }
+          if (Number(row.value) < SCHEMA_VERSION) migrate(db);
+          db.exec('COMMIT');
+        } catch (error) {
+          if (db.isTransaction) db.exec('ROLLBACK');
+          throw error;
         }
-        db.exec('COMMIT');
-      } catch (error) {
-        if (db.isTransaction) db.exec('ROLLBACK');
-        throw error;
       }
-      return new SqliteHistoryStore(path, db);
+      const maxRuns = options.maxRuns ?? DEFAULT_HISTORY_MAX_RUNS;
+      if (!Number.isSafeInteger(maxRuns) || maxRuns < 1) {
+        throw new CodecallError(
+          'INVALID_ARGUMENT',
+          `history maxRuns must be a positive integer; got ${maxRuns}.`,
+          {
+            details: { field: 'maxRuns' },
+          },
+        );
+      }
+      const writer = new Worker(WRITER_SOURCE, {
+        eval: true,
+        workerData: {
+          path,
+          busyTimeoutMs: options.busyTimeoutMs ?? DEFAULT_HISTORY_BUSY_TIMEOUT_MS,
+          maxRuns,
+          maxUsages: DEFAULT_MAX_SERIALIZED_USES,
+        },
+      });
+      return new SqliteHistoryStore(
+        path,
+        db,
+        writer,
+        options.maxQueuedRuns ?? DEFAULT_HISTORY_MAX_QUEUED_RUNS,
+      );
     } catch (error) {
       db?.close();
       if (error instanceof CodecallError) throw error;
@@ -216,21 +405,16 @@ export class SqliteHistoryStore implements UsageHistoryStore {
     }
   }
 
+  /**
+   * Queues one run for the writer thread; resolves once it is committed. Rejects with
+   * `HISTORY_STORE_FAILED` when the write fails (e.g. another process held the file locked
+   * longer than the busy timeout) or when `maxQueuedRuns` appends already wait.
+   */
   append(sequence: readonly string[]): Promise<void> {
     try {
-      const db = this.#open();
+      this.#checkWritable();
       const calls = checkSequence(sequence).slice(0, DEFAULT_MAX_RECORDED_CALLS);
-      db.exec('BEGIN IMMEDIATE');
-      try {
-        this.#insertRun.run(Date.now(), JSON.stringify(calls));
-        for (const [from, to] of transitionsOf(calls)) this.#bump.run(from, to);
-        this.#countRun.run();
-        db.exec('COMMIT');
-      } catch (error) {
-        if (db.isTransaction) db.exec('ROLLBACK');
-        throw error;
-      }
-      return Promise.resolve();
+      return this.#enqueue({ tools: JSON.stringify(calls), transitions: transitionsOf(calls) });
     } catch (error) {
       return Promise.reject(
         error instanceof CodecallError ? error : failed(this.path, 'record a run', error),
@@ -238,20 +422,29 @@ export class SqliteHistoryStore implements UsageHistoryStore {
     }
   }
 
-  /** Records one use of search (query feedback); keeps the newest {@link DEFAULT_MAX_SERIALIZED_USES}. */
+  /** Throws when the store is closed, its writer failed, or `maxQueuedRuns` writes already wait. */
+  #checkWritable(): void {
+    this.#open();
+    if (this.#closing) throw closedError();
+    if (this.#writerFailure) throw this.#writerFailure;
+    if (this.#pending.size >= this.#maxQueuedRuns) {
+      throw new CodecallError(
+        'HISTORY_STORE_FAILED',
+        `Usage history store ${this.path}: ${this.#pending.size} runs are already waiting to be written (maxQueuedRuns); this run was not recorded.`,
+        { details: { path: this.path } },
+      );
+    }
+  }
+
+  /**
+   * Queues one use of search (query feedback) for the writer thread, which keeps the newest
+   * {@link DEFAULT_MAX_SERIALIZED_USES}. Fails like {@link append}.
+   */
   appendUsage(usage: ToolUsage): Promise<void> {
     try {
-      const db = this.#open();
+      this.#checkWritable();
       const { query, tools } = checkUsage(usage);
-      db.prepare('INSERT INTO usages (recorded_at, query, tools) VALUES (?, ?, ?)').run(
-        Date.now(),
-        query,
-        JSON.stringify(tools),
-      );
-      db.prepare('DELETE FROM usages WHERE id <= (SELECT MAX(id) FROM usages) - ?').run(
-        DEFAULT_MAX_SERIALIZED_USES,
-      );
-      return Promise.resolve();
+      return this.#enqueue({ type: 'usage', query, tools: JSON.stringify(tools) });
     } catch (error) {
       return Promise.reject(
         error instanceof CodecallError ? error : failed(this.path, 'record a query', error),
@@ -259,15 +452,35 @@ export class SqliteHistoryStore implements UsageHistoryStore {
     }
   }
 
+  /** Posts one message to the writer; resolves when it is committed. */
+  #enqueue(message: Record<string, unknown>): Promise<void> {
+    const id = this.#nextId++;
+    const done = new Promise<void>((resolve, reject) => this.#pending.set(id, { resolve, reject }));
+    this.#writer.ref();
+    this.#writer.postMessage({ ...message, id });
+    const settled = done.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.#queued.add(settled);
+    void settled.then(() => this.#queued.delete(settled));
+    return done;
+  }
+
+  /** Waits for the queued appends, then closes the writer and the connection. Idempotent. */
   close(): Promise<void> {
-    const db = this.#db;
-    this.#db = undefined;
-    try {
-      db?.close();
-    } catch {
-      // Closing twice or after a failed open is not an error.
-    }
-    return Promise.resolve();
+    this.#closing ??= (async () => {
+      await Promise.allSettled([...this.#queued]);
+      await this.#writer.terminate();
+      const db = this.#db;
+      this.#db = undefined;
+      try {
+        db?.close();
+      } catch {
+        // Closing after a failed open is not an error.
+      }
+    })();
+    return this.#closing;
   }
 
   [Symbol.asyncDispose](): Promise<void> {

@@ -26,10 +26,7 @@ interface Outcome {
   stderr: string;
 }
 
-function codecall(
-  args: string[],
-  options: { onSpawn?: (interrupt: () => void) => void } = {},
-): Promise<Outcome> {
+function codecall(args: string[], options: { onStart?: (kill: () => void) => void } = {}): Promise<Outcome> {
   const env = { ...process.env };
   delete env.CODECALL_MODEL;
   delete env.ANTHROPIC_API_KEY;
@@ -40,7 +37,7 @@ function codecall(
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    options.onSpawn?.(() => child.kill('SIGINT'));
+    options.onStart?.(() => child.kill('SIGINT'));
     child.on('error', reject);
     child.on('close', (code, signal) => resolvePromise({ code, signal, stdout, stderr }));
     child.stdin.end();
@@ -146,14 +143,54 @@ describe('codecall run', () => {
     }
   });
 
-  it('Ctrl-C while the model request is in flight cancels the run: exit 1, "cancelled", no hang', async () => {
-    let interrupt: (() => void) | undefined;
-    let requested = false;
+  it('--mode direct --model demo answers the same question with filtered direct calls', async () => {
+    const result = await codecall([
+      'run',
+      TASK,
+      '--model',
+      'demo',
+      '--mode',
+      'direct',
+      '--config',
+      'examples/codecall.json',
+    ]);
+    expect(result.code, result.stderr).toBe(0);
+    const lines = result.stdout.trim().split('\n');
+    expect(lines[0]).toBe(`${expected.length} of 20 team members exceeded their Q3 travel budget:`);
+    expect(new Set(lines.slice(1).map((l) => l.slice(2, l.indexOf(' (', 2))))).toEqual(
+      new Set(expected.map((e) => e.member.name)),
+    );
+    expect(result.stderr).toMatch(/^codecall run · demo:expense-demo · direct mode · \d+ tools offered$/m);
+    expect(result.stderr).toMatch(/^step 1 · expenses__get_team_members · 1 tool call · /m);
+    expect(result.stderr).toMatch(
+      /^step 2 · expenses__get_budget_by_level ×\d, expenses__get_expenses ×20 · \d+ tool calls · /m,
+    );
+    expect(result.stderr).toMatch(/^tokens: [\d,]+ in context \(direct tool calling\)/m);
+  });
+
+  it('the demo model refuses any other task plainly, with exit 1', async () => {
+    const result = await codecall([
+      'run',
+      'What is the weather in Oslo?',
+      '--model',
+      'demo',
+      '--config',
+      'examples/codecall.json',
+    ]);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toMatch(
+      /^codecall run: The demo model cannot answer "What is the weather in Oslo\?"\. The demo model is a scripted stand-in, not AI: it only knows the task/m,
+    );
+  });
+
+  it('Ctrl-C while the model request is in flight cancels the run: exit 130, "interrupted by SIGINT", no hang', async () => {
+    let kill: (() => void) | undefined;
+    let sent = false;
     const hanging: Server = createServer(() => {
-      // The model request is in flight: press Ctrl-C. Never answers.
-      if (requested) return;
-      requested = true;
-      interrupt?.();
+      // The request arrived: the model call is in flight. Never answers.
+      sent = true;
+      kill?.();
     });
     await new Promise<void>((r) => hanging.listen(0, '127.0.0.1', r));
     const port = (hanging.address() as AddressInfo).port;
@@ -169,11 +206,14 @@ describe('codecall run', () => {
           '--config',
           'examples/codecall.json',
         ],
-        { onSpawn: (press) => (interrupt = press) },
+        { onStart: (killChild) => (kill = killChild) },
       );
-      expect(requested).toBe(true);
-      expect(result.code).toBe(1);
+      expect(sent).toBe(true);
+      expect(result.code).toBe(130);
       expect(result.stderr).toMatch(/codecall run: cancelled\./);
+      expect(result.stderr).toMatch(
+        /^codecall run: interrupted by SIGINT; stopped the run and closed the MCP servers and sandboxes\.$/m,
+      );
     } finally {
       hanging.closeAllConnections();
       await new Promise<void>((r) => hanging.close(() => r()));

@@ -138,10 +138,11 @@ describe('examples', () => {
       // codecall reads the same format, so the snippet is a valid codecall configuration too.
       expect(() => parseConfig(json, { file })).not.toThrow();
       const { command, args } = json.mcpServers.codecall;
-      expect(command).toBe('npx');
-      const serve = args.indexOf('serve');
-      expect(args.slice(0, serve)).toEqual(['-y', 'codecall']);
-      const parsed = parseServeArgs(args.slice(serve + 1));
+      // The installed command (npm link, or the packed tarball installed globally): codecall is
+      // not on the npm registry, so `npx -y codecall` would fail.
+      expect(command).toBe('codecall');
+      expect(args[0]).toBe('serve');
+      const parsed = parseServeArgs(args.slice(1));
       expect(parsed.http).toBe(false);
       expect(parsed.config?.startsWith('/')).toBe(true);
     }

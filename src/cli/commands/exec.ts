@@ -7,9 +7,9 @@
  */
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { ExecutionSession } from '../../execute/index.js';
+import { CodecallRuntime } from '../../execute/index.js';
 import type { ExecutionResult } from '../../types.js';
-import { UsageError, type CliCommand, type CliIo } from '../command.js';
+import { describeHistoryError, UsageError, type CliCommand, type CliIo } from '../command.js';
 
 /** Bytes of script read from a file or stdin (compileScript enforces the configured limit). */
 const MAX_SCRIPT_READ_BYTES = 16 * 1_048_576;
@@ -25,7 +25,10 @@ Options:
   --json            print one JSON object: status, stdout, stderr, error, toolCalls, stats
 
 Exit status: 0 the script succeeded, 1 it failed (the reason on stderr), 2 usage or
-configuration error.
+configuration error, 130 interrupted by SIGINT (Ctrl-C), 143 by SIGTERM (servers and sandboxes
+are closed first; a second signal exits at once).
+
+Each run's tool calls are recorded in the usage history that ranks search (codecall graph).
 `;
 
 interface ExecArgs {
@@ -109,26 +112,34 @@ function toJson(result: ExecutionResult): Record<string, unknown> {
 async function run(argv: string[], io: CliIo): Promise<number> {
   const args = parseExecArgs(argv);
   const source = await readScript(args.file, io);
-  const session = await ExecutionSession.open({
+  // The runtime, like the agent's: the calls each run makes are learned by the tool graph and
+  // appended to the usage history (`codecall graph` shows them).
+  const runtime = await CodecallRuntime.open({
     load: { ...(args.config !== undefined ? { path: args.config } : {}), cwd: io.cwd, env: io.env },
     tools: {
       onServerError: (event) => {
         io.stderr.write(`codecall exec: ${event.error.message.split('\n')[0]}\n`);
       },
     },
+    onHistoryError: (error) => {
+      io.stderr.write(`codecall exec: ${describeHistoryError(error)}\n`);
+    },
+    signal: io.signal,
   });
   try {
-    const result = await session.executor.execute(source, { signal: io.signal });
+    const result = await runtime.execute(source, { signal: io.signal });
     if (args.json) {
       io.stdout.write(`${JSON.stringify(toJson(result))}\n`);
     } else {
       io.stdout.write(result.stdout);
       io.stderr.write(result.stderr);
-      if (result.error) io.stderr.write(`codecall exec: ${result.error.code}: ${result.error.message}\n`);
+      // A run cancelled by a signal is reported once, by main, with the signal's exit code.
+      if (result.error && !io.signal.aborted)
+        io.stderr.write(`codecall exec: ${result.error.code}: ${result.error.message}\n`);
     }
     return result.status === 'ok' ? 0 : 1;
   } finally {
-    await session.close();
+    await runtime.close();
   }
 }
 

@@ -7,7 +7,7 @@
  */
 import { createOrchestrator, type AgentMode, type AgentStep, type RunResult } from '../../agent/index.js';
 import { isCodecallError, type CodecallError } from '../../errors.js';
-import { UsageError, type CliCommand, type CliIo } from '../command.js';
+import { describeHistoryError, UsageError, type CliCommand, type CliIo } from '../command.js';
 
 const USAGE = `Usage: codecall run "<task>" [--model <provider:model>] [--base-url <url>] [--max-steps <n>]
                     [--mode code|direct] [--config <path>] [--json]
@@ -32,7 +32,8 @@ Try it offline:
   codecall run "Which team members exceeded their Q3 travel budget?" --model demo --config examples/codecall.json
 
 Exit status: 0 answered, 1 the run stopped without an answer (max steps, time, cancelled,
-provider failure), 2 usage or configuration error.
+provider failure), 2 usage or configuration error, 130 interrupted by SIGINT (Ctrl-C), 143 by
+SIGTERM (servers and sandboxes are closed first; a second signal exits at once).
 `;
 
 interface RunArgs {
@@ -175,6 +176,8 @@ async function run(argv: string[], io: CliIo): Promise<number> {
       tools: {
         onServerError: (event) => io.stderr.write(`codecall run: ${firstLine(event.error.message)}\n`),
       },
+      onHistoryError: (error) => io.stderr.write(`codecall run: ${describeHistoryError(error)}\n`),
+      signal: io.signal,
     },
     mode: args.mode,
     ...(args.maxSteps !== undefined ? { maxSteps: args.maxSteps } : {}),

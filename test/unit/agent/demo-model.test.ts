@@ -8,6 +8,7 @@ import {
   DemoLanguageModel,
   demoQuestion,
   demoScript,
+  isDemoTask,
 } from '../../../src/agent/demo-model.js';
 import { compileScript } from '../../../src/compile/index.js';
 import type { GenerateRequest, Message, ToolCallPart } from '../../../src/providers/language-model.js';
@@ -17,6 +18,11 @@ const META = [
   { name: 'execute_code', description: '', inputSchema: {} },
 ];
 const TASK = 'Which team members exceeded their Q2 lodging budget?';
+const DIRECT = ['get_team_members', 'get_budget_by_level', 'get_expenses', 'flag_expense'].map((name) => ({
+  name: `acme__${name}`,
+  description: '',
+  inputSchema: {},
+}));
 const SEARCH_RESULT = [
   '3 tools for "…", best first:',
   '1. acme.get_team_members: in execute_code: await tools.acme.get_team_members(args)',
@@ -83,19 +89,36 @@ describe('DemoLanguageModel', () => {
     });
   });
 
-  it('explains itself when the expense tools are missing or in direct mode', async () => {
+  it('refuses with a clear PROVIDER_REQUEST_FAILED when search finds no expense tools', async () => {
     const search = onlyCall(await model.generate(request([user])));
-    const missing = await model.generate(
+    const missing = model.generate(
       request([
         user,
         { role: 'assistant', content: [search] },
         { role: 'tool', results: [{ toolCallId: search.id, content: 'No tools match "…".' }] },
       ]),
     );
-    expect(missing.stopReason).toBe('end_turn');
-    expect(missing.content[0]).toMatchObject({ text: expect.stringMatching(/examples\/codecall\.json/) });
-    const direct = await model.generate(request([user], []));
-    expect(direct.content[0]).toMatchObject({ text: expect.stringMatching(/code mode/) });
+    await expect(missing).rejects.toMatchObject({
+      code: 'PROVIDER_REQUEST_FAILED',
+      details: { provider: 'demo', reason: 'tools-missing' },
+      message: expect.stringMatching(/examples\/codecall\.json/),
+    });
+  });
+
+  it('refuses any other task, in either mode, saying it is a demo that knows one task', async () => {
+    for (const tools of [META, DIRECT]) {
+      const refused = model.generate(
+        request([{ role: 'user', content: 'What is the weather in Oslo?' }], tools),
+      );
+      await expect(refused).rejects.toMatchObject({
+        code: 'PROVIDER_REQUEST_FAILED',
+        details: { provider: 'demo', reason: 'unknown-task' },
+        message: expect.stringMatching(/cannot answer "What is the weather in Oslo\?".*only knows the task/),
+      });
+    }
+    expect(isDemoTask(TASK)).toBe(true);
+    expect(isDemoTask('Who went over budget in Q1?')).toBe(true);
+    expect(isDemoTask('List the budgets')).toBe(false);
   });
 
   it('rejects with ABORTED when the signal has fired', async () => {
@@ -118,5 +141,98 @@ describe('demoQuestion and demoScript', () => {
       get_expenses: 'tools.x.get_expenses',
     };
     expect(compileScript(demoScript(paths, { quarter: 'Q1', category: 'meals' })).ok).toBe(true);
+  });
+});
+
+describe('DemoLanguageModel in direct mode', () => {
+  const model = new DemoLanguageModel();
+  const user: Message = { role: 'user', content: 'Which team members exceeded their Q2 lodging budget?' };
+  const members = [
+    { id: 'emp-1', name: 'Ada', level: 'L1' },
+    { id: 'emp-2', name: 'Bo', level: 'L2' },
+    { id: 'emp-3', name: 'Cy', level: 'L1' },
+  ];
+  const budgets = { L1: 100, L2: 500 };
+  /** The server's answers, by tool and arguments; emp-1's expenses come in two pages. */
+  function answer(call: ToolCallPart): string {
+    const input = call.input as Record<string, unknown>;
+    if (call.name === 'acme__get_team_members') return JSON.stringify({ members });
+    if (call.name === 'acme__get_budget_by_level') {
+      const level = input.level as keyof typeof budgets;
+      return JSON.stringify({
+        level,
+        quarter: input.quarter,
+        budgets: { lodging: budgets[level], travel: 1 },
+      });
+    }
+    const pages: Record<
+      string,
+      { items: { memberId: string; amount: number; status: string }[]; next: number | null }[]
+    > = {
+      'emp-1': [
+        { items: [{ memberId: 'emp-1', amount: 70, status: 'approved' }], next: 1 },
+        { items: [{ memberId: 'emp-1', amount: 60, status: 'approved' }], next: null },
+      ],
+      'emp-2': [{ items: [{ memberId: 'emp-2', amount: 900, status: 'rejected' }], next: null }],
+      'emp-3': [{ items: [{ memberId: 'emp-3', amount: 150, status: 'pending' }], next: null }],
+    };
+    const page = pages[input.member_id as string]![(input.offset as number | undefined) ?? 0]!;
+    return JSON.stringify({ items: page.items, total: 2, nextOffset: page.next });
+  }
+
+  it('calls the tools with every filter they offer, follows pages, and answers from the results', async () => {
+    const messages: Message[] = [user];
+    const asked: ToolCallPart[][] = [];
+    let response = await model.generate(request(messages, DIRECT));
+    while (response.stopReason === 'tool_use') {
+      const calls = response.content.filter((p): p is ToolCallPart => p.type === 'tool_call');
+      asked.push(calls);
+      messages.push({ role: 'assistant', content: response.content });
+      messages.push({ role: 'tool', results: calls.map((c) => ({ toolCallId: c.id, content: answer(c) })) });
+      expect(asked.length).toBeLessThan(5);
+      response = await model.generate(request(messages, DIRECT));
+    }
+    expect(asked.map((calls) => calls.map((c) => `${c.name} ${JSON.stringify(c.input)}`))).toEqual([
+      ['acme__get_team_members {}'],
+      [
+        'acme__get_budget_by_level {"level":"L1","quarter":"Q2"}',
+        'acme__get_budget_by_level {"level":"L2","quarter":"Q2"}',
+        'acme__get_expenses {"member_id":"emp-1","quarter":"Q2","category":"lodging"}',
+        'acme__get_expenses {"member_id":"emp-2","quarter":"Q2","category":"lodging"}',
+        'acme__get_expenses {"member_id":"emp-3","quarter":"Q2","category":"lodging"}',
+      ],
+      ['acme__get_expenses {"member_id":"emp-1","quarter":"Q2","category":"lodging","offset":1}'],
+    ]);
+    expect(response.content).toEqual([
+      {
+        type: 'text',
+        text: [
+          '2 of 3 team members exceeded their Q2 lodging budget:',
+          '- Cy (L1): $150.00 of $100 (+$50.00)',
+          '- Ada (L1): $130.00 of $100 (+$30.00)',
+        ].join('\n'),
+      },
+    ]);
+  });
+
+  it('says so when a tool call failed, and refuses without the expense tools', async () => {
+    const first = await model.generate(request([user], DIRECT));
+    const call = first.content.find((p): p is ToolCallPart => p.type === 'tool_call')!;
+    const failed = await model.generate(
+      request(
+        [
+          user,
+          { role: 'assistant', content: first.content },
+          { role: 'tool', results: [{ toolCallId: call.id, content: 'server down', isError: true }] },
+        ],
+        DIRECT,
+      ),
+    );
+    expect(failed.content[0]).toMatchObject({
+      text: expect.stringMatching(/^A tool call failed.*\nserver down$/s),
+    });
+    await expect(model.generate(request([user], DIRECT.slice(0, 1)))).rejects.toMatchObject({
+      details: { reason: 'tools-missing' },
+    });
   });
 });

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadConfig, parseConfig } from '../../../src/config/index.js';
 import {
+  DEFAULT_HISTORY_MAX_RUNS,
   DEFAULT_MAX_TOOL_RESULT_BYTES,
   DEFAULT_SERVER_MAX_MESSAGE_BYTES,
   DEFAULT_TOOL_CALL_TIMEOUT_MS,
@@ -77,7 +78,11 @@ describe('loadConfig', () => {
     expect(config.mcpServers.legacy).toMatchObject({ transport: 'sse' });
     expect(config.mcpServers.typed).toMatchObject({ transport: 'stdio', command: 'node' });
     expect(config.sandbox.limits.wallTimeMs).toBe(DEFAULT_WALL_TIME_MS);
-    expect(config.history).toEqual({ enabled: true, path: join(cwd, '.codecall', 'history.sqlite') });
+    expect(config.history).toEqual({
+      enabled: true,
+      path: join(cwd, '.codecall', 'history.sqlite'),
+      maxRuns: DEFAULT_HISTORY_MAX_RUNS,
+    });
   });
 
   it('prefers codecall.json over .mcp.json, and --config over both', async () => {
@@ -235,7 +240,7 @@ describe('parseConfig', () => {
           off: { command: 'y', disabled: true },
         },
         sandbox: { mode: 'in-process', memoryMb: 64 },
-        history: { enabled: false, path: 'h.sqlite' },
+        history: { enabled: false, path: 'h.sqlite', maxRuns: 50 },
         search: { limit: 3 },
         agent: { model: 'm', maxSteps: 4 },
         globalShortcut: 'Ctrl+Space',
@@ -255,7 +260,7 @@ describe('parseConfig', () => {
     expect(config.disabledServers).toEqual(['off']);
     expect(config.sandbox.mode).toBe('in-process');
     expect(config.sandbox.limits.memoryMb).toBe(64);
-    expect(config.history).toEqual({ enabled: false, path: '/project/h.sqlite' });
+    expect(config.history).toEqual({ enabled: false, path: '/project/h.sqlite', maxRuns: 50 });
     expect(config.search).toEqual({ limit: 3 });
     expect(config.agent).toEqual({ model: 'm', maxSteps: 4 });
   });

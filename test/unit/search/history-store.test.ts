@@ -80,10 +80,11 @@ describe('SqliteHistoryStore', () => {
 
   it('needs a path', async () => {
     expect(await codeOf(SqliteHistoryStore.open({ path: '' }))).toBe('INVALID_ARGUMENT');
+    expect(await codeOf(SqliteHistoryStore.open({ path: ':memory:' }))).toBe('INVALID_ARGUMENT');
   });
 
   it('bounds one recorded run', async () => {
-    await using store = await SqliteHistoryStore.open({ path: ':memory:' });
+    await using store = await SqliteHistoryStore.open({ path: join(dir, 'bounded.sqlite') });
     await store.append(Array.from({ length: 5_000 }, (_, i) => `t${i}`));
     expect((await store.load()).transitions.length).toBe(999);
   });

@@ -1,0 +1,160 @@
+/**
+ * The SQLite history store writes off the event loop and keeps bounded history: while another
+ * process holds the file with BEGIN EXCLUSIVE, an append waits out the busy timeout on the writer
+ * thread (the host's event loop stays responsive) and then rejects with HISTORY_STORE_FAILED;
+ * past `maxRuns` the oldest runs are pruned and their transitions subtracted, so the counts are
+ * exactly those of the retained runs; a full queue rejects at once.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { DatabaseSync } from 'node:sqlite';
+import { afterAll, describe, expect, it } from 'vitest';
+import { MemoryHistoryStore } from '../../../src/search/history-store.js';
+import { SqliteHistoryStore } from '../../../src/search/sqlite-history-store.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'codecall-history-writer-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** Another process that opens `path`, takes BEGIN EXCLUSIVE, says "locked", and holds it until its stdin ends. */
+function holdExclusiveLock(path: string): Promise<{ release: () => Promise<void> }> {
+  const child = spawn(
+    process.execPath,
+    [
+      '-e',
+      `const { DatabaseSync } = require('node:sqlite');
+       const db = new DatabaseSync(${JSON.stringify(path)});
+       db.exec('BEGIN EXCLUSIVE');
+       process.stdout.write('locked\\n');
+       process.stdin.resume();
+       process.stdin.on('end', () => { db.exec('COMMIT'); db.close(); process.exit(0); });`,
+    ],
+    { stdio: ['pipe', 'pipe', 'inherit'] },
+  );
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  return new Promise((resolve, reject) => {
+    child.once('error', reject);
+    child.once('exit', (code) => reject(new Error(`the lock holder exited with ${code}`)));
+    child.stdout.setEncoding('utf8');
+    child.stdout.on('data', (text: string) => {
+      if (text.includes('locked'))
+        resolve({
+          release: async () => {
+            child.stdin.end();
+            await exited;
+          },
+        });
+    });
+  });
+}
+
+describe('SqliteHistoryStore writer', () => {
+  it('a foreign exclusive lock does not stall the event loop; the failed append is reported', async () => {
+    const path = join(dir, 'locked.sqlite');
+    const busyTimeoutMs = 1_500;
+    await using store = await SqliteHistoryStore.open({ path, busyTimeoutMs });
+    const lock = await holdExclusiveLock(path);
+    const delay = monitorEventLoopDelay({ resolution: 10 });
+    delay.enable();
+    // The histogram's first tick only sets its baseline: wait for real samples before appending.
+    while (delay.count < 2) await new Promise((resolve) => setTimeout(resolve, 5));
+    const started = performance.now();
+    let error: unknown;
+    try {
+      await store.append(['a', 'b']);
+    } catch (caught) {
+      error = caught;
+    }
+    const waitedMs = performance.now() - started;
+    // One more sample, so a stall that ended just now is counted too.
+    const samples = delay.count;
+    while (delay.count <= samples) await new Promise((resolve) => setTimeout(resolve, 5));
+    delay.disable();
+    await lock.release();
+    expect(error).toMatchObject({ code: 'HISTORY_STORE_FAILED', message: expect.stringMatching(/locked/) });
+    // The writer waited out the busy timeout, and the loop kept turning meanwhile.
+    expect(waitedMs).toBeGreaterThanOrEqual(busyTimeoutMs * 0.9);
+    expect(delay.max / 1e6).toBeLessThan(busyTimeoutMs / 3);
+    // Once the lock is gone, writes go through again.
+    await store.append(['a', 'b']);
+    expect(await store.load()).toMatchObject({ sequences: 1, transitions: [['a', 'b', 1]] });
+  });
+
+  it('keeps the last maxRuns runs; the counts equal those of the retained runs', async () => {
+    const path = join(dir, 'retention.sqlite');
+    const runs = [
+      ['a', 'b', 'c'],
+      ['a', 'b'],
+      ['b', 'c', 'd'],
+      ['d', 'a'],
+      ['a', 'b', 'd'],
+    ];
+    const store = await SqliteHistoryStore.open({ path, maxRuns: 3 });
+    for (const run of runs) await store.append(run);
+    const expected = new MemoryHistoryStore();
+    for (const run of runs.slice(-3)) await expected.append(run);
+    const sorted = (state: { sequences: number; transitions: [string, string, number][] }) => ({
+      sequences: state.sequences,
+      transitions: [...state.transitions].sort((x, y) => `${x[0]} ${x[1]}`.localeCompare(`${y[0]} ${y[1]}`)),
+    });
+    expect(sorted(await store.load())).toEqual(sorted(await expected.load()));
+    await store.close();
+    const db = new DatabaseSync(path);
+    expect(
+      db
+        .prepare('SELECT tools FROM runs ORDER BY id')
+        .all()
+        .map((r) => r.tools),
+    ).toEqual(runs.slice(-3).map((r) => JSON.stringify(r)));
+    db.close();
+    // Reopened, the counts are the same.
+    await using again = await SqliteHistoryStore.open({ path, maxRuns: 3 });
+    expect(sorted(await again.load())).toEqual(sorted(await expected.load()));
+  });
+
+  it('rejects at once when maxQueuedRuns appends already wait, and says the run was not recorded', async () => {
+    const path = join(dir, 'queue.sqlite');
+    await using store = await SqliteHistoryStore.open({ path, maxQueuedRuns: 2, busyTimeoutMs: 2_000 });
+    const lock = await holdExclusiveLock(path);
+    const first = store.append(['a', 'b']).catch((error: unknown) => error);
+    const second = store.append(['a', 'b']).catch((error: unknown) => error);
+    await expect(store.append(['a', 'b'])).rejects.toMatchObject({
+      code: 'HISTORY_STORE_FAILED',
+      message: expect.stringMatching(/2 runs are already waiting.*not recorded/),
+    });
+    await lock.release();
+    await Promise.all([first, second]);
+  });
+
+  it('migrates a schema-1 file: old runs get their transitions, so pruning them keeps the counts exact', async () => {
+    const path = join(dir, 'schema-1.sqlite');
+    const v1 = new DatabaseSync(path);
+    v1.exec(`
+      PRAGMA journal_mode = WAL;
+      CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+      CREATE TABLE runs (id INTEGER PRIMARY KEY, recorded_at INTEGER NOT NULL, tools TEXT NOT NULL);
+      CREATE TABLE transitions (
+        from_tool TEXT NOT NULL, to_tool TEXT NOT NULL, count INTEGER NOT NULL, PRIMARY KEY (from_tool, to_tool)
+      ) WITHOUT ROWID;
+      INSERT INTO meta VALUES ('schema_version', '1'), ('sequences', '2');
+      INSERT INTO runs (recorded_at, tools) VALUES (1, '["a","b","c"]'), (2, '["a","b"]');
+      INSERT INTO transitions VALUES ('a', 'b', 2), ('b', 'c', 1);
+    `);
+    v1.close();
+    const store = await SqliteHistoryStore.open({ path, maxRuns: 2 });
+    await store.append(['c', 'd']);
+    // The first run (a→b, b→c) was pruned: what remains is a→b once and c→d once.
+    expect(await store.load()).toEqual({
+      version: 1,
+      sequences: 2,
+      transitions: expect.arrayContaining([
+        ['a', 'b', 1],
+        ['c', 'd', 1],
+      ]),
+    });
+    expect((await store.load()).transitions).toHaveLength(2);
+    await store.close();
+  });
+});
