@@ -122,6 +122,7 @@ describe('ToolPool.call', () => {
     expect(page.total).toBe(
       data.expenses.filter((e) => e.quarter === 'Q3' && e.category === 'travel').length,
     );
+    expect(page.items.length).toBeGreaterThan(0);
     expect(page.items.every((i) => i.quarter === 'Q3' && i.category === 'travel')).toBe(true);
     expect(await pool.call('odd-server.structured', { n: 21 }, code)).toEqual({ n: 21, doubled: 42 });
     expect(await pool.call('odd-server.plain_text', {}, code)).toBe('hello, not json {');
@@ -288,6 +289,7 @@ describe('ToolPool lifecycle', () => {
     await pool[Symbol.asyncDispose]();
     const error = await rejection(pool.call('expenses.get_team_members', {}, code));
     expect(error.code).toBe('CLOSED');
+    expect(pool.serverStatus().length).toBeGreaterThan(0);
     expect(pool.serverStatus().every((s) => s.state === 'closed')).toBe(true);
   });
 });
