@@ -232,7 +232,8 @@ export class ServerConnection {
     const tail = this.stderr.trim();
     const where =
       this.config.transport === 'stdio'
-        ? `Fix: check "command" and "args" of mcpServers.${this.name} (run \`${[this.config.command, ...this.config.args].join(' ')}\` yourself to see its output).`
+        ? // Never the expanded command line: its arguments may carry ${SECRET} values.
+          `Fix: check "command", "args" and "env" of mcpServers.${this.name} (run that command yourself to see its output).`
         : `Fix: check "url" and "headers" of mcpServers.${this.name}, and that the server is reachable.`;
     return new CodecallError(
       'SERVER_START_FAILED',
@@ -432,11 +433,21 @@ export class ServerConnection {
     throw this.lastError;
   }
 
+  /**
+   * The error a caller (a script, an HTTP client) sees for a server that is down. It says what
+   * state the server is in and never carries the start error itself: that names host paths,
+   * the command line and its stderr, which are for the developer (`onError`, `serverStatus()`).
+   */
   private unavailable(qualifiedName: string): CodecallError {
-    const reason = this.lastError?.message ?? `server is ${this.state}`;
+    const reason =
+      this.state === 'failed'
+        ? 'it failed to start or dropped and did not come back'
+        : this.state === 'closed'
+          ? 'it is closed'
+          : `it is ${this.state}`;
     return new CodecallError(
       'SERVER_UNAVAILABLE',
-      `Cannot call ${qualifiedName}: MCP server "${this.name}" is unavailable (${reason.split('\n')[0]}).`,
+      `Cannot call ${qualifiedName}: MCP server "${this.name}" is unavailable (${reason}; the host's log has the cause). Do not retry it in this run.`,
       { details: { server: this.name, tool: qualifiedName, state: this.state } },
     );
   }

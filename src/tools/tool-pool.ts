@@ -154,21 +154,15 @@ function placeholderConfig(name: string): ServerConfig {
 export class ToolPool {
   private readonly connections: ServerConnection[];
   private readonly custom: ReadonlySet<string>;
-  private readonly configFile: string | undefined;
   private readonly listeners = new Set<CatalogListener>();
   private entries = new Map<string, Entry>();
   private tools: readonly CatalogTool[] = [];
   private closed = false;
   private closing: Promise<void> | undefined;
 
-  private constructor(
-    connections: ServerConnection[],
-    custom: ReadonlySet<string>,
-    configFile: string | undefined,
-  ) {
+  private constructor(connections: ServerConnection[], custom: ReadonlySet<string>) {
     this.connections = connections;
     this.custom = custom;
-    this.configFile = configFile;
   }
 
   /**
@@ -178,7 +172,6 @@ export class ToolPool {
    */
   static async open(config: CodecallConfig | ServerMap, options: ToolPoolOptions = {}): Promise<ToolPool> {
     const servers = isCodecallConfig(config) ? config.mcpServers : config;
-    const configFile = isCodecallConfig(config) ? config.configPath : undefined;
     const transports = options.transports ?? {};
     const names = [...new Set([...Object.keys(servers), ...Object.keys(transports)])];
     const holder: { pool?: ToolPool } = {};
@@ -191,8 +184,10 @@ export class ToolPool {
       }
     };
     const connections = names.map((name) => {
-      const serverConfig = servers[name] ?? placeholderConfig(name);
-      const transport = transports[name];
+      // Own keys only: a server named like an Object.prototype member must not find that member.
+      const serverConfig =
+        (Object.hasOwn(servers, name) ? servers[name] : undefined) ?? placeholderConfig(name);
+      const transport = Object.hasOwn(transports, name) ? transports[name] : undefined;
       return new ServerConnection({
         config: serverConfig,
         ...(transport ? { transport } : {}),
@@ -202,7 +197,7 @@ export class ToolPool {
         onError,
       });
     });
-    const pool = new ToolPool(connections, new Set(Object.keys(transports)), configFile);
+    const pool = new ToolPool(connections, new Set(Object.keys(transports)));
     holder.pool = pool;
     const results = await Promise.allSettled(connections.map((c) => c.start()));
     const failures: CodecallError[] = [];
@@ -235,7 +230,8 @@ export class ToolPool {
       const config = connection.config;
       const members = assignIdentifiers(connection.tools.map((t) => t.name));
       for (const listed of connection.tools) {
-        const policy: ToolPolicyConfig = config.tools[listed.name] ?? {};
+        const policy: ToolPolicyConfig =
+          (Object.hasOwn(config.tools, listed.name) ? config.tools[listed.name] : undefined) ?? {};
         const callers = resolveAllowedCallers({
           tool: policy.allowedCallers,
           server: config.allowedCallers,
@@ -361,7 +357,7 @@ export class ToolPool {
     const entry = this.entries.get(name);
     if (!entry) throw this.notFound(name);
     const tool = entry.tool;
-    assertCallerAllowed(tool, options.caller, this.configFile);
+    assertCallerAllowed(tool, options.caller);
     const input = args === undefined ? {} : args;
     (entry.validator ??= compileInputValidator(tool.name, tool.inputSchema)).validate(input);
     const raw = await entry.connection.call(tool.tool, input, {
