@@ -10,6 +10,7 @@ import { resolve } from 'node:path';
 import { ExecutionSession } from '../../execute/index.js';
 import type { ExecutionResult } from '../../types.js';
 import { UsageError, type CliCommand, type CliIo } from '../command.js';
+import { neutralizeControls } from '../terminal-text.js';
 
 /** Bytes of script read from a file or stdin (compileScript enforces the configured limit). */
 const MAX_SCRIPT_READ_BYTES = 16 * 1_048_576;
@@ -113,7 +114,7 @@ async function run(argv: string[], io: CliIo): Promise<number> {
     load: { ...(args.config !== undefined ? { path: args.config } : {}), cwd: io.cwd, env: io.env },
     tools: {
       onServerError: (event) => {
-        io.stderr.write(`codecall exec: ${event.error.message.split('\n')[0]}\n`);
+        io.stderr.write(`codecall exec: ${neutralizeControls(event.error.message.split('\n')[0]!)}\n`);
       },
     },
   });
@@ -122,9 +123,11 @@ async function run(argv: string[], io: CliIo): Promise<number> {
     if (args.json) {
       io.stdout.write(`${JSON.stringify(toJson(result))}\n`);
     } else {
-      io.stdout.write(result.stdout);
-      io.stderr.write(result.stderr);
-      if (result.error) io.stderr.write(`codecall exec: ${result.error.code}: ${result.error.message}\n`);
+      // What the script prints is untrusted: show control sequences, never send them.
+      io.stdout.write(neutralizeControls(result.stdout));
+      io.stderr.write(neutralizeControls(result.stderr));
+      if (result.error)
+        io.stderr.write(`codecall exec: ${result.error.code}: ${neutralizeControls(result.error.message)}\n`);
     }
     return result.status === 'ok' ? 0 : 1;
   } finally {

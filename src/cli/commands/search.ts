@@ -13,6 +13,7 @@ import { createToolSearch, type ToolSearchResult } from '../../search/tool-searc
 import type { ToolSearchState } from '../../search/tool-graph.js';
 import { ToolPool, type CatalogTool } from '../../tools/index.js';
 import { UsageError, type CliCommand, type CliIo } from '../command.js';
+import { neutralizeControls } from '../terminal-text.js';
 
 /** Hits shown when `--limit` is not given and the configuration sets no `search.limit`. */
 const DEFAULT_CLI_SEARCH_LIMIT = 10;
@@ -123,7 +124,9 @@ async function run(argv: string[], io: CliIo): Promise<number> {
     const failed = pool.serverStatus().filter((s) => s.state !== 'connected');
     for (const server of failed) {
       io.stderr.write(
-        `codecall search: server "${server.name}" is ${server.state}; its tools are not searched.\n`,
+        neutralizeControls(
+          `codecall search: server "${server.name}" is ${server.state}; its tools are not searched.\n`,
+        ),
       );
     }
     if (values.json) {
@@ -141,7 +144,8 @@ async function run(argv: string[], io: CliIo): Promise<number> {
         `${JSON.stringify({ query, hits, chains: result.chains, truncated: result.truncated }, null, 2)}\n`,
       );
     } else {
-      io.stdout.write(renderPlain(query, result, new Map(tools.map((t) => [t.name, t]))));
+      // Tool names and descriptions come from MCP servers: no raw control sequences.
+      io.stdout.write(neutralizeControls(renderPlain(query, result, new Map(tools.map((t) => [t.name, t])))));
     }
     return failed.length > 0 ? 1 : 0;
   } finally {
