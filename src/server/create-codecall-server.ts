@@ -15,9 +15,13 @@
  */
 import { readFileSync } from 'node:fs';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import {
   CallToolRequestSchema,
   ErrorCode,
+  type CallToolRequest,
+  type JSONRPCRequest,
+  type ServerRequest,
   ListToolsRequestSchema,
   McpError,
   type CallToolResult,
@@ -215,7 +219,10 @@ export function createCodecallServer(options: CodecallServerOptions): Server {
     return { tools };
   });
 
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
+  const callTool = async (
+    request: CallToolRequest,
+    extra: RequestHandlerExtra<ServerRequest, ServerNotification>,
+  ): Promise<CallToolResult> => {
     const { name, arguments: args } = request.params;
     if (name === SEARCH_TOOLS_NAME) {
       const input = parseSearchToolsInput(args ?? {});
@@ -315,7 +322,50 @@ export function createCodecallServer(options: CodecallServerOptions): Server {
     } catch (error) {
       return textResult(errorText(error), true);
     }
-  });
+  };
+
+  // tools/call is answered here rather than through setRequestHandler: the SDK validates the
+  // request first and answers a bad one with a raw dump of the schema library's issues. Check
+  // it ourselves and say which field is wrong and what to send (-32602).
+  server.fallbackRequestHandler = async (request, extra) => {
+    if (request.method !== CallToolRequestSchema.shape.method.value)
+      throw new McpError(ErrorCode.MethodNotFound, `Method not found: ${request.method}.`);
+    return callTool(parseCallToolRequest(request), extra);
+  };
 
   return server;
+}
+
+function describeJson(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'object') return 'an object';
+  return `${typeof value === 'string' ? 'a string' : `a ${typeof value}`} (${JSON.stringify(value)?.slice(0, 40)})`;
+}
+
+/** Validates a `tools/call` request; throws -32602 naming the field and the fix. */
+function parseCallToolRequest(request: JSONRPCRequest): CallToolRequest {
+  const params = request.params as Record<string, unknown> | undefined;
+  const invalid = (field: string, expected: string, value: unknown): McpError =>
+    new McpError(
+      ErrorCode.InvalidParams,
+      `Invalid tools/call request: ${field} must be ${expected}; got ${describeJson(value)}.`,
+    );
+  if (typeof params !== 'object' || params === null || Array.isArray(params))
+    throw invalid('params', 'an object like {"name": "search_tools", "arguments": {…}}', params);
+  if (typeof params.name !== 'string' || params.name === '')
+    throw invalid('params.name', 'the name of a tool (a non-empty string)', params.name);
+  const args = params.arguments;
+  if (args !== undefined && (typeof args !== 'object' || args === null || Array.isArray(args)))
+    throw invalid('params.arguments', 'an object of named arguments (e.g. {"query": "…"}), or absent', args);
+  const parsed = CallToolRequestSchema.safeParse(request);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const field = issue ? issue.path.map(String).join('.') : 'params';
+    throw new McpError(
+      ErrorCode.InvalidParams,
+      `Invalid tools/call request: ${field || 'params'}: ${issue?.message ?? 'does not match the MCP schema'}.`,
+    );
+  }
+  return parsed.data;
 }
