@@ -17,11 +17,13 @@ const main = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
 if (process.execArgv.includes('--no-node-snapshot')) {
   await import(main);
 } else {
+  // The child watches fd 3 (IPC) to exit when this launcher is gone, even by SIGKILL.
+  const watch = new URL('./exit-with-launcher.js', import.meta.url).href;
   const child = spawn(
     process.execPath,
-    ['--no-node-snapshot', ...process.execArgv, main, ...process.argv.slice(2)],
+    ['--no-node-snapshot', '--import', watch, ...process.execArgv, main, ...process.argv.slice(2)],
     {
-      stdio: 'inherit',
+      stdio: ['inherit', 'inherit', 'inherit', 'ipc'],
     },
   );
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
