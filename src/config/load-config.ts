@@ -156,8 +156,11 @@ export function parseConfig(json: unknown, options: ParseConfigOptions): Codecal
       { path: '(root)', message: 'the configuration must be a JSON object like {"mcpServers": {...}}.' },
     ]);
   }
+  const reserved = reservedNameIssues(json);
+  if (reserved.length > 0) fail(file, reserved);
   const expanded = expandEnvDeep(json, { env, file, skipKeys: new Set(['inputExamples']) });
-  const parsed = configFileSchema.safeParse(expanded);
+  // reportInput: type errors can then say what was found ("got a number (5)").
+  const parsed = configFileSchema.safeParse(expanded, { reportInput: true });
   if (!parsed.success) fail(file, parsed.error.issues.map(describeIssue));
   const data = parsed.data;
   const issues: ConfigIssue[] = [];
@@ -187,6 +190,38 @@ export function parseConfig(json: unknown, options: ParseConfigOptions): Codecal
     agent: definedOnly({ ...data.agent }),
     serve,
   };
+}
+
+/**
+ * Names that JavaScript objects already carry (`__proto__`, `constructor`, `toString`, …): as a
+ * server name one vanishes in parsing or finds a built-in instead of the server, so it is refused.
+ */
+const RESERVED_NAMES: ReadonlySet<string> = new Set([
+  '__proto__',
+  'prototype',
+  ...Object.getOwnPropertyNames(Object.prototype),
+]);
+
+function reservedNameIssues(json: object): ConfigIssue[] {
+  const issues: ConfigIssue[] = [];
+  const servers = (json as { mcpServers?: unknown }).mcpServers;
+  if (typeof servers !== 'object' || servers === null) return issues;
+  for (const [name, entry] of Object.entries(servers)) {
+    if (RESERVED_NAMES.has(name))
+      issues.push({
+        path: formatJsonPath(['mcpServers', name]),
+        message: `server name ${JSON.stringify(name)} is reserved (a built-in name of JavaScript objects). Fix: rename it, e.g. ${JSON.stringify(`${name.replace(/^_+|_+$/g, '') || 'server'}_server`)}.`,
+      });
+    const tools =
+      typeof entry === 'object' && entry !== null ? (entry as { tools?: unknown }).tools : undefined;
+    if (typeof tools === 'object' && tools !== null && Object.hasOwn(tools, '__proto__'))
+      issues.push({
+        path: formatJsonPath(['mcpServers', name, 'tools', '__proto__']),
+        message:
+          'a tool policy cannot be keyed "__proto__" (JSON parsers drop or misread that key). Fix: remove it.',
+      });
+  }
+  return issues;
 }
 
 function resolveServe(section: ConfigFile['serve'], issues: ConfigIssue[]): ServeConfig {
@@ -369,11 +404,13 @@ function knownKeysAt(path: JsonPath): string[] {
   return [];
 }
 
+/** What was found, for "expected X, got Y": `a number (5)`, `a string ("x")`, `an array`. */
 function typeOf(value: unknown): string {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'an array';
   if (typeof value === 'object') return 'an object';
-  return `${typeof value} ${JSON.stringify(value)}`.slice(0, 60);
+  const shown = JSON.stringify(value) ?? String(value);
+  return `${article(typeof value)}${typeof value} (${shown.length > 40 ? `${shown.slice(0, 39)}…` : shown})`;
 }
 
 function describeIssue(issue: z.core.$ZodIssue): ConfigIssue {
@@ -422,7 +459,7 @@ function describeIssue(issue: z.core.$ZodIssue): ConfigIssue {
 }
 
 function article(word: string): string {
-  if (word === 'array' || word === 'object' || word === 'integer') return 'an ';
+  if (/^[aeiou]/.test(word)) return 'an ';
   return 'a ';
 }
 

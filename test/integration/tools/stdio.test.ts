@@ -164,4 +164,19 @@ describe('stdio servers', () => {
     expect(report).toContain('mcpServers.odd');
     expect(report).not.toContain('--api-key=sk-live');
   });
+
+  it('a missing cwd is named as the cause, not "command"', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'codecall-cwd-'));
+    const config = parseConfig(
+      { mcpServers: { s: { command: process.execPath, args: ['-e', '0'], cwd: 'no-such-dir' } } },
+      { file: join(dir, 'codecall.json'), env: {} },
+    );
+    const pool = await ToolPool.open(config);
+    pools.push(pool);
+    const status = pool.serverStatus()[0]!;
+    expect(status.state).toBe('failed');
+    expect(status.error).toContain('"cwd" of mcpServers.s');
+    expect(status.error).toContain(join(dir, 'no-such-dir'));
+    expect(status.error).not.toContain('check "command"');
+  });
 });

@@ -149,6 +149,84 @@ describe('parseConfig', () => {
     expect(error.message).toContain('${API_KEY:-default}');
   });
 
+  it('nested defaults expand fully, only when used; $${ writes a literal ${', () => {
+    const config = parseConfig(
+      {
+        mcpServers: {
+          s: {
+            command: 'node',
+            args: [
+              '${A:-${B}}',
+              '${A:-${UNSET:-x}-y}',
+              '${B:-${UNSET}}',
+              '$${LITERAL}',
+              'cost: $5',
+              '$${A:-${B}}',
+            ],
+          },
+        },
+      },
+      { file, env: { B: 'bee' } },
+    );
+    expect(config.mcpServers.s).toMatchObject({
+      args: ['bee', 'x-y', 'bee', '${LITERAL}', 'cost: $5', '${A:-bee}'],
+    });
+  });
+
+  it('malformed ${…} is an error naming the path and the fix, never a half-expanded string', () => {
+    for (const bad of ['${A:-${B}', '${HOME', '${1}', '${A:=x}', 'pre ${ post']) {
+      const error = thrown(() =>
+        parseConfig({ mcpServers: { s: { command: 'node', args: [bad] } } }, { file, env: { B: 'b' } }),
+      );
+      expect(error.code).toBe('CONFIG_INVALID');
+      expect(error.message).toContain('mcpServers.s.args[0]');
+      expect(error.message).toContain('write $${ for a literal ${');
+    }
+    // A nested ${VAR} that is used and unset still names the variable.
+    const missing = thrown(() =>
+      parseConfig({ mcpServers: { s: { command: '${A:-${NOPE}}' } } }, { file, env: {} }),
+    );
+    expect(missing.code).toBe('CONFIG_ENV_MISSING');
+    expect(missing.message).toContain('NOPE');
+  });
+
+  it('refuses server names that are built-in names of objects, instead of dropping them', () => {
+    const json = JSON.parse(
+      '{"mcpServers": {"__proto__": {"command": "a"}, "constructor": {"command": "b"}, "ok": {"command": "c", "tools": {"__proto__": {"deferLoading": false}}}}}',
+    ) as unknown;
+    const error = thrown(() => parseConfig(json, { file, env: {} }));
+    expect(error.code).toBe('CONFIG_INVALID');
+    const paths = (error.details.issues as { path: string }[]).map((i) => i.path);
+    expect(paths).toEqual(
+      expect.arrayContaining([
+        expect.stringContaining('__proto__'),
+        'mcpServers.constructor',
+        expect.stringMatching(/^mcpServers\.ok\.tools/),
+      ]),
+    );
+    expect(error.message).toContain('is reserved');
+  });
+
+  it('says what a wrong-typed value is, not "got nothing"', () => {
+    const error = thrown(() =>
+      parseConfig(
+        {
+          mcpServers: { s: { command: 5, args: ['x', true], deferLoading: 'yes' } },
+          sandbox: { workers: '2' },
+        },
+        { file, env: {} },
+      ),
+    );
+    const issues = Object.fromEntries(
+      (error.details.issues as { path: string; message: string }[]).map((i) => [i.path, i.message]),
+    );
+    expect(issues['mcpServers.s.command']).toContain('expected a string, got a number (5)');
+    expect(issues['mcpServers.s.args[1]']).toContain('got a boolean (true)');
+    expect(issues['mcpServers.s.deferLoading']).toContain('expected a boolean, got a string ("yes")');
+    expect(issues['sandbox.workers']).toContain('got a string ("2")');
+    expect(error.message).not.toContain('got nothing');
+  });
+
   it('suggests the intended key for a typo', () => {
     const error = thrown(() =>
       parseConfig({ mcpServers: { s: { command: 'x', allowedCaller: ['direct'] } } }, { file, env: {} }),
