@@ -11,6 +11,7 @@ import { ExecutionSession } from '../../execute/index.js';
 import type { ExecutionResult } from '../../types.js';
 import { UsageError, type CliCommand, type CliIo } from '../command.js';
 import { neutralizeControls } from '../terminal-text.js';
+import { canPrompt, ensureConfigTrusted } from '../trust.js';
 
 /** Bytes of script read from a file or stdin (compileScript enforces the configured limit). */
 const MAX_SCRIPT_READ_BYTES = 16 * 1_048_576;
@@ -110,6 +111,7 @@ function toJson(result: ExecutionResult): Record<string, unknown> {
 async function run(argv: string[], io: CliIo): Promise<number> {
   const args = parseExecArgs(argv);
   const source = await readScript(args.file, io);
+  await ensureConfigTrusted(io, { config: args.config, interactive: args.file !== '-' && canPrompt(io) });
   const session = await ExecutionSession.open({
     load: { ...(args.config !== undefined ? { path: args.config } : {}), cwd: io.cwd, env: io.env },
     tools: {

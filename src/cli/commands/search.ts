@@ -14,6 +14,7 @@ import type { ToolSearchState } from '../../search/tool-graph.js';
 import { ToolPool, type CatalogTool } from '../../tools/index.js';
 import { UsageError, type CliCommand, type CliIo } from '../command.js';
 import { neutralizeControls } from '../terminal-text.js';
+import { canPrompt, ensureConfigTrusted } from '../trust.js';
 
 /** Hits shown when `--limit` is not given and the configuration sets no `search.limit`. */
 const DEFAULT_CLI_SEARCH_LIMIT = 10;
@@ -95,6 +96,7 @@ async function run(argv: string[], io: CliIo): Promise<number> {
     if (!Number.isInteger(limit) || limit < 1)
       throw new UsageError(`--limit must be a positive integer; got "${values.limit}".`);
   }
+  await ensureConfigTrusted(io, { config: values.config, interactive: canPrompt(io) });
   const config = await loadConfig({
     ...(values.config !== undefined ? { path: values.config } : {}),
     cwd: io.cwd,

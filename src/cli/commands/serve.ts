@@ -23,6 +23,7 @@ import {
   type ExecuteCodeEvent,
 } from '../../server/index.js';
 import { UsageError, type CliCommand, type CliIo } from '../command.js';
+import { canPrompt, ensureConfigTrusted } from '../trust.js';
 
 /** Environment variable holding the bearer token of `codecall serve --http`. */
 export const SERVE_TOKEN_ENV = 'CODECALL_SERVE_TOKEN';
@@ -172,6 +173,8 @@ function aborted(signal: AbortSignal): Promise<void> {
 
 async function run(argv: string[], io: CliIo): Promise<number> {
   const parsed = parseServeArgs(argv, io.env);
+  // Over stdio, stdin is the MCP channel: never prompt there.
+  await ensureConfigTrusted(io, { config: parsed.config, interactive: parsed.http && canPrompt(io) });
   const config = await loadConfig({
     ...(parsed.config !== undefined ? { path: parsed.config } : {}),
     cwd: io.cwd,

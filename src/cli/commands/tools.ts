@@ -9,6 +9,7 @@ import { loadConfig } from '../../config/index.js';
 import { ToolPool, type CatalogTool, type ServerStatus } from '../../tools/index.js';
 import { UsageError, type CliCommand, type CliIo } from '../command.js';
 import { neutralizeControls } from '../terminal-text.js';
+import { canPrompt, ensureConfigTrusted } from '../trust.js';
 
 /** Characters of a description shown in the plain listing. */
 const DESCRIPTION_COLUMN_CHARS = 90;
@@ -88,6 +89,7 @@ function renderPlain(tools: readonly CatalogTool[], servers: ServerStatus[]): st
 
 async function run(argv: string[], io: CliIo): Promise<number> {
   const args = parseToolsArgs(argv);
+  await ensureConfigTrusted(io, { config: args.config, interactive: canPrompt(io) });
   const config = await loadConfig({
     ...(args.config !== undefined ? { path: args.config } : {}),
     cwd: io.cwd,
