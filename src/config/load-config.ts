@@ -3,8 +3,9 @@
  * Finds, reads, expands, validates and resolves a codecall configuration file. Every failure is a
  * `CodecallError` whose message names the file, the JSON path inside it and the fix.
  */
+import { realpathSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import type { z } from 'zod';
 import { CodecallError } from '../errors.js';
 import type { ToolCaller } from '../types.js';
@@ -175,6 +176,7 @@ export function parseConfig(json: unknown, options: ParseConfigOptions): Codecal
     else if (server) mcpServers[name] = server;
   }
   const serve = resolveServe(data.serve, issues);
+  const historyPath = resolveHistoryPath(data.history?.path, configDir, env, issues);
   if (issues.length > 0) fail(file, issues);
   return {
     configPath: looksLikePath ? resolve(file) : undefined,
@@ -184,12 +186,59 @@ export function parseConfig(json: unknown, options: ParseConfigOptions): Codecal
     sandbox,
     history: {
       enabled: data.history?.enabled ?? true,
-      path: resolve(configDir, data.history?.path ?? DEFAULT_HISTORY_PATH),
+      path: historyPath,
     },
     search: definedOnly({ ...data.search }),
     agent: definedOnly({ ...data.agent }),
     serve,
   };
+}
+
+/** The environment variable with which the user (not a project file) places the history store anywhere. */
+export const HISTORY_PATH_ENV = 'CODECALL_HISTORY_PATH';
+
+/** `path` with symbolic links resolved as far as the path exists (the rest appended). */
+function realPathSoFar(path: string): string {
+  let head = path;
+  const tail: string[] = [];
+  for (;;) {
+    try {
+      return join(realpathSync(head), ...tail);
+    } catch {
+      const parent = dirname(head);
+      if (parent === head) return path;
+      tail.unshift(head.slice(parent.length).replace(/^[\\/]+/, ''));
+      head = parent;
+    }
+  }
+}
+
+/**
+ * Where usage history lives. `CODECALL_HISTORY_PATH` (the user's choice) wins; a configuration
+ * file may only place it inside its own folder (symbolic links resolved), because a cloned
+ * project's file must not aim codecall's writes at another application's files.
+ */
+function resolveHistoryPath(
+  written: string | undefined,
+  configDir: string,
+  env: NodeJS.ProcessEnv,
+  issues: ConfigIssue[],
+): string {
+  const fromEnv = env[HISTORY_PATH_ENV];
+  if (fromEnv !== undefined && fromEnv !== '') return resolve(fromEnv);
+  const path = resolve(configDir, written ?? DEFAULT_HISTORY_PATH);
+  if (written === undefined) return path;
+  const root = realPathSoFar(configDir);
+  const inside = relative(root, realPathSoFar(path));
+  if (inside === '' || inside === '..' || inside.startsWith(`..${sep}`) || isAbsolute(inside)) {
+    issues.push({
+      path: 'history.path',
+      message:
+        `${JSON.stringify(written)} leads outside the configuration's folder; a configuration file may only keep history inside it ` +
+        `(default ${DEFAULT_HISTORY_PATH}). Fix: use a path inside the folder, or set ${HISTORY_PATH_ENV} in your environment to put it elsewhere.`,
+    });
+  }
+  return path;
 }
 
 /**

@@ -1,4 +1,4 @@
-import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -225,6 +225,31 @@ describe('parseConfig', () => {
     expect(issues['mcpServers.s.deferLoading']).toContain('expected a boolean, got a string ("yes")');
     expect(issues['sandbox.workers']).toContain('got a string ("2")');
     expect(error.message).not.toContain('got nothing');
+  });
+
+  it('history.path from a configuration file stays inside its folder; CODECALL_HISTORY_PATH places it anywhere', () => {
+    const root = mkdtempSync(join(tmpdir(), 'codecall-history-path-'));
+    const project = join(root, 'project');
+    mkdirSync(project);
+    const at = join(project, 'codecall.json');
+    const inside = parseConfig({ history: { path: 'data/h.sqlite' } }, { file: at, env: {} });
+    expect(inside.history.path).toBe(join(project, 'data', 'h.sqlite'));
+    for (const path of ['../other-app/cookies.sqlite', join(root, 'elsewhere.sqlite'), '.']) {
+      const error = thrown(() => parseConfig({ history: { path } }, { file: at, env: {} }));
+      expect(error.code).toBe('CONFIG_INVALID');
+      expect(error.message).toContain('history.path');
+      expect(error.message).toContain('CODECALL_HISTORY_PATH');
+    }
+    // A symbolic link inside the folder that leads out of it does not make a way around.
+    symlinkSync(root, join(project, 'link'));
+    expect(() => parseConfig({ history: { path: 'link/x.sqlite' } }, { file: at, env: {} })).toThrow(
+      /leads outside/,
+    );
+    const user = parseConfig(
+      { history: { path: '../other-app/cookies.sqlite' } },
+      { file: at, env: { CODECALL_HISTORY_PATH: join(root, 'mine.sqlite') } },
+    );
+    expect(user.history.path).toBe(join(root, 'mine.sqlite'));
   });
 
   it('suggests the intended key for a typo', () => {
