@@ -43,6 +43,7 @@ import { CodecallError, isCodecallError } from '../errors.js';
 import { formatResultForModel, type CodecallRuntime } from '../execute/index.js';
 import type { CatalogTool } from '../tools/index.js';
 import type { ExecutionResult } from '../types.js';
+import type { ServeLearning } from '../config/index.js';
 import { RunLimiter } from './run-limiter.js';
 
 /** Told after every `execute_code` run (for logs and tests). */
@@ -82,6 +83,14 @@ export interface CodecallServerOptions {
    * @defaultValue {@link DEFAULT_SERVE_SEQUENCE_GAP_MS}
    */
   sequenceGapMs?: number;
+  /**
+   * Who learns from this session's usage. `"shared"`: its `execute_code` runs and direct-call
+   * sequences teach the runtime's one tool graph (and usage history), which ranks search for
+   * every session of the process, so clients see which tools others used together. `"off"`:
+   * the session only reads the graph; nothing it does is recorded.
+   * @defaultValue `"shared"`
+   */
+  learning?: ServeLearning;
   /** Name and version announced at initialization. @defaultValue `codecall` and its package version */
   serverInfo?: { name: string; version: string };
   /** Called after every `execute_code` run. Errors it throws are ignored. */
@@ -153,6 +162,7 @@ export function createCodecallServer(options: CodecallServerOptions): Server {
   const passThrough = options.passThrough ?? true;
   const progressIntervalMs = options.progressIntervalMs ?? DEFAULT_SERVE_PROGRESS_INTERVAL_MS;
   const sequenceGapMs = options.sequenceGapMs ?? DEFAULT_SERVE_SEQUENCE_GAP_MS;
+  const learn = (options.learning ?? 'shared') === 'shared';
   if (!Number.isFinite(sequenceGapMs) || sequenceGapMs < 0)
     throw new CodecallError(
       'INVALID_ARGUMENT',
@@ -280,7 +290,7 @@ export function createCodecallServer(options: CodecallServerOptions): Server {
             );
             timer.unref();
           }
-          const result = await runtime.execute(input.code, { signal: controller.signal });
+          const result = await runtime.execute(input.code, { signal: controller.signal, learn });
           try {
             options.onExecute?.({
               result,
@@ -316,7 +326,7 @@ export function createCodecallServer(options: CodecallServerOptions): Server {
       // As an execute_code run does, a direct call that follows another teaches the graph.
       const previous = lastDirect;
       lastDirect = { name: tool.name, endedAt: Date.now() };
-      if (previous && startedAt - previous.endedAt < sequenceGapMs)
+      if (learn && previous && startedAt - previous.endedAt < sequenceGapMs)
         runtime.recordSequence([previous.name, tool.name]);
       return textResult(renderValue(value));
     } catch (error) {

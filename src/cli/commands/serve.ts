@@ -203,6 +203,7 @@ async function run(argv: string[], io: CliIo): Promise<number> {
     onExecute,
     passThrough: args.passThrough,
     runLimiter: new RunLimiter({ maxConcurrent: args.maxConcurrentRuns }),
+    ...(config.serve.learning !== undefined ? { learning: config.serve.learning } : {}),
   };
   const tools = runtime.catalog();
   const servers = new Set(tools.map((t) => t.server)).size;
@@ -214,6 +215,11 @@ async function run(argv: string[], io: CliIo): Promise<number> {
         host: args.host,
         port: args.port,
         allowedOrigins: args.allowedOrigins,
+        ...(config.serve.maxSessions !== undefined ? { maxSessions: config.serve.maxSessions } : {}),
+        ...(config.serve.maxSessionsPerClient !== undefined
+          ? { maxSessionsPerClient: config.serve.maxSessionsPerClient }
+          : {}),
+        ...(config.serve.sessionIdleMs !== undefined ? { sessionIdleMs: config.serve.sessionIdleMs } : {}),
         ...(args.token !== undefined ? { token: args.token } : {}),
       });
       close = http.close;
