@@ -93,6 +93,11 @@ export interface CodecallServerOptions {
   learning?: ServeLearning;
   /** Name and version announced at initialization. @defaultValue `codecall` and its package version */
   serverInfo?: { name: string; version: string };
+  /**
+   * Told of unexpected failures (not `CodecallError`s) while answering a call; the client gets
+   * only the error's name, never its message. Errors it throws are ignored.
+   */
+  onError?: (error: unknown) => void;
   /** Called after every `execute_code` run. Errors it throws are ignored. */
   onExecute?: (event: ExecuteCodeEvent) => void;
 }
@@ -121,9 +126,20 @@ function textResult(text: string, isError = false): CallToolResult {
   return { content: [{ type: 'text', text }], ...(isError ? { isError: true } : {}) };
 }
 
-function errorText(error: unknown): string {
+/**
+ * The text a client sees for a failure. A CodecallError's message is written for callers; any
+ * other error's message may carry host data (paths, stack details), so the client gets only its
+ * name and the whole error goes to `onError` (the server's log).
+ */
+function errorText(error: unknown, onError: ((error: unknown) => void) | undefined): string {
   if (isCodecallError(error)) return error.message;
-  return `codecall failed unexpectedly: ${error instanceof Error ? error.message : String(error)}`;
+  try {
+    onError?.(error);
+  } catch {
+    // A listener's failure must not fail the call.
+  }
+  const name = error instanceof Error ? error.name : typeof error;
+  return `codecall failed unexpectedly (${name}); the server's log has the details.`;
 }
 
 function renderValue(value: unknown): string {
@@ -244,7 +260,7 @@ export function createCodecallServer(options: CodecallServerOptions): Server {
         });
         return textResult(renderSearchResult(found, { query: input.query, directName: directNameOf }));
       } catch (error) {
-        return textResult(errorText(error), true);
+        return textResult(errorText(error, options.onError), true);
       }
     }
 
@@ -304,7 +320,7 @@ export function createCodecallServer(options: CodecallServerOptions): Server {
           release();
         }
       } catch (error) {
-        return textResult(errorText(error), true);
+        return textResult(errorText(error, options.onError), true);
       } finally {
         if (timer) clearInterval(timer);
         extra.signal.removeEventListener('abort', onAbort);
@@ -330,7 +346,7 @@ export function createCodecallServer(options: CodecallServerOptions): Server {
         runtime.recordSequence([previous.name, tool.name]);
       return textResult(renderValue(value));
     } catch (error) {
-      return textResult(errorText(error), true);
+      return textResult(errorText(error, options.onError), true);
     }
   };
 

@@ -377,13 +377,13 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
 
   const http: HttpServer = createServer((request, response) => {
     handle(request, response).catch((error: unknown) => {
-      sendJsonRpcError(
-        response,
-        500,
-        `Internal error: ${(error as Error)?.message ?? String(error)}`,
-        {},
-        -32603,
-      );
+      // The message may carry host data: the client gets a generic answer, the log the error.
+      try {
+        serverOptions.onError?.(error);
+      } catch {
+        // A listener's failure must not break the server.
+      }
+      sendJsonRpcError(response, 500, "Internal error; the server's log has the details.", {}, -32603);
     });
   });
   await new Promise<void>((resolve, reject) => {

@@ -201,6 +201,7 @@ async function run(argv: string[], io: CliIo): Promise<number> {
   const serverOptions = {
     runtime,
     onExecute,
+    onError: (error: unknown) => log(`unexpected error: ${(error as Error)?.stack ?? String(error)}`),
     passThrough: args.passThrough,
     runLimiter: new RunLimiter({ maxConcurrent: args.maxConcurrentRuns }),
     ...(config.serve.learning !== undefined ? { learning: config.serve.learning } : {}),
