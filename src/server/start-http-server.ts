@@ -328,9 +328,14 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
       session.lastSeen = Date.now();
       const ids = requestIds(body);
       const keys = ids.map(idKey);
-      const reused = ids.find(
-        (id, index) => session.pendingIds.has(keys[index]!) || keys.indexOf(keys[index]!) !== index,
-      );
+      // Linear: a 4 MiB batch can hold hundreds of thousands of ids.
+      const seen = new Set<string>();
+      const reused = ids.find((_id, index) => {
+        const key = keys[index]!;
+        if (session.pendingIds.has(key) || seen.has(key)) return true;
+        seen.add(key);
+        return false;
+      });
       if (reused !== undefined)
         return sendJsonRpcError(
           response,

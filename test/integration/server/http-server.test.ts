@@ -328,6 +328,11 @@ describe('startHttpServer under abuse', () => {
     });
     const answered = replies.find((r) => r.status === 200)!;
     expect(JSON.stringify(rpcReply(answered.body).result)).toContain('done');
+    // Twice in one batch is the same mistake.
+    const batch = `[${callTool('b', 'search_tools', { query: 'x' })},${callTool('b', 'search_tools', { query: 'y' })}]`;
+    const twice = await post(http.url, batch, headers);
+    expect(twice.status).toBe(400);
+    expect(rpcReply(twice.body).error?.code).toBe(-32600);
     // Once answered, the id may be used again.
     const again = await post(
       http.url,
