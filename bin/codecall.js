@@ -13,11 +13,13 @@ if (process.execArgv.includes('--no-node-snapshot')) {
   const { runCli } = await import(main);
   await runCli();
 } else {
+  // The child watches fd 3 (IPC) to exit when this launcher is gone, even by SIGKILL.
+  const watch = new URL('./exit-with-launcher.js', import.meta.url).href;
   const child = spawn(
     process.execPath,
-    ['--no-node-snapshot', ...process.execArgv, main, ...process.argv.slice(2)],
+    ['--no-node-snapshot', '--import', watch, ...process.execArgv, main, ...process.argv.slice(2)],
     {
-      stdio: 'inherit',
+      stdio: ['inherit', 'inherit', 'inherit', 'ipc'],
     },
   );
   const forwarded = ['SIGINT', 'SIGTERM', 'SIGHUP'];

@@ -13,6 +13,11 @@ export interface CliIo {
   env: NodeJS.ProcessEnv;
   /** Aborted on SIGINT/SIGTERM/SIGHUP (the reason is a {@link SignalInterrupt}). */
   signal: AbortSignal;
+  /**
+   * `--trust` was given: start the servers of a configuration found in the working directory
+   * without asking (see `ensureConfigTrusted`).
+   */
+  trust?: boolean;
 }
 
 /** One `codecall <name>` command. */

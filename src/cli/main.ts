@@ -44,6 +44,9 @@ function help(): string {
     '',
     'Run `codecall <command> --help` for the options of one command.',
     'Configuration: codecall.json or .mcp.json in the working directory, or --config <path>.',
+    'A configuration found in the working directory starts its servers only with your consent:',
+    'codecall asks once per file and content in a terminal; elsewhere pass --trust (or set',
+    'CODECALL_TRUST=1) after reviewing it. --config <path> counts as consent.',
     '',
   ].join('\n');
 }
@@ -107,8 +110,13 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     io.stdout.write(`${command.usage.trimEnd()}\n`);
     return 0;
   }
+  // --trust is accepted by every command: consent to start a discovered configuration's servers.
+  const trust = rest.includes('--trust');
   try {
-    const code = await command.run(rest, io);
+    const code = await command.run(
+      rest.filter((arg) => arg !== '--trust'),
+      trust ? { ...io, trust } : io,
+    );
     return interrupted(command, io) ?? code;
   } catch (error) {
     const code = interrupted(command, io);

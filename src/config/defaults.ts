@@ -114,8 +114,13 @@ export const DEFAULT_SERVE_MAX_CONCURRENT_RUNS = 4;
 export const DEFAULT_SERVE_MAX_QUEUED_RUNS = 32;
 /** Open Streamable HTTP sessions of one `codecall serve --http` process. */
 export const DEFAULT_SERVE_MAX_SESSIONS = 64;
-/** Time an HTTP session may stay idle (no request) before it is closed. */
-export const DEFAULT_SERVE_SESSION_IDLE_MS = 30 * 60_000;
+/** Time an HTTP session may stay idle (no request, none in flight) before it is closed. */
+export const DEFAULT_SERVE_SESSION_IDLE_MS = 5 * 60_000;
+/**
+ * Open Streamable HTTP sessions of one client (remote address + bearer token). A client that
+ * opens more gets its own least recently used session closed, never another client's.
+ */
+export const DEFAULT_SERVE_MAX_SESSIONS_PER_CLIENT = 8;
 /**
  * Longest pause between two direct (pass-through) calls of one `codecall serve` session for the
  * pair to count as a sequence in usage history (the tool graph).

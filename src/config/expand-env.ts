@@ -1,12 +1,15 @@
 /**
  * @module
  * `${VAR}` and `${VAR:-default}` expansion in configuration strings, as Claude Code does it:
- * `${VAR}` must be set; `${VAR:-default}` uses `default` when `VAR` is unset or empty.
+ * `${VAR}` must be set; `${VAR:-default}` uses `default` when `VAR` is unset or empty. A default
+ * may itself hold expansions (`${A:-${B:-x}}`, evaluated only when used). `$${` writes a
+ * literal `${`. Anything else after `${` (an unclosed brace, `${1}`, `${A:=x}`) is an error that
+ * names the fix, never a silently half-expanded string.
  */
 import { CodecallError } from '../errors.js';
 import { formatJsonPath, type JsonPath } from './json-path.js';
 
-const PATTERN = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
+const NAME = /[A-Za-z_][A-Za-z0-9_]*/y;
 
 /** Where the text being expanded came from, for the error message. */
 export interface ExpandEnvOptions {
@@ -17,32 +20,96 @@ export interface ExpandEnvOptions {
   path: JsonPath;
 }
 
+function syntaxError(text: string, at: number, problem: string, options: ExpandEnvOptions): CodecallError {
+  const where = formatJsonPath(options.path);
+  return new CodecallError(
+    'CONFIG_INVALID',
+    `Invalid configuration in ${options.file}:\n  - ${where}: ${problem} at character ${at + 1} of ${JSON.stringify(text.length > 80 ? `${text.slice(0, 77)}...` : text)}. ` +
+      'Fix: write ${NAME} or ${NAME:-default}; write $${ for a literal ${.',
+    { details: { file: options.file, issues: [{ path: where, message: problem }] } },
+  );
+}
+
 /**
- * Expands `${VAR}` / `${VAR:-default}` in one string.
+ * Expands from `start` until the end of `text` or, inside a default, the `}` that closes it.
+ * With `evaluate` false (a default that is not used) the text is only checked.
+ */
+function expandFrom(
+  text: string,
+  start: number,
+  nested: boolean,
+  evaluate: boolean,
+  options: ExpandEnvOptions,
+): { value: string; end: number } {
+  let out = '';
+  let at = start;
+  while (at < text.length) {
+    if (text.startsWith('$${', at)) {
+      out += '${';
+      at += 3;
+      continue;
+    }
+    if (text.startsWith('${', at)) {
+      NAME.lastIndex = at + 2;
+      const name = NAME.exec(text)?.[0];
+      if (name === undefined) throw syntaxError(text, at, '"${" is not followed by a variable name', options);
+      let next = at + 2 + name.length;
+      let value: string | undefined;
+      const set = options.env[name];
+      if (text[next] === '}') {
+        if (evaluate && set === undefined) {
+          const where = formatJsonPath(options.path);
+          throw new CodecallError(
+            'CONFIG_ENV_MISSING',
+            `${options.file}: ${where} uses \${${name}}, but the environment variable ${name} is not set. ` +
+              `Fix: set ${name} in the environment, or write \${${name}:-default} to give it a default.`,
+            { details: { file: options.file, path: where, variable: name } },
+          );
+        }
+        value = set ?? '';
+        next += 1;
+      } else if (text.startsWith(':-', next)) {
+        const useDefault = set === undefined || set === '';
+        const fallback = expandFrom(text, next + 2, true, evaluate && useDefault, options);
+        value = useDefault ? fallback.value : set;
+        next = fallback.end + 1;
+      } else if (next >= text.length) {
+        throw syntaxError(text, at, `"\${${name}" is not closed with "}"`, options);
+      } else {
+        throw syntaxError(
+          text,
+          next,
+          `"\${${name}${text[next]}" is not supported (only \${${name}} and \${${name}:-default})`,
+          options,
+        );
+      }
+      out += value;
+      at = next;
+      continue;
+    }
+    if (nested && text[at] === '}') return { value: out, end: at };
+    out += text[at];
+    at++;
+  }
+  if (nested) throw syntaxError(text, start, 'a "${NAME:-" default is not closed with "}"', options);
+  return { value: out, end: at };
+}
+
+/**
+ * Expands `${VAR}` / `${VAR:-default}` (defaults may nest) and `$${` (a literal `${`) in one string.
  *
- * @throws CodecallError `CONFIG_ENV_MISSING` when `${VAR}` has no default and `VAR` is unset.
+ * @throws CodecallError `CONFIG_ENV_MISSING` when a `${VAR}` that is used has no default and
+ * `VAR` is unset; `CONFIG_INVALID` for malformed `${…}`.
  */
 export function expandEnvString(text: string, options: ExpandEnvOptions): string {
   if (!text.includes('${')) return text;
-  return text.replace(PATTERN, (_match, name: string, fallback: string | undefined) => {
-    const value = options.env[name];
-    if (fallback !== undefined) return value === undefined || value === '' ? fallback : value;
-    if (value === undefined) {
-      const where = formatJsonPath(options.path);
-      throw new CodecallError(
-        'CONFIG_ENV_MISSING',
-        `${options.file}: ${where} uses \${${name}}, but the environment variable ${name} is not set. ` +
-          `Fix: set ${name} in the environment, or write \${${name}:-default} to give it a default.`,
-        { details: { file: options.file, path: where, variable: name } },
-      );
-    }
-    return value;
-  });
+  return expandFrom(text, 0, false, true, options).value;
 }
 
 /**
  * Expands every string value (not keys) of a parsed JSON document, except under `skip` paths
- * (matched by key name, e.g. `inputExamples`, whose contents are data for the model).
+ * (matched by key name, e.g. `inputExamples`, whose contents are data for the model). Objects
+ * keep every key, `__proto__` included (as own data properties), so later checks can name it.
  */
 export function expandEnvDeep(
   value: unknown,
@@ -54,7 +121,12 @@ export function expandEnvDeep(
   if (typeof value === 'object' && value !== null) {
     const out: Record<string, unknown> = {};
     for (const [key, item] of Object.entries(value)) {
-      out[key] = options.skipKeys?.has(key) ? item : expandEnvDeep(item, options, [...path, key]);
+      Object.defineProperty(out, key, {
+        value: options.skipKeys?.has(key) ? item : expandEnvDeep(item, options, [...path, key]),
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
     }
     return out;
   }

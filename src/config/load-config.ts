@@ -3,8 +3,9 @@
  * Finds, reads, expands, validates and resolves a codecall configuration file. Every failure is a
  * `CodecallError` whose message names the file, the JSON path inside it and the fix.
  */
+import { realpathSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import type { z } from 'zod';
 import { CodecallError } from '../errors.js';
 import type { ToolCaller } from '../types.js';
@@ -157,8 +158,11 @@ export function parseConfig(json: unknown, options: ParseConfigOptions): Codecal
       { path: '(root)', message: 'the configuration must be a JSON object like {"mcpServers": {...}}.' },
     ]);
   }
+  const reserved = reservedNameIssues(json);
+  if (reserved.length > 0) fail(file, reserved);
   const expanded = expandEnvDeep(json, { env, file, skipKeys: new Set(['inputExamples']) });
-  const parsed = configFileSchema.safeParse(expanded);
+  // reportInput: type errors can then say what was found ("got a number (5)").
+  const parsed = configFileSchema.safeParse(expanded, { reportInput: true });
   if (!parsed.success) fail(file, parsed.error.issues.map(describeIssue));
   const data = parsed.data;
   const issues: ConfigIssue[] = [];
@@ -173,6 +177,7 @@ export function parseConfig(json: unknown, options: ParseConfigOptions): Codecal
     else if (server) mcpServers[name] = server;
   }
   const serve = resolveServe(data.serve, issues);
+  const historyPath = resolveHistoryPath(data.history?.path, configDir, env, issues);
   if (issues.length > 0) fail(file, issues);
   return {
     configPath: looksLikePath ? resolve(file) : undefined,
@@ -182,13 +187,92 @@ export function parseConfig(json: unknown, options: ParseConfigOptions): Codecal
     sandbox,
     history: {
       enabled: data.history?.enabled ?? true,
-      path: resolve(configDir, data.history?.path ?? DEFAULT_HISTORY_PATH),
+      path: historyPath,
       maxRuns: data.history?.maxRuns ?? DEFAULT_HISTORY_MAX_RUNS,
     },
     search: definedOnly({ ...data.search }),
     agent: definedOnly({ ...data.agent }),
     serve,
   };
+}
+
+/** The environment variable with which the user (not a project file) places the history store anywhere. */
+export const HISTORY_PATH_ENV = 'CODECALL_HISTORY_PATH';
+
+/** `path` with symbolic links resolved as far as the path exists (the rest appended). */
+function realPathSoFar(path: string): string {
+  let head = path;
+  const tail: string[] = [];
+  for (;;) {
+    try {
+      return join(realpathSync(head), ...tail);
+    } catch {
+      const parent = dirname(head);
+      if (parent === head) return path;
+      tail.unshift(head.slice(parent.length).replace(/^[\\/]+/, ''));
+      head = parent;
+    }
+  }
+}
+
+/**
+ * Where usage history lives. `CODECALL_HISTORY_PATH` (the user's choice) wins; a configuration
+ * file may only place it inside its own folder (symbolic links resolved), because a cloned
+ * project's file must not aim codecall's writes at another application's files.
+ */
+function resolveHistoryPath(
+  written: string | undefined,
+  configDir: string,
+  env: NodeJS.ProcessEnv,
+  issues: ConfigIssue[],
+): string {
+  const fromEnv = env[HISTORY_PATH_ENV];
+  if (fromEnv !== undefined && fromEnv !== '') return resolve(fromEnv);
+  const path = resolve(configDir, written ?? DEFAULT_HISTORY_PATH);
+  if (written === undefined) return path;
+  const root = realPathSoFar(configDir);
+  const inside = relative(root, realPathSoFar(path));
+  if (inside === '' || inside === '..' || inside.startsWith(`..${sep}`) || isAbsolute(inside)) {
+    issues.push({
+      path: 'history.path',
+      message:
+        `${JSON.stringify(written)} leads outside the configuration's folder; a configuration file may only keep history inside it ` +
+        `(default ${DEFAULT_HISTORY_PATH}). Fix: use a path inside the folder, or set ${HISTORY_PATH_ENV} in your environment to put it elsewhere.`,
+    });
+  }
+  return path;
+}
+
+/**
+ * Names that JavaScript objects already carry (`__proto__`, `constructor`, `toString`, …): as a
+ * server name one vanishes in parsing or finds a built-in instead of the server, so it is refused.
+ */
+const RESERVED_NAMES: ReadonlySet<string> = new Set([
+  '__proto__',
+  'prototype',
+  ...Object.getOwnPropertyNames(Object.prototype),
+]);
+
+function reservedNameIssues(json: object): ConfigIssue[] {
+  const issues: ConfigIssue[] = [];
+  const servers = (json as { mcpServers?: unknown }).mcpServers;
+  if (typeof servers !== 'object' || servers === null) return issues;
+  for (const [name, entry] of Object.entries(servers)) {
+    if (RESERVED_NAMES.has(name))
+      issues.push({
+        path: formatJsonPath(['mcpServers', name]),
+        message: `server name ${JSON.stringify(name)} is reserved (a built-in name of JavaScript objects). Fix: rename it, e.g. ${JSON.stringify(`${name.replace(/^_+|_+$/g, '') || 'server'}_server`)}.`,
+      });
+    const tools =
+      typeof entry === 'object' && entry !== null ? (entry as { tools?: unknown }).tools : undefined;
+    if (typeof tools === 'object' && tools !== null && Object.hasOwn(tools, '__proto__'))
+      issues.push({
+        path: formatJsonPath(['mcpServers', name, 'tools', '__proto__']),
+        message:
+          'a tool policy cannot be keyed "__proto__" (JSON parsers drop or misread that key). Fix: remove it.',
+      });
+  }
+  return issues;
 }
 
 function resolveServe(section: ConfigFile['serve'], issues: ConfigIssue[]): ServeConfig {
@@ -371,11 +455,13 @@ function knownKeysAt(path: JsonPath): string[] {
   return [];
 }
 
+/** What was found, for "expected X, got Y": `a number (5)`, `a string ("x")`, `an array`. */
 function typeOf(value: unknown): string {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'an array';
   if (typeof value === 'object') return 'an object';
-  return `${typeof value} ${JSON.stringify(value)}`.slice(0, 60);
+  const shown = JSON.stringify(value) ?? String(value);
+  return `${article(typeof value)}${typeof value} (${shown.length > 40 ? `${shown.slice(0, 39)}…` : shown})`;
 }
 
 function describeIssue(issue: z.core.$ZodIssue): ConfigIssue {
@@ -424,7 +510,7 @@ function describeIssue(issue: z.core.$ZodIssue): ConfigIssue {
 }
 
 function article(word: string): string {
-  if (word === 'array' || word === 'object' || word === 'integer') return 'an ';
+  if (/^[aeiou]/.test(word)) return 'an ';
   return 'a ';
 }
 

@@ -93,6 +93,10 @@ export const serveSchema = z.strictObject({
   token: z.string().optional(),
   allowedOrigins: z.array(z.string().min(1)).optional(),
   maxConcurrentRuns: positiveInt.optional(),
+  maxSessions: positiveInt.optional(),
+  maxSessionsPerClient: positiveInt.optional(),
+  sessionIdleMs: positiveInt.optional(),
+  learning: z.enum(['shared', 'off']).optional(),
 });
 
 /** Top-level keys other MCP clients write that codecall accepts and ignores. */

@@ -118,7 +118,18 @@ export interface ServeConfig {
   allowedOrigins?: string[];
   /** `execute_code` runs in flight at once. */
   maxConcurrentRuns?: number;
+  /** Open HTTP sessions of the process. */
+  maxSessions?: number;
+  /** Open HTTP sessions of one client (remote address + token). */
+  maxSessionsPerClient?: number;
+  /** Milliseconds an HTTP session may stay idle before it is closed. */
+  sessionIdleMs?: number;
+  /** Whether sessions teach the shared tool graph (`"shared"`, the default) or not (`"off"`). */
+  learning?: ServeLearning;
 }
+
+/** Who learns from `codecall serve` sessions: all of them, into one shared graph, or nobody. */
+export type ServeLearning = 'shared' | 'off';
 
 /** A fully resolved codecall configuration. */
 export interface CodecallConfig {

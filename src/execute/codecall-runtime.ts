@@ -80,6 +80,8 @@ export interface RuntimeExecuteOptions {
    * `ExecuteOptions.onToolResult`); keep it cheap, errors it throws are ignored.
    */
   onToolResult?: ToolResultListener;
+  /** Whether the run teaches the tool graph (and history). @defaultValue true */
+  learn?: boolean;
 }
 
 /** Options of {@link CodecallRuntime.callTool}. */

@@ -67,6 +67,11 @@ export interface ExecuteOptions {
    * it cheap; errors it throws are ignored.
    */
   onToolResult?: ToolResultListener;
+  /**
+   * Whether this run's tool calls go to `onSequence` (usage history, the tool graph).
+   * @defaultValue true
+   */
+  learn?: boolean;
 }
 
 /** Runs model code against MCP tools. */
@@ -159,7 +164,7 @@ export function createExecutor(options: ExecutorOptions): Executor {
         ...(Object.keys(limits).length > 0 ? { limits } : {}),
         ...(executeOptions.signal ? { signal: executeOptions.signal } : {}),
       });
-      if (onSequence && result.toolCalls.length > 0) {
+      if (onSequence && executeOptions.learn !== false && result.toolCalls.length > 0) {
         const sequence = result.toolCalls.filter((c) => c.ok).map((c) => c.tool);
         try {
           await onSequence(sequence, result);

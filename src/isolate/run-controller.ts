@@ -193,6 +193,11 @@ const FAULT_CODES: Record<EngineFaultCode, ExecutionErrorCode> = {
   STALLED: 'RUNTIME_ERROR',
 };
 
+/**
+ * Host codes an uncaught error may give the run's result. They count only when the host itself
+ * answered a call of this run with that code and message: a script that throws
+ * `{ code: 'TOOL_CALL_LIMIT' }` of its own gets `RUNTIME_ERROR`, not a host verdict.
+ */
 const SCRIPT_ERROR_CODES = new Set<string>(['TOOL_CALL_LIMIT', 'TOOL_RESULT_LIMIT']);
 
 /** Runs the host side of one script execution against a backend. */
@@ -214,6 +219,8 @@ export class RunController implements EngineSink {
   #pendingArgsBytes = 0;
   readonly #maxNameChars: number;
   #ended = false;
+  /** `code\0message` of every limit error the host answered a call with (see SCRIPT_ERROR_CODES). */
+  readonly #issued = new Set<string>();
   #endWith: ((outcome: EngineOutcome) => void) | undefined;
 
   constructor(options: RunControllerOptions) {
@@ -335,6 +342,7 @@ export class RunController implements EngineSink {
   }
 
   #reject(id: number, message: string, code: string): void {
+    if (SCRIPT_ERROR_CODES.has(code)) this.#issued.add(`${code}\0${message}`);
     queueMicrotask(() => {
       if (!this.#ended) this.#backend?.settle(id, false, message, code);
     });
@@ -424,6 +432,7 @@ export class RunController implements EngineSink {
   }
 
   #failed(call: QueuedCall, record: ToolCallRecord, message: string, code: string): void {
+    if (SCRIPT_ERROR_CODES.has(code)) this.#issued.add(`${code}\0${message}`);
     record.ok = false;
     record.error = message;
     if (!this.#ended) this.#backend?.settle(call.id, false, message, code);
@@ -467,7 +476,7 @@ export class RunController implements EngineSink {
       } else {
         const thrown = outcome.thrown ?? {};
         const code =
-          thrown.code !== undefined && SCRIPT_ERROR_CODES.has(thrown.code)
+          thrown.code !== undefined && this.#issued.has(`${thrown.code}\0${thrown.message ?? ''}`)
             ? (thrown.code as ExecutionErrorCode)
             : 'RUNTIME_ERROR';
         result.error = { code, message: describeThrown(thrown, this.#options.code) };

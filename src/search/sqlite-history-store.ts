@@ -174,6 +174,42 @@ function loadSqlite(): Promise<SqliteModule> {
   return sqliteModule;
 }
 
+/** SQLite `application_id` that marks a codecall usage history database ("cchs"). */
+const HISTORY_APPLICATION_ID = 0x63_63_68_73;
+/** Tables of a codecall history database (one from before the application_id marker has only these). */
+const HISTORY_TABLES: ReadonlySet<string> = new Set(['meta', 'runs', 'transitions', 'usages']);
+
+/**
+ * Throws unless `db` is empty or a codecall history database (its `application_id`, or, for
+ * stores made before the marker, only codecall's tables with a `schema_version`).
+ */
+function assertCodecallDatabase(db: DatabaseSync, path: string): void {
+  if (path === ':memory:') return;
+  const { application_id: id } = db.prepare('PRAGMA application_id').get() as { application_id: number };
+  if (id === HISTORY_APPLICATION_ID) return;
+  const names = (
+    db.prepare("SELECT name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY name").all() as {
+      name: string;
+    }[]
+  ).map((row) => row.name);
+  const ours =
+    id === 0 &&
+    names.every((name) => HISTORY_TABLES.has(name)) &&
+    (!names.includes('meta') ||
+      db.prepare("SELECT 1 AS found FROM meta WHERE key = 'schema_version'").get() !== undefined);
+  if (ours) return;
+  const what =
+    id !== 0
+      ? `its application_id is ${id}`
+      : `it holds ${names.slice(0, 5).join(', ')}${names.length > 5 ? ', …' : ''}`;
+  throw new CodecallError(
+    'HISTORY_STORE_FAILED',
+    `${path} is not a codecall usage history database (${what}); codecall never writes into another ` +
+      "application's database. Fix: point history.path (or CODECALL_HISTORY_PATH) at a new file, e.g. .codecall/history.sqlite.",
+    { details: { path } },
+  );
+}
+
 function failed(path: string, action: string, error: unknown): CodecallError {
   const reason = (error as Error)?.message ?? String(error);
   const hint = /not a database|malformed|file is encrypted/i.test(reason)
@@ -304,6 +340,8 @@ export class SqliteHistoryStore implements UsageHistoryStore {
     try {
       mkdirSync(dirname(path), { recursive: true });
       db = new DatabaseSync(path, { timeout: options.busyTimeoutMs ?? DEFAULT_HISTORY_BUSY_TIMEOUT_MS });
+      // Before anything writes (WAL mode converts the file): only ever codecall's own database.
+      assertCodecallDatabase(db, path);
       // A store already at this schema opens with reads only: another process's write lock on the
       // file does not hold up opening (WAL readers never wait for writers).
       const current = schemaVersion(db) === SCHEMA_VERSION;
@@ -339,6 +377,7 @@ export class SqliteHistoryStore implements UsageHistoryStore {
           }
           if (Number(row.value) < SCHEMA_VERSION) migrate(db);
           db.exec('COMMIT');
+          db.exec(`PRAGMA application_id = ${HISTORY_APPLICATION_ID}`);
         } catch (error) {
           if (db.isTransaction) db.exec('ROLLBACK');
           throw error;

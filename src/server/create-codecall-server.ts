@@ -15,9 +15,13 @@
  */
 import { readFileSync } from 'node:fs';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import {
   CallToolRequestSchema,
   ErrorCode,
+  type CallToolRequest,
+  type JSONRPCRequest,
+  type ServerRequest,
   ListToolsRequestSchema,
   McpError,
   type CallToolResult,
@@ -39,6 +43,7 @@ import { CodecallError, isCodecallError } from '../errors.js';
 import { formatResultForModel, type CodecallRuntime } from '../execute/index.js';
 import type { CatalogTool } from '../tools/index.js';
 import type { ExecutionResult } from '../types.js';
+import type { ServeLearning } from '../config/index.js';
 import { RunLimiter } from './run-limiter.js';
 
 /** Told after every `execute_code` run (for logs and tests). */
@@ -78,8 +83,21 @@ export interface CodecallServerOptions {
    * @defaultValue {@link DEFAULT_SERVE_SEQUENCE_GAP_MS}
    */
   sequenceGapMs?: number;
+  /**
+   * Who learns from this session's usage. `"shared"`: its `execute_code` runs and direct-call
+   * sequences teach the runtime's one tool graph (and usage history), which ranks search for
+   * every session of the process, so clients see which tools others used together. `"off"`:
+   * the session only reads the graph; nothing it does is recorded.
+   * @defaultValue `"shared"`
+   */
+  learning?: ServeLearning;
   /** Name and version announced at initialization. @defaultValue `codecall` and its package version */
   serverInfo?: { name: string; version: string };
+  /**
+   * Told of unexpected failures (not `CodecallError`s) while answering a call; the client gets
+   * only the error's name, never its message. Errors it throws are ignored.
+   */
+  onError?: (error: unknown) => void;
   /** Called after every `execute_code` run. Errors it throws are ignored. */
   onExecute?: (event: ExecuteCodeEvent) => void;
 }
@@ -108,9 +126,20 @@ function textResult(text: string, isError = false): CallToolResult {
   return { content: [{ type: 'text', text }], ...(isError ? { isError: true } : {}) };
 }
 
-function errorText(error: unknown): string {
+/**
+ * The text a client sees for a failure. A CodecallError's message is written for callers; any
+ * other error's message may carry host data (paths, stack details), so the client gets only its
+ * name and the whole error goes to `onError` (the server's log).
+ */
+function errorText(error: unknown, onError: ((error: unknown) => void) | undefined): string {
   if (isCodecallError(error)) return error.message;
-  return `codecall failed unexpectedly: ${error instanceof Error ? error.message : String(error)}`;
+  try {
+    onError?.(error);
+  } catch {
+    // A listener's failure must not fail the call.
+  }
+  const name = error instanceof Error ? error.name : typeof error;
+  return `codecall failed unexpectedly (${name}); the server's log has the details.`;
 }
 
 function renderValue(value: unknown): string {
@@ -149,6 +178,7 @@ export function createCodecallServer(options: CodecallServerOptions): Server {
   const passThrough = options.passThrough ?? true;
   const progressIntervalMs = options.progressIntervalMs ?? DEFAULT_SERVE_PROGRESS_INTERVAL_MS;
   const sequenceGapMs = options.sequenceGapMs ?? DEFAULT_SERVE_SEQUENCE_GAP_MS;
+  const learn = (options.learning ?? 'shared') === 'shared';
   if (!Number.isFinite(sequenceGapMs) || sequenceGapMs < 0)
     throw new CodecallError(
       'INVALID_ARGUMENT',
@@ -223,7 +253,10 @@ export function createCodecallServer(options: CodecallServerOptions): Server {
     return { tools };
   });
 
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
+  const callTool = async (
+    request: CallToolRequest,
+    extra: RequestHandlerExtra<ServerRequest, ServerNotification>,
+  ): Promise<CallToolResult> => {
     const { name, arguments: args } = request.params;
     if (name === SEARCH_TOOLS_NAME) {
       const input = parseSearchToolsInput(args ?? {});
@@ -236,7 +269,7 @@ export function createCodecallServer(options: CodecallServerOptions): Server {
         if (!input.regex) lastQuery = { query: input.query, credited: new Set() };
         return textResult(renderSearchResult(found, { query: input.query, directName: directNameOf }));
       } catch (error) {
-        return textResult(errorText(error), true);
+        return textResult(errorText(error, options.onError), true);
       }
     }
 
@@ -282,8 +315,8 @@ export function createCodecallServer(options: CodecallServerOptions): Server {
             );
             timer.unref();
           }
-          const result = await runtime.execute(input.code, { signal: controller.signal });
-          creditQuery(result.toolCalls.filter((call) => call.ok).map((call) => call.tool));
+          const result = await runtime.execute(input.code, { signal: controller.signal, learn });
+          if (learn) creditQuery(result.toolCalls.filter((call) => call.ok).map((call) => call.tool));
           try {
             options.onExecute?.({
               result,
@@ -297,7 +330,7 @@ export function createCodecallServer(options: CodecallServerOptions): Server {
           release();
         }
       } catch (error) {
-        return textResult(errorText(error), true);
+        return textResult(errorText(error, options.onError), true);
       } finally {
         if (timer) clearInterval(timer);
         extra.signal.removeEventListener('abort', onAbort);
@@ -319,14 +352,57 @@ export function createCodecallServer(options: CodecallServerOptions): Server {
       // As an execute_code run does, a direct call that follows another teaches the graph.
       const previous = lastDirect;
       lastDirect = { name: tool.name, endedAt: Date.now() };
-      creditQuery([tool.name]);
-      if (previous && startedAt - previous.endedAt < sequenceGapMs)
+      if (learn) creditQuery([tool.name]);
+      if (learn && previous && startedAt - previous.endedAt < sequenceGapMs)
         runtime.recordSequence([previous.name, tool.name]);
       return textResult(renderValue(value));
     } catch (error) {
-      return textResult(errorText(error), true);
+      return textResult(errorText(error, options.onError), true);
     }
-  });
+  };
+
+  // tools/call is answered here rather than through setRequestHandler: the SDK validates the
+  // request first and answers a bad one with a raw dump of the schema library's issues. Check
+  // it ourselves and say which field is wrong and what to send (-32602).
+  server.fallbackRequestHandler = async (request, extra) => {
+    if (request.method !== CallToolRequestSchema.shape.method.value)
+      throw new McpError(ErrorCode.MethodNotFound, `Method not found: ${request.method}.`);
+    return callTool(parseCallToolRequest(request), extra);
+  };
 
   return server;
+}
+
+function describeJson(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'object') return 'an object';
+  return `${typeof value === 'string' ? 'a string' : `a ${typeof value}`} (${JSON.stringify(value)?.slice(0, 40)})`;
+}
+
+/** Validates a `tools/call` request; throws -32602 naming the field and the fix. */
+function parseCallToolRequest(request: JSONRPCRequest): CallToolRequest {
+  const params = request.params as Record<string, unknown> | undefined;
+  const invalid = (field: string, expected: string, value: unknown): McpError =>
+    new McpError(
+      ErrorCode.InvalidParams,
+      `Invalid tools/call request: ${field} must be ${expected}; got ${describeJson(value)}.`,
+    );
+  if (typeof params !== 'object' || params === null || Array.isArray(params))
+    throw invalid('params', 'an object like {"name": "search_tools", "arguments": {…}}', params);
+  if (typeof params.name !== 'string' || params.name === '')
+    throw invalid('params.name', 'the name of a tool (a non-empty string)', params.name);
+  const args = params.arguments;
+  if (args !== undefined && (typeof args !== 'object' || args === null || Array.isArray(args)))
+    throw invalid('params.arguments', 'an object of named arguments (e.g. {"query": "…"}), or absent', args);
+  const parsed = CallToolRequestSchema.safeParse(request);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const field = issue ? issue.path.map(String).join('.') : 'params';
+    throw new McpError(
+      ErrorCode.InvalidParams,
+      `Invalid tools/call request: ${field || 'params'}: ${issue?.message ?? 'does not match the MCP schema'}.`,
+    );
+  }
+  return parsed.data;
 }

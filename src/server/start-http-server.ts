@@ -9,10 +9,15 @@
  *   without a bearer token refuses to start (`SERVE_TOKEN_REQUIRED`);
  * - with a token, every request needs `Authorization: Bearer <token>` (401 otherwise);
  * - `Host` (on loopback) and `Origin` are validated against DNS rebinding (403);
- * - bodies are bounded (413), sessions are bounded (503) and expire when idle, `execute_code`
- *   runs are bounded per process (a "busy" tool result past the queue).
+ * - bodies are bounded (413); sessions are bounded per process and per client (remote address +
+ *   bearer token): a client past its share gets its own least recently used idle session
+ *   closed, never another client's; idle sessions expire; `execute_code` runs are bounded per
+ *   process (a "busy" tool result past the queue);
+ * - a request whose connection closes before it is answered is cancelled (its run stops and
+ *   leaves its slot or queue place); a request reusing the id of one in flight in the same
+ *   session is refused at once (JSON-RPC -32600).
  */
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import {
   createServer,
   type IncomingMessage,
@@ -22,11 +27,12 @@ import {
 import type { AddressInfo } from 'node:net';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import { isInitializeRequest, type JSONRPCMessage, type RequestId } from '@modelcontextprotocol/sdk/types.js';
 import {
   DEFAULT_SERVE_HOST,
   DEFAULT_SERVE_MAX_BODY_BYTES,
   DEFAULT_SERVE_MAX_SESSIONS,
+  DEFAULT_SERVE_MAX_SESSIONS_PER_CLIENT,
   DEFAULT_SERVE_PORT,
   DEFAULT_SERVE_SESSION_IDLE_MS,
 } from '../config/defaults.js';
@@ -65,6 +71,11 @@ export interface HttpServerOptions extends CodecallServerOptions {
   maxBodyBytes?: number;
   /** Open sessions. @defaultValue {@link DEFAULT_SERVE_MAX_SESSIONS} */
   maxSessions?: number;
+  /**
+   * Open sessions of one client (remote address + bearer token); past it the client's least
+   * recently used idle session is closed. @defaultValue {@link DEFAULT_SERVE_MAX_SESSIONS_PER_CLIENT}
+   */
+  maxSessionsPerClient?: number;
   /** Idle time after which a session is closed. @defaultValue {@link DEFAULT_SERVE_SESSION_IDLE_MS} */
   sessionIdleMs?: number;
 }
@@ -85,8 +96,35 @@ export interface HttpServerHandle {
 interface Session {
   transport: StreamableHTTPServerTransport;
   server: Server;
+  /** Who opened it: remote address + a digest of the Authorization header. */
+  client: string;
   lastSeen: number;
+  /** POST requests being answered (a session with work in flight is never evicted or swept). */
+  busy: number;
+  /** Ids of JSON-RPC requests in flight, as `typeof:value` (1 and "1" are different ids). */
+  pendingIds: Set<string>;
 }
+
+function clientKey(request: IncomingMessage): string {
+  const auth = createHash('sha256')
+    .update(request.headers.authorization ?? '')
+    .digest('hex')
+    .slice(0, 16);
+  return `${request.socket.remoteAddress ?? '?'}|${auth}`;
+}
+
+/** The ids of the JSON-RPC requests (not notifications or responses) in a POST body. */
+function requestIds(body: unknown): RequestId[] {
+  const ids: RequestId[] = [];
+  for (const message of Array.isArray(body) ? body : [body]) {
+    if (typeof message !== 'object' || message === null) continue;
+    const { id, method } = message as { id?: unknown; method?: unknown };
+    if (typeof method === 'string' && (typeof id === 'string' || typeof id === 'number')) ids.push(id);
+  }
+  return ids;
+}
+
+const idKey = (id: RequestId): string => `${typeof id}:${id}`;
 
 class BodyTooLargeError extends Error {}
 
@@ -96,6 +134,7 @@ function sendJsonRpcError(
   message: string,
   headers: Record<string, string> = {},
   code = -32000,
+  id: RequestId | null = null,
 ): void {
   if (response.headersSent) {
     response.end();
@@ -103,7 +142,7 @@ function sendJsonRpcError(
   }
   response
     .writeHead(status, { 'content-type': 'application/json', ...headers })
-    .end(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }));
+    .end(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id }));
 }
 
 function readBody(request: IncomingMessage, maxBytes: number): Promise<string> {
@@ -150,6 +189,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
     allowedHosts = [],
     maxBodyBytes = DEFAULT_SERVE_MAX_BODY_BYTES,
     maxSessions = DEFAULT_SERVE_MAX_SESSIONS,
+    maxSessionsPerClient = DEFAULT_SERVE_MAX_SESSIONS_PER_CLIENT,
     sessionIdleMs = DEFAULT_SERVE_SESSION_IDLE_MS,
     ...serverOptions
   } = options;
@@ -165,11 +205,48 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
   const live = new Set<Session>();
   let closed = false;
 
+  /**
+   * Makes room for one more session of `client`, or says why not: past its own share the
+   * client gives up its least recently used idle session; when the process is full, the client
+   * holding the most sessions does (when that is this client, or it holds more than this one).
+   * Sessions with a request in flight are never taken.
+   */
+  const makeRoom = (client: string): string | undefined => {
+    const idleLru = (of: Session[]): Session | undefined =>
+      of.filter((s) => s.busy === 0).sort((a, b) => a.lastSeen - b.lastSeen)[0];
+    const byClient = new Map<string, Session[]>();
+    for (const session of live) {
+      const list = byClient.get(session.client) ?? [];
+      list.push(session);
+      byClient.set(session.client, list);
+    }
+    const own = byClient.get(client) ?? [];
+    let victim: Session | undefined;
+    if (own.length >= maxSessionsPerClient) {
+      victim = idleLru(own);
+      if (!victim)
+        return `Too many sessions for this client (${maxSessionsPerClient}), all busy; close one and retry.`;
+    } else if (live.size >= maxSessions) {
+      let heaviest = own;
+      for (const list of byClient.values()) if (list.length > heaviest.length) heaviest = list;
+      victim = heaviest.length > 0 ? idleLru(heaviest) : undefined;
+      if (!victim) return `Too many sessions (${maxSessions}); close one and retry.`;
+    }
+    if (victim) {
+      live.delete(victim);
+      void victim.server.close().catch(() => {});
+    }
+    return undefined;
+  };
+
   const openSession = async (request: IncomingMessage, response: ServerResponse, body: unknown) => {
     const server = createCodecallServer({ ...serverOptions, runLimiter });
     const session: Session = {
       server,
+      client: clientKey(request),
       lastSeen: Date.now(),
+      busy: 0,
+      pendingIds: new Set(),
       transport: new StreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
         onsessioninitialized: (id) => {
@@ -249,6 +326,43 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
           -32001,
         );
       session.lastSeen = Date.now();
+      const ids = requestIds(body);
+      const keys = ids.map(idKey);
+      // Linear: a 4 MiB batch can hold hundreds of thousands of ids.
+      const seen = new Set<string>();
+      const reused = ids.find((_id, index) => {
+        const key = keys[index]!;
+        if (session.pendingIds.has(key) || seen.has(key)) return true;
+        seen.add(key);
+        return false;
+      });
+      if (reused !== undefined)
+        return sendJsonRpcError(
+          response,
+          400,
+          `Invalid request: id ${JSON.stringify(reused)} is already used by a request in flight in this session; give each request its own id.`,
+          {},
+          -32600,
+          reused,
+        );
+      if (request.method === 'POST') session.busy++;
+      for (const key of keys) session.pendingIds.add(key);
+      response.once('close', () => {
+        if (request.method === 'POST') session.busy--;
+        session.lastSeen = Date.now();
+        for (const key of keys) session.pendingIds.delete(key);
+        // The client went away before the answer: cancel, so its runs stop and free their slots.
+        if (!response.writableFinished && ids.length > 0 && live.has(session)) {
+          for (const requestId of ids) {
+            const cancel: JSONRPCMessage = {
+              jsonrpc: '2.0',
+              method: 'notifications/cancelled',
+              params: { requestId, reason: 'the HTTP client disconnected' },
+            };
+            session.transport.onmessage?.(cancel);
+          }
+        }
+      });
       await session.transport.handleRequest(request, response, body);
       return;
     }
@@ -261,20 +375,20 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
         400,
         'Bad request: no mcp-session-id header; start with an initialize request.',
       );
-    if (live.size >= maxSessions)
-      return sendJsonRpcError(response, 503, `Too many sessions (${maxSessions}); close one and retry.`);
+    const full = makeRoom(clientKey(request));
+    if (full !== undefined) return sendJsonRpcError(response, 503, full);
     await openSession(request, response, body);
   };
 
   const http: HttpServer = createServer((request, response) => {
     handle(request, response).catch((error: unknown) => {
-      sendJsonRpcError(
-        response,
-        500,
-        `Internal error: ${(error as Error)?.message ?? String(error)}`,
-        {},
-        -32603,
-      );
+      // The message may carry host data: the client gets a generic answer, the log the error.
+      try {
+        serverOptions.onError?.(error);
+      } catch {
+        // A listener's failure must not break the server.
+      }
+      sendJsonRpcError(response, 500, "Internal error; the server's log has the details.", {}, -32603);
     });
   });
   await new Promise<void>((resolve, reject) => {
@@ -298,7 +412,8 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
     () => {
       const now = Date.now();
       for (const session of live)
-        if (now - session.lastSeen > sessionIdleMs) void session.server.close().catch(() => {});
+        if (session.busy === 0 && now - session.lastSeen > sessionIdleMs)
+          void session.server.close().catch(() => {});
     },
     Math.min(sessionIdleMs, MAX_SWEEP_INTERVAL_MS),
   );

@@ -72,9 +72,10 @@ const CALLER_WORDS: Record<ToolCaller, string> = {
 
 /**
  * Throws a model-readable `TOOL_NOT_ALLOWED` error when `caller` may not call the tool; the
- * message names the tool, why, and the configuration key that would open it.
+ * message names the tool, why, and the configuration key that would open it. It never names the
+ * configuration file: the message reaches scripts and clients, which must not learn host paths.
  */
-export function assertCallerAllowed(target: PolicyTarget, caller: ToolCaller, configFile?: string): void {
+export function assertCallerAllowed(target: PolicyTarget, caller: ToolCaller): void {
   if (target.allowedCallers.includes(caller)) return;
   const key = `mcpServers.${target.server}.tools.${JSON.stringify(target.tool).slice(1, -1)}.allowedCallers`;
   const why =
@@ -87,7 +88,7 @@ export function assertCallerAllowed(target: PolicyTarget, caller: ToolCaller, co
   throw new CodecallError(
     'TOOL_NOT_ALLOWED',
     `Tool ${target.name} may not be called ${CALLER_WORDS[caller]}: ${why}. ` +
-      `To allow it, the configuration${configFile ? ` (${configFile})` : ''} must set ${key} to ${opened}.`,
+      `To allow it, the configuration must set ${key} to ${opened}.`,
     { details: { tool: target.name, caller, allowedCallers: [...target.allowedCallers], configKey: key } },
   );
 }

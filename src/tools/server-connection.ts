@@ -5,6 +5,7 @@
  * `notifications/tools/list_changed`), the stderr tail, reconnection with backoff after a drop,
  * and per-server call concurrency. Internal to `tools/`.
  */
+import { statSync } from 'node:fs';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -85,6 +86,14 @@ const ListToolsPageSchema = z.looseObject({
 });
 
 const MAX_TOOL_NAME_LENGTH = 256;
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -233,10 +242,15 @@ export class ServerConnection {
   private startError(error: unknown): CodecallError {
     const reason = (error as Error)?.message ?? String(error);
     const tail = this.stderr.trim();
+    const config = this.config;
     const where =
-      this.config.transport === 'stdio'
-        ? `Fix: check "command" and "args" of mcpServers.${this.name} (run \`${[this.config.command, ...this.config.args].join(' ')}\` yourself to see its output).`
-        : `Fix: check "url" and "headers" of mcpServers.${this.name}, and that the server is reachable.`;
+      config.transport === 'stdio' && !isDirectory(config.cwd)
+        ? // spawn says "spawn <command> ENOENT" for a missing cwd too: name the real culprit.
+          `Fix: "cwd" of mcpServers.${this.name} (${config.cwd}) is not an existing directory; create it or correct "cwd" (relative paths resolve against the configuration's directory).`
+        : config.transport === 'stdio'
+          ? // Never the expanded command line: its arguments may carry ${SECRET} values.
+            `Fix: check "command", "args" and "env" of mcpServers.${this.name} (run that command yourself to see its output).`
+          : `Fix: check "url" and "headers" of mcpServers.${this.name}, and that the server is reachable.`;
     return new CodecallError(
       'SERVER_START_FAILED',
       `MCP server "${this.name}" did not start: ${reason}.${tail ? `\nIts stderr ends with:\n${tail}\n` : ' '}${where}`,
@@ -436,11 +450,21 @@ export class ServerConnection {
     throw this.lastError;
   }
 
+  /**
+   * The error a caller (a script, an HTTP client) sees for a server that is down. It says what
+   * state the server is in and never carries the start error itself: that names host paths,
+   * the command line and its stderr, which are for the developer (`onError`, `serverStatus()`).
+   */
   private unavailable(qualifiedName: string): CodecallError {
-    const reason = this.lastError?.message ?? `server is ${this.state}`;
+    const reason =
+      this.state === 'failed'
+        ? 'it failed to start or dropped and did not come back'
+        : this.state === 'closed'
+          ? 'it is closed'
+          : `it is ${this.state}`;
     return new CodecallError(
       'SERVER_UNAVAILABLE',
-      `Cannot call ${qualifiedName}: MCP server "${this.name}" is unavailable (${reason.split('\n')[0]}).`,
+      `Cannot call ${qualifiedName}: MCP server "${this.name}" is unavailable (${reason}; the host's log has the cause). Do not retry it in this run.`,
       { details: { server: this.name, tool: qualifiedName, state: this.state } },
     );
   }

@@ -163,7 +163,6 @@ function placeholderConfig(name: string): ServerConfig {
 export class ToolPool {
   private readonly connections: ServerConnection[];
   private readonly custom: ReadonlySet<string>;
-  private readonly configFile: string | undefined;
   private readonly listeners = new Set<CatalogListener>();
   private entries = new Map<string, Entry>();
   private tools: readonly CatalogTool[] = [];
@@ -179,12 +178,10 @@ export class ToolPool {
   private constructor(
     connections: ServerConnection[],
     custom: ReadonlySet<string>,
-    configFile: string | undefined,
     validatorCacheMaxEntries: number,
   ) {
     this.connections = connections;
     this.custom = custom;
-    this.configFile = configFile;
     this.validatorCacheMaxEntries = validatorCacheMaxEntries;
   }
 
@@ -195,7 +192,6 @@ export class ToolPool {
    */
   static async open(config: CodecallConfig | ServerMap, options: ToolPoolOptions = {}): Promise<ToolPool> {
     const servers = isCodecallConfig(config) ? config.mcpServers : config;
-    const configFile = isCodecallConfig(config) ? config.configPath : undefined;
     const transports = options.transports ?? {};
     const names = [...new Set([...Object.keys(servers), ...Object.keys(transports)])];
     const holder: { pool?: ToolPool } = {};
@@ -208,8 +204,10 @@ export class ToolPool {
       }
     };
     const connections = names.map((name) => {
-      const serverConfig = servers[name] ?? placeholderConfig(name);
-      const transport = transports[name];
+      // Own keys only: a server named like an Object.prototype member must not find that member.
+      const serverConfig =
+        (Object.hasOwn(servers, name) ? servers[name] : undefined) ?? placeholderConfig(name);
+      const transport = Object.hasOwn(transports, name) ? transports[name] : undefined;
       return new ServerConnection({
         config: serverConfig,
         ...(transport ? { transport } : {}),
@@ -222,7 +220,6 @@ export class ToolPool {
     const pool = new ToolPool(
       connections,
       new Set(Object.keys(transports)),
-      configFile,
       options.validatorCacheMaxEntries ?? DEFAULT_INPUT_VALIDATOR_CACHE_MAX_ENTRIES,
     );
     holder.pool = pool;
@@ -263,7 +260,8 @@ export class ToolPool {
       }
       const members = assignIdentifiers(connection.tools.map((t) => t.name));
       for (const listed of connection.tools) {
-        const policy: ToolPolicyConfig = config.tools[listed.name] ?? {};
+        const policy: ToolPolicyConfig =
+          (Object.hasOwn(config.tools, listed.name) ? config.tools[listed.name] : undefined) ?? {};
         const callers = resolveAllowedCallers({
           tool: policy.allowedCallers,
           server: config.allowedCallers,
@@ -386,7 +384,7 @@ export class ToolPool {
     const entry = this.entries.get(name);
     if (!entry) throw this.notFound(name);
     const tool = entry.tool;
-    assertCallerAllowed(tool, options.caller, this.configFile);
+    assertCallerAllowed(tool, options.caller);
     const input = args === undefined ? {} : args;
     const validator = this.validatorsOf(entry.connection).get(tool.name, tool.inputSchema);
     this.reportValidator(entry.connection, tool.name, validator);

@@ -19,7 +19,7 @@ export function tempServeConfig(extra: Record<string, unknown> = {}): {
 } {
   const dir = mkdtempSync(join(tmpdir(), 'codecall-serve-'));
   const workDir = join(dir, 'work');
-  const historyPath = join(dir, 'history.sqlite');
+  const historyPath = join(workDir, '.codecall', 'history.sqlite');
   const configPath = join(workDir, 'codecall.json');
   // A package.json one level up: inspector-cli 1.0.3 checks "../package.json" against its cwd.
   writeFileSync(join(dir, 'package.json'), '{}\n');

@@ -121,10 +121,15 @@ describe('codecall serve (stdio)', () => {
     // The inspector spawns "node" from PATH and resolves codecall.json from its cwd (its own
     // --config flag would swallow ours).
     const env = { ...process.env, PATH: `${dirname(process.execPath)}:${process.env.PATH ?? ''}` };
-    const listed = await run(inspector, ['--cli', 'node', BIN, 'serve', '--method', 'tools/list'], {
-      cwd: temp.workDir,
-      env,
-    });
+    // The configuration is found in the cwd, not named: --trust is the consent to start its servers.
+    const listed = await run(
+      inspector,
+      ['--cli', 'node', BIN, 'serve', '--trust', '--method', 'tools/list'],
+      {
+        cwd: temp.workDir,
+        env,
+      },
+    );
     const names = (JSON.parse(listed.stdout) as { tools: { name: string }[] }).tools.map((t) => t.name);
     expect(names).toEqual(['search_tools', 'execute_code']);
     const called = await run(
@@ -134,6 +139,7 @@ describe('codecall serve (stdio)', () => {
         'node',
         BIN,
         'serve',
+        '--trust',
         '--method',
         'tools/call',
         '--tool-name',

@@ -10,6 +10,8 @@ import { resolve } from 'node:path';
 import { CodecallRuntime } from '../../execute/index.js';
 import type { ExecutionResult } from '../../types.js';
 import { describeHistoryError, UsageError, type CliCommand, type CliIo } from '../command.js';
+import { neutralizeControls } from '../terminal-text.js';
+import { canPrompt, ensureConfigTrusted } from '../trust.js';
 
 /** Bytes of script read from a file or stdin (compileScript enforces the configured limit). */
 const MAX_SCRIPT_READ_BYTES = 16 * 1_048_576;
@@ -112,13 +114,14 @@ function toJson(result: ExecutionResult): Record<string, unknown> {
 async function run(argv: string[], io: CliIo): Promise<number> {
   const args = parseExecArgs(argv);
   const source = await readScript(args.file, io);
+  await ensureConfigTrusted(io, { config: args.config, interactive: args.file !== '-' && canPrompt(io) });
   // The runtime, like the agent's: the calls each run makes are learned by the tool graph and
   // appended to the usage history (`codecall graph` shows them).
   const runtime = await CodecallRuntime.open({
     load: { ...(args.config !== undefined ? { path: args.config } : {}), cwd: io.cwd, env: io.env },
     tools: {
       onServerError: (event) => {
-        io.stderr.write(`codecall exec: ${event.error.message.split('\n')[0]}\n`);
+        io.stderr.write(`codecall exec: ${neutralizeControls(event.error.message.split('\n')[0]!)}\n`);
       },
     },
     onHistoryError: (error) => {
@@ -131,11 +134,12 @@ async function run(argv: string[], io: CliIo): Promise<number> {
     if (args.json) {
       io.stdout.write(`${JSON.stringify(toJson(result))}\n`);
     } else {
-      io.stdout.write(result.stdout);
-      io.stderr.write(result.stderr);
+      // What the script prints is untrusted: show control sequences, never send them.
+      io.stdout.write(neutralizeControls(result.stdout));
+      io.stderr.write(neutralizeControls(result.stderr));
       // A run cancelled by a signal is reported once, by main, with the signal's exit code.
       if (result.error && !io.signal.aborted)
-        io.stderr.write(`codecall exec: ${result.error.code}: ${result.error.message}\n`);
+        io.stderr.write(`codecall exec: ${result.error.code}: ${neutralizeControls(result.error.message)}\n`);
     }
     return result.status === 'ok' ? 0 : 1;
   } finally {

@@ -8,6 +8,7 @@
 import { createOrchestrator, type AgentMode, type AgentStep, type RunResult } from '../../agent/index.js';
 import { isCodecallError, type CodecallError } from '../../errors.js';
 import { describeHistoryError, UsageError, type CliCommand, type CliIo } from '../command.js';
+import { canPrompt, ensureConfigTrusted } from '../trust.js';
 
 const USAGE = `Usage: codecall run "<task>" [--model <provider:model>] [--base-url <url>] [--max-steps <n>]
                     [--mode code|direct] [--config <path>] [--json]
@@ -168,6 +169,7 @@ function partialResult(error: CodecallError): RunResult | undefined {
 
 async function run(argv: string[], io: CliIo): Promise<number> {
   const args = parseRunArgs(argv);
+  await ensureConfigTrusted(io, { config: args.config, interactive: canPrompt(io) });
   const agent = await createOrchestrator({
     ...(args.model !== undefined ? { model: args.model } : {}),
     modelOptions: { env: io.env, ...(args.baseURL !== undefined ? { baseURL: args.baseURL } : {}) },

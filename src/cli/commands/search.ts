@@ -13,6 +13,8 @@ import { createToolSearch, type ToolSearchResult } from '../../search/tool-searc
 import type { ToolSearchState } from '../../search/tool-graph.js';
 import { ToolPool, type CatalogTool } from '../../tools/index.js';
 import { UsageError, type CliCommand, type CliIo } from '../command.js';
+import { neutralizeControls } from '../terminal-text.js';
+import { canPrompt, ensureConfigTrusted } from '../trust.js';
 
 /** Hits shown when `--limit` is not given and the configuration sets no `search.limit`. */
 const DEFAULT_CLI_SEARCH_LIMIT = 10;
@@ -94,6 +96,7 @@ async function run(argv: string[], io: CliIo): Promise<number> {
     if (!Number.isInteger(limit) || limit < 1)
       throw new UsageError(`--limit must be a positive integer; got "${values.limit}".`);
   }
+  await ensureConfigTrusted(io, { config: values.config, interactive: canPrompt(io) });
   const config = await loadConfig({
     ...(values.config !== undefined ? { path: values.config } : {}),
     cwd: io.cwd,
@@ -123,7 +126,9 @@ async function run(argv: string[], io: CliIo): Promise<number> {
     const failed = pool.serverStatus().filter((s) => s.state !== 'connected');
     for (const server of failed) {
       io.stderr.write(
-        `codecall search: server "${server.name}" is ${server.state}; its tools are not searched.\n`,
+        neutralizeControls(
+          `codecall search: server "${server.name}" is ${server.state}; its tools are not searched.\n`,
+        ),
       );
     }
     if (values.json) {
@@ -141,7 +146,8 @@ async function run(argv: string[], io: CliIo): Promise<number> {
         `${JSON.stringify({ query, hits, chains: result.chains, truncated: result.truncated }, null, 2)}\n`,
       );
     } else {
-      io.stdout.write(renderPlain(query, result, new Map(tools.map((t) => [t.name, t]))));
+      // Tool names and descriptions come from MCP servers: no raw control sequences.
+      io.stdout.write(neutralizeControls(renderPlain(query, result, new Map(tools.map((t) => [t.name, t])))));
     }
     return failed.length > 0 ? 1 : 0;
   } finally {

@@ -23,6 +23,7 @@ import {
   type ExecuteCodeEvent,
 } from '../../server/index.js';
 import { UsageError, type CliCommand, type CliIo } from '../command.js';
+import { canPrompt, ensureConfigTrusted } from '../trust.js';
 
 /** Environment variable holding the bearer token of `codecall serve --http`. */
 export const SERVE_TOKEN_ENV = 'CODECALL_SERVE_TOKEN';
@@ -172,6 +173,8 @@ function aborted(signal: AbortSignal): Promise<void> {
 
 async function run(argv: string[], io: CliIo): Promise<number> {
   const parsed = parseServeArgs(argv, io.env);
+  // Over stdio, stdin is the MCP channel: never prompt there.
+  await ensureConfigTrusted(io, { config: parsed.config, interactive: parsed.http && canPrompt(io) });
   const config = await loadConfig({
     ...(parsed.config !== undefined ? { path: parsed.config } : {}),
     cwd: io.cwd,
@@ -198,8 +201,10 @@ async function run(argv: string[], io: CliIo): Promise<number> {
   const serverOptions = {
     runtime,
     onExecute,
+    onError: (error: unknown) => log(`unexpected error: ${(error as Error)?.stack ?? String(error)}`),
     passThrough: args.passThrough,
     runLimiter: new RunLimiter({ maxConcurrent: args.maxConcurrentRuns }),
+    ...(config.serve.learning !== undefined ? { learning: config.serve.learning } : {}),
   };
   const tools = runtime.catalog();
   const servers = new Set(tools.map((t) => t.server)).size;
@@ -211,6 +216,11 @@ async function run(argv: string[], io: CliIo): Promise<number> {
         host: args.host,
         port: args.port,
         allowedOrigins: args.allowedOrigins,
+        ...(config.serve.maxSessions !== undefined ? { maxSessions: config.serve.maxSessions } : {}),
+        ...(config.serve.maxSessionsPerClient !== undefined
+          ? { maxSessionsPerClient: config.serve.maxSessionsPerClient }
+          : {}),
+        ...(config.serve.sessionIdleMs !== undefined ? { sessionIdleMs: config.serve.sessionIdleMs } : {}),
         ...(args.token !== undefined ? { token: args.token } : {}),
       });
       close = http.close;

@@ -8,6 +8,8 @@ import { renderDeclarations } from '../../compile/index.js';
 import { loadConfig } from '../../config/index.js';
 import { ToolPool, type CatalogTool, type ServerStatus } from '../../tools/index.js';
 import { UsageError, type CliCommand, type CliIo } from '../command.js';
+import { neutralizeControls } from '../terminal-text.js';
+import { canPrompt, ensureConfigTrusted } from '../trust.js';
 
 /** Characters of a description shown in the plain listing. */
 const DESCRIPTION_COLUMN_CHARS = 90;
@@ -87,6 +89,7 @@ function renderPlain(tools: readonly CatalogTool[], servers: ServerStatus[]): st
 
 async function run(argv: string[], io: CliIo): Promise<number> {
   const args = parseToolsArgs(argv);
+  await ensureConfigTrusted(io, { config: args.config, interactive: canPrompt(io) });
   const config = await loadConfig({
     ...(args.config !== undefined ? { path: args.config } : {}),
     cwd: io.cwd,
@@ -97,7 +100,12 @@ async function run(argv: string[], io: CliIo): Promise<number> {
     const tools = pool.catalog();
     const servers = pool.serverStatus();
     if (args.declarations) {
-      io.stdout.write(renderDeclarations(tools.filter((t) => t.allowedCallers.includes('code_execution'))));
+      // Names, descriptions and server errors come from MCP servers: no raw control sequences.
+      io.stdout.write(
+        neutralizeControls(
+          renderDeclarations(tools.filter((t) => t.allowedCallers.includes('code_execution'))),
+        ),
+      );
     } else if (args.json) {
       const json = {
         servers,
@@ -114,7 +122,7 @@ async function run(argv: string[], io: CliIo): Promise<number> {
       };
       io.stdout.write(`${JSON.stringify(json, null, 2)}\n`);
     } else {
-      io.stdout.write(renderPlain(tools, servers));
+      io.stdout.write(neutralizeControls(renderPlain(tools, servers)));
     }
     return servers.some((s) => s.state !== 'connected') ? 1 : 0;
   } finally {

@@ -66,7 +66,12 @@ afterAll(async () => {
 });
 
 async function connect(
-  options: { runLimiter?: RunLimiter; progressIntervalMs?: number; sequenceGapMs?: number } = {},
+  options: {
+    runLimiter?: RunLimiter;
+    progressIntervalMs?: number;
+    sequenceGapMs?: number;
+    learning?: 'shared' | 'off';
+  } = {},
 ): Promise<{ client: Client; server: Server; close: () => Promise<void> }> {
   const server = createCodecallServer({ runtime, onExecute: (e) => events.push(e), ...options });
   const client = new Client({ name: 'test-client', version: '1.0.0' });
@@ -270,6 +275,44 @@ describe('createCodecallServer', () => {
       expect(count('misc.echo', 'misc.plain_text')).toBe(before.forward + 1);
     } finally {
       await off.close();
+    }
+  });
+
+  it('learning "off": a session only reads the shared graph, nothing it does is recorded', async () => {
+    const count = (from: string, to: string): number =>
+      runtime.search.graphEdges().find((e) => e.from === from && e.to === to)?.count ?? 0;
+    const script = `await tools.expenses.get_team_members({ level: 'L3' });
+      await tools.expenses.get_budget_by_level({ level: 'L3', quarter: 'Q3' });`;
+    const pair = ['expenses.get_team_members', 'expenses.get_budget_by_level'] as const;
+    await runtime.flush();
+    const before = {
+      runs: (await runtime.history.load()).sequences,
+      pair: count(...pair),
+      direct: count('misc.echo', 'misc.plain_text'),
+    };
+    const off = await connect({ learning: 'off' });
+    try {
+      expect(text(await off.client.callTool({ name: 'execute_code', arguments: { code: script } }))).toMatch(
+        /exit status: ok after 2 tool calls/,
+      );
+      await off.client.callTool({ name: 'misc__echo', arguments: { text: 'c' } });
+      await off.client.callTool({ name: 'misc__plain_text', arguments: {} });
+      await runtime.flush();
+      expect((await runtime.history.load()).sequences).toBe(before.runs);
+      expect(count(...pair)).toBe(before.pair);
+      expect(count('misc.echo', 'misc.plain_text')).toBe(before.direct);
+    } finally {
+      await off.close();
+    }
+    // The default is one shared graph: the same run from another session is learned.
+    const shared = await connect();
+    try {
+      await shared.client.callTool({ name: 'execute_code', arguments: { code: script } });
+      await runtime.flush();
+      expect((await runtime.history.load()).sequences).toBe(before.runs + 1);
+      expect(count(...pair)).toBe(before.pair + 1);
+    } finally {
+      await shared.close();
     }
   });
 

@@ -10,7 +10,12 @@ import type { CallToolResult, Progress } from '@modelcontextprotocol/sdk/types.j
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CodecallRuntime } from '../../../src/execute/index.js';
 import { parseConfig } from '../../../src/config/index.js';
-import { isLoopbackHost, startHttpServer, type HttpServerHandle } from '../../../src/server/index.js';
+import {
+  isLoopbackHost,
+  RunLimiter,
+  startHttpServer,
+  type HttpServerHandle,
+} from '../../../src/server/index.js';
 import {
   createExpenseServer,
   createMisbehavingServer,
@@ -51,12 +56,14 @@ function post(
   url: string,
   body: string,
   headers: Record<string, string> = {},
+  options: { localAddress?: string; onRequest?: (req: ReturnType<typeof httpRequest>) => void } = {},
 ): Promise<{ status: number; headers: Record<string, unknown>; body: string }> {
   return new Promise((resolve, reject) => {
     const req = httpRequest(
       url,
       {
         method: 'POST',
+        ...(options.localAddress !== undefined ? { localAddress: options.localAddress } : {}),
         headers: {
           'content-type': 'application/json',
           accept: 'application/json, text/event-stream',
@@ -71,8 +78,41 @@ function post(
       },
     );
     req.on('error', reject);
+    options.onRequest?.(req);
     req.end(body);
   });
+}
+
+/** The JSON-RPC message of a reply sent as JSON or as one SSE event. */
+function rpcReply(body: string): {
+  id?: unknown;
+  result?: unknown;
+  error?: { code: number; message: string };
+} {
+  const data = body.trimStart().startsWith('{')
+    ? body
+    : body
+        .split('\n')
+        .filter((line) => line.startsWith('data: '))
+        .map((line) => line.slice(6))
+        .join('');
+  return JSON.parse(data) as { id?: unknown; result?: unknown; error?: { code: number; message: string } };
+}
+
+/** Opens a raw session; returns its id. */
+async function rawSession(url: string, localAddress?: string): Promise<string> {
+  const reply = await post(
+    url,
+    JSON.stringify(INITIALIZE),
+    {},
+    localAddress !== undefined ? { localAddress } : {},
+  );
+  expect(reply.status).toBe(200);
+  return reply.headers['mcp-session-id'] as string;
+}
+
+function callTool(id: number | string, name: string, args: unknown): string {
+  return JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } });
 }
 
 async function connect(
@@ -192,13 +232,16 @@ describe('startHttpServer', () => {
     expect((await post(http.url, JSON.stringify(INITIALIZE))).status).toBe(200);
   });
 
-  it('bounds open sessions (503) and expires idle ones', async () => {
+  it('bounds open sessions: a client past its share gives up its own oldest idle one; idle ones expire', async () => {
     await using http = await startHttpServer({ runtime, port: 0, maxSessions: 1, sessionIdleMs: 200 });
-    const first = await post(http.url, JSON.stringify(INITIALIZE));
-    expect(first.status).toBe(200);
-    const second = await post(http.url, JSON.stringify(INITIALIZE));
-    expect(second.status).toBe(503);
-    expect(second.body).toMatch(/Too many sessions \(1\)/);
+    const first = await rawSession(http.url);
+    const second = await rawSession(http.url);
+    expect(second).not.toBe(first);
+    expect(http.sessions()).toBe(1);
+    const gone = await post(http.url, JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }), {
+      'mcp-session-id': first,
+    });
+    expect(gone.status).toBe(404);
     await expect.poll(() => http.sessions(), { timeout: 5_000 }).toBe(0);
     expect((await post(http.url, JSON.stringify(INITIALIZE))).status).toBe(200);
   });
@@ -221,5 +264,111 @@ describe('startHttpServer', () => {
     await client.close();
     const result = await runtime.execute('console.log("still open")');
     expect(result.stdout).toBe('still open\n');
+  });
+});
+
+describe('startHttpServer under abuse', () => {
+  it('a client flooding initialize recycles its own sessions; other clients keep theirs and get new ones', async () => {
+    await using http = await startHttpServer({ runtime, port: 0, maxSessions: 6, maxSessionsPerClient: 3 });
+    const { client: legit } = await connect(http.url);
+    // 127.0.0.2 is another client on this machine (the whole 127/8 is loopback).
+    for (let i = 0; i < 40; i++) await rawSession(http.url, '127.0.0.2');
+    expect(http.sessions()).toBeLessThanOrEqual(4);
+    // Another flooder fills the rest of the process's share.
+    for (let i = 0; i < 40; i++) await rawSession(http.url, '127.0.0.3');
+    expect(http.sessions()).toBeLessThanOrEqual(6);
+    expect((await legit.listTools()).tools.length).toBeGreaterThanOrEqual(2);
+    const { client: late } = await connect(http.url);
+    expect((await late.listTools()).tools.length).toBeGreaterThanOrEqual(2);
+    expect((await legit.listTools()).tools.length).toBeGreaterThanOrEqual(2);
+    await late.close();
+    await legit.close();
+  });
+
+  it('a request whose client disconnects is cancelled: its run slot and queue place are freed', async () => {
+    const limiter = new RunLimiter({ maxConcurrent: 1, maxQueued: 1 });
+    await using http = await startHttpServer({ runtime, port: 0, runLimiter: limiter });
+    const session = await rawSession(http.url);
+    const abandoned: ReturnType<typeof httpRequest>[] = [];
+    for (const id of [1, 2]) {
+      // Never settles once the connection is destroyed mid-answer; only the server side matters.
+      post(
+        http.url,
+        callTool(id, 'execute_code', {
+          code: `await tools.misc.slow({ ms: 60000, label: 'gone-${id}' });`,
+        }),
+        { 'mcp-session-id': session },
+        { onRequest: (req) => abandoned.push(req) },
+      ).catch(() => {});
+    }
+    await expect.poll(() => [limiter.running, limiter.queued], { timeout: 10_000 }).toEqual([1, 1]);
+    for (const req of abandoned) req.destroy();
+    await expect.poll(() => [limiter.running, limiter.queued], { timeout: 10_000 }).toEqual([0, 0]);
+    const { client } = await connect(http.url);
+    const result = await client.callTool({ name: 'execute_code', arguments: { code: 'console.log(1 + 1)' } });
+    expect(text(result)).toContain('2');
+    await client.close();
+  });
+
+  it('a request reusing the id of one in flight in its session is refused at once', async () => {
+    await using http = await startHttpServer({ runtime, port: 0 });
+    const session = await rawSession(http.url);
+    const headers = { 'mcp-session-id': session };
+    const slow = callTool(7, 'execute_code', {
+      code: "await tools.misc.slow({ ms: 500, label: 'dup' }); console.log('done')",
+    });
+    const first = post(http.url, slow, headers);
+    const second = post(http.url, slow, headers);
+    const replies = await Promise.all([first, second]);
+    const errors = replies.filter((r) => r.status === 400);
+    expect(errors).toHaveLength(1);
+    expect(rpcReply(errors[0]!.body)).toMatchObject({
+      id: 7,
+      error: { code: -32600, message: expect.stringMatching(/id 7 is already used by a request in flight/) },
+    });
+    const answered = replies.find((r) => r.status === 200)!;
+    expect(JSON.stringify(rpcReply(answered.body).result)).toContain('done');
+    // Twice in one batch is the same mistake.
+    const batch = `[${callTool('b', 'search_tools', { query: 'x' })},${callTool('b', 'search_tools', { query: 'y' })}]`;
+    const twice = await post(http.url, batch, headers);
+    expect(twice.status).toBe(400);
+    expect(rpcReply(twice.body).error?.code).toBe(-32600);
+    // Once answered, the id may be used again.
+    const again = await post(
+      http.url,
+      callTool(7, 'execute_code', { code: "console.log('again')" }),
+      headers,
+    );
+    expect(JSON.stringify(rpcReply(again.body).result)).toContain('again');
+  });
+
+  it('tools/call with arguments that are not an object: -32602 naming the field, not a schema dump', async () => {
+    await using http = await startHttpServer({ runtime, port: 0 });
+    const session = await rawSession(http.url);
+    const headers = { 'mcp-session-id': session };
+    const list = rpcReply((await post(http.url, callTool(3, 'search_tools', []), headers)).body);
+    expect(list.error?.code).toBe(-32602);
+    expect(list.error?.message).toContain(
+      'Invalid tools/call request: params.arguments must be an object of named arguments (e.g. {"query": "…"}), or absent; got an array.',
+    );
+    const scalar = rpcReply((await post(http.url, callTool(4, 'execute_code', 'print(1)'), headers)).body);
+    expect(scalar.error?.message).toMatch(
+      /params\.arguments must be an object .*got a string \("print\(1\)"\)/,
+    );
+    const noName = rpcReply(
+      (
+        await post(
+          http.url,
+          JSON.stringify({ jsonrpc: '2.0', id: 5, method: 'tools/call', params: {} }),
+          headers,
+        )
+      ).body,
+    );
+    expect(noName.error?.message).toMatch(/params\.name must be the name of a tool/);
+    // Good requests are still served.
+    const ok = rpcReply(
+      (await post(http.url, callTool(6, 'search_tools', { query: 'budget' }), headers)).body,
+    );
+    expect(JSON.stringify(ok.result)).toContain('get_budget_by_level');
   });
 });

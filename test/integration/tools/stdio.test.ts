@@ -2,7 +2,7 @@
  * The tool pool against real MCP servers from the npm registry, spawned over stdio, plus our
  * misbehaving server in a child process (crash and reconnect). Children must exit on close.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -116,5 +116,67 @@ describe('stdio servers', () => {
     const status = pool.serverStatus()[0]!;
     expect(status.state).toBe('connected');
     expect(status.pid).not.toBe(firstPid);
+  });
+
+  it('a server that fails to restart: callers learn its state, never its command line or secrets', async () => {
+    const entry = await bundleTestServer();
+    const dir = mkdtempSync(join(tmpdir(), 'codecall-restart-'));
+    // Starts the real server once; every later start fails, as a server whose token expired.
+    const wrapper = join(dir, 'start-once.mjs');
+    writeFileSync(
+      wrapper,
+      "import { existsSync, writeFileSync } from 'node:fs';\n" +
+        "import { pathToFileURL } from 'node:url';\n" +
+        'const [marker, entry] = process.argv.slice(2);\n' +
+        'if (existsSync(marker)) process.exit(1);\n' +
+        "writeFileSync(marker, '');\n" +
+        'process.argv.splice(2, 2);\n' +
+        'await import(pathToFileURL(entry).href);\n',
+    );
+    const marker = join(dir, 'started');
+    const config = parseConfig(
+      {
+        mcpServers: {
+          odd: {
+            command: process.execPath,
+            args: [wrapper, marker, entry, 'misbehaving', '--allow-crash', '--api-key=${API_KEY}'],
+          },
+        },
+      },
+      { file: join(dir, 'codecall.json'), env: { API_KEY: 'sk-live-SECRET-42' } },
+    );
+    const events: ServerErrorEvent[] = [];
+    const pool = await ToolPool.open(config, {
+      onServerError: (e) => events.push(e),
+      reconnect: { initialDelayMs: 10, maxDelayMs: 20, maxAttempts: 2 },
+    });
+    pools.push(pool);
+    expect(existsSync(marker)).toBe(true);
+    await rejection(pool.call('odd.crash', {}, code));
+    await expect.poll(() => events.some((e) => e.phase === 'reconnect'), { timeout: 10_000 }).toBe(true);
+    const down = await rejection(pool.call('odd.echo', { text: 'x' }, code));
+    expect(down.code).toBe('SERVER_UNAVAILABLE');
+    expect(down.message).toContain('MCP server "odd" is unavailable');
+    for (const leak of ['sk-live-SECRET-42', dir, process.execPath, '--api-key'])
+      expect(down.message).not.toContain(leak);
+    // The developer's report names the keys to check, still without the expanded arguments.
+    const report = events.find((e) => e.phase === 'reconnect')!.error.message;
+    expect(report).toContain('mcpServers.odd');
+    expect(report).not.toContain('--api-key=sk-live');
+  });
+
+  it('a missing cwd is named as the cause, not "command"', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'codecall-cwd-'));
+    const config = parseConfig(
+      { mcpServers: { s: { command: process.execPath, args: ['-e', '0'], cwd: 'no-such-dir' } } },
+      { file: join(dir, 'codecall.json'), env: {} },
+    );
+    const pool = await ToolPool.open(config);
+    pools.push(pool);
+    const status = pool.serverStatus()[0]!;
+    expect(status.state).toBe('failed');
+    expect(status.error).toContain('"cwd" of mcpServers.s');
+    expect(status.error).toContain(join(dir, 'no-such-dir'));
+    expect(status.error).not.toContain('check "command"');
   });
 });

@@ -1,4 +1,4 @@
-import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -152,6 +152,109 @@ describe('parseConfig', () => {
     expect(error.message).toContain('mcpServers.s.headers.A');
     expect(error.message).toContain('API_KEY');
     expect(error.message).toContain('${API_KEY:-default}');
+  });
+
+  it('nested defaults expand fully, only when used; $${ writes a literal ${', () => {
+    const config = parseConfig(
+      {
+        mcpServers: {
+          s: {
+            command: 'node',
+            args: [
+              '${A:-${B}}',
+              '${A:-${UNSET:-x}-y}',
+              '${B:-${UNSET}}',
+              '$${LITERAL}',
+              'cost: $5',
+              '$${A:-${B}}',
+            ],
+          },
+        },
+      },
+      { file, env: { B: 'bee' } },
+    );
+    expect(config.mcpServers.s).toMatchObject({
+      args: ['bee', 'x-y', 'bee', '${LITERAL}', 'cost: $5', '${A:-bee}'],
+    });
+  });
+
+  it('malformed ${…} is an error naming the path and the fix, never a half-expanded string', () => {
+    for (const bad of ['${A:-${B}', '${HOME', '${1}', '${A:=x}', 'pre ${ post']) {
+      const error = thrown(() =>
+        parseConfig({ mcpServers: { s: { command: 'node', args: [bad] } } }, { file, env: { B: 'b' } }),
+      );
+      expect(error.code).toBe('CONFIG_INVALID');
+      expect(error.message).toContain('mcpServers.s.args[0]');
+      expect(error.message).toContain('write $${ for a literal ${');
+    }
+    // A nested ${VAR} that is used and unset still names the variable.
+    const missing = thrown(() =>
+      parseConfig({ mcpServers: { s: { command: '${A:-${NOPE}}' } } }, { file, env: {} }),
+    );
+    expect(missing.code).toBe('CONFIG_ENV_MISSING');
+    expect(missing.message).toContain('NOPE');
+  });
+
+  it('refuses server names that are built-in names of objects, instead of dropping them', () => {
+    const json = JSON.parse(
+      '{"mcpServers": {"__proto__": {"command": "a"}, "constructor": {"command": "b"}, "ok": {"command": "c", "tools": {"__proto__": {"deferLoading": false}}}}}',
+    ) as unknown;
+    const error = thrown(() => parseConfig(json, { file, env: {} }));
+    expect(error.code).toBe('CONFIG_INVALID');
+    const paths = (error.details.issues as { path: string }[]).map((i) => i.path);
+    expect(paths).toEqual(
+      expect.arrayContaining([
+        expect.stringContaining('__proto__'),
+        'mcpServers.constructor',
+        expect.stringMatching(/^mcpServers\.ok\.tools/),
+      ]),
+    );
+    expect(error.message).toContain('is reserved');
+  });
+
+  it('says what a wrong-typed value is, not "got nothing"', () => {
+    const error = thrown(() =>
+      parseConfig(
+        {
+          mcpServers: { s: { command: 5, args: ['x', true], deferLoading: 'yes' } },
+          sandbox: { workers: '2' },
+        },
+        { file, env: {} },
+      ),
+    );
+    const issues = Object.fromEntries(
+      (error.details.issues as { path: string; message: string }[]).map((i) => [i.path, i.message]),
+    );
+    expect(issues['mcpServers.s.command']).toContain('expected a string, got a number (5)');
+    expect(issues['mcpServers.s.args[1]']).toContain('got a boolean (true)');
+    expect(issues['mcpServers.s.deferLoading']).toContain('expected a boolean, got a string ("yes")');
+    expect(issues['sandbox.workers']).toContain('got a string ("2")');
+    expect(error.message).not.toContain('got nothing');
+  });
+
+  it('history.path from a configuration file stays inside its folder; CODECALL_HISTORY_PATH places it anywhere', () => {
+    const root = mkdtempSync(join(tmpdir(), 'codecall-history-path-'));
+    const project = join(root, 'project');
+    mkdirSync(project);
+    const at = join(project, 'codecall.json');
+    const inside = parseConfig({ history: { path: 'data/h.sqlite' } }, { file: at, env: {} });
+    expect(inside.history.path).toBe(join(project, 'data', 'h.sqlite'));
+    for (const path of ['../other-app/cookies.sqlite', join(root, 'elsewhere.sqlite'), '.']) {
+      const error = thrown(() => parseConfig({ history: { path } }, { file: at, env: {} }));
+      expect(error.code).toBe('CONFIG_INVALID');
+      expect(error.message).toContain('history.path');
+      expect(error.message).toContain('CODECALL_HISTORY_PATH');
+    }
+    // A symbolic link inside the folder that leads out of it does not make a way around.
+    symlinkSync(root, join(project, 'link'));
+    expect(() => parseConfig({ history: { path: 'link/x.sqlite' } }, { file: at, env: {} })).toThrow(
+      /leads outside/,
+    );
+    const user = parseConfig(
+      { history: { path: '../other-app/cookies.sqlite' } },
+      { file: at, env: { CODECALL_HISTORY_PATH: join(root, 'mine.sqlite') } },
+    );
+    expect(user.history.path).toBe(join(root, 'mine.sqlite'));
   });
 
   it('suggests the intended key for a typo', () => {

@@ -354,6 +354,32 @@ describe.each<SandboxMode>(['in-process', 'process'])('SandboxPool (%s)', (mode)
       expect(result.error?.code).toBe('TOOL_CALL_LIMIT');
     });
 
+    it('gives host error codes only to errors the host raised, never to a script’s own', async () => {
+      const forged = await runScript(
+        pool,
+        `const e: any = new Error('Tool call limit reached: a script may make at most 5 tool calls.');
+         e.code = 'TOOL_CALL_LIMIT';
+         throw e;`,
+      );
+      expect(forged.status).toBe('error');
+      expect(forged.error?.code).toBe('RUNTIME_ERROR');
+      const forgedResult = await runScript(
+        pool,
+        "throw Object.assign(new Error('over'), { name: 'ToolLimitError', code: 'TOOL_RESULT_LIMIT' });",
+      );
+      expect(forgedResult.error?.code).toBe('RUNTIME_ERROR');
+      // A script that raised the limit for real, caught it and threw a lookalike with another
+      // message is not the host's verdict either.
+      const lookalike = await runScript(
+        pool,
+        `try { await tools.t.one({}); await tools.t.one({}); } catch (e: any) {
+           throw Object.assign(new Error('made up'), { code: e.code });
+         }`,
+        { limits: { maxToolCalls: 1 }, tools: { 't.one': () => 1 } },
+      );
+      expect(lookalike.error?.code).toBe('RUNTIME_ERROR');
+    });
+
     it('limits the bytes of one call’s arguments', async () => {
       let called = false;
       const result = await runScript(

@@ -35,7 +35,16 @@ function io(): { io: CliIo; out: () => string; err: () => string } {
   stdout.on('data', (c: Buffer) => (out += c.toString()));
   stderr.on('data', (c: Buffer) => (err += c.toString()));
   return {
-    io: { stdout, stderr, stdin: new PassThrough(), cwd: dir, env: {}, signal: new AbortController().signal },
+    // The configuration is found in cwd, not named: trust is the consent to start its server (--trust).
+    io: {
+      stdout,
+      stderr,
+      stdin: new PassThrough(),
+      cwd: dir,
+      env: {},
+      signal: new AbortController().signal,
+      trust: true,
+    },
     out: () => out,
     err: () => err,
   };
