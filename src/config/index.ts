@@ -14,6 +14,7 @@ export type {
   SandboxLimitsConfig,
   SearchConfig,
   ServeConfig,
+  JobsConfig,
   ServerConfig,
   ServerMap,
   StdioServerConfig,

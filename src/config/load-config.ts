@@ -29,6 +29,7 @@ import {
   searchSchema,
   serverSchema,
   serveSchema,
+  jobsSchema,
   toolPolicySchema,
   type ConfigFile,
   type ServerEntry,
@@ -186,6 +187,7 @@ export function parseConfig(json: unknown, options: ParseConfigOptions): Codecal
     search: definedOnly({ ...data.search }),
     agent: definedOnly({ ...data.agent }),
     serve,
+    jobs: definedOnly({ ...data.jobs }),
   };
 }
 
@@ -363,6 +365,7 @@ function knownKeysAt(path: JsonPath): string[] {
       search: searchSchema,
       agent: agentSchema,
       serve: serveSchema,
+      jobs: jobsSchema,
     }[p[0]!];
     if (section) return keys(section);
   }

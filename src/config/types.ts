@@ -118,6 +118,21 @@ export interface ServeConfig {
   maxConcurrentRuns?: number;
 }
 
+/**
+ * `jobs` section: where jobs live. `local` (the default) runs them inside `codecall serve --http`;
+ * `bullmq` puts them on a Redis queue that `codecall worker` processes consume.
+ */
+export interface JobsConfig {
+  /** `local` or `bullmq`; `bullmq` needs `connection`. */
+  backend?: 'local' | 'bullmq';
+  /** Redis URL (`redis://host:6379`); use `${VAR}` for a password. */
+  connection?: string;
+  /** Queue name. */
+  queue?: string;
+  /** Jobs run at once by the local backend. */
+  concurrency?: number;
+}
+
 /** A fully resolved codecall configuration. */
 export interface CodecallConfig {
   /** Absolute path of the file it came from; `undefined` for an in-memory config. */
@@ -132,4 +147,5 @@ export interface CodecallConfig {
   search: SearchConfig;
   agent: AgentConfig;
   serve: ServeConfig;
+  jobs: JobsConfig;
 }
