@@ -93,8 +93,10 @@ class BullmqJobBackend implements JobBackend {
   }
 
   #client(): Redis {
-    this.#redis ??= new Redis(this.#connection.url, { maxRetriesPerRequest: null, lazyConnect: false });
-    this.#redis.on('error', () => {});
+    if (!this.#redis) {
+      this.#redis = new Redis(this.#connection.url, { maxRetriesPerRequest: null });
+      this.#redis.on('error', () => {});
+    }
     return this.#redis;
   }
 

@@ -2,7 +2,8 @@
  * @module
  * The named configurations a worker has, each opened once into a {@link CodecallRuntime} (MCP
  * pool, sandbox pool, search, usage history) the first time a job names it, and shared by every
- * job that names it after. A job carries only the name: secrets stay in the worker's files and
+ * job that names it after. Every configured MCP server must start (`requireAll`): a job that
+ * would run with a server missing fails its attempt instead, and is retried. A job carries only the name: secrets stay in the worker's files and
  * environment. A configuration that fails to open is opened again by the next job that needs it.
  */
 import type { CodecallConfig, LoadConfigOptions } from '../config/index.js';
@@ -78,7 +79,9 @@ export class RuntimeRegistry {
   #open(source: NamedConfigSource): Promise<CodecallRuntime> {
     const env = this.#options.env ?? process.env;
     const cwd = this.#options.cwd ?? process.cwd();
-    const base = this.#options.runtimeOptions ?? {};
+    // A job never runs with a server missing: that is an infrastructure fault, retried.
+    const given = this.#options.runtimeOptions ?? {};
+    const base = { ...given, tools: { requireAll: true, ...given.tools } };
     if (typeof source === 'string') return CodecallRuntime.open({ ...base, load: { path: source, cwd, env } });
     if (isResolved(source)) return CodecallRuntime.open({ ...base, config: source });
     return CodecallRuntime.open({ ...base, load: { cwd, env, ...source } });
