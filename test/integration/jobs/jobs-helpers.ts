@@ -14,7 +14,8 @@ import { z } from 'zod';
 import { serveHttp, type HttpMcpEndpoint } from '../../../src/testing/servers/index.js';
 
 export const ROOT = resolve(import.meta.dirname, '../../..');
-export const BIN = join(ROOT, 'bin', 'codecall.js');
+/** The CLI entry itself (not the bin launcher, which re-executes it): SIGKILL must hit the worker. */
+export const MAIN = join(ROOT, 'dist', 'cli', 'main.js');
 
 /** True when `redis-server` is on PATH. */
 export function hasRedisServer(): boolean {
@@ -209,7 +210,7 @@ export interface WorkerProcess {
 
 /** Spawns `codecall worker` and resolves once it is consuming. */
 export async function spawnWorker(args: string[], env: NodeJS.ProcessEnv = {}): Promise<WorkerProcess> {
-  const child = spawn(process.execPath, ['--no-node-snapshot', BIN, 'worker', ...args], {
+  const child = spawn(process.execPath, ['--no-node-snapshot', MAIN, 'worker', ...args], {
     stdio: ['ignore', 'ignore', 'pipe'],
     env: { ...process.env, ...env },
   });
