@@ -164,6 +164,7 @@ class LocalJobBackend implements JobBackend {
     Object.assign(job.record, fields, { finishedAt: Date.now() });
     this.#emit(job, { type: 'state', id: job.record.id, state: fields.state });
     this.#emit(job, { type: 'done', id: job.record.id, job: structuredClone(job.record) });
+    this.#prune();
   }
 
   async #process(job: LocalJob): Promise<void> {
