@@ -58,7 +58,11 @@ export async function openBullmqJobBackend(options: BullmqJobBackendOptions): Pr
   const queue = new Queue(name, { connection });
   queue.on('error', () => {});
   try {
-    await withTimeout(queue.waitUntilReady(), options.connectTimeoutMs ?? DEFAULT_JOBS_CONNECT_TIMEOUT_MS, 'connecting');
+    await withTimeout(
+      queue.waitUntilReady(),
+      options.connectTimeoutMs ?? DEFAULT_JOBS_CONNECT_TIMEOUT_MS,
+      'connecting',
+    );
   } catch (error) {
     await queue.close().catch(() => {});
     throw new CodecallError(
@@ -81,7 +85,12 @@ class BullmqJobBackend implements JobBackend {
   #redis: Redis | undefined;
   #closing: Promise<void> | undefined;
 
-  constructor(queue: Queue, name: string, connection: { url: string; maxRetriesPerRequest: null }, retention: JobRetentionOptions) {
+  constructor(
+    queue: Queue,
+    name: string,
+    connection: { url: string; maxRetriesPerRequest: null },
+    retention: JobRetentionOptions,
+  ) {
     this.#queue = queue;
     this.#name = name;
     this.#connection = connection;
@@ -125,7 +134,10 @@ class BullmqJobBackend implements JobBackend {
     this.#assertOpen();
     const job = await Job.fromId(this.#queue, id);
     if (!job) return undefined;
-    const [state, cancelled] = await Promise.all([job.getState(), this.#client().exists(cancelKey(this.#name, id))]);
+    const [state, cancelled] = await Promise.all([
+      job.getState(),
+      this.#client().exists(cancelKey(this.#name, id)),
+    ]);
     if (state === 'unknown') return undefined;
     return toRecord(job, state, cancelled === 1);
   }
@@ -144,13 +156,24 @@ class BullmqJobBackend implements JobBackend {
     return waitForJobEnd((signal) => this.events(id, { signal }), id, options);
   }
 
-  async *events(id: string, options: { signal?: AbortSignal } = {}): AsyncGenerator<JobEvent, void, undefined> {
+  async *events(
+    id: string,
+    options: { signal?: AbortSignal } = {},
+  ): AsyncGenerator<JobEvent, void, undefined> {
     this.#assertOpen();
     const events = await this.#queueEvents();
     const buffer: { event: QueueEventName; data?: unknown }[] = [];
     let wake: (() => void) | undefined;
     const listeners = new Map<QueueEventName, (args: { jobId: string; data?: unknown }) => void>();
-    for (const event of ['waiting', 'active', 'delayed', 'progress', 'completed', 'failed', 'removed'] as const) {
+    for (const event of [
+      'waiting',
+      'active',
+      'delayed',
+      'progress',
+      'completed',
+      'failed',
+      'removed',
+    ] as const) {
       const listener = (args: { jobId: string; data?: unknown }): void => {
         if (args.jobId !== id) return;
         buffer.push({ event, data: args.data });
@@ -192,7 +215,8 @@ class BullmqJobBackend implements JobBackend {
           } else if (item.event === 'completed' || item.event === 'failed') {
             reread = true;
           } else {
-            const next: JobState = item.event === 'delayed' ? 'delayed' : item.event === 'active' ? 'active' : 'waiting';
+            const next: JobState =
+              item.event === 'delayed' ? 'delayed' : item.event === 'active' ? 'active' : 'waiting';
             if (next !== state) {
               state = next;
               yield { type: 'state', id, state };
@@ -238,7 +262,9 @@ class BullmqJobBackend implements JobBackend {
     const types = wanted.flatMap((state) => (state === 'waiting' ? ['waiting', 'prioritized'] : [state]));
     const jobs = await this.#queue.getJobs(types as never, 0, limit - 1, false);
     const records = await Promise.all(
-      jobs.filter((job): job is Job => job !== undefined).map(async (job) => toRecord(job, await job.getState(), false)),
+      jobs
+        .filter((job): job is Job => job !== undefined)
+        .map(async (job) => toRecord(job, await job.getState(), false)),
     );
     return records.sort((a, b) => b.createdAt - a.createdAt).slice(0, limit);
   }

@@ -64,9 +64,13 @@ export function redisConnection(url: string): { url: string; maxRetriesPerReques
   try {
     parsed = new URL(url);
   } catch {
-    throw new CodecallError('INVALID_ARGUMENT', `The Redis connection "${url}" is not a URL; write e.g. redis://127.0.0.1:6379.`, {
-      details: { field: 'connection' },
-    });
+    throw new CodecallError(
+      'INVALID_ARGUMENT',
+      `The Redis connection "${url}" is not a URL; write e.g. redis://127.0.0.1:6379.`,
+      {
+        details: { field: 'connection' },
+      },
+    );
   }
   if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:') {
     throw new CodecallError(
@@ -82,9 +86,13 @@ export function redisConnection(url: string): { url: string; maxRetriesPerReques
 export function queueName(name: string | undefined): string {
   const queue = name ?? DEFAULT_JOBS_QUEUE;
   if (!/^[A-Za-z0-9_.-]{1,128}$/.test(queue))
-    throw new CodecallError('INVALID_ARGUMENT', `The queue name "${queue}" must be 1-128 letters, digits, "_", "." or "-".`, {
-      details: { field: 'queue' },
-    });
+    throw new CodecallError(
+      'INVALID_ARGUMENT',
+      `The queue name "${queue}" must be 1-128 letters, digits, "_", "." or "-".`,
+      {
+        details: { field: 'queue' },
+      },
+    );
   return queue;
 }
 
@@ -145,7 +153,8 @@ export function toRecord(job: Job, state: string, cancelRequested: boolean): Job
   if (spec.labels) record.labels = spec.labels;
   if (job.processedOn) record.startedAt = job.processedOn;
   if (job.finishedOn) record.finishedAt = job.finishedOn;
-  if (typeof progress === 'object' && progress !== null && 'type' in progress) record.progress = progress as JobProgress;
+  if (typeof progress === 'object' && progress !== null && 'type' in progress)
+    record.progress = progress as JobProgress;
   if (cancelRequested) record.cancelRequested = true;
   return record;
 }

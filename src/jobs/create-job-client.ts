@@ -52,14 +52,16 @@ export async function openJobBackend(options: OpenJobBackendOptions): Promise<Jo
   const { jobs } = options;
   if (jobs.backend === 'bullmq' || (jobs.backend === undefined && jobs.connection !== undefined)) {
     if (jobs.connection === undefined) {
-      
       throw new CodecallError(
         'CONFIG_INVALID',
         'jobs.backend is "bullmq" but jobs.connection is not set; add "connection": "redis://127.0.0.1:6379" or pass --redis <url>.',
         { details: { path: 'jobs.connection' } },
       );
     }
-    return createJobClient({ connection: jobs.connection, ...(jobs.queue !== undefined ? { queue: jobs.queue } : {}) });
+    return createJobClient({
+      connection: jobs.connection,
+      ...(jobs.queue !== undefined ? { queue: jobs.queue } : {}),
+    });
   }
   return createLocalJobBackend({
     runtimes: options.runtimes,

@@ -11,7 +11,10 @@ import type { JobEvent, JobRecord, WaitJobOptions } from './job-types.js';
 export function cutLogLine(line: string): string {
   const buffer = Buffer.from(line, 'utf8');
   if (buffer.length <= DEFAULT_JOBS_MAX_LOG_LINE_BYTES) return line;
-  const kept = buffer.subarray(0, DEFAULT_JOBS_MAX_LOG_LINE_BYTES).toString('utf8').replace(/\uFFFD$/, '');
+  const kept = buffer
+    .subarray(0, DEFAULT_JOBS_MAX_LOG_LINE_BYTES)
+    .toString('utf8')
+    .replace(/\uFFFD$/, '');
   return `${kept}… [cut: ${buffer.length} bytes]`;
 }
 
@@ -27,9 +30,7 @@ export async function waitForJobEnd(
 ): Promise<JobRecord> {
   const stop = new AbortController();
   const timer =
-    options.timeoutMs === undefined
-      ? undefined
-      : setTimeout(() => stop.abort('timeout'), options.timeoutMs);
+    options.timeoutMs === undefined ? undefined : setTimeout(() => stop.abort('timeout'), options.timeoutMs);
   const onAbort = (): void => stop.abort('aborted');
   if (options.signal?.aborted) onAbort();
   options.signal?.addEventListener('abort', onAbort, { once: true });
@@ -38,10 +39,16 @@ export async function waitForJobEnd(
     const fail = (): void =>
       reject(
         stop.signal.reason === 'timeout'
-          ? new CodecallError('JOB_WAIT_TIMEOUT', `Job "${id}" did not finish within ${options.timeoutMs} ms; it goes on running.`, {
-              details: { id, timeoutMs: options.timeoutMs },
-            })
-          : new CodecallError('ABORTED', `Stopped waiting for job "${id}"; it goes on running.`, { details: { id } }),
+          ? new CodecallError(
+              'JOB_WAIT_TIMEOUT',
+              `Job "${id}" did not finish within ${options.timeoutMs} ms; it goes on running.`,
+              {
+                details: { id, timeoutMs: options.timeoutMs },
+              },
+            )
+          : new CodecallError('ABORTED', `Stopped waiting for job "${id}"; it goes on running.`, {
+              details: { id },
+            }),
       );
     if (stop.signal.aborted) fail();
     else stop.signal.addEventListener('abort', fail, { once: true });
@@ -50,7 +57,12 @@ export async function waitForJobEnd(
   try {
     for (;;) {
       const next = await Promise.race([iterator.next(), stopped]);
-      if (next.done) throw new CodecallError('JOB_NOT_FOUND', `Job "${id}" disappeared while waiting (removed by retention?).`, { details: { id } });
+      if (next.done)
+        throw new CodecallError(
+          'JOB_NOT_FOUND',
+          `Job "${id}" disappeared while waiting (removed by retention?).`,
+          { details: { id } },
+        );
       if (next.value.type === 'done') return next.value.job;
     }
   } finally {

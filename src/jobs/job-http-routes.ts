@@ -68,7 +68,9 @@ function sendJson(response: ServerResponse, status: number, body: unknown): void
     response.end();
     return;
   }
-  response.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store' }).end(JSON.stringify(body));
+  response
+    .writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store' })
+    .end(JSON.stringify(body));
 }
 
 function readJsonBody(request: IncomingMessage, maxBytes: number): Promise<unknown> {
@@ -95,7 +97,13 @@ function readJsonBody(request: IncomingMessage, maxBytes: number): Promise<unkno
       try {
         resolve(JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown);
       } catch {
-        reject(new HttpError(400, 'INVALID_JSON', 'The body is not JSON; send a job like {"kind": "exec", "code": "..."}.'));
+        reject(
+          new HttpError(
+            400,
+            'INVALID_JSON',
+            'The body is not JSON; send a job like {"kind": "exec", "code": "..."}.',
+          ),
+        );
       }
     });
   });
@@ -115,9 +123,17 @@ export function createJobRoutes(backend: JobBackend, options: JobRoutesOptions =
   const keepAliveMs = options.keepAliveMs ?? DEFAULT_JOBS_SSE_KEEPALIVE_MS;
   let streams = 0;
 
-  const streamEvents = async (id: string, request: IncomingMessage, response: ServerResponse): Promise<void> => {
+  const streamEvents = async (
+    id: string,
+    request: IncomingMessage,
+    response: ServerResponse,
+  ): Promise<void> => {
     if (streams >= maxStreams)
-      throw new HttpError(503, 'TOO_MANY_STREAMS', `${maxStreams} event streams are open; close one and retry.`);
+      throw new HttpError(
+        503,
+        'TOO_MANY_STREAMS',
+        `${maxStreams} event streams are open; close one and retry.`,
+      );
     const stop = new AbortController();
     const iterator = backend.events(id, { signal: stop.signal })[Symbol.asyncIterator]();
     // The first event proves the job exists before the 200 goes out.
@@ -152,7 +168,11 @@ export function createJobRoutes(backend: JobBackend, options: JobRoutesOptions =
     }
   };
 
-  const route = async (request: IncomingMessage, response: ServerResponse, context: JobRouteContext): Promise<void> => {
+  const route = async (
+    request: IncomingMessage,
+    response: ServerResponse,
+    context: JobRouteContext,
+  ): Promise<void> => {
     const url = new URL(request.url ?? '/', 'http://localhost');
     const parts = url.pathname.slice(JOBS_HTTP_PATH.length).split('/').filter(Boolean);
     const method = request.method ?? 'GET';
@@ -166,35 +186,54 @@ export function createJobRoutes(backend: JobBackend, options: JobRoutesOptions =
         const states = url.searchParams.getAll('state');
         for (const state of states)
           if (!STATES.has(state))
-            throw new HttpError(400, 'INVALID_ARGUMENT', `state "${state}" is not one of ${[...STATES].join(', ')}.`);
+            throw new HttpError(
+              400,
+              'INVALID_ARGUMENT',
+              `state "${state}" is not one of ${[...STATES].join(', ')}.`,
+            );
         const limitText = url.searchParams.get('limit');
         const limit = limitText === null ? undefined : Number(limitText);
         if (limit !== undefined && (!Number.isSafeInteger(limit) || limit < 1))
-          throw new HttpError(400, 'INVALID_ARGUMENT', `limit must be a positive integer, not "${limitText}".`);
+          throw new HttpError(
+            400,
+            'INVALID_ARGUMENT',
+            `limit must be a positive integer, not "${limitText}".`,
+          );
         const jobs = await backend.list({
           ...(states.length > 0 ? { states: states as JobState[] } : {}),
           ...(limit !== undefined ? { limit } : {}),
         });
         return sendJson(response, 200, { jobs });
       }
-      throw new HttpError(405, 'METHOD_NOT_ALLOWED', `${method} ${JOBS_HTTP_PATH}: use POST to submit, GET to list.`);
+      throw new HttpError(
+        405,
+        'METHOD_NOT_ALLOWED',
+        `${method} ${JOBS_HTTP_PATH}: use POST to submit, GET to list.`,
+      );
     }
     const id = decodeURIComponent(parts[0]!);
     if (!ID.test(id) || parts.length > 2) throw new HttpError(404, 'JOB_NOT_FOUND', `No job "${id}".`);
     const sub = parts[1];
     if (sub === undefined && method === 'GET') {
       const record = await backend.get(id);
-      if (!record) throw new HttpError(404, 'JOB_NOT_FOUND', `No job "${id}" (never submitted, or removed by retention).`);
+      if (!record)
+        throw new HttpError(
+          404,
+          'JOB_NOT_FOUND',
+          `No job "${id}" (never submitted, or removed by retention).`,
+        );
       return sendJson(response, 200, record);
     }
     if (sub === undefined && method === 'DELETE') {
       const record = await backend.get(id);
       if (!record) throw new HttpError(404, 'JOB_NOT_FOUND', `No job "${id}".`);
       const cancelled = await backend.cancel(id);
-      if (!cancelled) throw new HttpError(409, 'JOB_FINISHED', `Job "${id}" already finished (${record.state}).`);
+      if (!cancelled)
+        throw new HttpError(409, 'JOB_FINISHED', `Job "${id}" already finished (${record.state}).`);
       return sendJson(response, 202, { id, cancelled: true });
     }
-    if (sub === 'logs' && method === 'GET') return sendJson(response, 200, { id, logs: await backend.logs(id) });
+    if (sub === 'logs' && method === 'GET')
+      return sendJson(response, 200, { id, logs: await backend.logs(id) });
     if (sub === 'events' && method === 'GET') return streamEvents(id, request, response);
     throw new HttpError(405, 'METHOD_NOT_ALLOWED', `${method} ${url.pathname} is not part of the jobs API.`);
   };

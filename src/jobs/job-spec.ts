@@ -62,7 +62,10 @@ const execSpecSchema = z.strictObject({
   code: z
     .string()
     .min(1)
-    .refine((code) => bytes(code) <= DEFAULT_MAX_CODE_BYTES, `is larger than ${DEFAULT_MAX_CODE_BYTES} bytes`),
+    .refine(
+      (code) => bytes(code) <= DEFAULT_MAX_CODE_BYTES,
+      `is larger than ${DEFAULT_MAX_CODE_BYTES} bytes`,
+    ),
   limits: jobLimitsSchema.optional(),
   ...commonFields,
 });

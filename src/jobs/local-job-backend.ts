@@ -138,7 +138,8 @@ class LocalJobBackend implements JobBackend {
     this.#jobs.set(id, job);
     this.#prune();
     // No priority first (as BullMQ does), then 1 (highest) … MAX_JOB_PRIORITY.
-    const priority = spec.priority === undefined ? MAX_JOB_PRIORITY + 1 : MAX_JOB_PRIORITY + 1 - spec.priority;
+    const priority =
+      spec.priority === undefined ? MAX_JOB_PRIORITY + 1 : MAX_JOB_PRIORITY + 1 - spec.priority;
     void this.#queue.add(() => this.#process(job), { priority }).catch(() => {});
     return Promise.resolve({ id, deduplicated: false });
   }
@@ -146,13 +147,15 @@ class LocalJobBackend implements JobBackend {
   #emit(job: LocalJob, event: JobEvent): void {
     job.events.push(event);
     job.emitted++;
-    if (job.events.length > DEFAULT_JOBS_LOCAL_MAX_EVENTS) job.events.splice(0, job.events.length - DEFAULT_JOBS_LOCAL_MAX_EVENTS);
+    if (job.events.length > DEFAULT_JOBS_LOCAL_MAX_EVENTS)
+      job.events.splice(0, job.events.length - DEFAULT_JOBS_LOCAL_MAX_EVENTS);
     for (const listener of job.listeners) listener();
   }
 
   #log(job: LocalJob, line: string): void {
     job.logs.push(cutLogLine(line));
-    if (job.logs.length > DEFAULT_JOBS_MAX_LOG_LINES) job.logs.splice(0, job.logs.length - DEFAULT_JOBS_MAX_LOG_LINES);
+    if (job.logs.length > DEFAULT_JOBS_MAX_LOG_LINES)
+      job.logs.splice(0, job.logs.length - DEFAULT_JOBS_MAX_LOG_LINES);
   }
 
   #setState(job: LocalJob, state: JobRecord['state']): void {
@@ -216,7 +219,11 @@ class LocalJobBackend implements JobBackend {
         });
         if (!waited) {
           if (job.controller.signal.reason === JOB_ABORT_REASONS.cancel) this.#finishCancelled(job);
-          else this.#finish(job, { state: 'failed', failedReason: 'The server shut down while the job waited.' });
+          else
+            this.#finish(job, {
+              state: 'failed',
+              failedReason: 'The server shut down while the job waited.',
+            });
           return;
         }
       }
@@ -252,7 +259,10 @@ class LocalJobBackend implements JobBackend {
 
   #require(id: string): LocalJob {
     const job = this.#jobs.get(id);
-    if (!job) throw new CodecallError('JOB_NOT_FOUND', `No job "${id}" (never submitted, or removed by retention).`, { details: { id } });
+    if (!job)
+      throw new CodecallError('JOB_NOT_FOUND', `No job "${id}" (never submitted, or removed by retention).`, {
+        details: { id },
+      });
     return job;
   }
 
@@ -261,7 +271,10 @@ class LocalJobBackend implements JobBackend {
     return waitForJobEnd((signal) => this.events(id, { signal }), id, options);
   }
 
-  async *events(id: string, options: { signal?: AbortSignal } = {}): AsyncGenerator<JobEvent, void, undefined> {
+  async *events(
+    id: string,
+    options: { signal?: AbortSignal } = {},
+  ): AsyncGenerator<JobEvent, void, undefined> {
     const job = this.#require(id);
     let wake: (() => void) | undefined;
     const listener = (): void => wake?.();
@@ -327,7 +340,8 @@ class LocalJobBackend implements JobBackend {
     this.#closing ??= (async () => {
       this.#queue.clear();
       for (const job of this.#jobs.values()) {
-        if (job.record.state === 'waiting') this.#finish(job, { state: 'failed', failedReason: 'The server shut down before the job ran.' });
+        if (job.record.state === 'waiting')
+          this.#finish(job, { state: 'failed', failedReason: 'The server shut down before the job ran.' });
         else if (!FINISHED.has(job.record.state)) job.controller.abort(JOB_ABORT_REASONS.shutdown);
       }
       await this.#queue.onIdle();

@@ -208,7 +208,10 @@ async function runExec(
   if (result.status === 'ok') return finish({ status: 'ok', exec });
   return finish({
     status: 'error',
-    error: { code: result.error?.code ?? 'RUNTIME_ERROR', message: result.error?.message ?? 'The script failed.' },
+    error: {
+      code: result.error?.code ?? 'RUNTIME_ERROR',
+      message: result.error?.message ?? 'The script failed.',
+    },
     exec,
   });
 }

@@ -43,7 +43,9 @@ export class RuntimeRegistry {
 
   /** Names a job may use. */
   names(): string[] {
-    return [...new Set([...Object.keys(this.#options.borrowed ?? {}), ...Object.keys(this.#options.configs)])];
+    return [
+      ...new Set([...Object.keys(this.#options.borrowed ?? {}), ...Object.keys(this.#options.configs)]),
+    ];
   }
 
   /** True when `name` is a configuration of this registry. */
@@ -82,7 +84,8 @@ export class RuntimeRegistry {
     // A job never runs with a server missing: that is an infrastructure fault, retried.
     const given = this.#options.runtimeOptions ?? {};
     const base = { ...given, tools: { requireAll: true, ...given.tools } };
-    if (typeof source === 'string') return CodecallRuntime.open({ ...base, load: { path: source, cwd, env } });
+    if (typeof source === 'string')
+      return CodecallRuntime.open({ ...base, load: { path: source, cwd, env } });
     if (isResolved(source)) return CodecallRuntime.open({ ...base, config: source });
     return CodecallRuntime.open({ ...base, load: { cwd, env, ...source } });
   }

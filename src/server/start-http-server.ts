@@ -76,7 +76,11 @@ export interface HttpRoutes {
   /** True when these routes serve `pathname`. */
   matches(pathname: string): boolean;
   /** Serves one request that passed the checks; bodies are bounded by `maxBodyBytes`. */
-  handle(request: IncomingMessage, response: ServerResponse, context: { maxBodyBytes: number }): Promise<void>;
+  handle(
+    request: IncomingMessage,
+    response: ServerResponse,
+    context: { maxBodyBytes: number },
+  ): Promise<void>;
 }
 
 /** A running HTTP server. */

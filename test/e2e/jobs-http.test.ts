@@ -17,7 +17,10 @@ import { spawnServe, type ServeProcess } from './serve-helpers.js';
 
 const TOKEN = 'jobs-test-token-0123456789';
 
-async function startServe(config: string, extra: string[] = []): Promise<{ serve: ServeProcess; base: string }> {
+async function startServe(
+  config: string,
+  extra: string[] = [],
+): Promise<{ serve: ServeProcess; base: string }> {
   const serve = spawnServe(['--http', '--port', '0', '--token', TOKEN, '--config', config, ...extra]);
   const [, url] = (await serve.waitFor(/listening on (http:\/\/\S+)/)) as [string, string];
   return { serve, base: url.replace(/\/mcp$/, '') };
@@ -89,7 +92,10 @@ describe('jobs HTTP API on codecall serve --http (embedded backend)', () => {
   });
 
   it('submits, reads and streams a job to its end', async () => {
-    const created = await post(base, { kind: 'exec', code: 'const r = await tools.probe.record({ key: "http-1" }); console.log("n", r.count)' });
+    const created = await post(base, {
+      kind: 'exec',
+      code: 'const r = await tools.probe.record({ key: "http-1" }); console.log("n", r.count)',
+    });
     expect(created.status).toBe(201);
     const { id } = (await created.json()) as { id: string };
     const events = await readEvents(base, id);
@@ -100,14 +106,22 @@ describe('jobs HTTP API on codecall serve --http (embedded backend)', () => {
     const record = (await response.json()) as JobRecord;
     expect(record.result?.status).toBe('ok');
     expect(record.result?.exec?.stdout).toBe('n 1\n');
-    const logs = (await (await fetch(`${base}/v1/jobs/${id}/logs`, { headers: auth })).json()) as { logs: string[] };
+    const logs = (await (await fetch(`${base}/v1/jobs/${id}/logs`, { headers: auth })).json()) as {
+      logs: string[];
+    };
     expect(logs.logs.some((line) => line.startsWith('attempt 1'))).toBe(true);
-    const listed = (await (await fetch(`${base}/v1/jobs?state=completed`, { headers: auth })).json()) as { jobs: JobRecord[] };
+    const listed = (await (await fetch(`${base}/v1/jobs?state=completed`, { headers: auth })).json()) as {
+      jobs: JobRecord[];
+    };
     expect(listed.jobs.map((j) => j.id)).toContain(id);
   });
 
   it('answers 200 for a repeated idempotency key', async () => {
-    const body = { kind: 'exec', idempotencyKey: 'http-key', code: 'await tools.probe.record({ key: "http-idem" })' };
+    const body = {
+      kind: 'exec',
+      idempotencyKey: 'http-key',
+      code: 'await tools.probe.record({ key: "http-idem" })',
+    };
     expect((await post(base, body)).status).toBe(201);
     const again = await post(base, body);
     expect(again.status).toBe(200);
@@ -115,7 +129,9 @@ describe('jobs HTTP API on codecall serve --http (embedded backend)', () => {
   });
 
   it('cancels with DELETE: 202, then 409 once finished; 404 for unknown jobs', async () => {
-    const { id } = (await (await post(base, { kind: 'exec', code: 'await tools.probe.sleep({ ms: 30000, key: "http-cancel" })' })).json()) as { id: string };
+    const { id } = (await (
+      await post(base, { kind: 'exec', code: 'await tools.probe.sleep({ ms: 30000, key: "http-cancel" })' })
+    ).json()) as { id: string };
     await probe.sleepStarted('http-cancel');
     const cancelled = await fetch(`${base}/v1/jobs/${id}`, { method: 'DELETE', headers: auth });
     expect(cancelled.status).toBe(202);
@@ -133,12 +149,15 @@ describe('jobs HTTP API on codecall serve --http (embedded backend)', () => {
     expect(((await bad.json()) as { error: { message: string } }).error.message).toMatch(/attempts:/);
     const notJson = await fetch(`${base}/v1/jobs`, { method: 'POST', headers: auth, body: '{nope' });
     expect(notJson.status).toBe(400);
-    const huge = await fetch(`${base}/v1/jobs`, { method: 'POST', headers: auth, body: 'x'.repeat(5 * 1_048_576) }).catch(
-      (error: unknown) => error,
-    );
+    const huge = await fetch(`${base}/v1/jobs`, {
+      method: 'POST',
+      headers: auth,
+      body: 'x'.repeat(5 * 1_048_576),
+    }).catch((error: unknown) => error);
     // The server answers 413 and closes; a client still sending may see the reset instead.
     if (huge instanceof Response) expect(huge.status).toBe(413);
-    else expect(String((huge as Error).cause ?? huge)).toMatch(/ECONNRESET|EPIPE|other side closed|SocketError/);
+    else
+      expect(String((huge as Error).cause ?? huge)).toMatch(/ECONNRESET|EPIPE|other side closed|SocketError/);
     expect((await fetch(`${base}/v1/jobs`, { method: 'PUT', headers: auth })).status).toBe(405);
   });
 });
@@ -167,7 +186,10 @@ describe.skipIf(!hasRedisServer())('jobs HTTP API on codecall serve --http --red
   });
 
   it('queues the job for a worker and streams its events', async () => {
-    const created = await post(base, { kind: 'exec', code: 'await tools.probe.record({ key: "http-bullmq" }); console.log("via redis")' });
+    const created = await post(base, {
+      kind: 'exec',
+      code: 'await tools.probe.record({ key: "http-bullmq" }); console.log("via redis")',
+    });
     expect(created.status).toBe(201);
     const { id } = (await created.json()) as { id: string };
     const events = await readEvents(base, id);

@@ -11,7 +11,13 @@ import { parseArgs } from 'node:util';
 import { DEFAULT_JOBS_QUEUE } from '../../config/defaults.js';
 import { loadConfig } from '../../config/index.js';
 import { isCodecallError } from '../../errors.js';
-import { createJobClient, type JobBackend, type JobProgress, type JobRecord, type JobSpecInput } from '../../jobs/index.js';
+import {
+  createJobClient,
+  type JobBackend,
+  type JobProgress,
+  type JobRecord,
+  type JobSpecInput,
+} from '../../jobs/index.js';
 import { UsageError, type CliCommand, type CliIo } from '../command.js';
 
 /** Environment variable holding the Redis URL of the jobs queue. */
@@ -68,9 +74,16 @@ export async function resolveJobConnection(
   if (url === undefined || queue === undefined) {
     let jobs: { connection?: string; queue?: string } = {};
     try {
-      jobs = (await loadConfig({ ...(options.config !== undefined ? { path: options.config } : {}), cwd: io.cwd, env: io.env })).jobs;
+      jobs = (
+        await loadConfig({
+          ...(options.config !== undefined ? { path: options.config } : {}),
+          cwd: io.cwd,
+          env: io.env,
+        })
+      ).jobs;
     } catch (error) {
-      if (options.config !== undefined || !(isCodecallError(error) && error.code === 'CONFIG_NOT_FOUND')) throw error;
+      if (options.config !== undefined || !(isCodecallError(error) && error.code === 'CONFIG_NOT_FOUND'))
+        throw error;
     }
     url ??= jobs.connection;
     queue ??= jobs.queue;
@@ -106,7 +119,8 @@ export function formatProgress(progress: JobProgress): string {
 /** A short human summary of a job. */
 export function formatRecord(record: JobRecord): string {
   const parts = [`${record.id}`, record.kind, record.state];
-  if (record.result) parts.push(record.result.status + (record.result.error ? ` (${record.result.error.code})` : ''));
+  if (record.result)
+    parts.push(record.result.status + (record.result.error ? ` (${record.result.error.code})` : ''));
   if (record.failedReason) parts.push(`failed: ${record.failedReason.split('\n')[0]}`);
   parts.push(`attempts ${record.attemptsMade}/${record.attempts}`);
   if (record.cancelRequested && record.state !== 'completed') parts.push('cancel requested');
@@ -132,12 +146,15 @@ const OPTIONS = {
   limit: { type: 'string' },
 } as const;
 
-type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true; strict: true }>>['values'];
+type Values = ReturnType<
+  typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true; strict: true }>
+>['values'];
 
 async function readSource(file: string, io: CliIo): Promise<string> {
   if (file === '-') {
     const chunks: Buffer[] = [];
-    for await (const chunk of io.stdin) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer));
+    for await (const chunk of io.stdin)
+      chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer));
     return Buffer.concat(chunks).toString('utf8');
   }
   try {
@@ -156,16 +173,21 @@ async function buildSpec(words: string[], values: Values, io: CliIo): Promise<Jo
   };
   const priority = positiveOption('--priority', values.priority);
   const attempts = positiveOption('--attempts', values.attempts);
-  const numbers = { ...(priority !== undefined ? { priority } : {}), ...(attempts !== undefined ? { attempts } : {}) };
+  const numbers = {
+    ...(priority !== undefined ? { priority } : {}),
+    ...(attempts !== undefined ? { attempts } : {}),
+  };
   if (kind === 'exec') {
     if (rest.length !== 1) throw new UsageError('submit exec takes one script file, or - for stdin.');
     return { kind: 'exec', code: await readSource(rest[0]!, io), ...common, ...numbers };
   }
   if (kind === 'run') {
     const prompt = rest.join(' ').trim();
-    if (prompt === '') throw new UsageError('submit run needs the task, e.g. codecall jobs submit run "Summarise Q3 travel".');
+    if (prompt === '')
+      throw new UsageError('submit run needs the task, e.g. codecall jobs submit run "Summarise Q3 travel".');
     const mode = values.mode;
-    if (mode !== undefined && mode !== 'code' && mode !== 'direct') throw new UsageError(`--mode is code or direct, not "${mode}".`);
+    if (mode !== undefined && mode !== 'code' && mode !== 'direct')
+      throw new UsageError(`--mode is code or direct, not "${mode}".`);
     const maxSteps = positiveOption('--max-steps', values['max-steps']);
     return {
       kind: 'run',
@@ -190,7 +212,8 @@ async function waitFor(client: JobBackend, id: string, values: Values, io: CliIo
   try {
     for await (const event of client.events(id, { signal: stop.signal })) {
       if (event.type === 'state') io.stderr.write(`codecall jobs: ${id} ${event.state}\n`);
-      else if (event.type === 'progress') io.stderr.write(`codecall jobs: ${formatProgress(event.progress)}\n`);
+      else if (event.type === 'progress')
+        io.stderr.write(`codecall jobs: ${formatProgress(event.progress)}\n`);
       else record = event.job;
     }
   } finally {
@@ -224,9 +247,11 @@ async function run(argv: string[], io: CliIo): Promise<number> {
   }
   const { values, positionals } = parsed;
   const [command, ...words] = positionals;
-  if (command === undefined) throw new UsageError('give a command: submit, status, wait, logs, cancel or list.');
+  if (command === undefined)
+    throw new UsageError('give a command: submit, status, wait, logs, cancel or list.');
   const known = ['submit', 'status', 'wait', 'logs', 'cancel', 'list'];
-  if (!known.includes(command)) throw new UsageError(`unknown jobs command "${command}"; one of ${known.join(', ')}.`);
+  if (!known.includes(command))
+    throw new UsageError(`unknown jobs command "${command}"; one of ${known.join(', ')}.`);
   const id = words[0];
   if (['status', 'wait', 'logs', 'cancel'].includes(command) && (id === undefined || words.length !== 1))
     throw new UsageError(`jobs ${command} takes one job id.`);
@@ -247,7 +272,8 @@ async function run(argv: string[], io: CliIo): Promise<number> {
         const submission = await client.submit(spec!);
         if (values.json && !values.wait) io.stdout.write(`${JSON.stringify(submission)}\n`);
         else if (!values.wait) io.stdout.write(`${submission.id}\n`);
-        if (submission.deduplicated) io.stderr.write(`codecall jobs: ${submission.id} already existed; nothing new queued.\n`);
+        if (submission.deduplicated)
+          io.stderr.write(`codecall jobs: ${submission.id} already existed; nothing new queued.\n`);
         return values.wait ? await waitFor(client, submission.id, values, io) : 0;
       }
       case 'status': {
@@ -263,18 +289,27 @@ async function run(argv: string[], io: CliIo): Promise<number> {
         return await waitFor(client, id!, values, io);
       case 'logs': {
         const lines = await client.logs(id!);
-        io.stdout.write(values.json ? `${JSON.stringify(lines)}\n` : lines.map((line) => `${line}\n`).join(''));
+        io.stdout.write(
+          values.json ? `${JSON.stringify(lines)}\n` : lines.map((line) => `${line}\n`).join(''),
+        );
         return 0;
       }
       case 'cancel': {
         const cancelled = await client.cancel(id!);
-        io.stderr.write(`codecall jobs: ${cancelled ? `cancel requested for ${id}` : `${id} is unknown or already finished`}\n`);
+        io.stderr.write(
+          `codecall jobs: ${cancelled ? `cancel requested for ${id}` : `${id} is unknown or already finished`}\n`,
+        );
         return cancelled ? 0 : 1;
       }
       default: {
         const states = values.state as JobRecord['state'][] | undefined;
-        const records = await client.list({ ...(states ? { states } : {}), ...(limit !== undefined ? { limit } : {}) });
-        io.stdout.write(values.json ? `${JSON.stringify(records)}\n` : records.map((r) => `${formatRecord(r)}\n`).join(''));
+        const records = await client.list({
+          ...(states ? { states } : {}),
+          ...(limit !== undefined ? { limit } : {}),
+        });
+        io.stdout.write(
+          values.json ? `${JSON.stringify(records)}\n` : records.map((r) => `${formatRecord(r)}\n`).join(''),
+        );
         return 0;
       }
     }

@@ -216,11 +216,16 @@ async function run(argv: string[], io: CliIo): Promise<number> {
   try {
     if (args.http) {
       jobs = await openJobBackend({
-        jobs: { ...config.jobs, ...(parsed.redis !== undefined ? { backend: 'bullmq', connection: parsed.redis } : {}) },
+        jobs: {
+          ...config.jobs,
+          ...(parsed.redis !== undefined ? { backend: 'bullmq', connection: parsed.redis } : {}),
+        },
         runtimes: new RuntimeRegistry({ configs: {}, borrowed: { default: runtime } }),
         env: io.env,
       });
-      log(`jobs at /v1/jobs (${jobs.kind === 'local' ? 'run in this process' : 'on BullMQ for codecall worker'})`);
+      log(
+        `jobs at /v1/jobs (${jobs.kind === 'local' ? 'run in this process' : 'on BullMQ for codecall worker'})`,
+      );
       const http = await startHttpServer({
         ...serverOptions,
         routes: createJobRoutes(jobs),

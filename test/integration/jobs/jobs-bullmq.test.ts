@@ -4,7 +4,13 @@
  * infrastructure faults that retry, idempotency keys, cancel, deadlines, events and logs.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createJobClient, startWorker, type JobBackend, type JobEvent, type JobWorkerHandle } from '../../../src/jobs/index.js';
+import {
+  createJobClient,
+  startWorker,
+  type JobBackend,
+  type JobEvent,
+  type JobWorkerHandle,
+} from '../../../src/jobs/index.js';
 import {
   expenseConfig,
   hasRedisServer,
@@ -34,7 +40,11 @@ describe.skipIf(!hasRedisServer())('jobs on BullMQ (real redis-server)', () => {
         configs: {
           default: probeFile.path,
           expenses: expenseConfig().path,
-          broken: { path: probeConfig('http://127.0.0.1:1/mcp', { mcpServers: { down: { command: '/nonexistent/server' } } }).path },
+          broken: {
+            path: probeConfig('http://127.0.0.1:1/mcp', {
+              mcpServers: { down: { command: '/nonexistent/server' } },
+            }).path,
+          },
         },
       },
     });
@@ -64,7 +74,11 @@ describe.skipIf(!hasRedisServer())('jobs on BullMQ (real redis-server)', () => {
     expect(record?.result?.exec?.stdout).toBe('count 1\n');
     expect(record?.result?.exec?.returnValue).toBe(1);
     expect(record?.result?.exec?.toolCalls).toEqual(['probe.record']);
-    expect(events.some((e) => e.type === 'progress' && e.progress.type === 'tool-call' && e.progress.tool === 'probe.record')).toBe(true);
+    expect(
+      events.some(
+        (e) => e.type === 'progress' && e.progress.type === 'tool-call' && e.progress.tool === 'probe.record',
+      ),
+    ).toBe(true);
     expect(probe.counts.records.get('exec-1')).toBe(1);
     expect((await client.get(id))?.result?.status).toBe('ok');
     expect((await client.logs(id)).some((line) => line.startsWith('attempt 1 on '))).toBe(true);
@@ -99,13 +113,23 @@ describe.skipIf(!hasRedisServer())('jobs on BullMQ (real redis-server)', () => {
   });
 
   it('retries infrastructure faults with backoff, then fails; an unknown configuration fails at once', async () => {
-    const broken = await client.submit({ kind: 'exec', config: 'broken', attempts: 2, code: 'console.log(1)' });
+    const broken = await client.submit({
+      kind: 'exec',
+      config: 'broken',
+      attempts: 2,
+      code: 'console.log(1)',
+    });
     const failed = await client.wait(broken.id, { timeoutMs: 30_000 });
     expect(failed.state).toBe('failed');
     expect(failed.attemptsMade).toBe(2);
     expect((await client.logs(broken.id)).filter((l) => l.includes('failed:')).length).toBe(2);
 
-    const unknown = await client.submit({ kind: 'exec', config: 'nope', attempts: 3, code: 'console.log(1)' });
+    const unknown = await client.submit({
+      kind: 'exec',
+      config: 'nope',
+      attempts: 3,
+      code: 'console.log(1)',
+    });
     const refused = await client.wait(unknown.id, { timeoutMs: 20_000 });
     expect(refused.state).toBe('failed');
     expect(refused.attemptsMade).toBe(1);
@@ -113,7 +137,11 @@ describe.skipIf(!hasRedisServer())('jobs on BullMQ (real redis-server)', () => {
   }, 60_000);
 
   it('dedupes by idempotency key: the second submit queues nothing and the side effect happens once', async () => {
-    const spec = { kind: 'exec' as const, idempotencyKey: 'report-2026-01', code: 'await tools.probe.record({ key: "idem" })' };
+    const spec = {
+      kind: 'exec' as const,
+      idempotencyKey: 'report-2026-01',
+      code: 'await tools.probe.record({ key: "idem" })',
+    };
     const first = await client.submit(spec);
     const second = await client.submit({ ...spec, code: 'await tools.probe.record({ key: "idem-other" })' });
     expect(second).toEqual({ id: 'report-2026-01', deduplicated: true });
@@ -157,8 +185,12 @@ describe.skipIf(!hasRedisServer())('jobs on BullMQ (real redis-server)', () => {
 
   it('refuses a bad spec naming the field, and reports unknown jobs', async () => {
     await expect(client.submit({ kind: 'exec', code: '' } as never)).rejects.toThrow(/code:/);
-    await expect(client.submit({ kind: 'exec', code: 'x', priority: 0 } as never)).rejects.toThrow(/priority:/);
-    await expect(client.submit({ kind: 'exec', code: 'x', idempotencyKey: '42' })).rejects.toThrow(/idempotencyKey: .*digits/);
+    await expect(client.submit({ kind: 'exec', code: 'x', priority: 0 } as never)).rejects.toThrow(
+      /priority:/,
+    );
+    await expect(client.submit({ kind: 'exec', code: 'x', idempotencyKey: '42' })).rejects.toThrow(
+      /idempotencyKey: .*digits/,
+    );
     expect(await client.get('no-such-job')).toBeUndefined();
     await expect(client.wait('no-such-job')).rejects.toMatchObject({ code: 'JOB_NOT_FOUND' });
   });

@@ -112,7 +112,10 @@ export async function startProbeServer(): Promise<ProbeServer> {
     const server = new McpServer({ name: 'probe', version: '1.0.0' });
     server.registerTool(
       'record',
-      { description: 'Records one side effect under key; returns the count.', inputSchema: { key: z.string() } },
+      {
+        description: 'Records one side effect under key; returns the count.',
+        inputSchema: { key: z.string() },
+      },
       ({ key }) => {
         const count = (counts.records.get(key) ?? 0) + 1;
         counts.records.set(key, count);
@@ -162,7 +165,10 @@ export async function startProbeServer(): Promise<ProbeServer> {
 }
 
 /** A temp dir with `codecall.json` over the probe (in-process sandbox, no history file). */
-export function probeConfig(probeUrl: string, extra: Record<string, unknown> = {}): { dir: string; path: string } {
+export function probeConfig(
+  probeUrl: string,
+  extra: Record<string, unknown> = {},
+): { dir: string; path: string } {
   const dir = mkdtempSync(join(tmpdir(), 'codecall-jobs-'));
   const path = join(dir, 'codecall.json');
   writeFileSync(

@@ -26,7 +26,10 @@ describe('embedded job backend', () => {
   });
 
   it('runs an exec job with events ending in done', async () => {
-    const { id } = await jobs.submit({ kind: 'exec', code: 'const r = await tools.probe.record({ key: "local-1" }); console.log(r.count)' });
+    const { id } = await jobs.submit({
+      kind: 'exec',
+      code: 'const r = await tools.probe.record({ key: "local-1" }); console.log(r.count)',
+    });
     const events: JobEvent[] = [];
     for await (const event of jobs.events(id)) events.push(event);
     expect(events[0]).toEqual({ type: 'state', id, state: expect.stringMatching(/waiting|active/) });
@@ -34,18 +37,28 @@ describe('embedded job backend', () => {
     const last = events.at(-1);
     expect(last?.type === 'done' && last.job.result?.exec?.stdout).toBe('1\n');
     expect((await jobs.get(id))?.state).toBe('completed');
-    expect(await jobs.logs(id)).toEqual(expect.arrayContaining([expect.stringMatching(/^attempt 1 on local:/)]));
+    expect(await jobs.logs(id)).toEqual(
+      expect.arrayContaining([expect.stringMatching(/^attempt 1 on local:/)]),
+    );
   });
 
   it('runs an agent job with the demo model', async () => {
-    const { id } = await jobs.submit({ kind: 'run', config: 'expenses', model: 'demo', prompt: 'Which team members exceeded their Q3 travel budget?' });
+    const { id } = await jobs.submit({
+      kind: 'run',
+      config: 'expenses',
+      model: 'demo',
+      prompt: 'Which team members exceeded their Q3 travel budget?',
+    });
     const record = await jobs.wait(id, { timeoutMs: 60_000 });
     expect(record.result?.status).toBe('ok');
     expect(record.result?.run?.answer).toMatch(/exceeded their Q3 travel budget/);
   }, 90_000);
 
   it('completes a failing script with status error after one attempt', async () => {
-    const { id } = await jobs.submit({ kind: 'exec', code: 'await tools.probe.record({ key: "local-fault" }); throw new Error("nope")' });
+    const { id } = await jobs.submit({
+      kind: 'exec',
+      code: 'await tools.probe.record({ key: "local-fault" }); throw new Error("nope")',
+    });
     const record = await jobs.wait(id);
     expect(record.result?.status).toBe('error');
     expect(record.attemptsMade).toBe(1);
@@ -53,7 +66,11 @@ describe('embedded job backend', () => {
   });
 
   it('dedupes by idempotency key', async () => {
-    const spec = { kind: 'exec' as const, idempotencyKey: 'local-key', code: 'await tools.probe.record({ key: "local-idem" })' };
+    const spec = {
+      kind: 'exec' as const,
+      idempotencyKey: 'local-key',
+      code: 'await tools.probe.record({ key: "local-idem" })',
+    };
     const first = await jobs.submit(spec);
     expect(await jobs.submit(spec)).toEqual({ id: first.id, deduplicated: true });
     await jobs.wait(first.id);
@@ -61,12 +78,23 @@ describe('embedded job backend', () => {
   });
 
   it('cancels running and waiting jobs; runs waiting jobs by priority', async () => {
-    const running = await jobs.submit({ kind: 'exec', code: 'await tools.probe.sleep({ ms: 30000, key: "local-cancel" })' });
+    const running = await jobs.submit({
+      kind: 'exec',
+      code: 'await tools.probe.sleep({ ms: 30000, key: "local-cancel" })',
+    });
     await probe.sleepStarted('local-cancel');
     // concurrency 1: these wait behind the running job.
     const waiting = await jobs.submit({ kind: 'exec', code: 'await tools.probe.record({ key: "never" })' });
-    const low = await jobs.submit({ kind: 'exec', priority: 5, code: 'await tools.probe.record({ key: "order-low" })' });
-    const high = await jobs.submit({ kind: 'exec', priority: 1, code: 'await tools.probe.record({ key: "order-high" })' });
+    const low = await jobs.submit({
+      kind: 'exec',
+      priority: 5,
+      code: 'await tools.probe.record({ key: "order-low" })',
+    });
+    const high = await jobs.submit({
+      kind: 'exec',
+      priority: 1,
+      code: 'await tools.probe.record({ key: "order-high" })',
+    });
     expect(await jobs.cancel(waiting.id)).toBe(true);
     expect((await jobs.get(waiting.id))?.result?.status).toBe('cancelled');
     expect(await jobs.cancel(running.id)).toBe(true);
@@ -79,7 +107,8 @@ describe('embedded job backend', () => {
 
   it('keeps at most maxJobs jobs, dropping the oldest finished', async () => {
     const ids: string[] = [];
-    for (let i = 0; i < 10; i++) ids.push((await jobs.submit({ kind: 'exec', code: `console.log(${i})` })).id);
+    for (let i = 0; i < 10; i++)
+      ids.push((await jobs.submit({ kind: 'exec', code: `console.log(${i})` })).id);
     await jobs.wait(ids.at(-1)!);
     const listed = await jobs.list({ limit: 100 });
     expect(listed.length).toBeLessThanOrEqual(8);
@@ -88,7 +117,10 @@ describe('embedded job backend', () => {
   });
 
   it('times out a wait without stopping the job', async () => {
-    const { id } = await jobs.submit({ kind: 'exec', code: 'await tools.probe.sleep({ ms: 800, key: "local-wait" })' });
+    const { id } = await jobs.submit({
+      kind: 'exec',
+      code: 'await tools.probe.sleep({ ms: 800, key: "local-wait" })',
+    });
     await expect(jobs.wait(id, { timeoutMs: 50 })).rejects.toMatchObject({ code: 'JOB_WAIT_TIMEOUT' });
     expect((await jobs.wait(id, { timeoutMs: 10_000 })).result?.status).toBe('ok');
   });
