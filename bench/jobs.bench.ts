@@ -86,7 +86,10 @@ async function stopWorkers(workers: Worker[]): Promise<void> {
   await Promise.all(workers.map((w) => w.exited));
 }
 
-async function untilDone(queue: Queue, total: number): Promise<{ completed: number; failed: number; timedOut: boolean }> {
+async function untilDone(
+  queue: Queue,
+  total: number,
+): Promise<{ completed: number; failed: number; timedOut: boolean }> {
   const deadline = Date.now() + ROUND_TIMEOUT_MS;
   for (;;) {
     const counts = await queue.getJobCounts('completed', 'failed');
@@ -104,13 +107,17 @@ async function finishedJobs(queue: Queue): Promise<Job[]> {
 
 async function throughputRound(redis: RedisHandle, config: string, workers: number): Promise<number> {
   const name = `bench-${workers}w-${Date.now()}`;
-  const spawned = await Promise.all(Array.from({ length: workers }, () => spawnWorker(redis.url, name, config, ['--concurrency', '1'])));
+  const spawned = await Promise.all(
+    Array.from({ length: workers }, () => spawnWorker(redis.url, name, config, ['--concurrency', '1'])),
+  );
   const client = await createJobClient({ connection: redis.url, queue: name });
   const queue = new Queue(name, { connection: { url: redis.url } });
   try {
     const started = performance.now();
     for (let i = 0; i < JOBS; i += 50)
-      await Promise.all(Array.from({ length: Math.min(50, JOBS - i) }, () => client.submit({ kind: 'exec', code: SCRIPT })));
+      await Promise.all(
+        Array.from({ length: Math.min(50, JOBS - i) }, () => client.submit({ kind: 'exec', code: SCRIPT })),
+      );
     const outcome = await untilDone(queue, JOBS);
     const seconds = (performance.now() - started) / 1_000;
     const jobs = await finishedJobs(queue);
@@ -118,7 +125,9 @@ async function throughputRound(redis: RedisHandle, config: string, workers: numb
     const ok = jobs.filter((j) => (j.returnvalue as { status?: string } | undefined)?.status === 'ok').length;
     const workerCpu = spawned.reduce((sum, w) => sum + cpuMs(w.child.pid), 0);
     const rate = outcome.completed / seconds;
-    console.log(`  ${workers} worker(s): ${outcome.completed} completed (${ok} ok), ${outcome.failed} failed${outcome.timedOut ? ', TIMED OUT' : ''}`);
+    console.log(
+      `  ${workers} worker(s): ${outcome.completed} completed (${ok} ok), ${outcome.failed} failed${outcome.timedOut ? ', TIMED OUT' : ''}`,
+    );
     figure(`${workers} worker(s): jobs/s`, rate, 'jobs/s');
     figure(`${workers} worker(s): queue-to-start p50 (1,000 at once: backlog)`, percentile(waits, 50), 'ms');
     figure(`${workers} worker(s): queue-to-start p99 (1,000 at once: backlog)`, percentile(waits, 99), 'ms');
@@ -159,7 +168,9 @@ async function directFloor(config: string): Promise<number> {
 async function chaos(redis: RedisHandle, probe: ProbeServer, config: string): Promise<void> {
   const name = `bench-chaos-${Date.now()}`;
   const extra = ['--concurrency', '2', '--lock-duration-ms', '1000', '--stalled-interval-ms', '500'];
-  const workers = await Promise.all(Array.from({ length: CHAOS_WORKERS }, () => spawnWorker(redis.url, name, config, extra)));
+  const workers = await Promise.all(
+    Array.from({ length: CHAOS_WORKERS }, () => spawnWorker(redis.url, name, config, extra)),
+  );
   const client = await createJobClient({ connection: redis.url, queue: name });
   const queue = new Queue(name, { connection: { url: redis.url } });
   let kills = 0;
@@ -194,7 +205,9 @@ async function chaos(redis: RedisHandle, probe: ProbeServer, config: string): Pr
     const completedIds = new Set(jobs.map((j) => j.id));
     const okOnce = ids.filter((id, i) => {
       const job = jobs.find((j) => j.id === id);
-      return job !== undefined && (job.returnvalue as { exec?: { stdout?: string } }).exec?.stdout === `${i}\n`;
+      return (
+        job !== undefined && (job.returnvalue as { exec?: { stdout?: string } }).exec?.stdout === `${i}\n`
+      );
     }).length;
     const lost = ids.filter((id) => !completedIds.has(id)).length;
     let doneTwice = 0;
@@ -214,7 +227,12 @@ async function chaos(redis: RedisHandle, probe: ProbeServer, config: string): Pr
     figure('chaos: jobs completed exactly once, with their own output', okOnce, 'jobs', { min: CHAOS_JOBS });
     figure('chaos: jobs lost (not completed)', lost, 'jobs', { max: 0 });
     figure('chaos: jobs failed (stalled too often)', outcome.failed, 'jobs', { max: 0 });
-    figure('chaos: jobs stuck (round timed out)', outcome.timedOut ? CHAOS_JOBS - outcome.completed : 0, 'jobs', { max: 0 });
+    figure(
+      'chaos: jobs stuck (round timed out)',
+      outcome.timedOut ? CHAOS_JOBS - outcome.completed : 0,
+      'jobs',
+      { max: 0 },
+    );
     figure('chaos: final side effect never ran', doneNever, 'jobs', { max: 0 });
     figure('chaos: workers killed', kills, 'kills', { min: 1 });
     figure('chaos: first side effect repeated (at-least-once)', startedTwice, 'jobs');
@@ -230,11 +248,14 @@ async function chaos(redis: RedisHandle, probe: ProbeServer, config: string): Pr
 
 async function main(): Promise<void> {
   if (!hasRedisServer()) {
-    console.log('  SKIP: redis-server not found (apt-get install redis-server); this bench did not run and is not met.');
+    console.log(
+      '  SKIP: redis-server not found (apt-get install redis-server); this bench did not run and is not met.',
+    );
     process.exitCode = 1;
     return;
   }
-  if (!existsSync(MAIN)) spawnSync(process.execPath, [join(ROOT, 'scripts', 'build.mjs')], { cwd: ROOT, stdio: 'inherit' });
+  if (!existsSync(MAIN))
+    spawnSync(process.execPath, [join(ROOT, 'scripts', 'build.mjs')], { cwd: ROOT, stdio: 'inherit' });
   const redis = await startRedis();
   const probe = await startProbeServer();
   const config = probeConfig(probe.url).path;
@@ -244,8 +265,15 @@ async function main(): Promise<void> {
     const rates = new Map<number, number>();
     for (const workers of [1, 2, 4]) rates.set(workers, await throughputRound(redis, config, workers));
     const one = rates.get(1) ?? 0;
-    figure('per-job time through the queue (1 worker) / direct run', one > 0 ? 1_000 / one / perRunMs : Infinity, '×');
-    figure('throughput 2 workers / 1 worker', one > 0 ? (rates.get(2) ?? 0) / one : 0, '×', { min: 1.6, note: '(2 cores)' });
+    figure(
+      'per-job time through the queue (1 worker) / direct run',
+      one > 0 ? 1_000 / one / perRunMs : Infinity,
+      '×',
+    );
+    figure('throughput 2 workers / 1 worker', one > 0 ? (rates.get(2) ?? 0) / one : 0, '×', {
+      min: 1.6,
+      note: '(2 cores)',
+    });
     figure('throughput 4 workers / 1 worker', one > 0 ? (rates.get(4) ?? 0) / one : 0, '×');
     await chaos(redis, probe, config);
   } finally {
