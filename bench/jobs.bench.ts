@@ -42,6 +42,7 @@ const DIRECT_RUNS = 300;
 const CHAOS_JOBS = 200;
 const CHAOS_WORKERS = 3;
 const CHAOS_KILL_EVERY_MS = 2_500;
+const CHAOS_LOCK_MS = 5_000;
 /** A round that has not finished after this long is reported stuck. */
 const ROUND_TIMEOUT_MS = 240_000;
 const POLL_MS = 100;
@@ -167,7 +168,16 @@ async function directFloor(config: string): Promise<number> {
 
 async function chaos(redis: RedisHandle, probe: ProbeServer, config: string): Promise<void> {
   const name = `bench-chaos-${Date.now()}`;
-  const extra = ['--concurrency', '2', '--lock-duration-ms', '1000', '--stalled-interval-ms', '500'];
+  // A lock short enough to recover within seconds, long enough that a live worker starved of CPU
+  // on a loaded machine still renews it (a lost lock means a second, concurrent run).
+  const extra = [
+    '--concurrency',
+    '2',
+    '--lock-duration-ms',
+    String(CHAOS_LOCK_MS),
+    '--stalled-interval-ms',
+    '1000',
+  ];
   const workers = await Promise.all(
     Array.from({ length: CHAOS_WORKERS }, () => spawnWorker(redis.url, name, config, extra)),
   );
@@ -221,8 +231,8 @@ async function chaos(redis: RedisHandle, probe: ProbeServer, config: string): Pr
     }
     const retried = jobs.filter((j) => (j.attemptsStarted ?? 1) > 1).length;
     console.log(
-      `  chaos: ${kills} SIGKILLs over the run (one of ${CHAOS_WORKERS} workers every ${CHAOS_KILL_EVERY_MS} ms), ` +
-        `${retried} jobs ran more than once`,
+      `  chaos: ${kills} SIGKILLs over the run (one of ${CHAOS_WORKERS} workers every ${CHAOS_KILL_EVERY_MS} ms, ` +
+        `lock ${CHAOS_LOCK_MS} ms), ${retried} jobs ran more than once; load average ${loadavg()[0]!.toFixed(1)}`,
     );
     figure('chaos: jobs completed exactly once, with their own output', okOnce, 'jobs', { min: CHAOS_JOBS });
     figure('chaos: jobs lost (not completed)', lost, 'jobs', { max: 0 });
@@ -256,6 +266,7 @@ async function main(): Promise<void> {
   }
   if (!existsSync(MAIN))
     spawnSync(process.execPath, [join(ROOT, 'scripts', 'build.mjs')], { cwd: ROOT, stdio: 'inherit' });
+  console.log(`  load average at start: ${loadavg()[0]!.toFixed(1)} on ${cpus().length} cores`);
   const redis = await startRedis();
   const probe = await startProbeServer();
   const config = probeConfig(probe.url).path;
