@@ -37,6 +37,7 @@ import { cutLogLine } from './job-helpers.js';
 import { parseJobSpec } from './job-spec.js';
 import type { JobResult } from './job-types.js';
 import { isRetryableJobError, JOB_ABORT_REASONS, JobHandBackError, runJob } from './run-job.js';
+import { RedisHistoryStore } from './redis-history-store.js';
 import { RuntimeRegistry, type RuntimeRegistryOptions } from './runtime-registry.js';
 
 /** Options of {@link startJobWorker}. */
@@ -57,6 +58,11 @@ export interface JobWorkerOptions extends JobConnectionOptions {
   name?: string;
   /** Environment of model providers. @defaultValue `process.env` */
   env?: NodeJS.ProcessEnv;
+  /**
+   * Keep usage history in the queue's Redis (one tool graph per configuration name, fed by every
+   * worker) instead of each configuration's local store. @defaultValue false
+   */
+  sharedHistory?: boolean;
   /** One line per job event (started, finished, failed, handed back), for the operator. */
   onLog?: (line: string) => void;
 }
@@ -87,7 +93,16 @@ export async function startJobWorker(options: JobWorkerOptions): Promise<JobWork
   const queue = queueName(options.queue);
   const name = options.name ?? `${hostname()}:${process.pid}`;
   const log = (line: string): void => options.onLog?.(line);
-  const runtimes = new RuntimeRegistry({ env: options.env ?? process.env, ...options.runtimes });
+  const runtimes = new RuntimeRegistry({
+    env: options.env ?? process.env,
+    ...options.runtimes,
+    ...(options.sharedHistory
+      ? {
+          history: (config: string) =>
+            RedisHistoryStore.open({ connection: connection.url, namespace: `${queue}.${config}` }),
+        }
+      : {}),
+  });
   const commands = new Redis(connection.url, { maxRetriesPerRequest: null });
   const subscriber = new Redis(connection.url, { maxRetriesPerRequest: null });
   commands.on('error', () => {});

@@ -9,6 +9,7 @@
 import type { CodecallConfig, LoadConfigOptions } from '../config/index.js';
 import { CodecallError } from '../errors.js';
 import { CodecallRuntime, type CodecallRuntimeOptions } from '../execute/index.js';
+import type { UsageHistoryStore } from '../search/index.js';
 
 /** Where one named configuration comes from: a file path, load options, or a resolved configuration. */
 export type NamedConfigSource = string | LoadConfigOptions | CodecallConfig;
@@ -23,6 +24,11 @@ export interface RuntimeRegistryOptions {
   cwd?: string;
   /** Options of every runtime opened (history store, sandbox, server error hook…). */
   runtimeOptions?: Omit<CodecallRuntimeOptions, 'config' | 'load'>;
+  /**
+   * The usage-history store of each configuration (e.g. one shared by the fleet in Redis).
+   * @defaultValue each configuration's own `history` setting (the local SQLite store)
+   */
+  history?: (name: string) => Promise<UsageHistoryStore>;
   /** Open runtimes handed in (e.g. `codecall serve`'s own); borrowed, never closed here. */
   borrowed?: Record<string, CodecallRuntime>;
 }
@@ -71,23 +77,29 @@ export class RuntimeRegistry {
     }
     let opening = this.#opening.get(name);
     if (!opening) {
-      opening = this.#open(this.#options.configs[name]!);
+      opening = this.#open(name, this.#options.configs[name]!);
       this.#opening.set(name, opening);
       opening.catch(() => this.#opening.delete(name));
     }
     return opening;
   }
 
-  #open(source: NamedConfigSource): Promise<CodecallRuntime> {
+  async #open(name: string, source: NamedConfigSource): Promise<CodecallRuntime> {
     const env = this.#options.env ?? process.env;
     const cwd = this.#options.cwd ?? process.cwd();
     // A job never runs with a server missing: that is an infrastructure fault, retried.
     const given = this.#options.runtimeOptions ?? {};
-    const base = { ...given, tools: { requireAll: true, ...given.tools } };
-    if (typeof source === 'string')
-      return CodecallRuntime.open({ ...base, load: { path: source, cwd, env } });
-    if (isResolved(source)) return CodecallRuntime.open({ ...base, config: source });
-    return CodecallRuntime.open({ ...base, load: { cwd, env, ...source } });
+    const history = this.#options.history ? await this.#options.history(name) : undefined;
+    const base = { ...given, tools: { requireAll: true, ...given.tools }, ...(history ? { history } : {}) };
+    try {
+      if (typeof source === 'string')
+        return await CodecallRuntime.open({ ...base, load: { path: source, cwd, env } });
+      if (isResolved(source)) return await CodecallRuntime.open({ ...base, config: source });
+      return await CodecallRuntime.open({ ...base, load: { cwd, env, ...source } });
+    } catch (error) {
+      await history?.close().catch(() => {});
+      throw error;
+    }
   }
 
   /** Closes every runtime this registry opened (borrowed ones stay open). Idempotent. */

@@ -30,8 +30,9 @@ export {
 } from './options.js';
 export type { RankingOptions, SearchFieldWeights } from './options.js';
 export type { ToolSearchState } from './tool-graph.js';
+export { transitionsOf } from './tool-graph.js';
 export { DEFAULT_MAX_REGEX_PATTERN_CHARS } from './regex-query.js';
-export { MemoryHistoryStore } from './history-store.js';
+export { checkSequence, MemoryHistoryStore } from './history-store.js';
 export type { UsageHistoryStore } from './history-store.js';
 export { DEFAULT_HISTORY_BUSY_TIMEOUT_MS, SqliteHistoryStore } from './sqlite-history-store.js';
 export type { SqliteHistoryStoreOptions } from './sqlite-history-store.js';

@@ -62,7 +62,7 @@ const ALLOWED: Record<string, Set<string>> = {
   agent: new Set([...SHARED, 'execute', 'providers', 'compile', 'search', 'tools']),
   server: new Set([...SHARED, 'agent', 'execute', 'compile', 'search', 'tools']),
   testing: new Set([...SHARED, 'providers', 'tools']),
-  jobs: new Set([...SHARED, 'agent', 'execute']),
+  jobs: new Set([...SHARED, 'agent', 'execute', 'search']),
   cli: new Set(['*']),
 };
 

@@ -36,6 +36,8 @@ Options:
                              back to the queue (default ${DEFAULT_JOBS_SHUTDOWN_GRACE_MS})
   --lock-duration-ms <n>     job lock; a worker that dies loses its jobs after this (default ${DEFAULT_JOBS_LOCK_DURATION_MS})
   --stalled-interval-ms <n>  how often to look for jobs of dead workers (default ${DEFAULT_JOBS_STALLED_INTERVAL_MS})
+  --shared-history           keep usage history in the queue's Redis: every worker's runs feed one
+                             tool graph per configuration name (default: each configuration's own store)
 
 Delivery is at-least-once: a job whose worker dies runs again from the start on another worker,
 and the tool calls it had made are made again (see docs/jobs.md).
@@ -74,6 +76,7 @@ async function run(argv: string[], io: CliIo): Promise<number> {
         'shutdown-grace-ms': { type: 'string' },
         'lock-duration-ms': { type: 'string' },
         'stalled-interval-ms': { type: 'string' },
+        'shared-history': { type: 'boolean' },
       },
       strict: true,
       allowPositionals: false,
@@ -112,6 +115,7 @@ async function run(argv: string[], io: CliIo): Promise<number> {
     },
     env: io.env,
     onLog: log,
+    ...(values['shared-history'] ? { sharedHistory: true } : {}),
     ...(concurrency !== undefined ? { concurrency } : {}),
     ...(grace !== undefined ? { shutdownGraceMs: grace } : {}),
     ...(lock !== undefined ? { lockDurationMs: lock } : {}),
