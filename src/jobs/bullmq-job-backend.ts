@@ -132,13 +132,15 @@ class BullmqJobBackend implements JobBackend {
 
   async get(id: string): Promise<JobRecord | undefined> {
     this.#assertOpen();
-    const job = await Job.fromId(this.#queue, id);
-    if (!job) return undefined;
+    // State first, then the job: a job read before it completed and a state read after would
+    // show "completed" without its result.
     const [state, cancelled] = await Promise.all([
-      job.getState(),
+      this.#queue.getJobState(id),
       this.#client().exists(cancelKey(this.#name, id)),
     ]);
     if (state === 'unknown') return undefined;
+    const job = await Job.fromId(this.#queue, id);
+    if (!job) return undefined;
     return toRecord(job, state, cancelled === 1);
   }
 
@@ -264,7 +266,7 @@ class BullmqJobBackend implements JobBackend {
     const records = await Promise.all(
       jobs
         .filter((job): job is Job => job !== undefined)
-        .map(async (job) => toRecord(job, await job.getState(), false)),
+        .map(async (job) => (await this.get(job.id ?? '')) ?? toRecord(job, 'waiting', false)),
     );
     return records.sort((a, b) => b.createdAt - a.createdAt).slice(0, limit);
   }

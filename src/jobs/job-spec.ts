@@ -17,6 +17,8 @@ import { CodecallError } from '../errors.js';
 
 /** Largest BullMQ priority (1 is the highest; unset runs in arrival order before prioritised jobs). */
 export const MAX_JOB_PRIORITY = 2_097_152;
+/** Labels one job may carry. */
+export const MAX_JOB_LABELS = 32;
 /** Characters of an idempotency key (it becomes the job id). */
 export const MAX_IDEMPOTENCY_KEY_CHARS = 128;
 
@@ -54,7 +56,13 @@ const commonFields = {
   deadline: z.union([z.iso.datetime({ offset: true }), z.number().int().positive()]).optional(),
   attempts: z.number().int().min(1).max(DEFAULT_JOBS_MAX_ATTEMPTS).optional(),
   /** Labels shown by `list` (not secret: they are stored with the job). */
-  labels: z.record(z.string().max(64), z.string().max(256)).optional(),
+  labels: z
+    .record(z.string().max(64), z.string().max(256))
+    .refine(
+      (labels) => Object.keys(labels).length <= MAX_JOB_LABELS,
+      `has more than ${MAX_JOB_LABELS} labels`,
+    )
+    .optional(),
 };
 
 const execSpecSchema = z.strictObject({

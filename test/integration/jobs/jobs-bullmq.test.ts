@@ -191,6 +191,13 @@ describe.skipIf(!hasRedisServer())('jobs on BullMQ (real redis-server)', () => {
     await expect(client.submit({ kind: 'exec', code: 'x', idempotencyKey: '42' })).rejects.toThrow(
       /idempotencyKey: .*digits/,
     );
+    const labels = Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`l${i}`, 'x']));
+    await expect(client.submit({ kind: 'exec', code: 'x', labels })).rejects.toThrow(
+      /labels: has more than 32 labels/,
+    );
+    await expect(
+      client.submit({ kind: 'run', prompt: 'x', baseURL: 'https://evil.example' } as never),
+    ).rejects.toThrow(/baseURL/);
     expect(await client.get('no-such-job')).toBeUndefined();
     await expect(client.wait('no-such-job')).rejects.toMatchObject({ code: 'JOB_NOT_FOUND' });
   });
