@@ -35,8 +35,10 @@ describe.skipIf(!hasRedisServer())('codecall worker processes (real redis-server
       config,
       '--concurrency',
       '1',
+      // Short enough to recover quickly, long enough that a live worker starved of CPU on a
+      // loaded machine keeps its lock (a lost lock would run the job twice).
       '--lock-duration-ms',
-      '1000',
+      '3000',
       '--stalled-interval-ms',
       '500',
       ...extra,
