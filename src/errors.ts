@@ -41,7 +41,12 @@ export type CodecallErrorCode =
   | 'TOOL_TIMEOUT'
   | 'SERVER_UNAVAILABLE'
   | 'SERVE_TOKEN_REQUIRED'
-  | 'SERVE_LISTEN_FAILED';
+  | 'SERVE_LISTEN_FAILED'
+  | 'JOB_NOT_FOUND'
+  | 'JOB_WAIT_TIMEOUT'
+  | 'JOB_CONFIG_UNKNOWN'
+  | 'JOBS_BACKEND_UNAVAILABLE'
+  | 'JOBS_QUEUE_FULL';
 
 const BRAND = Symbol.for('codecall.error');
 

@@ -182,6 +182,7 @@ export {
 export type {
   CodecallServerOptions,
   ExecuteCodeEvent,
+  HttpRoutes,
   HttpServerHandle,
   HttpServerOptions,
   RunLimiterOptions,
@@ -189,6 +190,36 @@ export type {
   StdioServerHandle,
   StdioServerOptions,
 } from './server/index.js';
+
+// Server-side jobs (BullMQ loads only when a BullMQ client or worker is created)
+export {
+  createJobClient,
+  createJobRoutes,
+  createLocalJobBackend,
+  JOBS_HTTP_PATH,
+  parseJobSpec,
+  RuntimeRegistry,
+  startWorker,
+} from './jobs/index.js';
+export type {
+  JobBackend,
+  JobClientOptions,
+  JobEvent,
+  JobProgress,
+  JobRecord,
+  JobResult,
+  JobSpec,
+  JobSpecInput,
+  JobState,
+  JobStatus,
+  JobSubmission,
+  JobWorkerHandle,
+  JobWorkerOptions,
+  ListJobsOptions,
+  LocalJobBackendOptions,
+  RuntimeRegistryOptions,
+  WaitJobOptions,
+} from './jobs/index.js';
 
 // Named defaults
 export {

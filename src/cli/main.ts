@@ -10,10 +10,12 @@ import { interruptingSignal, SignalInterrupt, UsageError, type CliCommand, type 
 import { evalSearchCommand } from './commands/eval-search.js';
 import { execCommand } from './commands/exec.js';
 import { graphCommand } from './commands/graph.js';
+import { jobsCommand } from './commands/jobs.js';
 import { runCommand } from './commands/run.js';
 import { searchCommand } from './commands/search.js';
 import { serveCommand } from './commands/serve.js';
 import { toolsCommand } from './commands/tools.js';
+import { workerCommand } from './commands/worker.js';
 
 const COMMANDS: readonly CliCommand[] = [
   runCommand,
@@ -23,6 +25,8 @@ const COMMANDS: readonly CliCommand[] = [
   graphCommand,
   serveCommand,
   evalSearchCommand,
+  workerCommand,
+  jobsCommand,
 ];
 
 function version(): string {

@@ -172,3 +172,55 @@ export const DEFAULT_INPUT_VALIDATOR_CACHE_MAX_ENTRIES = 1_000;
  * or `anyOf`s would expand exponentially.
  */
 export const DEFAULT_DECLARATION_MAX_BYTES = 262_144;
+/** Queue name of `codecall worker` and the job client unless told otherwise. */
+export const DEFAULT_JOBS_QUEUE = 'codecall';
+/** Name of the configuration a job runs with when it names none (the worker's `--config`). */
+export const DEFAULT_JOBS_CONFIG_NAME = 'default';
+/** Attempts of a job before it fails: the first try plus retries after infrastructure faults. */
+export const DEFAULT_JOBS_ATTEMPTS = 3;
+/** Most attempts a job may ask for. */
+export const DEFAULT_JOBS_MAX_ATTEMPTS = 10;
+/** First backoff delay before a retry after an infrastructure fault; doubles per attempt. */
+export const DEFAULT_JOBS_BACKOFF_MS = 1_000;
+/** Jobs one `codecall worker` process runs at once. */
+export const DEFAULT_JOBS_WORKER_CONCURRENCY = 2;
+/** Time a worker holds a job's lock before renewing it; a worker that dies loses the lock after this. */
+export const DEFAULT_JOBS_LOCK_DURATION_MS = 30_000;
+/** Interval at which workers look for stalled jobs (lock expired: the worker died) and put them back. */
+export const DEFAULT_JOBS_STALLED_INTERVAL_MS = 30_000;
+/** Times a job may stall (its worker died) before it fails instead of being retried. */
+export const DEFAULT_JOBS_MAX_STALLED_COUNT = 2;
+/** Time `codecall worker` lets in-flight jobs finish after SIGTERM before it hands them back to the queue. */
+export const DEFAULT_JOBS_SHUTDOWN_GRACE_MS = 30_000;
+/** Completed jobs kept (results and logs); older ones are removed. */
+export const DEFAULT_JOBS_KEEP_COMPLETED = 1_000;
+/** Failed jobs kept; older ones are removed. */
+export const DEFAULT_JOBS_KEEP_FAILED = 5_000;
+/** Age after which a finished job is removed, whatever the counts above. */
+export const DEFAULT_JOBS_KEEP_AGE_MS = 7 * 24 * 3_600_000;
+/** Log lines kept per job (the most recent). */
+export const DEFAULT_JOBS_MAX_LOG_LINES = 1_000;
+/** Bytes of one job log line (longer lines are cut with a marker). */
+export const DEFAULT_JOBS_MAX_LOG_LINE_BYTES = 2_048;
+/** Bytes of a `run` job's prompt. */
+export const DEFAULT_JOBS_MAX_PROMPT_BYTES = 262_144;
+/** Jobs `list` returns unless told otherwise. */
+export const DEFAULT_JOBS_LIST_LIMIT = 50;
+/** Most jobs one `list` returns. */
+export const DEFAULT_JOBS_MAX_LIST_LIMIT = 1_000;
+/** Jobs the embedded (in-process) backend of `codecall serve --http` runs at once. */
+export const DEFAULT_JOBS_LOCAL_CONCURRENCY = 2;
+/** Jobs the embedded backend keeps in memory (waiting, running and finished); past this the oldest finished go. */
+export const DEFAULT_JOBS_LOCAL_MAX_JOBS = 1_000;
+/** Jobs waiting in the embedded backend; past this `submit` is refused. */
+export const DEFAULT_JOBS_LOCAL_MAX_WAITING = 10_000;
+/** Events the embedded backend keeps per job for late subscribers. */
+export const DEFAULT_JOBS_LOCAL_MAX_EVENTS = 200;
+/** Interval of the SSE keep-alive comment on `GET /v1/jobs/:id/events`. */
+export const DEFAULT_JOBS_SSE_KEEPALIVE_MS = 15_000;
+/** Server-sent event streams open at once on one `codecall serve --http`. */
+export const DEFAULT_JOBS_MAX_EVENT_STREAMS = 64;
+/** Time to connect to the jobs' Redis before giving up with `JOBS_BACKEND_UNAVAILABLE`. */
+export const DEFAULT_JOBS_CONNECT_TIMEOUT_MS = 10_000;
+/** Transitions a Redis usage-history store loads at most (the most used tool graphs stay far below). */
+export const DEFAULT_JOBS_HISTORY_MAX_TRANSITIONS = 1_000_000;

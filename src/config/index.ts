@@ -15,6 +15,7 @@ export type {
   SearchConfig,
   ServeConfig,
   ServeLearning,
+  JobsConfig,
   ServerConfig,
   ServerMap,
   StdioServerConfig,

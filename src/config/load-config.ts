@@ -31,6 +31,7 @@ import {
   searchSchema,
   serverSchema,
   serveSchema,
+  jobsSchema,
   toolPolicySchema,
   type ConfigFile,
   type ServerEntry,
@@ -193,6 +194,7 @@ export function parseConfig(json: unknown, options: ParseConfigOptions): Codecal
     search: definedOnly({ ...data.search }),
     agent: definedOnly({ ...data.agent }),
     serve,
+    jobs: definedOnly({ ...data.jobs }),
   };
 }
 
@@ -449,6 +451,7 @@ function knownKeysAt(path: JsonPath): string[] {
       search: searchSchema,
       agent: agentSchema,
       serve: serveSchema,
+      jobs: jobsSchema,
     }[p[0]!];
     if (section) return keys(section);
   }

@@ -99,6 +99,14 @@ export const serveSchema = z.strictObject({
   learning: z.enum(['shared', 'off']).optional(),
 });
 
+/** `jobs`: where `codecall serve --http` and the job client keep jobs (local, or BullMQ on Redis). */
+export const jobsSchema = z.strictObject({
+  backend: z.enum(['local', 'bullmq']).optional(),
+  connection: z.string().min(1).optional(),
+  queue: z.string().min(1).max(128).optional(),
+  concurrency: positiveInt.optional(),
+});
+
 /** Top-level keys other MCP clients write that codecall accepts and ignores. */
 export const FOREIGN_TOP_LEVEL_KEYS = ['globalShortcut', 'preferences'] as const;
 
@@ -111,6 +119,7 @@ export const configFileSchema = z.strictObject({
   search: searchSchema.optional(),
   agent: agentSchema.optional(),
   serve: serveSchema.optional(),
+  jobs: jobsSchema.optional(),
   globalShortcut: z.unknown().optional(),
   preferences: z.unknown().optional(),
 });

@@ -130,6 +130,20 @@ export interface ServeConfig {
 
 /** Who learns from `codecall serve` sessions: all of them, into one shared graph, or nobody. */
 export type ServeLearning = 'shared' | 'off';
+/**
+ * `jobs` section: where jobs live. `local` (the default) runs them inside `codecall serve --http`;
+ * `bullmq` puts them on a Redis queue that `codecall worker` processes consume.
+ */
+export interface JobsConfig {
+  /** `local` or `bullmq`; `bullmq` needs `connection`. */
+  backend?: 'local' | 'bullmq';
+  /** Redis URL (`redis://host:6379`); use `${VAR}` for a password. */
+  connection?: string;
+  /** Queue name. */
+  queue?: string;
+  /** Jobs run at once by the local backend. */
+  concurrency?: number;
+}
 
 /** A fully resolved codecall configuration. */
 export interface CodecallConfig {
@@ -145,4 +159,5 @@ export interface CodecallConfig {
   search: SearchConfig;
   agent: AgentConfig;
   serve: ServeConfig;
+  jobs: JobsConfig;
 }

@@ -34,8 +34,9 @@ export {
 export type { RankingOptions, SearchFieldWeights } from './options.js';
 export type { ToolSearchState } from './tool-graph.js';
 export { DEFAULT_FEEDBACK_HALF_LIFE_USES, DEFAULT_FEEDBACK_MIN_COUNT } from './query-feedback.js';
+export { transitionsOf } from './tool-graph.js';
 export { DEFAULT_MAX_REGEX_PATTERN_CHARS } from './regex-query.js';
-export { MemoryHistoryStore } from './history-store.js';
+export { checkSequence, MemoryHistoryStore } from './history-store.js';
 export type { UsageHistoryStore } from './history-store.js';
 export { DEFAULT_HISTORY_BUSY_TIMEOUT_MS, SqliteHistoryStore } from './sqlite-history-store.js';
 export type { SqliteHistoryStoreOptions } from './sqlite-history-store.js';

@@ -10,6 +10,6 @@ export type { RunLimiterOptions, RunRefusal } from './run-limiter.js';
 export { startStdioServer } from './start-stdio-server.js';
 export type { StdioServerHandle, StdioServerOptions } from './start-stdio-server.js';
 export { MCP_HTTP_PATH, startHttpServer } from './start-http-server.js';
-export type { HttpServerHandle, HttpServerOptions } from './start-http-server.js';
+export type { HttpRoutes, HttpServerHandle, HttpServerOptions } from './start-http-server.js';
 export { assertSafeBinding, checkHostAndOrigin, hasBearerToken, isLoopbackHost } from './http-security.js';
 export type { HostOriginPolicy } from './http-security.js';

@@ -78,6 +78,20 @@ export interface HttpServerOptions extends CodecallServerOptions {
   maxSessionsPerClient?: number;
   /** Idle time after which a session is closed. @defaultValue {@link DEFAULT_SERVE_SESSION_IDLE_MS} */
   sessionIdleMs?: number;
+  /** Extra routes (e.g. the jobs API); called only after the same checks as `/mcp`. */
+  routes?: HttpRoutes;
+}
+
+/** Extra routes served beside `/mcp`, behind the same token, Host/Origin checks and body bound (e.g. the jobs API). */
+export interface HttpRoutes {
+  /** True when these routes serve `pathname`. */
+  matches(pathname: string): boolean;
+  /** Serves one request that passed the checks; bodies are bounded by `maxBodyBytes`. */
+  handle(
+    request: IncomingMessage,
+    response: ServerResponse,
+    context: { maxBodyBytes: number },
+  ): Promise<void>;
 }
 
 /** A running HTTP server. */
@@ -191,6 +205,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
     maxSessions = DEFAULT_SERVE_MAX_SESSIONS,
     maxSessionsPerClient = DEFAULT_SERVE_MAX_SESSIONS_PER_CLIENT,
     sessionIdleMs = DEFAULT_SERVE_SESSION_IDLE_MS,
+    routes,
     ...serverOptions
   } = options;
   assertSafeBinding(host, token);
@@ -273,7 +288,8 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
 
   const handle = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
     const url = new URL(request.url ?? '/', 'http://localhost');
-    if (url.pathname !== MCP_HTTP_PATH) {
+    const extra = routes?.matches(url.pathname) === true;
+    if (url.pathname !== MCP_HTTP_PATH && !extra) {
       response
         .writeHead(404, { 'content-type': 'text/plain' })
         .end(`Not found: the MCP endpoint is ${MCP_HTTP_PATH}.\n`);
@@ -293,6 +309,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
         { 'www-authenticate': 'Bearer' },
       );
     }
+    if (extra) return routes!.handle(request, response, { maxBodyBytes });
     let body: unknown;
     if (request.method === 'POST') {
       const declared = Number(request.headers['content-length'] ?? 0);

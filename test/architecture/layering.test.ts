@@ -62,6 +62,7 @@ const ALLOWED: Record<string, Set<string>> = {
   agent: new Set([...SHARED, 'execute', 'providers', 'compile', 'search', 'tools']),
   server: new Set([...SHARED, 'agent', 'execute', 'compile', 'search', 'tools']),
   testing: new Set([...SHARED, 'providers', 'tools']),
+  jobs: new Set([...SHARED, 'agent', 'execute', 'search']),
   cli: new Set(['*']),
 };
 
@@ -75,6 +76,8 @@ const PACKAGE_HOMES: Record<string, string[]> = {
   ajv: ['tools'],
   'ajv-formats': ['tools'],
   'js-tiktoken': ['agent'],
+  bullmq: ['jobs'],
+  ioredis: ['jobs'],
 };
 
 describe('layering', () => {

@@ -14,6 +14,7 @@ import {
 } from '../../config/defaults.js';
 import { loadConfig, type ServeConfig } from '../../config/index.js';
 import { CodecallRuntime } from '../../execute/index.js';
+import { createJobRoutes, openJobBackend, RuntimeRegistry, type JobBackend } from '../../jobs/index.js';
 import {
   assertSafeBinding,
   isLoopbackHost,
@@ -47,6 +48,8 @@ Options:
 Unset options come from the configuration's "serve" section (host, port, token, allowedOrigins,
 maxConcurrentRuns; e.g. "token": "\${CODECALL_TOKEN}"), then the defaults above.
   --no-pass-through          expose only search_tools and execute_code
+  --redis <url>              with --http: keep jobs (/v1/jobs) on this Redis for \`codecall worker\`
+                             processes, instead of running them in this process (see docs/jobs.md)
 
 Register it in an MCP client as: {"command": "npx", "args": ["codecall", "serve", "--config", "/abs/codecall.json"]}
 Logs go to stderr. Stops on SIGINT/SIGTERM (or when the stdio client disconnects).
@@ -67,6 +70,8 @@ export interface ServeArgs {
   allowedOrigins: string[];
   maxConcurrentRuns?: number;
   passThrough: boolean;
+  /** `--redis`: jobs go to BullMQ on this Redis. */
+  redis?: string;
 }
 
 /** Settings of one `codecall serve`, every source merged: flag > environment > config > default. */
@@ -127,6 +132,9 @@ export function parseServeArgs(argv: string[], env: NodeJS.ProcessEnv = {}): Ser
         break;
       case '--no-pass-through':
         args.passThrough = false;
+        break;
+      case '--redis':
+        args.redis = value();
         break;
       default:
         throw new UsageError(`unknown ${raw.startsWith('-') ? 'option' : 'argument'} "${raw}".`);
@@ -209,10 +217,23 @@ async function run(argv: string[], io: CliIo): Promise<number> {
   const tools = runtime.catalog();
   const servers = new Set(tools.map((t) => t.server)).size;
   let close: (() => Promise<void>) | undefined;
+  let jobs: JobBackend | undefined;
   try {
     if (args.http) {
+      jobs = await openJobBackend({
+        jobs: {
+          ...config.jobs,
+          ...(parsed.redis !== undefined ? { backend: 'bullmq', connection: parsed.redis } : {}),
+        },
+        runtimes: new RuntimeRegistry({ configs: {}, borrowed: { default: runtime } }),
+        env: io.env,
+      });
+      log(
+        `jobs at /v1/jobs (${jobs.kind === 'local' ? 'run in this process' : 'on BullMQ for codecall worker'})`,
+      );
       const http = await startHttpServer({
         ...serverOptions,
+        routes: createJobRoutes(jobs),
         host: args.host,
         port: args.port,
         allowedOrigins: args.allowedOrigins,
@@ -245,6 +266,7 @@ async function run(argv: string[], io: CliIo): Promise<number> {
     return 0;
   } finally {
     await close?.();
+    await jobs?.close();
     await runtime.close();
   }
 }

@@ -1,0 +1,297 @@
+/**
+ * Jobs on BullMQ with real processes: a real `redis-server` on a free loopback port, a probe MCP
+ * server over Streamable HTTP (in this process) that counts side effects, and `codecall worker`
+ * processes from dist/ (`npm run build` first; built here when missing).
+ *
+ * Figures:
+ * - 1,000 `exec` jobs (one MCP call each) through 1, 2 and 4 worker processes (concurrency 1
+ *   each): jobs/s, and p50/p99 queue-to-start latency (all 1,000 are submitted at once, so this
+ *   is mostly backlog) plus the idle queue-to-start of jobs submitted one at a time;
+ *   target: 2 workers ≥ 1.6× the throughput of one.
+ * - Per-job overhead: wall time per job through the queue with one worker against running the
+ *   same script directly in-process with the same configuration, one at a time (ratio; the
+ *   floor is measured in this run).
+ * - Chaos: 200 jobs through three workers while one of them is SIGKILLed every 2.5 s (and a
+ *   replacement started): every job completes exactly once in the queue, none is lost, none is
+ *   stuck. Side effects the probe saw twice are reported: delivery is at-least-once.
+ *
+ * Without `redis-server` the bench prints SKIP and exits 1: a skipped bench never counts as met.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
+import { join, resolve } from 'node:path';
+import { Queue, type Job } from 'bullmq';
+import { CodecallRuntime } from '../src/execute/index.js';
+import { createJobClient } from '../src/jobs/index.js';
+import {
+  hasRedisServer,
+  probeConfig,
+  startProbeServer,
+  startRedis,
+  type ProbeServer,
+  type RedisHandle,
+} from '../test/integration/jobs/jobs-helpers.js';
+import { figure, finish, percentile } from './harness.js';
+
+const ROOT = resolve(import.meta.dirname ?? '.', '..');
+const MAIN = join(ROOT, 'dist', 'cli', 'main.js');
+const JOBS = 1_000;
+const IDLE_JOBS = 50;
+const DIRECT_RUNS = 300;
+const CHAOS_JOBS = 200;
+const CHAOS_WORKERS = 3;
+const CHAOS_KILL_EVERY_MS = 2_500;
+const CHAOS_LOCK_MS = 5_000;
+/** A round that has not finished after this long is reported stuck. */
+const ROUND_TIMEOUT_MS = 240_000;
+const POLL_MS = 100;
+
+const SCRIPT = 'const r = await tools.probe.record({ key: "bench" }); console.log(r.count);';
+
+interface Worker {
+  child: ChildProcess;
+  exited: Promise<void>;
+}
+
+function spawnWorker(redis: string, queue: string, config: string, extra: string[] = []): Promise<Worker> {
+  const child = spawn(
+    process.execPath,
+    ['--no-node-snapshot', MAIN, 'worker', '--redis', redis, '--queue', queue, '--config', config, ...extra],
+    { stdio: ['ignore', 'ignore', 'pipe'] },
+  );
+  const exited = new Promise<void>((done) => child.once('exit', () => done()));
+  return new Promise((ready, reject) => {
+    let text = '';
+    child.stderr!.on('data', (chunk: Buffer) => {
+      text += chunk.toString();
+      if (text.includes('consuming queue')) ready({ child, exited });
+    });
+    void exited.then(() => reject(new Error(`worker exited early: ${text}`)));
+  });
+}
+
+/** CPU time (user + system) a process has used, in ms (Linux /proc; clock ticks of 10 ms). */
+function cpuMs(pid: number | undefined): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return NaN;
+  }
+}
+
+async function stopWorkers(workers: Worker[]): Promise<void> {
+  for (const worker of workers) worker.child.kill('SIGTERM');
+  await Promise.all(workers.map((w) => w.exited));
+}
+
+async function untilDone(
+  queue: Queue,
+  total: number,
+): Promise<{ completed: number; failed: number; timedOut: boolean }> {
+  const deadline = Date.now() + ROUND_TIMEOUT_MS;
+  for (;;) {
+    const counts = await queue.getJobCounts('completed', 'failed');
+    const completed = counts.completed ?? 0;
+    const failed = counts.failed ?? 0;
+    if (completed + failed >= total) return { completed, failed, timedOut: false };
+    if (Date.now() > deadline) return { completed, failed, timedOut: true };
+    await new Promise((r) => setTimeout(r, POLL_MS));
+  }
+}
+
+async function finishedJobs(queue: Queue): Promise<Job[]> {
+  return (await queue.getJobs(['completed'], 0, -1)).filter((j): j is Job => j !== undefined);
+}
+
+async function throughputRound(redis: RedisHandle, config: string, workers: number): Promise<number> {
+  const name = `bench-${workers}w-${Date.now()}`;
+  const spawned = await Promise.all(
+    Array.from({ length: workers }, () => spawnWorker(redis.url, name, config, ['--concurrency', '1'])),
+  );
+  const client = await createJobClient({ connection: redis.url, queue: name });
+  const queue = new Queue(name, { connection: { url: redis.url } });
+  try {
+    const started = performance.now();
+    for (let i = 0; i < JOBS; i += 50)
+      await Promise.all(
+        Array.from({ length: Math.min(50, JOBS - i) }, () => client.submit({ kind: 'exec', code: SCRIPT })),
+      );
+    const outcome = await untilDone(queue, JOBS);
+    const seconds = (performance.now() - started) / 1_000;
+    const jobs = await finishedJobs(queue);
+    const waits = jobs.map((j) => (j.processedOn ?? 0) - j.timestamp);
+    const ok = jobs.filter((j) => (j.returnvalue as { status?: string } | undefined)?.status === 'ok').length;
+    const workerCpu = spawned.reduce((sum, w) => sum + cpuMs(w.child.pid), 0);
+    const rate = outcome.completed / seconds;
+    console.log(
+      `  ${workers} worker(s): ${outcome.completed} completed (${ok} ok), ${outcome.failed} failed${outcome.timedOut ? ', TIMED OUT' : ''}`,
+    );
+    figure(`${workers} worker(s): jobs/s`, rate, 'jobs/s');
+    figure(`${workers} worker(s): queue-to-start p50 (1,000 at once: backlog)`, percentile(waits, 50), 'ms');
+    figure(`${workers} worker(s): queue-to-start p99 (1,000 at once: backlog)`, percentile(waits, 99), 'ms');
+    figure(`${workers} worker(s): every job completed ok`, ok, 'jobs', { min: JOBS });
+    figure(`${workers} worker(s): worker CPU per job (all worker processes)`, workerCpu / JOBS, 'ms');
+    console.log(`  load average during the round: ${loadavg()[0]!.toFixed(1)} on ${cpus().length} cores`);
+    if (workers === 1) {
+      // Idle latency: one job at a time, each waited for.
+      const idle: number[] = [];
+      for (let i = 0; i < IDLE_JOBS; i++) {
+        const { id } = await client.submit({ kind: 'exec', code: SCRIPT });
+        const record = await client.wait(id, { timeoutMs: 30_000 });
+        idle.push((record.startedAt ?? 0) - record.createdAt);
+      }
+      figure('1 worker: queue-to-start p50, idle queue', percentile(idle, 50), 'ms');
+      figure('1 worker: queue-to-start p99, idle queue', percentile(idle, 99), 'ms');
+    }
+    return outcome.timedOut ? 0 : rate;
+  } finally {
+    await stopWorkers(spawned);
+    await client.close();
+    await queue.obliterate({ force: true }).catch(() => {});
+    await queue.close();
+  }
+}
+
+async function directFloor(config: string): Promise<number> {
+  await using runtime = await CodecallRuntime.open({ load: { path: config } });
+  for (let i = 0; i < 20; i++) await runtime.execute(SCRIPT);
+  const started = performance.now();
+  for (let i = 0; i < DIRECT_RUNS; i++) {
+    const result = await runtime.execute(SCRIPT);
+    if (result.status !== 'ok') throw new Error(`direct run failed: ${result.error?.message}`);
+  }
+  return (performance.now() - started) / DIRECT_RUNS;
+}
+
+async function chaos(redis: RedisHandle, probe: ProbeServer, config: string): Promise<void> {
+  const name = `bench-chaos-${Date.now()}`;
+  // A lock short enough to recover within seconds, long enough that a live worker starved of CPU
+  // on a loaded machine still renews it (a lost lock means a second, concurrent run).
+  const extra = [
+    '--concurrency',
+    '2',
+    '--lock-duration-ms',
+    String(CHAOS_LOCK_MS),
+    '--stalled-interval-ms',
+    '1000',
+  ];
+  const workers = await Promise.all(
+    Array.from({ length: CHAOS_WORKERS }, () => spawnWorker(redis.url, name, config, extra)),
+  );
+  const client = await createJobClient({ connection: redis.url, queue: name });
+  const queue = new Queue(name, { connection: { url: redis.url } });
+  let kills = 0;
+  let stopping = false;
+  const killer = (async () => {
+    let next = 0;
+    while (!stopping) {
+      await new Promise((r) => setTimeout(r, CHAOS_KILL_EVERY_MS));
+      if (stopping) break;
+      const victim = workers[next % workers.length]!;
+      victim.child.kill('SIGKILL');
+      await victim.exited;
+      kills++;
+      workers[next % workers.length] = await spawnWorker(redis.url, name, config, extra);
+      next++;
+    }
+  })();
+  try {
+    const ids: string[] = [];
+    for (let i = 0; i < CHAOS_JOBS; i++) {
+      const code =
+        `await tools.probe.record({ key: "chaos-start-${i}" });` +
+        `await tools.probe.sleep({ ms: 300 });` +
+        `await tools.probe.record({ key: "chaos-done-${i}" });` +
+        `console.log(${i});`;
+      ids.push((await client.submit({ kind: 'exec', idempotencyKey: `chaos-${i}`, code })).id);
+    }
+    const outcome = await untilDone(queue, CHAOS_JOBS);
+    stopping = true;
+    await killer;
+    const jobs = await finishedJobs(queue);
+    const completedIds = new Set(jobs.map((j) => j.id));
+    const okOnce = ids.filter((id, i) => {
+      const job = jobs.find((j) => j.id === id);
+      return (
+        job !== undefined && (job.returnvalue as { exec?: { stdout?: string } }).exec?.stdout === `${i}\n`
+      );
+    }).length;
+    const lost = ids.filter((id) => !completedIds.has(id)).length;
+    let doneTwice = 0;
+    let startedTwice = 0;
+    let doneNever = 0;
+    for (let i = 0; i < CHAOS_JOBS; i++) {
+      const done = probe.counts.records.get(`chaos-done-${i}`) ?? 0;
+      if (done === 0) doneNever++;
+      if (done > 1) doneTwice++;
+      if ((probe.counts.records.get(`chaos-start-${i}`) ?? 0) > 1) startedTwice++;
+    }
+    const retried = jobs.filter((j) => (j.attemptsStarted ?? 1) > 1).length;
+    console.log(
+      `  chaos: ${kills} SIGKILLs over the run (one of ${CHAOS_WORKERS} workers every ${CHAOS_KILL_EVERY_MS} ms, ` +
+        `lock ${CHAOS_LOCK_MS} ms), ${retried} jobs ran more than once; load average ${loadavg()[0]!.toFixed(1)}`,
+    );
+    figure('chaos: jobs completed exactly once, with their own output', okOnce, 'jobs', { min: CHAOS_JOBS });
+    figure('chaos: jobs lost (not completed)', lost, 'jobs', { max: 0 });
+    figure('chaos: jobs failed (stalled too often)', outcome.failed, 'jobs', { max: 0 });
+    figure(
+      'chaos: jobs stuck (round timed out)',
+      outcome.timedOut ? CHAOS_JOBS - outcome.completed : 0,
+      'jobs',
+      { max: 0 },
+    );
+    figure('chaos: final side effect never ran', doneNever, 'jobs', { max: 0 });
+    figure('chaos: workers killed', kills, 'kills', { min: 1 });
+    figure('chaos: first side effect repeated (at-least-once)', startedTwice, 'jobs');
+    figure('chaos: final side effect repeated (killed between it and completion)', doneTwice, 'jobs');
+  } finally {
+    stopping = true;
+    await killer.catch(() => {});
+    await stopWorkers(workers);
+    await client.close();
+    await queue.close();
+  }
+}
+
+async function main(): Promise<void> {
+  if (!hasRedisServer()) {
+    console.log(
+      '  SKIP: redis-server not found (apt-get install redis-server); this bench did not run and is not met.',
+    );
+    process.exitCode = 1;
+    return;
+  }
+  if (!existsSync(MAIN))
+    spawnSync(process.execPath, [join(ROOT, 'scripts', 'build.mjs')], { cwd: ROOT, stdio: 'inherit' });
+  console.log(`  load average at start: ${loadavg()[0]!.toFixed(1)} on ${cpus().length} cores`);
+  const redis = await startRedis();
+  const probe = await startProbeServer();
+  const config = probeConfig(probe.url).path;
+  try {
+    const perRunMs = await directFloor(config);
+    figure('floor: same script run directly in-process, per run', perRunMs, 'ms');
+    const rates = new Map<number, number>();
+    for (const workers of [1, 2, 4]) rates.set(workers, await throughputRound(redis, config, workers));
+    const one = rates.get(1) ?? 0;
+    figure(
+      'per-job time through the queue (1 worker) / direct run',
+      one > 0 ? 1_000 / one / perRunMs : Infinity,
+      '×',
+    );
+    figure('throughput 2 workers / 1 worker', one > 0 ? (rates.get(2) ?? 0) / one : 0, '×', {
+      min: 1.6,
+      note: '(2 cores)',
+    });
+    figure('throughput 4 workers / 1 worker', one > 0 ? (rates.get(4) ?? 0) / one : 0, '×');
+    await chaos(redis, probe, config);
+  } finally {
+    await probe.close();
+    await redis.stop();
+  }
+  finish();
+}
+
+await main();

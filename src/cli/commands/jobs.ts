@@ -1,0 +1,327 @@
+/**
+ * @module
+ * `codecall jobs submit|status|wait|logs|cancel|list`: submits jobs to the BullMQ queue that
+ * `codecall worker` processes consume, and follows them. `wait` prints progress on stderr and
+ * the job's output on stdout (an `exec` job's stdout, a `run` job's answer); `--json` prints the
+ * job record instead.
+ */
+import { readFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { DEFAULT_JOBS_QUEUE } from '../../config/defaults.js';
+import { loadConfig } from '../../config/index.js';
+import { isCodecallError } from '../../errors.js';
+import {
+  createJobClient,
+  type JobBackend,
+  type JobProgress,
+  type JobRecord,
+  type JobSpecInput,
+} from '../../jobs/index.js';
+import { UsageError, type CliCommand, type CliIo } from '../command.js';
+
+/** Environment variable holding the Redis URL of the jobs queue. */
+export const REDIS_URL_ENV = 'CODECALL_REDIS_URL';
+
+const USAGE = `Usage: codecall jobs <command> [options]
+
+Commands:
+  submit exec <file | ->        queue a script job (prints its id)
+  submit run "<task>"           queue an agent task (--model demo|provider:model, --mode code|direct)
+  status <id>                   state, result status and attempts
+  wait <id>                     follow progress (stderr) until the job ends; print its output
+  logs <id>                     the job's log lines
+  cancel <id>                   cancel a waiting or running job
+  list [--state <s>]... [--limit <n>]
+
+Submit options:
+  --config-name <name>  configuration the worker runs the job with (default: "default")
+  --key <key>           idempotency key: submitting the same key again queues nothing new
+  --priority <n>        1 (highest) … 2097152; unset jobs run first, in order
+  --deadline <iso>      do not start after, and stop at, this time (e.g. 2030-01-01T06:00:00Z)
+  --attempts <n>        attempts on infrastructure faults (default 3)
+  --model <spec>        run jobs: the model (default: the worker configuration's agent.model)
+  --mode code|direct    run jobs: how the model uses tools
+  --max-steps <n>       run jobs: model requests before the run stops
+  --wait                after submitting, wait as \`jobs wait\` does
+
+Common options:
+  --redis <url>         Redis (default: $${REDIS_URL_ENV}, else jobs.connection in the configuration)
+  --queue <name>        queue (default: jobs.queue, else "${DEFAULT_JOBS_QUEUE}")
+  --config <path>       configuration file to read the "jobs" section from
+  --timeout-ms <n>      wait: give up waiting after this long (the job goes on)
+  --json                print JSON
+
+Exit status: 0 done (a waited job ended "ok"), 1 the job ended otherwise, 2 usage or configuration error.
+`;
+
+/** Parses a positive integer option; `undefined` when absent. */
+export function positiveOption(flag: string, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(n) || n < 1)
+    throw new UsageError(`${flag} needs a positive integer; got "${value}".`);
+  return n;
+}
+
+/** Where the queue is, from flags, then `$CODECALL_REDIS_URL`, then the configuration's `jobs` section. */
+export async function resolveJobConnection(
+  options: { redis?: string; queue?: string; config?: string },
+  io: CliIo,
+): Promise<{ url: string; queue: string; display: string }> {
+  let url = options.redis ?? (io.env[REDIS_URL_ENV] || undefined);
+  let queue = options.queue;
+  if (url === undefined || queue === undefined) {
+    let jobs: { connection?: string; queue?: string } = {};
+    try {
+      jobs = (
+        await loadConfig({
+          ...(options.config !== undefined ? { path: options.config } : {}),
+          cwd: io.cwd,
+          env: io.env,
+        })
+      ).jobs;
+    } catch (error) {
+      if (options.config !== undefined || !(isCodecallError(error) && error.code === 'CONFIG_NOT_FOUND'))
+        throw error;
+    }
+    url ??= jobs.connection;
+    queue ??= jobs.queue;
+  }
+  if (url === undefined)
+    throw new UsageError(
+      `no Redis to reach: pass --redis redis://127.0.0.1:6379, set $${REDIS_URL_ENV}, or set "jobs": {"connection": "redis://…"} in the configuration.`,
+    );
+  let display = url;
+  try {
+    const parsed = new URL(url);
+    display = `${parsed.protocol}//${parsed.host}`;
+  } catch {
+    // The backend reports a bad URL.
+  }
+  return { url, queue: queue ?? DEFAULT_JOBS_QUEUE, display };
+}
+
+/** One line for a progress event. */
+export function formatProgress(progress: JobProgress): string {
+  switch (progress.type) {
+    case 'started':
+      return `attempt ${progress.attempt} started on ${progress.worker}`;
+    case 'tool-call':
+      return `${progress.ok ? '✓' : '✗'} ${progress.tool}`;
+    case 'execution':
+      return `script ${progress.status}, ${progress.toolCalls} tool call(s), ${progress.wallMs} ms`;
+    case 'step':
+      return `step ${progress.step} · ${progress.calls.join(', ') || 'answer'} · ${progress.toolCalls} tool call(s)`;
+  }
+}
+
+/** A short human summary of a job. */
+export function formatRecord(record: JobRecord): string {
+  const parts = [`${record.id}`, record.kind, record.state];
+  if (record.result)
+    parts.push(record.result.status + (record.result.error ? ` (${record.result.error.code})` : ''));
+  if (record.failedReason) parts.push(`failed: ${record.failedReason.split('\n')[0]}`);
+  parts.push(`attempts ${record.attemptsMade}/${record.attempts}`);
+  if (record.cancelRequested && record.state !== 'completed') parts.push('cancel requested');
+  return parts.join(' · ');
+}
+
+const OPTIONS = {
+  redis: { type: 'string' },
+  queue: { type: 'string' },
+  config: { type: 'string' },
+  'config-name': { type: 'string' },
+  key: { type: 'string' },
+  priority: { type: 'string' },
+  deadline: { type: 'string' },
+  attempts: { type: 'string' },
+  model: { type: 'string' },
+  mode: { type: 'string' },
+  'max-steps': { type: 'string' },
+  wait: { type: 'boolean' },
+  json: { type: 'boolean' },
+  'timeout-ms': { type: 'string' },
+  state: { type: 'string', multiple: true },
+  limit: { type: 'string' },
+} as const;
+
+type Values = ReturnType<
+  typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true; strict: true }>
+>['values'];
+
+async function readSource(file: string, io: CliIo): Promise<string> {
+  if (file === '-') {
+    const chunks: Buffer[] = [];
+    for await (const chunk of io.stdin)
+      chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer));
+    return Buffer.concat(chunks).toString('utf8');
+  }
+  try {
+    return await readFile(resolve(io.cwd, file), 'utf8');
+  } catch (error) {
+    throw new UsageError(`cannot read ${file}: ${(error as Error).message}`);
+  }
+}
+
+async function buildSpec(words: string[], values: Values, io: CliIo): Promise<JobSpecInput> {
+  const [kind, ...rest] = words;
+  const common = {
+    ...(values['config-name'] !== undefined ? { config: values['config-name'] } : {}),
+    ...(values.key !== undefined ? { idempotencyKey: values.key } : {}),
+    ...(values.deadline !== undefined ? { deadline: values.deadline } : {}),
+  };
+  const priority = positiveOption('--priority', values.priority);
+  const attempts = positiveOption('--attempts', values.attempts);
+  const numbers = {
+    ...(priority !== undefined ? { priority } : {}),
+    ...(attempts !== undefined ? { attempts } : {}),
+  };
+  if (kind === 'exec') {
+    if (rest.length !== 1) throw new UsageError('submit exec takes one script file, or - for stdin.');
+    return { kind: 'exec', code: await readSource(rest[0]!, io), ...common, ...numbers };
+  }
+  if (kind === 'run') {
+    const prompt = rest.join(' ').trim();
+    if (prompt === '')
+      throw new UsageError('submit run needs the task, e.g. codecall jobs submit run "Summarise Q3 travel".');
+    const mode = values.mode;
+    if (mode !== undefined && mode !== 'code' && mode !== 'direct')
+      throw new UsageError(`--mode is code or direct, not "${mode}".`);
+    const maxSteps = positiveOption('--max-steps', values['max-steps']);
+    return {
+      kind: 'run',
+      prompt,
+      ...(values.model !== undefined ? { model: values.model } : {}),
+      ...(mode !== undefined ? { mode } : {}),
+      ...(maxSteps !== undefined ? { maxSteps } : {}),
+      ...common,
+      ...numbers,
+    };
+  }
+  throw new UsageError('submit what? codecall jobs submit exec <file> | codecall jobs submit run "<task>".');
+}
+
+async function waitFor(client: JobBackend, id: string, values: Values, io: CliIo): Promise<number> {
+  const timeoutMs = positiveOption('--timeout-ms', values['timeout-ms']);
+  const stop = new AbortController();
+  const onAbort = (): void => stop.abort();
+  io.signal.addEventListener('abort', onAbort, { once: true });
+  const timer = timeoutMs === undefined ? undefined : setTimeout(() => stop.abort(), timeoutMs);
+  let record: JobRecord | undefined;
+  try {
+    for await (const event of client.events(id, { signal: stop.signal })) {
+      if (event.type === 'state') io.stderr.write(`codecall jobs: ${id} ${event.state}\n`);
+      else if (event.type === 'progress')
+        io.stderr.write(`codecall jobs: ${formatProgress(event.progress)}\n`);
+      else record = event.job;
+    }
+  } finally {
+    clearTimeout(timer);
+    io.signal.removeEventListener('abort', onAbort);
+  }
+  if (!record) {
+    io.stderr.write(`codecall jobs: stopped waiting for ${id}; it goes on.\n`);
+    return 1;
+  }
+  if (values.json) io.stdout.write(`${JSON.stringify(record)}\n`);
+  else {
+    const result = record.result;
+    if (result?.exec) {
+      io.stdout.write(result.exec.stdout);
+      io.stderr.write(result.exec.stderr);
+    }
+    if (result?.run?.answer) io.stdout.write(`${result.run.answer.trimEnd()}\n`);
+    io.stderr.write(`codecall jobs: ${formatRecord(record)}\n`);
+    if (result?.error) io.stderr.write(`codecall jobs: ${result.error.code}: ${result.error.message}\n`);
+  }
+  return record.state === 'completed' && record.result?.status === 'ok' ? 0 : 1;
+}
+
+async function run(argv: string[], io: CliIo): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  const { values, positionals } = parsed;
+  const [command, ...words] = positionals;
+  if (command === undefined)
+    throw new UsageError('give a command: submit, status, wait, logs, cancel or list.');
+  const known = ['submit', 'status', 'wait', 'logs', 'cancel', 'list'];
+  if (!known.includes(command))
+    throw new UsageError(`unknown jobs command "${command}"; one of ${known.join(', ')}.`);
+  const id = words[0];
+  if (['status', 'wait', 'logs', 'cancel'].includes(command) && (id === undefined || words.length !== 1))
+    throw new UsageError(`jobs ${command} takes one job id.`);
+  const spec = command === 'submit' ? await buildSpec(words, values, io) : undefined;
+  const limit = positiveOption('--limit', values.limit);
+  const connection = await resolveJobConnection(
+    {
+      ...(values.redis !== undefined ? { redis: values.redis } : {}),
+      ...(values.queue !== undefined ? { queue: values.queue } : {}),
+      ...(values.config !== undefined ? { config: values.config } : {}),
+    },
+    io,
+  );
+  const client = await createJobClient({ connection: connection.url, queue: connection.queue });
+  try {
+    switch (command) {
+      case 'submit': {
+        const submission = await client.submit(spec!);
+        if (values.json && !values.wait) io.stdout.write(`${JSON.stringify(submission)}\n`);
+        else if (!values.wait) io.stdout.write(`${submission.id}\n`);
+        if (submission.deduplicated)
+          io.stderr.write(`codecall jobs: ${submission.id} already existed; nothing new queued.\n`);
+        return values.wait ? await waitFor(client, submission.id, values, io) : 0;
+      }
+      case 'status': {
+        const record = await client.get(id!);
+        if (!record) {
+          io.stderr.write(`codecall jobs: no job "${id}".\n`);
+          return 1;
+        }
+        io.stdout.write(values.json ? `${JSON.stringify(record)}\n` : `${formatRecord(record)}\n`);
+        return 0;
+      }
+      case 'wait':
+        return await waitFor(client, id!, values, io);
+      case 'logs': {
+        const lines = await client.logs(id!);
+        io.stdout.write(
+          values.json ? `${JSON.stringify(lines)}\n` : lines.map((line) => `${line}\n`).join(''),
+        );
+        return 0;
+      }
+      case 'cancel': {
+        const cancelled = await client.cancel(id!);
+        io.stderr.write(
+          `codecall jobs: ${cancelled ? `cancel requested for ${id}` : `${id} is unknown or already finished`}\n`,
+        );
+        return cancelled ? 0 : 1;
+      }
+      default: {
+        const states = values.state as JobRecord['state'][] | undefined;
+        const records = await client.list({
+          ...(states ? { states } : {}),
+          ...(limit !== undefined ? { limit } : {}),
+        });
+        io.stdout.write(
+          values.json ? `${JSON.stringify(records)}\n` : records.map((r) => `${formatRecord(r)}\n`).join(''),
+        );
+        return 0;
+      }
+    }
+  } finally {
+    await client.close();
+  }
+}
+
+/** `codecall jobs`. */
+export const jobsCommand: CliCommand = {
+  name: 'jobs',
+  summary: 'Submit and follow server-side jobs on a BullMQ queue (submit, status, wait, logs, cancel, list)',
+  usage: USAGE,
+  run,
+};

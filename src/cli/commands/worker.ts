@@ -1,0 +1,144 @@
+/**
+ * @module
+ * `codecall worker`: consumes jobs from a BullMQ queue on Redis and runs them with the runtime
+ * of each job's named configuration (MCP servers, sandbox, search and usage history opened once
+ * per configuration and shared by its jobs). SIGTERM/SIGINT stops taking jobs, lets running ones
+ * finish for the grace period, then hands them back to the queue; a second signal exits at once.
+ */
+import { parseArgs } from 'node:util';
+import {
+  DEFAULT_JOBS_CONFIG_NAME,
+  DEFAULT_JOBS_LOCK_DURATION_MS,
+  DEFAULT_JOBS_QUEUE,
+  DEFAULT_JOBS_SHUTDOWN_GRACE_MS,
+  DEFAULT_JOBS_STALLED_INTERVAL_MS,
+  DEFAULT_JOBS_WORKER_CONCURRENCY,
+} from '../../config/defaults.js';
+import { startWorker, type NamedConfigSource } from '../../jobs/index.js';
+import { UsageError, type CliCommand, type CliIo } from '../command.js';
+import { positiveOption, resolveJobConnection } from './jobs.js';
+
+const USAGE = `Usage: codecall worker [--config [<name>=]<path>]... [--queue <name>] [--concurrency <n>]
+                       [--redis <url>]
+
+Runs jobs from a BullMQ queue on Redis (submitted with \`codecall jobs submit\`, the library's
+createJobClient, or POST /v1/jobs on \`codecall serve --http --redis <url>\`). Each job names a
+configuration this worker has; a job that names none gets "${DEFAULT_JOBS_CONFIG_NAME}". Secrets stay here:
+\${VAR} references in the files are expanded from this worker's environment.
+
+Options:
+  --config [<name>=]<path>   a configuration jobs may name (repeatable; a bare path is "${DEFAULT_JOBS_CONFIG_NAME}";
+                             default: ./codecall.json, then ./.mcp.json, as "${DEFAULT_JOBS_CONFIG_NAME}")
+  --queue <name>             queue to consume (default: jobs.queue in the configuration, else "${DEFAULT_JOBS_QUEUE}")
+  --concurrency <n>          jobs run at once (default ${DEFAULT_JOBS_WORKER_CONCURRENCY})
+  --redis <url>              Redis (default: $CODECALL_REDIS_URL, else jobs.connection in the configuration)
+  --shutdown-grace-ms <n>    time running jobs get to finish on SIGTERM before they are handed
+                             back to the queue (default ${DEFAULT_JOBS_SHUTDOWN_GRACE_MS})
+  --lock-duration-ms <n>     job lock; a worker that dies loses its jobs after this (default ${DEFAULT_JOBS_LOCK_DURATION_MS})
+  --stalled-interval-ms <n>  how often to look for jobs of dead workers (default ${DEFAULT_JOBS_STALLED_INTERVAL_MS})
+  --shared-history           keep usage history in the queue's Redis: every worker's runs feed one
+                             tool graph per configuration name (default: each configuration's own store)
+
+Delivery is at-least-once: a job whose worker dies runs again from the start on another worker,
+and the tool calls it had made are made again (see docs/jobs.md).
+`;
+
+/** Parses `--config` values into named sources. */
+export function parseNamedConfigs(values: string[]): Record<string, NamedConfigSource> {
+  const configs: Record<string, NamedConfigSource> = {};
+  for (const value of values) {
+    const match = /^([A-Za-z0-9_.-]{1,64})=(.+)$/.exec(value);
+    const [name, path] = match ? [match[1]!, match[2]!] : [DEFAULT_JOBS_CONFIG_NAME, value];
+    if (Object.hasOwn(configs, name)) throw new UsageError(`--config names "${name}" twice.`);
+    configs[name] = path;
+  }
+  if (Object.keys(configs).length === 0) configs[DEFAULT_JOBS_CONFIG_NAME] = {};
+  return configs;
+}
+
+function aborted(signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) resolve();
+    else signal.addEventListener('abort', () => resolve(), { once: true });
+  });
+}
+
+async function run(argv: string[], io: CliIo): Promise<number> {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: argv,
+      options: {
+        config: { type: 'string', multiple: true },
+        queue: { type: 'string' },
+        concurrency: { type: 'string' },
+        redis: { type: 'string' },
+        'shutdown-grace-ms': { type: 'string' },
+        'lock-duration-ms': { type: 'string' },
+        'stalled-interval-ms': { type: 'string' },
+        'shared-history': { type: 'boolean' },
+      },
+      strict: true,
+      allowPositionals: false,
+    }));
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  const configs = parseNamedConfigs(values.config ?? []);
+  const defaultSource = configs[DEFAULT_JOBS_CONFIG_NAME] ?? Object.values(configs)[0]!;
+  const connection = await resolveJobConnection(
+    {
+      ...(values.redis !== undefined ? { redis: values.redis } : {}),
+      ...(typeof defaultSource === 'string' ? { config: defaultSource } : {}),
+      ...(values.queue !== undefined ? { queue: values.queue } : {}),
+    },
+    io,
+  );
+  const log = (line: string): void => {
+    io.stderr.write(`codecall worker: ${line}\n`);
+  };
+  const concurrency = positiveOption('--concurrency', values.concurrency);
+  const grace = positiveOption('--shutdown-grace-ms', values['shutdown-grace-ms']);
+  const lock = positiveOption('--lock-duration-ms', values['lock-duration-ms']);
+  const stalled = positiveOption('--stalled-interval-ms', values['stalled-interval-ms']);
+  const worker = await startWorker({
+    connection: connection.url,
+    queue: connection.queue,
+    runtimes: {
+      configs,
+      cwd: io.cwd,
+      env: io.env,
+      runtimeOptions: {
+        tools: { onServerError: (event) => log(`${event.server}: ${event.error.message.split('\n')[0]}`) },
+        onHistoryError: (error) => log(`usage history: ${(error as Error)?.message ?? String(error)}`),
+      },
+    },
+    env: io.env,
+    onLog: log,
+    ...(values['shared-history'] ? { sharedHistory: true } : {}),
+    ...(concurrency !== undefined ? { concurrency } : {}),
+    ...(grace !== undefined ? { shutdownGraceMs: grace } : {}),
+    ...(lock !== undefined ? { lockDurationMs: lock } : {}),
+    ...(stalled !== undefined ? { stalledIntervalMs: stalled } : {}),
+  });
+  log(
+    `${worker.name} consuming queue "${connection.queue}" on ${connection.display} ` +
+      `(concurrency ${concurrency ?? DEFAULT_JOBS_WORKER_CONCURRENCY}; configurations: ${Object.keys(configs).join(', ')})`,
+  );
+  try {
+    await aborted(io.signal);
+    log(`shutting down: ${worker.running()} job(s) running; finishing or handing them back`);
+  } finally {
+    await worker.close();
+  }
+  log('stopped');
+  return 0;
+}
+
+/** `codecall worker`. */
+export const workerCommand: CliCommand = {
+  name: 'worker',
+  summary: 'Run jobs from a BullMQ queue on Redis (server-side agent jobs)',
+  usage: USAGE,
+  run,
+};

@@ -1,0 +1,71 @@
+/**
+ * @module
+ * Entry points that load BullMQ only when asked: {@link createJobClient} (submit and watch jobs
+ * on a Redis queue), {@link startWorker} (consume them), and {@link openJobBackend} (what
+ * `codecall serve --http` uses: BullMQ when configured, else the embedded backend).
+ */
+import type { JobsConfig } from '../config/index.js';
+import { CodecallError } from '../errors.js';
+import type { BullmqJobBackendOptions } from './bullmq-job-backend.js';
+import type { JobWorkerHandle, JobWorkerOptions } from './bullmq-worker.js';
+import type { JobBackend } from './job-types.js';
+import { createLocalJobBackend } from './local-job-backend.js';
+import type { RuntimeRegistry } from './runtime-registry.js';
+
+/** Options of {@link createJobClient}. */
+export type JobClientOptions = BullmqJobBackendOptions;
+
+/**
+ * Connects to a BullMQ queue on Redis to submit and follow jobs (`codecall worker` processes run
+ * them). Throws `JOBS_BACKEND_UNAVAILABLE` when Redis cannot be reached.
+ *
+ * @example
+ * ```ts
+ * await using jobs = await createJobClient({ connection: 'redis://127.0.0.1:6379' });
+ * const { id } = await jobs.submit({ kind: 'exec', code: 'console.log(1 + 1)' });
+ * for await (const event of jobs.events(id)) console.log(event.type);
+ * ```
+ */
+export async function createJobClient(options: JobClientOptions): Promise<JobBackend> {
+  const { openBullmqJobBackend } = await import('./bullmq-job-backend.js');
+  return openBullmqJobBackend(options);
+}
+
+/** Starts a BullMQ worker (see `codecall worker`). */
+export async function startWorker(options: JobWorkerOptions): Promise<JobWorkerHandle> {
+  const { startJobWorker } = await import('./bullmq-worker.js');
+  return startJobWorker(options);
+}
+
+/** Options of {@link openJobBackend}. */
+export interface OpenJobBackendOptions {
+  /** The configuration's `jobs` section, with flags already applied. */
+  jobs: JobsConfig;
+  /** Runtimes the embedded backend runs jobs with (borrowed). */
+  runtimes: RuntimeRegistry;
+  /** Environment of model providers (embedded backend). */
+  env?: NodeJS.ProcessEnv;
+}
+
+/** The BullMQ backend when `jobs.backend` is `bullmq`, else the embedded one. */
+export async function openJobBackend(options: OpenJobBackendOptions): Promise<JobBackend> {
+  const { jobs } = options;
+  if (jobs.backend === 'bullmq' || (jobs.backend === undefined && jobs.connection !== undefined)) {
+    if (jobs.connection === undefined) {
+      throw new CodecallError(
+        'CONFIG_INVALID',
+        'jobs.backend is "bullmq" but jobs.connection is not set; add "connection": "redis://127.0.0.1:6379" or pass --redis <url>.',
+        { details: { path: 'jobs.connection' } },
+      );
+    }
+    return createJobClient({
+      connection: jobs.connection,
+      ...(jobs.queue !== undefined ? { queue: jobs.queue } : {}),
+    });
+  }
+  return createLocalJobBackend({
+    runtimes: options.runtimes,
+    ...(jobs.concurrency !== undefined ? { concurrency: jobs.concurrency } : {}),
+    ...(options.env ? { env: options.env } : {}),
+  });
+}

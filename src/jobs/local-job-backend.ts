@@ -1,0 +1,356 @@
+/**
+ * @module
+ * The embedded job backend: jobs run inside this process (what `codecall serve --http` uses when
+ * no Redis is configured), with the same API as the BullMQ backend, so a new user can try jobs
+ * without installing anything. Jobs, results, logs and events are kept in memory, bounded
+ * ({@link DEFAULT_JOBS_LOCAL_MAX_JOBS} jobs, the oldest finished ones go first); nothing survives
+ * a restart. Move to BullMQ for durability, several machines, or worker processes.
+ */
+import { randomUUID } from 'node:crypto';
+import PQueue from 'p-queue';
+import {
+  DEFAULT_JOBS_ATTEMPTS,
+  DEFAULT_JOBS_BACKOFF_MS,
+  DEFAULT_JOBS_LIST_LIMIT,
+  DEFAULT_JOBS_LOCAL_CONCURRENCY,
+  DEFAULT_JOBS_LOCAL_MAX_EVENTS,
+  DEFAULT_JOBS_LOCAL_MAX_JOBS,
+  DEFAULT_JOBS_LOCAL_MAX_WAITING,
+  DEFAULT_JOBS_MAX_LIST_LIMIT,
+  DEFAULT_JOBS_MAX_LOG_LINES,
+} from '../config/defaults.js';
+import { CodecallError } from '../errors.js';
+import { cutLogLine, waitForJobEnd } from './job-helpers.js';
+import { MAX_JOB_PRIORITY, parseJobSpec, type JobSpec, type JobSpecInput } from './job-spec.js';
+import type {
+  JobBackend,
+  JobEvent,
+  JobRecord,
+  JobSubmission,
+  ListJobsOptions,
+  WaitJobOptions,
+} from './job-types.js';
+import { isRetryableJobError, JOB_ABORT_REASONS, JobHandBackError, runJob } from './run-job.js';
+import { RuntimeRegistry, type RuntimeRegistryOptions } from './runtime-registry.js';
+
+/** Options of {@link createLocalJobBackend}. */
+export interface LocalJobBackendOptions {
+  /** The configurations jobs may name, or an open registry (borrowed: not closed by the backend). */
+  runtimes: RuntimeRegistry | RuntimeRegistryOptions;
+  /** Jobs run at once. @defaultValue {@link DEFAULT_JOBS_LOCAL_CONCURRENCY} */
+  concurrency?: number;
+  /** Jobs kept (any state); past this the oldest finished ones are dropped. @defaultValue {@link DEFAULT_JOBS_LOCAL_MAX_JOBS} */
+  maxJobs?: number;
+  /** Jobs waiting; past this `submit` throws `JOBS_QUEUE_FULL`. @defaultValue {@link DEFAULT_JOBS_LOCAL_MAX_WAITING} */
+  maxWaiting?: number;
+  /** First retry delay after an infrastructure fault; doubles per attempt. @defaultValue {@link DEFAULT_JOBS_BACKOFF_MS} */
+  backoffMs?: number;
+  /** Environment of model providers (API keys). @defaultValue `process.env` */
+  env?: NodeJS.ProcessEnv;
+}
+
+interface LocalJob {
+  record: JobRecord;
+  spec: JobSpec;
+  logs: string[];
+  /** The most recent events (bounded); `emitted` counts every event ever emitted. */
+  events: JobEvent[];
+  emitted: number;
+  listeners: Set<() => void>;
+  controller: AbortController;
+}
+
+const FINISHED = new Set(['completed', 'failed']);
+
+/**
+ * Opens the embedded backend.
+ *
+ * @example
+ * ```ts
+ * await using jobs = createLocalJobBackend({ runtimes: { configs: { default: 'codecall.json' } } });
+ * const { id } = await jobs.submit({ kind: 'exec', code: 'console.log(1 + 1)' });
+ * console.log((await jobs.wait(id)).result?.exec?.stdout);
+ * ```
+ */
+export function createLocalJobBackend(options: LocalJobBackendOptions): JobBackend {
+  return new LocalJobBackend(options);
+}
+
+class LocalJobBackend implements JobBackend {
+  readonly kind = 'local' as const;
+  readonly #runtimes: RuntimeRegistry;
+  readonly #ownsRuntimes: boolean;
+  readonly #queue: PQueue;
+  readonly #jobs = new Map<string, LocalJob>();
+  readonly #maxJobs: number;
+  readonly #maxWaiting: number;
+  readonly #backoffMs: number;
+  readonly #env: NodeJS.ProcessEnv;
+  readonly #worker = `local:${process.pid}`;
+  #closing: Promise<void> | undefined;
+
+  constructor(options: LocalJobBackendOptions) {
+    this.#ownsRuntimes = !(options.runtimes instanceof RuntimeRegistry);
+    this.#runtimes =
+      options.runtimes instanceof RuntimeRegistry ? options.runtimes : new RuntimeRegistry(options.runtimes);
+    this.#queue = new PQueue({ concurrency: options.concurrency ?? DEFAULT_JOBS_LOCAL_CONCURRENCY });
+    this.#maxJobs = options.maxJobs ?? DEFAULT_JOBS_LOCAL_MAX_JOBS;
+    this.#maxWaiting = options.maxWaiting ?? DEFAULT_JOBS_LOCAL_MAX_WAITING;
+    this.#backoffMs = options.backoffMs ?? DEFAULT_JOBS_BACKOFF_MS;
+    this.#env = options.env ?? process.env;
+  }
+
+  submit(input: JobSpecInput): Promise<JobSubmission> {
+    if (this.#closing) return Promise.reject(new CodecallError('CLOSED', 'The job backend is closed.'));
+    const spec = parseJobSpec(input);
+    const id = spec.idempotencyKey ?? randomUUID();
+    if (this.#jobs.has(id)) return Promise.resolve({ id, deduplicated: true });
+    if (this.#queue.size >= this.#maxWaiting) {
+      return Promise.reject(
+        new CodecallError(
+          'JOBS_QUEUE_FULL',
+          `${this.#maxWaiting} jobs are already waiting; retry later, or move to the BullMQ backend ` +
+            '(jobs.backend "bullmq") and add workers.',
+          { details: { maxWaiting: this.#maxWaiting } },
+        ),
+      );
+    }
+    const job: LocalJob = {
+      spec,
+      record: {
+        id,
+        kind: spec.kind,
+        config: spec.config,
+        state: 'waiting',
+        attemptsMade: 0,
+        attempts: spec.attempts ?? DEFAULT_JOBS_ATTEMPTS,
+        createdAt: Date.now(),
+        ...(spec.priority !== undefined ? { priority: spec.priority } : {}),
+        ...(spec.deadline !== undefined ? { deadline: spec.deadline } : {}),
+        ...(spec.labels !== undefined ? { labels: spec.labels } : {}),
+      },
+      logs: [],
+      events: [],
+      emitted: 0,
+      listeners: new Set(),
+      controller: new AbortController(),
+    };
+    this.#jobs.set(id, job);
+    this.#prune();
+    // No priority first (as BullMQ does), then 1 (highest) … MAX_JOB_PRIORITY.
+    const priority =
+      spec.priority === undefined ? MAX_JOB_PRIORITY + 1 : MAX_JOB_PRIORITY + 1 - spec.priority;
+    void this.#queue.add(() => this.#process(job), { priority }).catch(() => {});
+    return Promise.resolve({ id, deduplicated: false });
+  }
+
+  #emit(job: LocalJob, event: JobEvent): void {
+    job.events.push(event);
+    job.emitted++;
+    if (job.events.length > DEFAULT_JOBS_LOCAL_MAX_EVENTS)
+      job.events.splice(0, job.events.length - DEFAULT_JOBS_LOCAL_MAX_EVENTS);
+    for (const listener of job.listeners) listener();
+  }
+
+  #log(job: LocalJob, line: string): void {
+    job.logs.push(cutLogLine(line));
+    if (job.logs.length > DEFAULT_JOBS_MAX_LOG_LINES)
+      job.logs.splice(0, job.logs.length - DEFAULT_JOBS_MAX_LOG_LINES);
+  }
+
+  #setState(job: LocalJob, state: JobRecord['state']): void {
+    job.record.state = state;
+    this.#emit(job, { type: 'state', id: job.record.id, state });
+  }
+
+  #finish(job: LocalJob, fields: Partial<JobRecord> & { state: 'completed' | 'failed' }): void {
+    Object.assign(job.record, fields, { finishedAt: Date.now() });
+    this.#emit(job, { type: 'state', id: job.record.id, state: fields.state });
+    this.#emit(job, { type: 'done', id: job.record.id, job: structuredClone(job.record) });
+    this.#prune();
+  }
+
+  async #process(job: LocalJob): Promise<void> {
+    if (FINISHED.has(job.record.state)) return; // cancelled while waiting
+    for (;;) {
+      const attempt = job.record.attemptsMade + 1;
+      job.record.attemptsMade = attempt;
+      job.record.startedAt ??= Date.now();
+      this.#setState(job, 'active');
+      try {
+        const result = await runJob({
+          spec: job.spec,
+          runtimes: this.#runtimes,
+          attempt,
+          worker: this.#worker,
+          signal: job.controller.signal,
+          env: this.#env,
+          onProgress: (progress) => {
+            job.record.progress = progress;
+            this.#emit(job, { type: 'progress', id: job.record.id, progress });
+          },
+          onLog: (line) => this.#log(job, line),
+        });
+        this.#finish(job, { state: 'completed', result });
+        return;
+      } catch (error) {
+        const message = (error as Error)?.message ?? String(error);
+        if (error instanceof JobHandBackError) {
+          this.#finish(job, { state: 'failed', failedReason: 'The server shut down while the job ran.' });
+          return;
+        }
+        this.#log(job, `attempt ${attempt} failed: ${message}`);
+        if (!isRetryableJobError(error) || attempt >= job.record.attempts) {
+          this.#finish(job, { state: 'failed', failedReason: message });
+          return;
+        }
+        this.#setState(job, 'delayed');
+        const delay = this.#backoffMs * 2 ** (attempt - 1);
+        const waited = await new Promise<boolean>((resolve) => {
+          const timer = setTimeout(() => resolve(true), delay);
+          job.controller.signal.addEventListener(
+            'abort',
+            () => {
+              clearTimeout(timer);
+              resolve(false);
+            },
+            { once: true },
+          );
+        });
+        if (!waited) {
+          if (job.controller.signal.reason === JOB_ABORT_REASONS.cancel) this.#finishCancelled(job);
+          else
+            this.#finish(job, {
+              state: 'failed',
+              failedReason: 'The server shut down while the job waited.',
+            });
+          return;
+        }
+      }
+    }
+  }
+
+  #finishCancelled(job: LocalJob): void {
+    this.#finish(job, {
+      state: 'completed',
+      result: {
+        kind: job.spec.kind,
+        status: 'cancelled',
+        error: { code: 'JOB_CANCELLED', message: 'The job was cancelled.' },
+        attempt: job.record.attemptsMade,
+        durationMs: 0,
+      },
+    });
+  }
+
+  /** Drops the oldest finished jobs past the bound. */
+  #prune(): void {
+    if (this.#jobs.size <= this.#maxJobs) return;
+    for (const [id, job] of this.#jobs) {
+      if (this.#jobs.size <= this.#maxJobs) break;
+      if (FINISHED.has(job.record.state)) this.#jobs.delete(id);
+    }
+  }
+
+  get(id: string): Promise<JobRecord | undefined> {
+    const job = this.#jobs.get(id);
+    return Promise.resolve(job ? structuredClone(job.record) : undefined);
+  }
+
+  #require(id: string): LocalJob {
+    const job = this.#jobs.get(id);
+    if (!job)
+      throw new CodecallError('JOB_NOT_FOUND', `No job "${id}" (never submitted, or removed by retention).`, {
+        details: { id },
+      });
+    return job;
+  }
+
+  async wait(id: string, options: WaitJobOptions = {}): Promise<JobRecord> {
+    this.#require(id);
+    return waitForJobEnd((signal) => this.events(id, { signal }), id, options);
+  }
+
+  async *events(
+    id: string,
+    options: { signal?: AbortSignal } = {},
+  ): AsyncGenerator<JobEvent, void, undefined> {
+    const job = this.#require(id);
+    let wake: (() => void) | undefined;
+    const listener = (): void => wake?.();
+    job.listeners.add(listener);
+    const onAbort = (): void => wake?.();
+    options.signal?.addEventListener('abort', onAbort);
+    try {
+      yield { type: 'state', id, state: job.record.state };
+      if (FINISHED.has(job.record.state)) {
+        yield { type: 'done', id, job: structuredClone(job.record) };
+        return;
+      }
+      // Sequence number of the next event this watcher reads; events dropped by the per-job
+      // bound while it lagged are skipped.
+      let next = job.emitted;
+      for (;;) {
+        if (options.signal?.aborted) return;
+        const base = job.emitted - job.events.length;
+        const pending = job.events.slice(Math.max(0, next - base));
+        next = job.emitted;
+        for (const event of pending) {
+          yield event;
+          if (event.type === 'done') return;
+        }
+        await new Promise<void>((resolve) => {
+          wake = resolve;
+          if (job.emitted !== next || options.signal?.aborted) resolve();
+        });
+        wake = undefined;
+      }
+    } finally {
+      job.listeners.delete(listener);
+      options.signal?.removeEventListener('abort', onAbort);
+    }
+  }
+
+  logs(id: string): Promise<string[]> {
+    return Promise.resolve([...this.#require(id).logs]);
+  }
+
+  cancel(id: string): Promise<boolean> {
+    const job = this.#jobs.get(id);
+    if (!job || FINISHED.has(job.record.state)) return Promise.resolve(false);
+    job.record.cancelRequested = true;
+    this.#log(job, 'cancel requested');
+    if (job.record.state === 'waiting') this.#finishCancelled(job);
+    else job.controller.abort(JOB_ABORT_REASONS.cancel);
+    return Promise.resolve(true);
+  }
+
+  list(options: ListJobsOptions = {}): Promise<JobRecord[]> {
+    const limit = Math.min(options.limit ?? DEFAULT_JOBS_LIST_LIMIT, DEFAULT_JOBS_MAX_LIST_LIMIT);
+    const states = options.states ? new Set(options.states) : undefined;
+    const out: JobRecord[] = [];
+    for (const job of [...this.#jobs.values()].reverse()) {
+      if (out.length >= limit) break;
+      if (!states || states.has(job.record.state)) out.push(structuredClone(job.record));
+    }
+    return Promise.resolve(out);
+  }
+
+  close(): Promise<void> {
+    this.#closing ??= (async () => {
+      this.#queue.clear();
+      for (const job of this.#jobs.values()) {
+        if (job.record.state === 'waiting')
+          this.#finish(job, { state: 'failed', failedReason: 'The server shut down before the job ran.' });
+        else if (!FINISHED.has(job.record.state)) job.controller.abort(JOB_ABORT_REASONS.shutdown);
+      }
+      await this.#queue.onIdle();
+      if (this.#ownsRuntimes) await this.#runtimes.close();
+    })();
+    return this.#closing;
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+}

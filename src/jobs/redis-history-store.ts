@@ -1,0 +1,117 @@
+/**
+ * @module
+ * Usage history for a fleet of workers, in the same Redis as the queue: every worker's runs feed
+ * one tool graph. One run is one `MULTI … EXEC` transaction (the run counter and each of its
+ * transitions), so a worker killed mid-write loses at most that run and never leaves half of
+ * one. A worker loads the graph when it opens a configuration; runs of other workers reach its
+ * search the next time it opens it. The local SQLite store stays the default for one machine.
+ */
+import { Redis } from 'ioredis';
+import { DEFAULT_JOBS_HISTORY_MAX_TRANSITIONS } from '../config/defaults.js';
+import {
+  checkSequence,
+  transitionsOf,
+  type ToolSearchState,
+  type UsageHistoryStore,
+} from '../search/index.js';
+import { CodecallError } from '../errors.js';
+import { JOBS_KEY_PREFIX } from './bullmq-shared.js';
+
+/** Options of {@link RedisHistoryStore.open}. */
+export interface RedisHistoryStoreOptions {
+  /** Redis URL. */
+  connection: string;
+  /** Namespace of this history (e.g. the configuration name); one graph per namespace. */
+  namespace: string;
+  /** @defaultValue {@link DEFAULT_JOBS_HISTORY_MAX_TRANSITIONS} */
+  maxTransitions?: number;
+}
+
+/** Separator of `from` and `to` in a hash field (cannot occur in a tool name JSON string). */
+const FIELD_SEPARATOR = '\n';
+
+/** A {@link UsageHistoryStore} in Redis: counters in one hash, updated atomically per run. */
+export class RedisHistoryStore implements UsageHistoryStore {
+  readonly #redis: Redis;
+  readonly #runs: string;
+  readonly #transitions: string;
+  readonly #max: number;
+  #closed = false;
+
+  private constructor(redis: Redis, namespace: string, max: number) {
+    this.#redis = redis;
+    this.#runs = `${JOBS_KEY_PREFIX}:codecall:history:${namespace}:sequences`;
+    this.#transitions = `${JOBS_KEY_PREFIX}:codecall:history:${namespace}:transitions`;
+    this.#max = max;
+  }
+
+  /** Connects; throws `HISTORY_STORE_FAILED` when Redis cannot be reached. */
+  static async open(options: RedisHistoryStoreOptions): Promise<RedisHistoryStore> {
+    if (!/^[A-Za-z0-9_.-]{1,128}$/.test(options.namespace))
+      throw new CodecallError(
+        'INVALID_ARGUMENT',
+        `The history namespace "${options.namespace}" must be 1-128 letters, digits, "_", "." or "-".`,
+      );
+    const redis = new Redis(options.connection, { maxRetriesPerRequest: 2, lazyConnect: true });
+    redis.on('error', () => {});
+    try {
+      await redis.connect();
+    } catch (error) {
+      redis.disconnect();
+      throw new CodecallError(
+        'HISTORY_STORE_FAILED',
+        `Cannot reach the usage-history Redis: ${(error as Error).message}.`,
+        { cause: error },
+      );
+    }
+    return new RedisHistoryStore(
+      redis,
+      options.namespace,
+      options.maxTransitions ?? DEFAULT_JOBS_HISTORY_MAX_TRANSITIONS,
+    );
+  }
+
+  async load(): Promise<ToolSearchState> {
+    this.#assertOpen();
+    const sequences = Number((await this.#redis.get(this.#runs)) ?? 0);
+    const transitions: ToolSearchState['transitions'] = [];
+    let cursor = '0';
+    do {
+      const [next, flat] = await this.#redis.hscan(this.#transitions, cursor, 'COUNT', 1_000);
+      cursor = next;
+      for (let i = 0; i + 1 < flat.length && transitions.length < this.#max; i += 2) {
+        const [from, to] = flat[i]!.split(FIELD_SEPARATOR);
+        const count = Number(flat[i + 1]);
+        if (from && to && Number.isSafeInteger(count) && count > 0) transitions.push([from, to, count]);
+      }
+    } while (cursor !== '0' && transitions.length < this.#max);
+    return { version: 1, sequences: Number.isSafeInteger(sequences) ? sequences : 0, transitions };
+  }
+
+  async append(sequence: readonly string[]): Promise<void> {
+    this.#assertOpen();
+    const pairs = transitionsOf(checkSequence(sequence));
+    const multi = this.#redis.multi().incr(this.#runs);
+    for (const [from, to] of pairs) {
+      if (from.includes(FIELD_SEPARATOR) || to.includes(FIELD_SEPARATOR)) continue;
+      multi.hincrby(this.#transitions, `${from}${FIELD_SEPARATOR}${to}`, 1);
+    }
+    const results = await multi.exec();
+    const failed = results?.find(([error]) => error !== null)?.[0];
+    if (results === null || failed)
+      throw new CodecallError(
+        'HISTORY_STORE_FAILED',
+        `Recording usage history in Redis failed: ${failed?.message ?? 'transaction aborted'}.`,
+      );
+  }
+
+  #assertOpen(): void {
+    if (this.#closed) throw new CodecallError('CLOSED', 'The usage history store is closed. Open a new one.');
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await this.#redis.quit().catch(() => this.#redis.disconnect());
+  }
+}

@@ -1,0 +1,276 @@
+/**
+ * @module
+ * Runs one attempt of one job with the runtime of its named configuration, whichever backend
+ * holds it. This is where the two kinds of failure part ways:
+ *
+ * - the **model's fault** (the script threw or timed out, the agent ran out of steps or time) is
+ *   a normal result, `status: "error"`, and is never retried;
+ * - an **infrastructure fault** (a configuration or MCP server that will not open, a provider
+ *   5xx after its own retries, a sandbox that is unavailable) is thrown, and the backend retries
+ *   the job with backoff; {@link isRetryableJobError} says which thrown errors are worth it.
+ *
+ * The signal passed in may carry one of the {@link JOB_ABORT_REASONS}: a cancel ends the job
+ * `cancelled`, a passed deadline `expired`, and a worker shutdown throws {@link JobHandBackError}
+ * so the backend puts the job back in the queue for another worker.
+ */
+import { createOrchestrator, type AgentEvent } from '../agent/index.js';
+import { isCodecallError } from '../errors.js';
+import type { SandboxLimits } from '../types.js';
+import type { ExecJobSpec, JobSpec, RunJobSpec } from './job-spec.js';
+import type { JobProgress, JobResult } from './job-types.js';
+import type { RuntimeRegistry } from './runtime-registry.js';
+
+/** Reasons a running job is aborted with (the abort signal's `reason`). */
+export const JOB_ABORT_REASONS = {
+  cancel: 'codecall:job-cancelled',
+  shutdown: 'codecall:worker-shutdown',
+  deadline: 'codecall:job-deadline',
+} as const;
+
+/** Agent errors that are the model's fault: a completed job with status `error`. */
+const MODEL_FAULT_CODES: ReadonlySet<string> = new Set([
+  'MAX_STEPS_EXCEEDED',
+  'RUN_TIMEOUT',
+  'MODEL_SCRIPT_EXHAUSTED',
+  'MODEL_SCRIPT_MISMATCH',
+]);
+
+/** Thrown errors no retry can fix: the job fails at once. */
+const FATAL_CODES: ReadonlySet<string> = new Set([
+  'CONFIG_NOT_FOUND',
+  'CONFIG_INVALID',
+  'CONFIG_ENV_MISSING',
+  'JOB_CONFIG_UNKNOWN',
+  'PROVIDER_AUTH',
+  'PROVIDER_MISSING_KEY',
+  'PROVIDER_UNKNOWN',
+  'INVALID_ARGUMENT',
+]);
+
+/** Thrown by {@link runJob} when the worker shuts down mid-job: put the job back in the queue. */
+export class JobHandBackError extends Error {
+  constructor() {
+    super('The worker is shutting down; the job goes back to the queue.');
+    this.name = 'JobHandBackError';
+  }
+}
+
+/** True when a thrown job error is an infrastructure fault worth another attempt. */
+export function isRetryableJobError(error: unknown): boolean {
+  return !(isCodecallError(error) && FATAL_CODES.has(error.code));
+}
+
+/** Options of {@link runJob}. */
+export interface RunJobOptions {
+  spec: JobSpec;
+  runtimes: RuntimeRegistry;
+  /** 1-based attempt number. */
+  attempt: number;
+  /** Name of the worker, for logs. */
+  worker: string;
+  /** Aborts the job; its `reason` should be one of {@link JOB_ABORT_REASONS}. */
+  signal?: AbortSignal;
+  /** Receives progress (keep it cheap; errors it throws are ignored). */
+  onProgress?: (progress: JobProgress) => void;
+  /** Receives log lines. */
+  onLog?: (line: string) => void;
+  /** Environment of the model provider (API keys). @defaultValue `process.env` */
+  env?: NodeJS.ProcessEnv;
+  /** Clock. @defaultValue `Date.now` */
+  now?: () => number;
+}
+
+function minLimits(configured: SandboxLimits, asked: ExecJobSpec['limits']): Partial<SandboxLimits> {
+  const out: Partial<SandboxLimits> = {};
+  for (const [key, value] of Object.entries(asked ?? {}) as [keyof SandboxLimits, number | undefined][]) {
+    if (value !== undefined) out[key] = Math.min(value, configured[key]);
+  }
+  return out;
+}
+
+function summarizeStep(event: Extract<AgentEvent, { type: 'step-end' }>): JobProgress {
+  const { step } = event;
+  let toolCalls = step.toolCalls.filter((call) => call.kind === 'direct').length;
+  for (const execution of step.executions) toolCalls += execution.result.toolCalls.length;
+  return {
+    type: 'step',
+    step: step.index,
+    calls: step.toolCalls.map((call) => call.name),
+    toolCalls,
+    durationMs: Math.round(step.durationMs),
+  };
+}
+
+/**
+ * Runs one attempt. Resolves with the job's result for every outcome that is final (ok, the
+ * model's error, cancelled, expired); throws for infrastructure faults and {@link JobHandBackError}.
+ */
+export async function runJob(options: RunJobOptions): Promise<JobResult> {
+  const { spec, attempt } = options;
+  const now = options.now ?? Date.now;
+  const started = now();
+  const progress = (event: JobProgress): void => {
+    try {
+      options.onProgress?.(event);
+    } catch {
+      // A watcher's failure never fails the job.
+    }
+  };
+  const log = (line: string): void => {
+    try {
+      options.onLog?.(line);
+    } catch {
+      // Same.
+    }
+  };
+  const finish = (fields: Omit<JobResult, 'kind' | 'attempt' | 'durationMs'>): JobResult => ({
+    kind: spec.kind,
+    attempt,
+    durationMs: Math.round(now() - started),
+    ...fields,
+  });
+  const expired = (): JobResult =>
+    finish({
+      status: 'expired',
+      error: {
+        code: 'JOB_DEADLINE_EXCEEDED',
+        message: `The job's deadline (${new Date(spec.deadline ?? 0).toISOString()}) passed.`,
+      },
+    });
+  const cancelled = (): JobResult =>
+    finish({ status: 'cancelled', error: { code: 'JOB_CANCELLED', message: 'The job was cancelled.' } });
+
+  if (spec.deadline !== undefined && started >= spec.deadline) {
+    log('deadline passed before the job started; not running it');
+    return expired();
+  }
+  const controller = new AbortController();
+  const onAbort = (): void => controller.abort(options.signal?.reason);
+  if (options.signal?.aborted) onAbort();
+  else options.signal?.addEventListener('abort', onAbort, { once: true });
+  const deadlineTimer =
+    spec.deadline === undefined
+      ? undefined
+      : setTimeout(() => controller.abort(JOB_ABORT_REASONS.deadline), Math.max(0, spec.deadline - started));
+  const settle = (): JobResult | undefined => {
+    if (!controller.signal.aborted) return undefined;
+    const reason: unknown = controller.signal.reason;
+    if (reason === JOB_ABORT_REASONS.shutdown) throw new JobHandBackError();
+    if (reason === JOB_ABORT_REASONS.deadline) return expired();
+    return cancelled();
+  };
+  try {
+    const early = settle();
+    if (early) return early;
+    log(`attempt ${attempt} on ${options.worker}`);
+    progress({ type: 'started', attempt, worker: options.worker });
+    const runtime = await options.runtimes.get(spec.config);
+    const result =
+      spec.kind === 'exec'
+        ? await runExec(spec, runtime, controller.signal, progress, finish)
+        : await runAgent(spec, runtime, controller.signal, progress, finish, options.env ?? process.env);
+    const stopped = settle();
+    if (stopped) return stopped;
+    log(`finished: ${result.status}${result.error ? ` (${result.error.code})` : ''}`);
+    return result;
+  } catch (error) {
+    const stopped = settle();
+    if (stopped) return stopped;
+    throw error;
+  } finally {
+    clearTimeout(deadlineTimer);
+    options.signal?.removeEventListener('abort', onAbort);
+  }
+}
+
+type Finish = (fields: Omit<JobResult, 'kind' | 'attempt' | 'durationMs'>) => JobResult;
+type Runtime = Awaited<ReturnType<RuntimeRegistry['get']>>;
+
+async function runExec(
+  spec: ExecJobSpec,
+  runtime: Runtime,
+  signal: AbortSignal,
+  progress: (event: JobProgress) => void,
+  finish: Finish,
+): Promise<JobResult> {
+  const result = await runtime.execute(spec.code, {
+    signal,
+    limits: minLimits(runtime.config.sandbox.limits, spec.limits),
+    onToolResult: (event) => progress({ type: 'tool-call', tool: event.name, ok: event.ok }),
+  });
+  const exec = {
+    stdout: result.stdout,
+    stderr: result.stderr,
+    ...(result.returnValue !== undefined ? { returnValue: result.returnValue } : {}),
+    toolCalls: result.toolCalls.map((call) => call.tool),
+    wallMs: Math.round(result.stats.wallMs),
+  };
+  if (result.status === 'ok') return finish({ status: 'ok', exec });
+  return finish({
+    status: 'error',
+    error: {
+      code: result.error?.code ?? 'RUNTIME_ERROR',
+      message: result.error?.message ?? 'The script failed.',
+    },
+    exec,
+  });
+}
+
+async function runAgent(
+  spec: RunJobSpec,
+  runtime: Runtime,
+  signal: AbortSignal,
+  progress: (event: JobProgress) => void,
+  finish: Finish,
+  env: NodeJS.ProcessEnv,
+): Promise<JobResult> {
+  await using agent = await createOrchestrator({
+    runtime,
+    modelOptions: { env },
+    ...(spec.model !== undefined ? { model: spec.model } : {}),
+    ...(spec.mode !== undefined ? { mode: spec.mode } : {}),
+    ...(spec.maxSteps !== undefined ? { maxSteps: spec.maxSteps } : {}),
+    ...(spec.maxRunTimeMs !== undefined ? { maxRunTimeMs: spec.maxRunTimeMs } : {}),
+  });
+  for await (const event of agent.stream(spec.prompt, { signal })) {
+    if (event.type === 'step-end') progress(summarizeStep(event));
+    else if (event.type === 'execution-end') {
+      const { result } = event.execution;
+      progress({
+        type: 'execution',
+        status: result.status,
+        toolCalls: result.toolCalls.length,
+        wallMs: Math.round(result.stats.wallMs),
+      });
+    } else if (event.type === 'done') {
+      const { result } = event;
+      return finish({
+        status: 'ok',
+        run: {
+          answer: result.answer,
+          model: result.model,
+          steps: result.steps.length,
+          usage: { inputTokens: result.usage.inputTokens, outputTokens: result.usage.outputTokens },
+          savings: { ...result.savings },
+        },
+      });
+    } else if (event.type === 'error') {
+      if (signal.aborted || !MODEL_FAULT_CODES.has(event.error.code)) throw event.error;
+      return finish({
+        status: 'error',
+        error: { code: event.error.code, message: event.error.message },
+        run: {
+          answer: '',
+          model: event.result.model,
+          steps: event.result.steps.length,
+          usage: {
+            inputTokens: event.result.usage.inputTokens,
+            outputTokens: event.result.usage.outputTokens,
+          },
+          savings: { ...event.result.savings },
+        },
+      });
+    }
+  }
+  throw new Error('The agent run ended without a result.');
+}
