@@ -5,7 +5,8 @@
 //   2. search_tools finds how to flag an expense: not callable from code, passed through for direct calls;
 //   3. execute_code runs one script over the chain and prints only the expenses to flag;
 //   4. each is flagged with a direct call;
-//   5. search_tools again: the run taught the tool graph the order these tools are called in.
+//   5. the report runs again; search_tools again: the runs taught the tool graph the order these
+//      tools are called in (a transition seen once is treated as noise).
 // Run from the repository root after `npm run build`:  node examples/tool-chain/run.mjs
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -77,6 +78,12 @@ try {
     if (flagged.isError) throw new Error(text(flagged));
     console.log(`  flagged ${item.expense_id} (${item.member}, $${item.amount.toFixed(2)})`);
   }
+
+  // The graph treats a transition seen once as noise (search.edgeDiscount, default 1): the next
+  // run of the same chain (the same report, run again the next day) makes it evidence.
+  const rerun = await client.callTool({ name: 'execute_code', arguments: { code } });
+  if (rerun.isError) throw new Error(text(rerun));
+  console.log('execute_code again (the next run of the same report)');
 
   const again = text(await client.callTool({ name: 'search_tools', arguments: { query: task } }));
   const chains = /Usually called in this order:\n((?:- .*\n?)+)/.exec(again)?.[1].trim().split('\n') ?? [];

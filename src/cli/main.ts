@@ -72,7 +72,7 @@ export const SIGNAL_EXIT_CODES = { SIGINT: 130, SIGTERM: 143, SIGHUP: 129 } as c
 export type CliSignal = keyof typeof SIGNAL_EXIT_CODES;
 
 /** Commands for which a signal is the normal way to stop (they exit 0 after a clean shutdown). */
-const STOPPED_BY_SIGNAL = new Set(['serve']);
+const STOPPED_BY_SIGNAL = new Set(['serve', 'worker']);
 
 /**
  * A second signal within this many milliseconds of the first is the same interrupt (Ctrl-C

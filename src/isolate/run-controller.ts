@@ -136,6 +136,11 @@ class ToolNameIndex {
   }
 }
 
+/** The message of `TOOL_CALL_LIMIT`, word for word as the sandbox's own refusal says it. */
+function callLimitMessage(maxToolCalls: number): string {
+  return `Tool call limit reached: a script may make at most ${maxToolCalls} tool calls. Fetch data in fewer, larger calls and print a summary.`;
+}
+
 /** `name` as repeated in an error message: never more than a short prefix. */
 function echoName(name: string): string {
   return name.length > MAX_ECHOED_NAME_CHARS
@@ -287,11 +292,7 @@ export class RunController implements EngineSink {
     if (this.#ended) return;
     // Every attempt counts, known tool or not: unknown names cost host work too.
     if (++this.#calls > this.#limits.maxToolCalls) {
-      return this.#reject(
-        id,
-        `Tool call limit reached: a script may make at most ${this.#limits.maxToolCalls} tool calls. Fetch data in fewer, larger calls and print a summary.`,
-        'TOOL_CALL_LIMIT',
-      );
+      return this.#reject(id, callLimitMessage(this.#limits.maxToolCalls), 'TOOL_CALL_LIMIT');
     }
     if (name.length > this.#maxNameChars) {
       // No tool has a name this long: no lookup, no edit distance, and only a prefix echoed.
@@ -475,6 +476,10 @@ export class RunController implements EngineSink {
         result.error = { code: FAULT_CODES[outcome.fault.code], message: base };
       } else {
         const thrown = outcome.thrown ?? {};
+        // The sandbox refuses calls past maxToolCalls before they cross (see sandbox/prelude.ts):
+        // its refusal is the host's limit once the host has counted that many calls.
+        if (this.#calls >= this.#limits.maxToolCalls)
+          this.#issued.add(`TOOL_CALL_LIMIT\0${callLimitMessage(this.#limits.maxToolCalls)}`);
         const code =
           thrown.code !== undefined && this.#issued.has(`${thrown.code}\0${thrown.message ?? ''}`)
             ? (thrown.code as ExecutionErrorCode)

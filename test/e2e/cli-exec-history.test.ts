@@ -88,7 +88,7 @@ describe('codecall exec and the tool graph', () => {
     expect((JSON.parse(before.stdout) as Graph).sequences).toBe(0);
 
     for (let run = 0; run < 2; run++) {
-      const exec = await codecall(['exec', SCRIPT], dir);
+      const exec = await codecall(['exec', SCRIPT, '--trust'], dir);
       expect(exec.code, exec.stderr).toBe(0);
       expect(exec.stderr).toBe('');
     }
@@ -104,12 +104,12 @@ describe('codecall exec and the tool graph', () => {
   });
 
   it('says on stderr when the run could not be recorded (another process holds the file); the result stands', async () => {
-    const first = await codecall(['exec', SCRIPT], dir);
+    const first = await codecall(['exec', SCRIPT, '--trust'], dir);
     expect(first.code, first.stderr).toBe(0);
     const lock = await holdExclusiveLock(join(dir, '.codecall', 'history.sqlite'));
     let locked;
     try {
-      locked = await codecall(['exec', SCRIPT], dir);
+      locked = await codecall(['exec', SCRIPT, '--trust'], dir);
     } finally {
       await lock.release();
     }
