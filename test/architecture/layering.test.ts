@@ -59,8 +59,13 @@ const ALLOWED: Record<string, Set<string>> = {
   search: SHARED,
   providers: SHARED,
   execute: new Set([...SHARED, 'compile', 'isolate', 'tools', 'search']),
-  agent: new Set([...SHARED, 'execute', 'providers', 'compile', 'search', 'tools']),
-  server: new Set([...SHARED, 'agent', 'execute', 'compile', 'search', 'tools']),
+  // What every model-facing surface shares (meta-tools, search rendering, direct names).
+  meta: new Set([...SHARED, 'execute', 'tools']),
+  agent: new Set([...SHARED, 'meta', 'execute', 'providers', 'compile', 'search', 'tools']),
+  // The MCP server answers from meta/, never from the agent loop.
+  server: new Set([...SHARED, 'meta', 'execute', 'compile', 'search', 'tools']),
+  // Framework adapters: thin mappings over the runtime (tools) and the agent (models).
+  adapters: new Set([...SHARED, 'meta', 'execute', 'agent', 'providers', 'tools']),
   testing: new Set([...SHARED, 'providers', 'tools']),
   cli: new Set(['*']),
 };
@@ -75,6 +80,11 @@ const PACKAGE_HOMES: Record<string, string[]> = {
   ajv: ['tools'],
   'ajv-formats': ['tools'],
   'js-tiktoken': ['agent'],
+  '@opentelemetry/api': ['agent'],
+  ai: ['adapters'],
+  '@ai-sdk/provider': ['adapters'],
+  '@openai/agents': ['adapters'],
+  '@openai/agents-core': ['adapters'],
 };
 
 describe('layering', () => {
