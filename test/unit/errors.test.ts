@@ -28,10 +28,11 @@ describe('CodecallError', () => {
     } else {
       expect.unreachable('isInstance refused its own code');
     }
-    if (isCodecallError(error)) {
-      const narrowed: AnyCodecallError = error;
-      if (narrowed.code === 'TOOL_INPUT_INVALID')
-        expectTypeOf(narrowed.details.problems).toEqualTypeOf<string[] | undefined>();
-    }
+    const other: unknown = new CodecallError('TOOL_INPUT_INVALID', 'bad', { details: { problems: ['x'] } });
+    if (!isCodecallError(other)) return expect.unreachable('not recognised');
+    const narrowed: AnyCodecallError = other;
+    if (narrowed.code !== 'TOOL_INPUT_INVALID') return expect.unreachable('wrong code');
+    expectTypeOf(narrowed.details.problems).toEqualTypeOf<string[] | undefined>();
+    expect(narrowed.details.problems).toEqual(['x']);
   });
 });
