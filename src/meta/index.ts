@@ -21,3 +21,5 @@ export {
 export type { ExecuteCodeInput, MetaToolDefinition, MetaToolLimits, SearchToolsInput } from './meta-tools.js';
 export { renderSearchResult } from './render-search-result.js';
 export type { RenderSearchResultOptions } from './render-search-result.js';
+export { answerExecuteCode, answerSearchTools } from './answer-meta-tools.js';
+export type { AnswerMetaToolOptions, MetaToolAnswer } from './answer-meta-tools.js';
