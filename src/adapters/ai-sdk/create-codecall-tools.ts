@@ -6,7 +6,6 @@
  * any AI SDK provider and the model gets programmatic tool calling over every MCP server.
  */
 import { jsonSchema, tool, type Tool } from 'ai';
-import { DEFAULT_AGENT_MAX_TOOL_RESULT_BYTES } from '../../config/defaults.js';
 import type { CodecallRuntime } from '../../execute/index.js';
 import {
   answerExecuteCode,
@@ -23,7 +22,7 @@ import { checkToolsOptions } from '../tools-options.js';
 export interface CreateCodecallToolsOptions {
   /**
    * Bytes of one tool answer put in the context; longer text is cut with a marker.
-   * @defaultValue {@link DEFAULT_AGENT_MAX_TOOL_RESULT_BYTES} (262,144)
+   * @defaultValue `DEFAULT_AGENT_MAX_TOOL_RESULT_BYTES` (262,144)
    */
   maxToolResultBytes?: number;
   /** Told after each `execute_code` run with its full result (stdout, status, every MCP call). */
