@@ -6,6 +6,14 @@
 export { CodecallError, isCodecallError } from './errors.js';
 export type { CodecallErrorCode, CodecallErrorOptions } from './errors.js';
 export type {
+  AnyCodecallError,
+  CodecallErrorDetails,
+  CodecallErrorDetailsMap,
+  CodecallErrorFacts,
+  CodecallErrorIssue,
+  RunStopDetails,
+} from './errors.js';
+export type {
   ExecutionErrorCode,
   ExecutionResult,
   ExecutionStats,
@@ -150,6 +158,18 @@ export {
   resolveLanguageModel,
   SEARCH_TOOLS_NAME,
   searchToolsDefinition,
+} from './agent/index.js';
+export { hasToolCall, renderSearchResult, stepCountIs } from './agent/index.js';
+export type {
+  PrepareStep,
+  PrepareStepOptions,
+  PrepareStepResult,
+  RenderSearchResultOptions,
+  RunHooks,
+  RunInput,
+  StopCondition,
+  StopConditionOptions,
+  TelemetryOptions,
 } from './agent/index.js';
 export type {
   AgentEvent,

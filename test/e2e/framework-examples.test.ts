@@ -25,6 +25,38 @@ function checkBudgetAnswer(stdout: string): void {
 }
 
 describe('framework examples', () => {
+  it('library: node examples/library/conversation-and-hooks.ts', async () => {
+    const { stdout } = await run(
+      process.execPath,
+      ['--no-node-snapshot', 'examples/library/conversation-and-hooks.ts'],
+      { cwd: ROOT, env: ENV },
+    );
+    const data = createExpenseData();
+    const expected = overBudgetMembers(data, 'Q3', 'travel');
+    // The demo script: the members, one budget call per level, the line items 1,000 per page.
+    const mcpCalls =
+      1 + new Set(data.members.map((m) => m.level)).size + Math.ceil(data.expenses.length / 1000);
+    const lines = stdout.trim().split('\n');
+    // Hooks, in order, for the first run: search, its step, the script, its call, its step, the answer's step.
+    expect(lines.slice(0, 6).map((line) => line.replace(/\d+ context tokens/, 'N context tokens'))).toEqual([
+      'tool call: search_tools (ok)',
+      'step 1: N context tokens',
+      `script: ${mcpCalls} MCP calls`,
+      'tool call: execute_code (ok)',
+      'step 2: N context tokens',
+      'step 3: N context tokens',
+    ]);
+    expect(lines[6]).toBe(`${expected.length} of 20 team members exceeded their Q3 travel budget:`);
+    // Turn 2 carries turn 1: 4 messages of turn 1, the new question, and this turn's 4 more.
+    expect(lines).toContain('conversation: 12 messages');
+    expect(lines).toContain('stopped after 2 steps');
+    expect(lines.at(-1)).toBe(
+      'spans: chat expense-demo, execute_tool execute_code, execute_tool expenses.get_budget_by_level, ' +
+        'execute_tool expenses.get_expenses, execute_tool expenses.get_team_members, execute_tool search_tools, ' +
+        'invoke_agent codecall',
+    );
+  });
+
   it('AI SDK: node examples/ai-sdk/budget.ts', async () => {
     const { stdout } = await run(process.execPath, ['--no-node-snapshot', 'examples/ai-sdk/budget.ts'], {
       cwd: ROOT,
