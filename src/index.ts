@@ -61,6 +61,8 @@ export type { SandboxLimits, SandboxMode, SandboxPoolOptions, SandboxRunOptions 
 
 // MCP tools
 export { ToolPool } from './tools/index.js';
+export { defineTool, localTools } from './tools/index.js';
+export type { LocalTool, LocalToolDefinition } from './tools/index.js';
 export type {
   CatalogTool,
   ServerErrorEvent,
