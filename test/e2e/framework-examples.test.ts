@@ -57,6 +57,23 @@ describe('framework examples', () => {
     );
   });
 
+  it('library: node examples/library/local-tools.ts', async () => {
+    const { stdout } = await run(
+      process.execPath,
+      ['--no-node-snapshot', 'examples/library/local-tools.ts'],
+      {
+        cwd: ROOT,
+        env: ENV,
+      },
+    );
+    const budget = createExpenseData().budgets.find((b) => b.level === 'L1' && b.quarter === 'Q3')!.budgets
+      .travel;
+    expect(stdout.trim().split('\n')).toEqual([
+      'search: finance.convert_currency',
+      `L1 Q3 travel budget: ${budget} USD = ${Math.round(budget * 0.92 * 100) / 100} EUR`,
+    ]);
+  });
+
   it('AI SDK: node examples/ai-sdk/budget.ts', async () => {
     const { stdout } = await run(process.execPath, ['--no-node-snapshot', 'examples/ai-sdk/budget.ts'], {
       cwd: ROOT,
