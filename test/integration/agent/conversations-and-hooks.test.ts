@@ -4,6 +4,7 @@
  * scripted model against the example expense server over stdio.
  */
 import { resolve } from 'node:path';
+import { trace } from '@opentelemetry/api';
 import {
   BasicTracerProvider,
   InMemorySpanExporter,
@@ -315,5 +316,24 @@ describe('tracing', () => {
     const executeId = execute!.spanContext().spanId;
     expect(mcp.map((span) => span.parentSpanContext?.spanId)).toEqual([executeId, executeId]);
     expect(mcp[0]!.attributes['codecall.tool.result_bytes']).toBeGreaterThan(100);
+  });
+
+  it('telemetry: true uses the global tracer; a run that stops marks its span with the error code', async () => {
+    const exporter = new InMemorySpanExporter();
+    const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+    trace.setGlobalTracerProvider(provider);
+    try {
+      const model = new ScriptedLanguageModel([toolCall('execute_code', { code: 'console.log(1)' })]);
+      const agent = await agentWith(model, { telemetry: true, maxSteps: 1 });
+      await expect(agent.run('Loop.')).rejects.toThrow(/did not finish within 1 steps/);
+      await agent.close();
+      await provider.forceFlush();
+      const [run] = exporter.getFinishedSpans().filter((span) => span.name === 'invoke_agent codecall');
+      expect(run!.attributes['error.type']).toBe('MAX_STEPS_EXCEEDED');
+      expect(run!.status.code).toBe(2);
+      expect(run!.attributes['codecall.steps']).toBe(1);
+    } finally {
+      trace.disable();
+    }
   });
 });
