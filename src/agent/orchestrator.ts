@@ -317,13 +317,14 @@ class AgentOrchestrator implements Orchestrator {
     throw new CodecallError('ABORTED', 'The run ended without a result.');
   }
 
-  stream(input: RunInput, options: RunOptions = {}): AsyncGenerator<AgentEvent, void, undefined> {
+  async *stream(input: RunInput, options: RunOptions = {}): AsyncGenerator<AgentEvent, void, undefined> {
+    // A generator: a closed orchestrator or a bad input rejects the first `next()`, as before.
     if (this.#closing) throw new CodecallError('CLOSED', 'Cannot run: the orchestrator is closed.');
     const messages = normalizeRunInput(input);
     const stop = new AbortController();
     const state = createRunState(messages);
     const hooks: RunHooks = { ...this.#hooks, ...definedHooks(options) };
-    return streamEvents<AgentEvent>({
+    yield* streamEvents<AgentEvent>({
       start: async (emit) => {
         this.#running.add(stop);
         try {

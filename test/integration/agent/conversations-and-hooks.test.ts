@@ -123,18 +123,15 @@ describe('conversations', () => {
       { role: 'robot', content: 'x' },
       { role: 'user', content: 'ok' },
     ];
-    expect(() => agent.stream(bad as never)).toThrow(
+    await expect(agent.stream(bad as never).next()).rejects.toThrow(
       /messages\[1\]\.role must be "user", "assistant" or "tool"/,
     );
-    let caught: unknown;
-    try {
-      agent.stream([
+    const caught = await agent
+      .run([
         { role: 'user', content: 'hi' },
         { role: 'assistant', content: [] },
-      ]);
-    } catch (error) {
-      caught = error;
-    }
+      ])
+      .catch((error: unknown) => error);
     expect(CodecallError.isInstance(caught, 'INVALID_ARGUMENT') && caught.details.field).toBe(
       'messages[1].role',
     );
