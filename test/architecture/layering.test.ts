@@ -87,6 +87,18 @@ const PACKAGE_HOMES: Record<string, string[]> = {
   '@openai/agents-core': ['adapters'],
 };
 
+/** Imports that cross into an area their own area may not use. */
+function areaOffenders(list: readonly Import[]): string[] {
+  return list
+    .filter((i) => i.to !== undefined && i.to !== i.from)
+    .filter((i) => {
+      const allowed = ALLOWED[i.from];
+      if (!allowed) return true;
+      return !allowed.has('*') && !allowed.has(i.to!);
+    })
+    .map((i) => `${i.file} → ${i.specifier}`);
+}
+
 describe('layering', () => {
   const all = imports();
 
@@ -95,15 +107,25 @@ describe('layering', () => {
   });
 
   it('keeps every area to its allowed dependencies', () => {
-    const offenders = all
-      .filter((i) => i.to !== undefined && i.to !== i.from)
-      .filter((i) => {
-        const allowed = ALLOWED[i.from];
-        if (!allowed) return true;
-        return !allowed.has('*') && !allowed.has(i.to!);
-      })
-      .map((i) => `${i.file} → ${i.specifier}`);
-    expect(offenders).toEqual([]);
+    expect(areaOffenders(all)).toEqual([]);
+  });
+
+  it('flags what the rules forbid (negative fixture)', () => {
+    const fixture: Import[] = [
+      // The MCP server answers from meta/, never from the agent loop.
+      { file: 'server/x.ts', specifier: '../agent/orchestrator.js', from: 'server', to: 'agent' },
+      // meta/ is shared by the surfaces; it never reaches up into them.
+      { file: 'meta/x.ts', specifier: '../agent/index.js', from: 'meta', to: 'agent' },
+      // Capability folders never import each other.
+      { file: 'search/x.ts', specifier: '../tools/index.js', from: 'search', to: 'tools' },
+      { file: 'server/y.ts', specifier: '../meta/index.js', from: 'server', to: 'meta' },
+      { file: 'adapters/x.ts', specifier: '../agent/index.js', from: 'adapters', to: 'agent' },
+    ];
+    expect(areaOffenders(fixture)).toEqual([
+      'server/x.ts → ../agent/orchestrator.js',
+      'meta/x.ts → ../agent/index.js',
+      'search/x.ts → ../tools/index.js',
+    ]);
   });
 
   it('keeps leaves free of other src/ imports', () => {
