@@ -7,7 +7,7 @@
  * Model-facing failures (a script that throws, times out, calls a forbidden tool) are never
  * thrown: they are returned as data in an execution result.
  *
- * Recognise errors with {@link isCodecallError} and `code`, never `instanceof`: errors may cross
+ * Recognise errors with {@link isCodecallError} / {@link CodecallError.isInstance} and `code`, never `instanceof`: errors may cross
  * realms (worker processes, isolates) as copied data.
  */
 
@@ -48,39 +48,178 @@ export type CodecallErrorCode =
   | 'JOBS_BACKEND_UNAVAILABLE'
   | 'JOBS_QUEUE_FULL';
 
+/**
+ * Facts every payload may carry besides its typed fields (kept open so a payload can grow
+ * without breaking readers; readers get `unknown` for what is not declared).
+ */
+export interface CodecallErrorFacts {
+  [fact: string]: unknown;
+}
+
+/** A problem found in a configuration file. */
+export interface CodecallErrorIssue {
+  path: string;
+  message: string;
+}
+
+/** Payload of an error that stops an agent run; `result` is the partial run (`RunResult`). */
+export interface RunStopDetails extends CodecallErrorFacts {
+  /** Steps the run made before it stopped. */
+  steps?: number | undefined;
+  /** The partial run (a `RunResult`), set by the agent loop. */
+  result?: unknown;
+}
+
+/** The typed payload (`details`) of each error code. */
+export interface CodecallErrorDetailsMap {
+  CONFIG_NOT_FOUND: CodecallErrorFacts & {
+    file?: string | undefined;
+    cwd?: string | undefined;
+    looked?: string[] | undefined;
+  };
+  CONFIG_INVALID: CodecallErrorFacts & {
+    file?: string | undefined;
+    issues?: CodecallErrorIssue[] | undefined;
+  };
+  CONFIG_ENV_MISSING: CodecallErrorFacts & {
+    file?: string | undefined;
+    path?: string | undefined;
+    variable?: string | undefined;
+  };
+  SERVER_START_FAILED: CodecallErrorFacts & {
+    server?: string | undefined;
+    servers?: unknown[] | undefined;
+    stderrTail?: string | undefined;
+    reason?: string | undefined;
+  };
+  SERVER_NOT_FOUND: CodecallErrorFacts & { server?: string | undefined };
+  TOOL_NOT_FOUND: CodecallErrorFacts & { tool?: string | undefined; suggestion?: string | undefined };
+  SANDBOX_UNAVAILABLE: CodecallErrorFacts & { stderr?: string | undefined; tried?: unknown };
+  SANDBOX_CRASHED: CodecallErrorFacts;
+  PROVIDER_AUTH: CodecallErrorFacts & { provider?: string | undefined; status?: number | undefined };
+  PROVIDER_MISSING_KEY: CodecallErrorFacts & { provider?: string | undefined; variable?: string | undefined };
+  PROVIDER_REQUEST_FAILED: CodecallErrorFacts & {
+    provider?: string | undefined;
+    retryable?: boolean | undefined;
+    status?: number | undefined;
+    attempts?: number | undefined;
+  };
+  PROVIDER_UNKNOWN: CodecallErrorFacts & {
+    spec?: string | undefined;
+    provider?: string | undefined;
+    knownProviders?: string[] | undefined;
+  };
+  MODEL_SCRIPT_EXHAUSTED: CodecallErrorFacts & {
+    call?: number | undefined;
+    steps?: number | undefined;
+    lastMessage?: unknown;
+  };
+  MODEL_SCRIPT_MISMATCH: CodecallErrorFacts & {
+    step?: number | undefined;
+    steps?: number | undefined;
+    reason?: string | undefined;
+    label?: string | undefined;
+    calls?: number | undefined;
+    remaining?: number | undefined;
+  };
+  MAX_STEPS_EXCEEDED: RunStopDetails & { maxSteps?: number | undefined };
+  RUN_TIMEOUT: RunStopDetails & { maxRunTimeMs?: number | undefined };
+  ABORTED: RunStopDetails & { tool?: string | undefined };
+  HISTORY_STORE_FAILED: CodecallErrorFacts & { path?: string | undefined };
+  SEARCH_INVALID_QUERY: CodecallErrorFacts & {
+    query?: string | undefined;
+    pattern?: string | undefined;
+    problem?: string | undefined;
+  };
+  INVALID_ARGUMENT: CodecallErrorFacts & {
+    /** The option or field at fault (`maxSteps`, `state.sequences`…). */
+    field?: string | undefined;
+    value?: unknown;
+  };
+  CLOSED: CodecallErrorFacts;
+  TOOL_NOT_ALLOWED: CodecallErrorFacts & {
+    tool?: string | undefined;
+    caller?: string | undefined;
+    allowedCallers?: string[] | undefined;
+    configKey?: string | undefined;
+  };
+  TOOL_INPUT_INVALID: CodecallErrorFacts & { tool?: string | undefined; problems?: string[] | undefined };
+  TOOL_CALL_FAILED: CodecallErrorFacts & {
+    tool?: string | undefined;
+    server?: string | undefined;
+    mcpCode?: unknown;
+  };
+  TOOL_TIMEOUT: CodecallErrorFacts & { tool?: string | undefined; timeoutMs?: number | undefined };
+  SERVER_UNAVAILABLE: CodecallErrorFacts & {
+    server?: string | undefined;
+    tool?: string | undefined;
+    state?: string | undefined;
+  };
+  SERVE_TOKEN_REQUIRED: CodecallErrorFacts & { host?: string | undefined };
+  SERVE_LISTEN_FAILED: CodecallErrorFacts & { host?: string | undefined; port?: number | undefined };
+  CONFIG_NOT_TRUSTED: CodecallErrorFacts & { file?: string | undefined; sha256?: string | undefined };
+  JOB_NOT_FOUND: CodecallErrorFacts & { id?: string | undefined };
+  JOB_WAIT_TIMEOUT: CodecallErrorFacts & { id?: string | undefined; timeoutMs?: number | undefined };
+  JOB_CONFIG_UNKNOWN: CodecallErrorFacts & { config?: string | undefined; available?: string[] | undefined };
+  JOBS_BACKEND_UNAVAILABLE: CodecallErrorFacts;
+  JOBS_QUEUE_FULL: CodecallErrorFacts & { maxWaiting?: number | undefined };
+}
+
+/** The payload of errors with code `C`. */
+export type CodecallErrorDetails<C extends CodecallErrorCode = CodecallErrorCode> =
+  CodecallErrorDetailsMap[C];
+
 const BRAND = Symbol.for('codecall.error');
 
 /** Options for {@link CodecallError}. */
-export interface CodecallErrorOptions {
-  /** Structured facts about the failure (file, path, server name…). */
-  details?: Record<string, unknown>;
+export interface CodecallErrorOptions<C extends CodecallErrorCode = CodecallErrorCode> {
+  /** Typed facts about the failure (file, path, server name…). */
+  details?: CodecallErrorDetails<C>;
   /** The underlying error, if any. */
   cause?: unknown;
 }
 
 /**
- * Base class of every error codecall throws.
+ * Base class of every error codecall throws; `C` is its code, `details` its typed payload.
  *
  * @example
  * ```ts
  * try { await loadConfig({ path: 'codecall.json' }); }
- * catch (error) { if (isCodecallError(error) && error.code === 'CONFIG_INVALID') console.error(error.message); }
+ * catch (error) {
+ *   if (CodecallError.isInstance(error, 'CONFIG_INVALID')) console.error(error.message, error.details.issues);
+ * }
  * ```
  */
-export class CodecallError extends Error {
-  readonly code: CodecallErrorCode;
-  readonly details: Record<string, unknown>;
+export class CodecallError<C extends CodecallErrorCode = CodecallErrorCode> extends Error {
+  readonly code: C;
+  readonly details: CodecallErrorDetails<C>;
   readonly [BRAND] = true;
 
-  constructor(code: CodecallErrorCode, message: string, options: CodecallErrorOptions = {}) {
+  constructor(code: C, message: string, options: CodecallErrorOptions<C> = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'CodecallError';
     this.code = code;
-    this.details = options.details ?? {};
+    this.details = options.details ?? ({} as CodecallErrorDetails<C>);
+  }
+
+  /**
+   * True when `value` is a codecall error (by brand, across module copies and realms), and when
+   * `code` is given, one with that code or one of those codes; narrows `details` to their payload.
+   */
+  static isInstance<K extends CodecallErrorCode = CodecallErrorCode>(
+    value: unknown,
+    code?: K | readonly K[],
+  ): value is CodecallError<K> {
+    if (!isCodecallError(value)) return false;
+    if (code === undefined) return true;
+    return typeof code === 'string' ? value.code === code : (code as readonly string[]).includes(value.code);
   }
 }
 
+/** Every codecall error as a union discriminated by `code`: `switch (error.code)` narrows `details`. */
+export type AnyCodecallError = { [C in CodecallErrorCode]: CodecallError<C> }[CodecallErrorCode];
+
 /** True when `value` is a codecall error (by brand, works across module copies). */
-export function isCodecallError(value: unknown): value is CodecallError {
+export function isCodecallError(value: unknown): value is AnyCodecallError {
   return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[BRAND] === true;
 }

@@ -6,6 +6,14 @@
 export { CodecallError, isCodecallError } from './errors.js';
 export type { CodecallErrorCode, CodecallErrorOptions } from './errors.js';
 export type {
+  AnyCodecallError,
+  CodecallErrorDetails,
+  CodecallErrorDetailsMap,
+  CodecallErrorFacts,
+  CodecallErrorIssue,
+  RunStopDetails,
+} from './errors.js';
+export type {
   ExecutionErrorCode,
   ExecutionResult,
   ExecutionStats,
@@ -53,6 +61,8 @@ export type { SandboxLimits, SandboxMode, SandboxPoolOptions, SandboxRunOptions 
 
 // MCP tools
 export { ToolPool } from './tools/index.js';
+export { defineTool, localTools } from './tools/index.js';
+export type { LocalTool, LocalToolDefinition } from './tools/index.js';
 export type {
   CatalogTool,
   ServerErrorEvent,
@@ -150,6 +160,18 @@ export {
   resolveLanguageModel,
   SEARCH_TOOLS_NAME,
   searchToolsDefinition,
+} from './agent/index.js';
+export { hasToolCall, renderSearchResult, stepCountIs } from './agent/index.js';
+export type {
+  PrepareStep,
+  PrepareStepOptions,
+  PrepareStepResult,
+  RenderSearchResultOptions,
+  RunHooks,
+  RunInput,
+  StopCondition,
+  StopConditionOptions,
+  TelemetryOptions,
 } from './agent/index.js';
 export type {
   AgentEvent,

@@ -33,7 +33,7 @@ import type {
   Message,
   ToolCallPart,
 } from '../providers/language-model.js';
-import { EXECUTE_CODE_NAME, SEARCH_TOOLS_NAME } from './meta-tools.js';
+import { EXECUTE_CODE_NAME, SEARCH_TOOLS_NAME } from '../meta/index.js';
 
 /** The model spec that selects {@link DemoLanguageModel} (`--model demo`). */
 export const DEMO_MODEL_NAME = 'demo';

@@ -4,7 +4,19 @@
  * and the offline demo model. Curated exports only.
  */
 export { createOrchestrator, cutToBytes, MODEL_ENV_VARIABLE, resolveLanguageModel } from './orchestrator.js';
-export type { Orchestrator, OrchestratorOptions, RunOptions } from './orchestrator.js';
+export type {
+  Orchestrator,
+  OrchestratorOptions,
+  PrepareStep,
+  PrepareStepOptions,
+  PrepareStepResult,
+  RunHooks,
+  RunInput,
+  RunOptions,
+} from './orchestrator.js';
+export { hasToolCall, stepCountIs } from './runner/stop-condition.js';
+export type { StopCondition, StopConditionOptions } from './runner/stop-condition.js';
+export type { TelemetryOptions } from './runner/run-telemetry.js';
 export type {
   AgentEvent,
   AgentExecution,
@@ -24,9 +36,8 @@ export { ContextMeter } from './context-meter.js';
 export type { ContextMeterOptions, RequestTokens, ScriptResultsCounter } from './context-meter.js';
 export { DEMO_MODEL_NAME, DemoLanguageModel, demoQuestion, demoScript } from './demo-model.js';
 export { CODE_MODE_SYSTEM_PROMPT, DIRECT_MODE_SYSTEM_PROMPT, systemPrompt } from './system-prompt.js';
-export { renderSearchResult } from './render-search-result.js';
-export type { RenderSearchResultOptions } from './render-search-result.js';
-export { assignDirectNames, directToolDefinition } from './direct-tools.js';
+export { assignDirectNames, directToolDefinition, renderSearchResult } from '../meta/index.js';
+export type { RenderSearchResultOptions } from '../meta/index.js';
 export {
   countMessageTokens,
   countTokens,
@@ -42,5 +53,10 @@ export {
   parseSearchToolsInput,
   SEARCH_TOOLS_NAME,
   searchToolsDefinition,
-} from './meta-tools.js';
-export type { ExecuteCodeInput, MetaToolDefinition, MetaToolLimits, SearchToolsInput } from './meta-tools.js';
+} from '../meta/index.js';
+export type {
+  ExecuteCodeInput,
+  MetaToolDefinition,
+  MetaToolLimits,
+  SearchToolsInput,
+} from '../meta/index.js';

@@ -6,7 +6,7 @@
  * run. Plain data: a run result serialises with `JSON.stringify`.
  */
 import type { CodecallError } from '../errors.js';
-import type { StopReason, TokenUsage } from '../providers/language-model.js';
+import type { Message, StopReason, TokenUsage } from '../providers/language-model.js';
 import type { ExecutionResult } from '../types.js';
 
 /**
@@ -142,6 +142,12 @@ export interface RunResult {
   /** `provider:modelId` of the model. */
   model: string;
   steps: AgentStep[];
+  /**
+   * The conversation to continue from: the messages the run started from, then every message of
+   * this run (the model's, the tool results), ending with the model's answer. Append the user's
+   * next message and pass it to `run` again.
+   */
+  messages: Message[];
   /** Provider-reported usage, summed over steps. */
   usage: TokenUsage;
   savings: SavingsReport;

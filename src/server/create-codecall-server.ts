@@ -31,13 +31,13 @@ import {
 import {
   EXECUTE_CODE_NAME,
   SEARCH_TOOLS_NAME,
+  assignDirectNames,
   executeCodeDefinition,
   parseExecuteCodeInput,
   parseSearchToolsInput,
+  renderSearchResult,
   searchToolsDefinition,
-} from '../agent/meta-tools.js';
-import { assignDirectNames } from '../agent/direct-tools.js';
-import { renderSearchResult } from '../agent/render-search-result.js';
+} from '../meta/index.js';
 import { DEFAULT_SERVE_PROGRESS_INTERVAL_MS, DEFAULT_SERVE_SEQUENCE_GAP_MS } from '../config/defaults.js';
 import { CodecallError, isCodecallError } from '../errors.js';
 import { formatResultForModel, type CodecallRuntime } from '../execute/index.js';

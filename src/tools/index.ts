@@ -34,3 +34,5 @@ export { compileInputValidator } from './validate-input.js';
 export type { InputValidator } from './validate-input.js';
 export { normalizeToolResult, toolErrorText } from './normalize-result.js';
 export type { BinaryDescriptor, RawToolResult } from './normalize-result.js';
+export { defineTool, localTools } from './local-tools.js';
+export type { LocalTool, LocalToolDefinition } from './local-tools.js';

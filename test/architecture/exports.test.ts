@@ -9,6 +9,8 @@ import { resolve } from 'node:path';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 import * as api from '../../src/index.js';
+import * as aiSdk from '../../src/adapters/ai-sdk/index.js';
+import * as openaiAgents from '../../src/adapters/openai-agents/index.js';
 import * as testing from '../../src/testing/index.js';
 
 const ENTRIES = {
@@ -72,5 +74,11 @@ describe('public exports', () => {
   it('the compiler and the runtime agree on the value exports', () => {
     expect(fromCompiler.codecall.values).toEqual(Object.keys(api).sort());
     expect(fromCompiler['codecall/testing'].values).toEqual(Object.keys(testing).sort());
+  });
+  it('names every runtime export of codecall/ai-sdk', () => {
+    expect(Object.keys(aiSdk).sort()).toMatchSnapshot();
+  });
+  it('names every runtime export of codecall/openai-agents', () => {
+    expect(Object.keys(openaiAgents).sort()).toMatchSnapshot();
   });
 });

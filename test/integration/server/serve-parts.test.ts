@@ -13,7 +13,7 @@ import {
   isLoopbackHost,
   RunLimiter,
 } from '../../../src/server/index.js';
-import { renderSearchResult } from '../../../src/agent/render-search-result.js';
+import { renderSearchResult } from '../../../src/meta/render-search-result.js';
 import type { CatalogTool } from '../../../src/tools/index.js';
 
 describe('parseServeArgs', () => {

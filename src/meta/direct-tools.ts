@@ -5,9 +5,8 @@
  * Names are assigned over the whole catalog at once, so a tool keeps its name however many
  * others are offered next to it.
  */
-import type { ToolDefinition } from '../providers/language-model.js';
 import type { CatalogTool } from '../tools/index.js';
-import { EXECUTE_CODE_NAME, SEARCH_TOOLS_NAME } from './meta-tools.js';
+import { EXECUTE_CODE_NAME, SEARCH_TOOLS_NAME, type MetaToolDefinition } from './meta-tools.js';
 
 /** Separator of `<server>__<tool>` names. */
 const SEPARATOR = '__';
@@ -35,7 +34,7 @@ export function assignDirectNames(catalog: readonly CatalogTool[]): Map<string, 
 }
 
 /** The definition of `tool` as the model sees it under `name`. */
-export function directToolDefinition(tool: CatalogTool, name: string): ToolDefinition {
+export function directToolDefinition(tool: CatalogTool, name: string): MetaToolDefinition {
   const description = tool.title ? `${tool.title}. ${tool.description}` : tool.description;
   return { name, description, inputSchema: tool.inputSchema };
 }

@@ -3,8 +3,8 @@
  * to a byte bound with a marker.
  */
 import { describe, expect, it } from 'vitest';
-import { assignDirectNames, directToolDefinition } from '../../../src/agent/direct-tools.js';
-import { cutToBytes } from '../../../src/agent/orchestrator.js';
+import { assignDirectNames, directToolDefinition } from '../../../src/meta/direct-tools.js';
+import { cutToBytes } from '../../../src/meta/cut-to-bytes.js';
 import type { CatalogTool } from '../../../src/tools/index.js';
 
 function tool(server: string, name: string, namespace = server, member = name): CatalogTool {
