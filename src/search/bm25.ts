@@ -21,6 +21,8 @@ export interface Bm25ScoreOptions {
   b: number;
   /** @defaultValue {@link DEFAULT_COMMON_TERM_SHARE} */
   commonShare?: number;
+  /** Weight of each query term's contribution (a weighted query, e.g. RM3); absent terms weigh 1. */
+  termWeights?: ReadonlyMap<string, number> | undefined;
 }
 
 /** Bits of the packed frequency integer, spread over the fields (small integers stay unboxed). */
@@ -230,21 +232,22 @@ export class Bm25Index {
     // is small) only adds to documents a rarer term already matched, unless it is all there is:
     // a document matching nothing but common words cannot rank among rarer matches, and the
     // long postings of words like "get" or "data" are what make a query slow.
-    const postings: Posting[] = [];
+    const postings: Array<{ posting: Posting; weight: number }> = [];
     for (const term of new Set(terms)) {
       const posting = this.#postings.get(term);
-      if (posting) postings.push(posting);
+      const weight = options.termWeights?.get(term) ?? 1;
+      if (posting && weight > 0) postings.push({ posting, weight });
     }
-    postings.sort((x, y) => x.live - y.live);
+    postings.sort((x, y) => x.posting.live - y.posting.live);
     const commonAbove = Math.max(
       n * (options.commonShare ?? DEFAULT_COMMON_TERM_SHARE),
       DEFAULT_COMMON_TERM_MIN_DOCS,
     );
     const bits = this.#bits;
     const max = this.#maxFrequency;
-    for (const posting of postings) {
+    for (const { posting, weight } of postings) {
       const df = posting.live;
-      const idf = Math.log(1 + (n - df + 0.5) / (df + 0.5));
+      const idf = weight * Math.log(1 + (n - df + 0.5) / (df + 0.5));
       const data = posting.data;
       const entries = data.length >> 1;
       const contribution = (packed: number, id: number): number => {

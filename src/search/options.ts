@@ -81,6 +81,15 @@ export const DEFAULT_LEXICAL_GUARD = 10;
 export const DEFAULT_LEXICAL_GUARD_HITS = 2;
 /** Normalised lexical score (best hit = 1) from which a hit counts as a strong match for the guard. */
 export const DEFAULT_LEXICAL_GUARD_SHARE = 0.9;
+/**
+ * Top lexical hits that RM3 pseudo-relevance feedback reads to expand the query (0 = off). Off by
+ * default: on cross-validation it did not help both ToolBench and UltraTool (docs/search.md).
+ */
+export const DEFAULT_EXPANSION_DOCS = 0;
+/** Expansion terms RM3 adds (the most probable in the top hits). */
+export const DEFAULT_EXPANSION_TERMS = 10;
+/** Weight of the expansion terms against the original query in RM3 (1 − λ). */
+export const DEFAULT_EXPANSION_WEIGHT = 0.3;
 /** Most likely chains returned by `searchDetailed`. */
 export const DEFAULT_CHAIN_LIMIT = 3;
 /** Hits returned by `search` when no `limit` is given. */
@@ -135,6 +144,21 @@ export interface RankingOptions {
    */
   lexicalGuard?: number;
   /**
+   * Top lexical hits RM3 pseudo-relevance feedback reads to expand the query (0 = off).
+   * @defaultValue {@link DEFAULT_EXPANSION_DOCS}
+   */
+  expansionDocs?: number;
+  /**
+   * Terms RM3 adds to the query.
+   * @defaultValue {@link DEFAULT_EXPANSION_TERMS}
+   */
+  expansionTerms?: number;
+  /**
+   * Weight of RM3's expansion terms against the original query (0–1).
+   * @defaultValue {@link DEFAULT_EXPANSION_WEIGHT}
+   */
+  expansionWeight?: number;
+  /**
    * BM25 k1.
    * @defaultValue {@link DEFAULT_BM25_K1}
    */
@@ -176,6 +200,9 @@ export function resolveRankingOptions(
     feedbackWeight: DEFAULT_FEEDBACK_WEIGHT,
     feedbackMinCount: DEFAULT_FEEDBACK_MIN_COUNT,
     lexicalGuard: DEFAULT_LEXICAL_GUARD,
+    expansionDocs: DEFAULT_EXPANSION_DOCS,
+    expansionTerms: DEFAULT_EXPANSION_TERMS,
+    expansionWeight: DEFAULT_EXPANSION_WEIGHT,
     k1: DEFAULT_BM25_K1,
     b: DEFAULT_BM25_B,
   };
@@ -189,6 +216,9 @@ export function resolveRankingOptions(
     feedbackWeight: check('feedbackWeight', options.feedbackWeight, b.feedbackWeight, 0, 100),
     feedbackMinCount: check('feedbackMinCount', options.feedbackMinCount, b.feedbackMinCount, 1, 1_000_000),
     lexicalGuard: Math.floor(check('lexicalGuard', options.lexicalGuard, b.lexicalGuard, 0, 100)),
+    expansionDocs: Math.floor(check('expansionDocs', options.expansionDocs, b.expansionDocs, 0, 100)),
+    expansionTerms: Math.floor(check('expansionTerms', options.expansionTerms, b.expansionTerms, 1, 100)),
+    expansionWeight: check('expansionWeight', options.expansionWeight, b.expansionWeight, 0, 1),
     k1: check('k1', options.k1, b.k1, 0, 100),
     b: check('b', options.b, b.b, 0, 1),
   };
