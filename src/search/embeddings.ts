@@ -66,16 +66,20 @@ export function checkVectors(vectors: unknown, count: number, dimensions?: numbe
       `The embedder returned ${Array.isArray(vectors) ? `${vectors.length} vectors` : 'no array'} for ${count} texts; it must return one vector (number[]) per text, in order.`,
     );
   }
+  // Every vector of one model has the first one's length.
+  const expected = dimensions ?? (Array.isArray(vectors[0]) ? (vectors[0] as unknown[]).length : undefined);
   return vectors.map((vector: unknown, i) => {
     if (
       !Array.isArray(vector) ||
       vector.length === 0 ||
       vector.length > DEFAULT_MAX_EMBEDDING_DIMENSIONS ||
-      (dimensions !== undefined && vector.length !== dimensions)
+      (expected !== undefined && vector.length !== expected)
     ) {
       throw embeddingFailed(
         `The embedder's vector ${i} has ${Array.isArray(vector) ? vector.length : 'no'} dimensions; expected ${
-          dimensions ?? `1 to ${DEFAULT_MAX_EMBEDDING_DIMENSIONS}`
+          expected !== undefined && expected <= DEFAULT_MAX_EMBEDDING_DIMENSIONS
+            ? expected
+            : `1 to ${DEFAULT_MAX_EMBEDDING_DIMENSIONS}`
         } (every vector of one model has the same length).`,
       );
     }
@@ -235,6 +239,8 @@ export function fuseRankings(
   const firstSeen = new Map<string, number>();
   let position = 0;
   for (const { names, weight } of lists) {
+    // A list of weight 0 adds nothing, not even its names.
+    if (!(weight > 0)) continue;
     names.forEach((name, i) => {
       scores.set(name, (scores.get(name) ?? 0) + weight / (k + i + 1));
       if (!firstSeen.has(name)) firstSeen.set(name, position++);

@@ -626,10 +626,12 @@ class ToolSearchIndex implements ToolSearch {
       for (const [name, value] of learned) if (this.#entries.has(name)) feedback.set(name, value);
     }
 
-    // Lexical scores (normalised to 0–1 by the best one when read), optionally after RM3: pseudo
-    // relevance feedback stands in for real feedback, so it runs only when the query has none.
+    // Lexical scores (normalised to 0–1 by the best one when read), after RM3 at cold start:
+    // pseudo-relevance feedback stands in for learned evidence, so the hybrid ranking uses it only
+    // until the first run or use is recorded (with usage it lowered UltraTool's graph ranking).
     let { scores, ids } = this.#index.score(terms, ranking);
-    if (ranking.expansionDocs > 0 && ids.length > 0 && feedback.size === 0) {
+    const coldStart = this.#graph.sequences === 0 && this.#feedback.empty;
+    if (ranking.expansionDocs > 0 && ids.length > 0 && (mode === 'bm25' || coldStart)) {
       const expanded = this.#expandQuery(
         terms,
         selectTop(ids, scores, ranking.expansionDocs),

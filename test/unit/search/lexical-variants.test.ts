@@ -46,8 +46,8 @@ const CHARTS: SearchableTool[] = [
 
 describe('createToolSearch: lexical variants', () => {
   it('verb normalization lets the verb users say meet the verb the tool is named with', () => {
-    const plain = createToolSearch({ tools: CHARTS });
-    const verbs = createToolSearch({ tools: CHARTS, verbNormalization: true });
+    const plain = createToolSearch({ tools: CHARTS, expansionDocs: 0 });
+    const verbs = createToolSearch({ tools: CHARTS, verbNormalization: true, expansionDocs: 0 });
     const names = (search: typeof plain, query: string): string[] => search.search(query).map((h) => h.name);
     expect(names(plain, 'make')).toEqual(['files.make_folder']);
     expect(names(verbs, 'make').sort()).toEqual(['files.make_folder', 'viz.generate_word_cloud_chart']);
@@ -62,7 +62,7 @@ describe('createToolSearch: lexical variants', () => {
       { name: 'jobs.connections', description: 'Open connections.' },
     ];
     const names = (options: object, query: string): string[] =>
-      createToolSearch({ tools, ...options })
+      createToolSearch({ tools, expansionDocs: 0, ...options })
         .search(query)
         .map((h) => h.name);
     expect(names({}, 'run')).toEqual(['jobs.status']);
@@ -95,26 +95,34 @@ const RM3_TOOLS: SearchableTool[] = [
 ];
 
 describe('RM3 pseudo-relevance feedback', () => {
-  it('expands the query with the terms of the top hits, and is off by default', () => {
-    const search = createToolSearch({ tools: RM3_TOOLS });
+  it('expands the query with the terms of the top hits', () => {
+    const search = createToolSearch({ tools: RM3_TOOLS, expansionWeight: 0.5 });
     // The query names only "weather"; the climate tool shares the top hits' other terms.
-    const plain = search.search('weather', { mode: 'bm25' }).map((h) => h.name);
+    const plain = search.search('weather', { mode: 'bm25', expansionDocs: 0 }).map((h) => h.name);
     expect(plain).not.toContain('climate.humidity_history');
-    const expanded = search
-      .search('weather', { mode: 'bm25', expansionDocs: 2, expansionWeight: 0.5 })
-      .map((h) => h.name);
+    const expanded = search.search('weather', { mode: 'bm25', expansionDocs: 2 }).map((h) => h.name);
     expect(expanded.slice(0, 2).sort()).toEqual(['weather.alerts', 'weather.current']);
     expect(expanded).toContain('climate.humidity_history');
     expect(expanded).not.toContain('music.play');
   });
 
-  it('stands aside when the query has learned feedback', () => {
-    const search = createToolSearch({ tools: RM3_TOOLS, expansionDocs: 2, expansionWeight: 0.5 });
-    expect(search.search('weather').map((h) => h.name)).toContain('climate.humidity_history');
-    for (let i = 0; i < 3; i++) search.recordUsage({ query: 'weather', tools: ['weather.alerts'] });
-    const hits = search.search('weather').map((h) => h.name);
-    expect(hits[0]).toBe('weather.alerts');
-    expect(hits).not.toContain('climate.humidity_history');
+  it('is on by default until usage is recorded (cold start), and always in bm25 mode', () => {
+    const names = (search: ReturnType<typeof createToolSearch>, mode: 'bm25' | 'hybrid'): string[] =>
+      search.search('weather', { mode, expansionDocs: 2, expansionWeight: 0.5 }).map((h) => h.name);
+    const afterUse = createToolSearch({ tools: RM3_TOOLS });
+    expect(names(afterUse, 'hybrid')).toContain('climate.humidity_history');
+    afterUse.recordUsage({ query: 'weather', tools: ['weather.alerts'] });
+    expect(names(afterUse, 'hybrid')).not.toContain('climate.humidity_history');
+    expect(names(afterUse, 'bm25')).toContain('climate.humidity_history');
+    const afterRun = createToolSearch({ tools: RM3_TOOLS });
+    afterRun.recordSequence(['music.play', 'weather.alerts']);
+    expect(names(afterRun, 'hybrid')).not.toContain('climate.humidity_history');
+    // The tested default setting expands too.
+    const fresh = createToolSearch({ tools: RM3_TOOLS });
+    expect(fresh.search('weather').map((h) => h.name)).toContain('climate.humidity_history');
+    expect(fresh.search('weather', { expansionDocs: 0 }).map((h) => h.name)).not.toContain(
+      'climate.humidity_history',
+    );
   });
 
   it('checks its options', () => {
