@@ -24,6 +24,9 @@ export {
   DEFAULT_CHAIN_LIMIT,
   DEFAULT_EDGE_DISCOUNT,
   DEFAULT_EVIDENCE_PRIOR,
+  DEFAULT_EXPANSION_DOCS,
+  DEFAULT_EXPANSION_TERMS,
+  DEFAULT_EXPANSION_WEIGHT,
   DEFAULT_FEEDBACK_WEIGHT,
   DEFAULT_FIELD_WEIGHTS,
   DEFAULT_GRAPH_WEIGHT,
@@ -39,8 +42,19 @@ export { MemoryHistoryStore } from './history-store.js';
 export type { UsageHistoryStore } from './history-store.js';
 export { DEFAULT_HISTORY_BUSY_TIMEOUT_MS, SqliteHistoryStore } from './sqlite-history-store.js';
 export type { SqliteHistoryStoreOptions } from './sqlite-history-store.js';
-export { evaluateSearch } from './evaluate-search.js';
+export { evaluateSearch, learnFieldWeights } from './evaluate-search.js';
+export { DEFAULT_STEMMING } from './tokenize.js';
+export type { Stemming } from './tokenize.js';
+export { DEFAULT_FUSION_DEPTH, DEFAULT_RRF_K } from './embeddings.js';
+export type { EmbedFunction, EmbeddingCache } from './embeddings.js';
+export { createOpenAIEmbedder } from './openai-embedder.js';
+export type { OpenAIEmbedderOptions } from './openai-embedder.js';
+export { DEFAULT_EMBEDDING_CACHE_MAX_ENTRIES, SqliteEmbeddingCache } from './sqlite-embedding-cache.js';
+export type { SqliteEmbeddingCacheOptions } from './sqlite-embedding-cache.js';
+export { openEmbeddings } from './open-embeddings.js';
+export type { EmbeddingsConfig, OpenedEmbeddings } from './open-embeddings.js';
 export type {
+  EvalIndexOptions,
   EvalQuery,
   EvaluateSearchOptions,
   EvaluateSearchResult,

@@ -5,14 +5,16 @@
  * of one meaning share a dimension), reciprocal-rank fusion with BM25 + graph, the on-disk vector
  * cache, failures, and the rule that without an embedder nothing changes.
  */
-import { createServer, type IncomingMessage, type Server } from 'node:http';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isCodecallError } from '../../src/errors.js';
+import { configFileSchema } from '../../src/config/schema.js';
 import { createOpenAIEmbedder } from '../../src/search/openai-embedder.js';
+import { openEmbeddings } from '../../src/search/open-embeddings.js';
 import { SqliteEmbeddingCache } from '../../src/search/sqlite-embedding-cache.js';
 import { createToolSearch, type SearchableTool } from '../../src/search/tool-search.js';
 import { CATALOG } from '../unit/search/catalog.js';
@@ -58,9 +60,9 @@ class EmbeddingServer {
   }
 
   static async open(): Promise<EmbeddingServer> {
-    let self: EmbeddingServer | undefined;
-    const server = createServer((request, response) => void self!.handle(request, response));
-    self = new EmbeddingServer(server);
+    const holder: { self?: EmbeddingServer } = {};
+    const server = createServer((request, response) => void holder.self!.handle(request, response));
+    const self = (holder.self = new EmbeddingServer(server));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     return self;
   }
@@ -297,5 +299,34 @@ describe('embedder failures', () => {
     expect(code(() => createToolSearch({ tools: TOOLS, embed: 'yes' as never }))).toMatch(
       /"embed" must be a function/,
     );
+  });
+});
+
+describe('search.embeddings in the configuration', () => {
+  it('is checked by the schema and opened with a cache next to the configuration', async () => {
+    const parse = (embeddings: unknown) => configFileSchema.safeParse({ search: { embeddings } });
+    expect(parse({ baseUrl: server.baseUrl, model: 'fake-embed', apiKey: 'k', cache: false }).success).toBe(
+      true,
+    );
+    const bad = parse({ baseUrl: 'file:///etc/passwd', model: 'm' });
+    expect(bad.success).toBe(false);
+    expect(JSON.stringify(bad.error?.issues[0]?.path)).toBe('["search","embeddings","baseUrl"]');
+    expect(parse({ baseUrl: server.baseUrl }).success).toBe(false);
+
+    const configDir = join(dir, 'project');
+    const opened = await openEmbeddings(
+      { baseUrl: server.baseUrl, model: 'fake-embed', weight: 2 },
+      configDir,
+    );
+    expect(opened.embeddingWeight).toBe(2);
+    const search = createToolSearch({ tools: TOOLS, ...opened });
+    expect((await search.searchAsync('plot a diagram')).hits[0]!.name).toBe('viz.generate_word_cloud_chart');
+    expect(existsSync(join(configDir, '.codecall', 'embeddings.sqlite'))).toBe(true);
+    await opened.close();
+    const uncached = await openEmbeddings(
+      { baseUrl: server.baseUrl, model: 'fake-embed', cache: false },
+      configDir,
+    );
+    expect(uncached.embeddingCache).toBeUndefined();
   });
 });
