@@ -71,7 +71,7 @@ class EmbeddingServer {
     return `http://127.0.0.1:${(this.#server.address() as AddressInfo).port}/v1`;
   }
 
-  async handle(request: IncomingMessage, response: import('node:http').ServerResponse): Promise<void> {
+  async handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
     let body = '';
     for await (const chunk of request) body += String(chunk);
     if (request.url !== '/v1/embeddings' || request.method !== 'POST') {
