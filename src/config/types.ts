@@ -97,6 +97,7 @@ export interface SearchConfig {
   verbNormalization?: boolean;
   expansionDocs?: number;
   expansionTerms?: number;
+  expansionWhen?: 'cold-start' | 'no-feedback' | 'always';
   expansionWeight?: number;
   /** Optional embeddings (see `openEmbeddings` in the search module). */
   embeddings?: {

@@ -27,6 +27,7 @@ export {
   DEFAULT_EXPANSION_DOCS,
   DEFAULT_EXPANSION_TERMS,
   DEFAULT_EXPANSION_WEIGHT,
+  DEFAULT_EXPANSION_WHEN,
   DEFAULT_FEEDBACK_WEIGHT,
   DEFAULT_FIELD_WEIGHTS,
   DEFAULT_GRAPH_WEIGHT,
@@ -34,7 +35,7 @@ export {
   DEFAULT_LEXICAL_GUARD,
   DEFAULT_SEARCH_LIMIT,
 } from './options.js';
-export type { RankingOptions, SearchFieldWeights } from './options.js';
+export type { ExpansionPolicy, RankingOptions, SearchFieldWeights } from './options.js';
 export type { ToolSearchState } from './tool-graph.js';
 export { DEFAULT_FEEDBACK_HALF_LIFE_USES, DEFAULT_FEEDBACK_MIN_COUNT } from './query-feedback.js';
 export { DEFAULT_MAX_REGEX_PATTERN_CHARS } from './regex-query.js';

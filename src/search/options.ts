@@ -89,6 +89,14 @@ export const DEFAULT_LEXICAL_GUARD_SHARE = 0.9;
  * existed (docs/search.md). 3 / 10 / 0.2 were the best of 8 settings tried on those folds.
  */
 export const DEFAULT_EXPANSION_DOCS = 3;
+/**
+ * When the hybrid ranking uses RM3: `'cold-start'` until the first run or use is recorded (the
+ * tested default), `'no-feedback'` for queries without learned feedback, `'always'`. The lexical
+ * ranking (`mode: 'bm25'`) uses it whenever `expansionDocs > 0`.
+ */
+export type ExpansionPolicy = 'cold-start' | 'no-feedback' | 'always';
+/** Tested default of {@link RankingOptions.expansionWhen}. */
+export const DEFAULT_EXPANSION_WHEN: ExpansionPolicy = 'cold-start';
 /** Expansion terms RM3 adds (the most probable in the top hits). */
 export const DEFAULT_EXPANSION_TERMS = 10;
 /** Weight of the expansion terms against the original query in RM3 (1 − λ). */
@@ -152,6 +160,11 @@ export interface RankingOptions {
    */
   expansionDocs?: number;
   /**
+   * When the hybrid ranking uses RM3.
+   * @defaultValue {@link DEFAULT_EXPANSION_WHEN}
+   */
+  expansionWhen?: ExpansionPolicy;
+  /**
    * Terms RM3 adds to the query.
    * @defaultValue {@link DEFAULT_EXPANSION_TERMS}
    */
@@ -188,6 +201,18 @@ function check(name: string, value: number | undefined, fallback: number, min: n
   return value;
 }
 
+function checkPolicy(value: ExpansionPolicy | undefined, fallback: ExpansionPolicy): ExpansionPolicy {
+  if (value === undefined) return fallback;
+  if (value !== 'cold-start' && value !== 'no-feedback' && value !== 'always') {
+    throw new CodecallError(
+      'INVALID_ARGUMENT',
+      `Search option "expansionWhen" must be "cold-start", "no-feedback" or "always"; got ${JSON.stringify(value)}.`,
+      { details: { option: 'expansionWhen', value } },
+    );
+  }
+  return value;
+}
+
 /** Fills `options` over `base` and checks every value's range. */
 export function resolveRankingOptions(
   options: RankingOptions = {},
@@ -204,6 +229,7 @@ export function resolveRankingOptions(
     feedbackMinCount: DEFAULT_FEEDBACK_MIN_COUNT,
     lexicalGuard: DEFAULT_LEXICAL_GUARD,
     expansionDocs: DEFAULT_EXPANSION_DOCS,
+    expansionWhen: DEFAULT_EXPANSION_WHEN,
     expansionTerms: DEFAULT_EXPANSION_TERMS,
     expansionWeight: DEFAULT_EXPANSION_WEIGHT,
     k1: DEFAULT_BM25_K1,
@@ -220,6 +246,7 @@ export function resolveRankingOptions(
     feedbackMinCount: check('feedbackMinCount', options.feedbackMinCount, b.feedbackMinCount, 1, 1_000_000),
     lexicalGuard: Math.floor(check('lexicalGuard', options.lexicalGuard, b.lexicalGuard, 0, 100)),
     expansionDocs: Math.floor(check('expansionDocs', options.expansionDocs, b.expansionDocs, 0, 100)),
+    expansionWhen: checkPolicy(options.expansionWhen, b.expansionWhen),
     expansionTerms: Math.floor(check('expansionTerms', options.expansionTerms, b.expansionTerms, 1, 100)),
     expansionWeight: check('expansionWeight', options.expansionWeight, b.expansionWeight, 0, 1),
     k1: check('k1', options.k1, b.k1, 0, 100),

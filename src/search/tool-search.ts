@@ -627,11 +627,16 @@ class ToolSearchIndex implements ToolSearch {
     }
 
     // Lexical scores (normalised to 0–1 by the best one when read), after RM3 at cold start:
-    // pseudo-relevance feedback stands in for learned evidence, so the hybrid ranking uses it only
-    // until the first run or use is recorded (with usage it lowered UltraTool's graph ranking).
+    // pseudo-relevance feedback stands in for learned evidence, so by default the hybrid ranking
+    // uses it only until the first run or use is recorded (with usage it lowered UltraTool's
+    // graph ranking; see `expansionWhen`).
     let { scores, ids } = this.#index.score(terms, ranking);
-    const coldStart = this.#graph.sequences === 0 && this.#feedback.empty;
-    if (ranking.expansionDocs > 0 && ids.length > 0 && (mode === 'bm25' || coldStart)) {
+    const expand =
+      mode === 'bm25' ||
+      ranking.expansionWhen === 'always' ||
+      (ranking.expansionWhen === 'no-feedback' && feedback.size === 0) ||
+      (this.#graph.sequences === 0 && this.#feedback.empty);
+    if (ranking.expansionDocs > 0 && ids.length > 0 && expand) {
       const expanded = this.#expandQuery(
         terms,
         selectTop(ids, scores, ranking.expansionDocs),

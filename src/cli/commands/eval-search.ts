@@ -57,9 +57,10 @@ Options:
   --stemming <s>         light (default), porter or none
   --verb-normalization   map create/make/generate, get/fetch/list/show/retrieve, delete/remove
                          onto one term each, in the index and the queries
-  --expansion-docs <n>   RM3 pseudo-relevance feedback: top hits read (default 0 = off)
+  --expansion-docs <n>   RM3 pseudo-relevance feedback: top hits read (default 3; 0 = off)
   --expansion-terms <n>  RM3: terms added (default 10)
-  --expansion-weight <x> RM3: weight of the added terms against the query (default 0.3)
+  --expansion-weight <x> RM3: weight of the added terms against the query (default 0.2)
+  --expansion-when <p>   when the hybrid ranking uses RM3: cold-start (default), no-feedback, always
   --field-weights <list> BM25F weights, e.g. name=3,server=2,description=1,parameterNames=1,
                          parameterDescriptions=0.5 (unnamed fields keep their default)
   --learn-field-weights  learn BM25F field weights per fold by grid search on the fold's
@@ -277,6 +278,7 @@ export const evalSearchCommand: CliCommand = {
           'expansion-docs': { type: 'string' },
           'expansion-terms': { type: 'string' },
           'expansion-weight': { type: 'string' },
+          'expansion-when': { type: 'string' },
           'field-weights': { type: 'string' },
           'learn-field-weights': { type: 'boolean' },
         },
@@ -332,7 +334,11 @@ export const evalSearchCommand: CliCommand = {
       .map((k) => number(k.trim(), '--k', true)!);
     if (ks.some((k) => k < 1)) throw new UsageError('--k values must be positive integers, e.g. --k 5,10.');
     const ranking: RankingOptions = {};
-    const set = <K extends keyof RankingOptions>(key: K, flag: string, integer: boolean): void => {
+    const set = (
+      key: Exclude<keyof RankingOptions, 'expansionWhen'>,
+      flag: string,
+      integer: boolean,
+    ): void => {
       const v = number(values[flag] as string | undefined, `--${flag}`, integer);
       if (v !== undefined) ranking[key] = v;
     };
@@ -346,6 +352,12 @@ export const evalSearchCommand: CliCommand = {
     set('expansionDocs', 'expansion-docs', true);
     set('expansionTerms', 'expansion-terms', true);
     set('expansionWeight', 'expansion-weight', false);
+    const when = values['expansion-when'] as string | undefined;
+    if (when !== undefined) {
+      if (when !== 'cold-start' && when !== 'no-feedback' && when !== 'always')
+        throw new UsageError(`--expansion-when must be cold-start, no-feedback or always; got "${when}".`);
+      ranking.expansionWhen = when;
+    }
     const indexOptions: EvalIndexOptions = {};
     const stemming = values.stemming as string | undefined;
     if (stemming !== undefined) {

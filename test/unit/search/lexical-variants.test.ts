@@ -125,8 +125,21 @@ describe('RM3 pseudo-relevance feedback', () => {
     );
   });
 
+  it('expansionWhen: always, or for queries without learned feedback', () => {
+    const search = createToolSearch({ tools: RM3_TOOLS, expansionDocs: 2, expansionWeight: 0.5 });
+    for (let i = 0; i < 3; i++) search.recordUsage({ query: 'weather', tools: ['weather.alerts'] });
+    const names = (query: string, expansionWhen: 'always' | 'no-feedback' | 'cold-start'): string[] =>
+      search.search(query, { expansionWhen }).map((h) => h.name);
+    expect(names('weather', 'always')).toContain('climate.humidity_history');
+    expect(names('weather', 'no-feedback')).not.toContain('climate.humidity_history');
+    // "forecast" has no feedback: no-feedback expands it, cold-start (usage exists) does not.
+    expect(names('forecast', 'no-feedback')).toContain('climate.humidity_history');
+    expect(names('forecast', 'cold-start')).not.toContain('climate.humidity_history');
+  });
+
   it('checks its options', () => {
     const search = createToolSearch({ tools: RM3_TOOLS });
+    expect(() => search.search('weather', { expansionWhen: 'sometimes' as never })).toThrow(/expansionWhen/);
     expect(() => search.search('weather', { expansionWeight: 2 })).toThrow(/expansionWeight/);
     expect(() => search.search('weather', { expansionTerms: 0 })).toThrow(/expansionTerms/);
   });
