@@ -51,6 +51,7 @@ Options:
   --beam-depth <n>
   --graph-weight <x>
   --evidence-prior <x>
+  --edge-discount <x>
   --inferred-edge-share <x>
   --feedback-weight <x>
   --lexical-guard <n>
@@ -268,6 +269,7 @@ export const evalSearchCommand: CliCommand = {
           'beam-depth': { type: 'string' },
           'graph-weight': { type: 'string' },
           'evidence-prior': { type: 'string' },
+          'edge-discount': { type: 'string' },
           'inferred-edge-share': { type: 'string' },
           'feedback-weight': { type: 'string' },
           'lexical-guard': { type: 'string' },
@@ -346,6 +348,7 @@ export const evalSearchCommand: CliCommand = {
     set('beamDepth', 'beam-depth', true);
     set('graphWeight', 'graph-weight', false);
     set('evidencePrior', 'evidence-prior', false);
+    set('edgeDiscount', 'edge-discount', false);
     set('inferredEdgeShare', 'inferred-edge-share', false);
     set('feedbackWeight', 'feedback-weight', false);
     set('lexicalGuard', 'lexical-guard', true);

@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { isCodecallError } from '../../../src/errors.js';
+import { Bm25Index } from '../../../src/search/bm25.js';
 import { evaluateSearch, learnFieldWeights, type EvalQuery } from '../../../src/search/evaluate-search.js';
 import { tokenize } from '../../../src/search/tokenize.js';
 import { createToolSearch, type SearchableTool } from '../../../src/search/tool-search.js';
@@ -135,6 +136,29 @@ describe('RM3 pseudo-relevance feedback', () => {
     // "forecast" has no feedback: no-feedback expands it, cold-start (usage exists) does not.
     expect(names('forecast', 'no-feedback')).toContain('climate.humidity_history');
     expect(names('forecast', 'cold-start')).not.toContain('climate.humidity_history');
+  });
+
+  it('scores a weighted query: each term contributes in proportion to its weight', () => {
+    const index = new Bm25Index([1]);
+    index.add(0, [['weather', 'wind']]);
+    index.add(1, [['wind']]);
+    index.add(2, [['music']]);
+    // Scores are read before the next call (the index reuses its arrays).
+    const wind0 = index.score(['wind'], { k1: 1.2, b: 0.75 }).scores[0]!;
+    const plain = index.score(['weather', 'wind'], { k1: 1.2, b: 0.75 });
+    const [both0, wind1] = [plain.scores[0]!, plain.scores[1]!];
+    const weighted = index.score(['weather', 'wind'], {
+      k1: 1.2,
+      b: 0.75,
+      termWeights: new Map([
+        ['weather', 3],
+        ['wind', 0.5],
+      ]),
+    });
+    expect(weighted.scores[1]).toBeCloseTo(0.5 * wind1);
+    expect(weighted.scores[0]).toBeCloseTo(3 * (both0 - wind0) + 0.5 * wind0);
+    const zero = index.score(['music'], { k1: 1.2, b: 0.75, termWeights: new Map([['music', 0]]) });
+    expect(zero.ids).toEqual([]);
   });
 
   it('checks its options', () => {
