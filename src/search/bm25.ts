@@ -21,8 +21,6 @@ export interface Bm25ScoreOptions {
   b: number;
   /** @defaultValue {@link DEFAULT_COMMON_TERM_SHARE} */
   commonShare?: number;
-  /** Weight of each query term's contribution (a weighted query, e.g. RM3); absent terms weigh 1. */
-  termWeights?: ReadonlyMap<string, number> | undefined;
 }
 
 /** Bits of the packed frequency integer, spread over the fields (small integers stay unboxed). */
@@ -232,22 +230,21 @@ export class Bm25Index {
     // is small) only adds to documents a rarer term already matched, unless it is all there is:
     // a document matching nothing but common words cannot rank among rarer matches, and the
     // long postings of words like "get" or "data" are what make a query slow.
-    const postings: Array<{ posting: Posting; weight: number }> = [];
+    const postings: Posting[] = [];
     for (const term of new Set(terms)) {
       const posting = this.#postings.get(term);
-      const weight = options.termWeights?.get(term) ?? 1;
-      if (posting && weight > 0) postings.push({ posting, weight });
+      if (posting) postings.push(posting);
     }
-    postings.sort((x, y) => x.posting.live - y.posting.live);
+    postings.sort((x, y) => x.live - y.live);
     const commonAbove = Math.max(
       n * (options.commonShare ?? DEFAULT_COMMON_TERM_SHARE),
       DEFAULT_COMMON_TERM_MIN_DOCS,
     );
     const bits = this.#bits;
     const max = this.#maxFrequency;
-    for (const { posting, weight } of postings) {
+    for (const posting of postings) {
       const df = posting.live;
-      const idf = weight * Math.log(1 + (n - df + 0.5) / (df + 0.5));
+      const idf = Math.log(1 + (n - df + 0.5) / (df + 0.5));
       const data = posting.data;
       const entries = data.length >> 1;
       const contribution = (packed: number, id: number): number => {
@@ -287,5 +284,47 @@ export class Bm25Index {
       }
     }
     return { scores, ids };
+  }
+
+  /**
+   * Adds the weighted BM25F contributions of `terms` to the scores of `candidates` only, in the
+   * arrays the last {@link score} call returned (a rerank: one binary search per candidate and
+   * term, so long postings cost nothing). Candidates must be documents that call matched.
+   */
+  addToCandidates(
+    candidates: readonly number[],
+    terms: ReadonlyMap<string, number>,
+    options: Bm25ScoreOptions,
+  ): void {
+    const n = this.#size;
+    if (n === 0 || candidates.length === 0) return;
+    const fields = this.#fields;
+    const weights = this.#weights;
+    const lengths = this.#lengths;
+    const scores = this.#accumulator;
+    const { k1, b } = options;
+    const base = 1 - b;
+    const slope = this.#lengthSums.map((sum) => b / Math.max(sum / n, 1e-9));
+    const bits = this.#bits;
+    const max = this.#maxFrequency;
+    for (const [term, weight] of terms) {
+      const posting = this.#postings.get(term);
+      if (!posting || weight === 0) continue;
+      const df = posting.live;
+      const idf = weight * Math.log(1 + (n - df + 0.5) / (df + 0.5));
+      for (const id of candidates) {
+        if (!this.#alive[id]) continue;
+        const at = search(posting.data, id);
+        if (at < 0) continue;
+        let packed = posting.data[(at << 1) + 1]!;
+        let tf = 0;
+        const lengthOffset = id * fields;
+        for (let f = 0; packed !== 0; f++, packed >>>= bits) {
+          const raw = packed & max;
+          if (raw !== 0) tf += (weights[f]! * raw) / (base + slope[f]! * lengths[lengthOffset + f]!);
+        }
+        scores[id]! += (idf * tf) / (k1 + tf);
+      }
+    }
   }
 }

@@ -21,6 +21,7 @@ import {
 } from './embeddings.js';
 import {
   DEFAULT_CHAIN_LIMIT,
+  DEFAULT_EXPANSION_RERANK_DOCS,
   DEFAULT_FIELD_WEIGHTS,
   DEFAULT_LEXICAL_GUARD_HITS,
   DEFAULT_LEXICAL_GUARD_SHARE,
@@ -630,20 +631,25 @@ class ToolSearchIndex implements ToolSearch {
     // pseudo-relevance feedback stands in for learned evidence, so by default the hybrid ranking
     // uses it only until the first run or use is recorded (with usage it lowered UltraTool's
     // graph ranking; see `expansionWhen`).
-    let { scores, ids } = this.#index.score(terms, ranking);
+    const { scores, ids } = this.#index.score(terms, ranking);
     const expand =
       mode === 'bm25' ||
       ranking.expansionWhen === 'always' ||
       (ranking.expansionWhen === 'no-feedback' && feedback.size === 0) ||
       (this.#graph.sequences === 0 && this.#feedback.empty);
     if (ranking.expansionDocs > 0 && ids.length > 0 && expand) {
-      const expanded = this.#expandQuery(
-        terms,
-        selectTop(ids, scores, ranking.expansionDocs),
-        scores,
-        ranking,
-      );
-      ({ scores, ids } = this.#index.score([...expanded.keys()], { ...ranking, termWeights: expanded }));
+      // The expanded query re-scores the best first-pass hits: the query's own terms weigh
+      // (1 − w) everywhere (scaling keeps the order of the rest), the expansion on top.
+      const candidates = selectTop(ids, scores, DEFAULT_EXPANSION_RERANK_DOCS);
+      const expanded = this.#expandQuery(terms, candidates.slice(0, ranking.expansionDocs), scores, ranking);
+      const keep = 1 - ranking.expansionWeight;
+      for (const id of ids) scores[id]! *= keep;
+      for (const term of new Set(terms)) {
+        const extra = (expanded.get(term) ?? 0) - keep;
+        if (extra > 0) expanded.set(term, extra);
+        else expanded.delete(term);
+      }
+      this.#index.addToCandidates(candidates, expanded, ranking);
     }
     let best = 0;
     for (const id of ids) if (scores[id]! > best) best = scores[id]!;
