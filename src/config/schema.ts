@@ -79,6 +79,7 @@ export const searchSchema = z.strictObject({
   expansionDocs: z.number().int().min(0).max(100).optional(),
   expansionTerms: z.number().int().min(1).max(100).optional(),
   expansionWhen: z.enum(['cold-start', 'no-feedback', 'always']).optional(),
+  expansionRerankDocs: z.number().int().min(1).max(100_000).optional(),
   expansionWeight: z.number().min(0).max(1).optional(),
   embeddings: z
     .strictObject({
@@ -88,6 +89,8 @@ export const searchSchema = z.strictObject({
       dimensions: positiveInt.optional(),
       cache: z.union([z.string().min(1), z.literal(false)]).optional(),
       maxCacheEntries: positiveInt.optional(),
+      batchSize: positiveInt.optional(),
+      timeoutMs: positiveInt.optional(),
       weight: z.number().min(0).max(100).optional(),
     })
     .optional(),

@@ -98,6 +98,7 @@ export interface SearchConfig {
   expansionDocs?: number;
   expansionTerms?: number;
   expansionWhen?: 'cold-start' | 'no-feedback' | 'always';
+  expansionRerankDocs?: number;
   expansionWeight?: number;
   /** Optional embeddings (see `openEmbeddings` in the search module). */
   embeddings?: {
@@ -107,6 +108,8 @@ export interface SearchConfig {
     dimensions?: number | undefined;
     cache?: string | false | undefined;
     maxCacheEntries?: number | undefined;
+    batchSize?: number | undefined;
+    timeoutMs?: number | undefined;
     weight?: number | undefined;
   };
 }

@@ -24,6 +24,10 @@ export interface EmbeddingsConfig {
   cache?: string | false | undefined;
   /** @defaultValue `DEFAULT_EMBEDDING_CACHE_MAX_ENTRIES` */
   maxCacheEntries?: number | undefined;
+  /** Texts per request. @defaultValue `DEFAULT_EMBEDDING_BATCH_SIZE` */
+  batchSize?: number | undefined;
+  /** Deadline of one request. @defaultValue `DEFAULT_EMBEDDING_TIMEOUT_MS` */
+  timeoutMs?: number | undefined;
   /** Weight of the embedding ranking in the fusion. @defaultValue 1 */
   weight?: number | undefined;
 }
@@ -58,6 +62,8 @@ export async function openEmbeddings(config: EmbeddingsConfig, baseDir: string):
     model: config.model,
     apiKey: config.apiKey,
     dimensions: config.dimensions,
+    ...(config.batchSize !== undefined ? { batchSize: config.batchSize } : {}),
+    ...(config.timeoutMs !== undefined ? { timeoutMs: config.timeoutMs } : {}),
   });
   const out: OpenedEmbeddings = { embed, close: () => Promise.resolve() };
   if (config.weight !== undefined) out.embeddingWeight = config.weight;

@@ -170,6 +170,11 @@ export interface RankingOptions {
    */
   expansionWhen?: ExpansionPolicy;
   /**
+   * Best first-pass hits RM3's expanded query re-scores.
+   * @defaultValue {@link DEFAULT_EXPANSION_RERANK_DOCS}
+   */
+  expansionRerankDocs?: number;
+  /**
    * Terms RM3 adds to the query.
    * @defaultValue {@link DEFAULT_EXPANSION_TERMS}
    */
@@ -235,6 +240,7 @@ export function resolveRankingOptions(
     lexicalGuard: DEFAULT_LEXICAL_GUARD,
     expansionDocs: DEFAULT_EXPANSION_DOCS,
     expansionWhen: DEFAULT_EXPANSION_WHEN,
+    expansionRerankDocs: DEFAULT_EXPANSION_RERANK_DOCS,
     expansionTerms: DEFAULT_EXPANSION_TERMS,
     expansionWeight: DEFAULT_EXPANSION_WEIGHT,
     k1: DEFAULT_BM25_K1,
@@ -252,6 +258,9 @@ export function resolveRankingOptions(
     lexicalGuard: Math.floor(check('lexicalGuard', options.lexicalGuard, b.lexicalGuard, 0, 100)),
     expansionDocs: Math.floor(check('expansionDocs', options.expansionDocs, b.expansionDocs, 0, 100)),
     expansionWhen: checkPolicy(options.expansionWhen, b.expansionWhen),
+    expansionRerankDocs: Math.floor(
+      check('expansionRerankDocs', options.expansionRerankDocs, b.expansionRerankDocs, 1, 100_000),
+    ),
     expansionTerms: Math.floor(check('expansionTerms', options.expansionTerms, b.expansionTerms, 1, 100)),
     expansionWeight: check('expansionWeight', options.expansionWeight, b.expansionWeight, 0, 1),
     k1: check('k1', options.k1, b.k1, 0, 100),

@@ -21,7 +21,6 @@ import {
 } from './embeddings.js';
 import {
   DEFAULT_CHAIN_LIMIT,
-  DEFAULT_EXPANSION_RERANK_DOCS,
   DEFAULT_FIELD_WEIGHTS,
   DEFAULT_LEXICAL_GUARD_HITS,
   DEFAULT_LEXICAL_GUARD_SHARE,
@@ -640,7 +639,7 @@ class ToolSearchIndex implements ToolSearch {
     if (ranking.expansionDocs > 0 && ids.length > 0 && expand) {
       // The expanded query re-scores the best first-pass hits: the query's own terms weigh
       // (1 − w) everywhere (scaling keeps the order of the rest), the expansion on top.
-      const candidates = selectTop(ids, scores, DEFAULT_EXPANSION_RERANK_DOCS);
+      const candidates = selectTop(ids, scores, Math.max(ranking.expansionRerankDocs, ranking.expansionDocs));
       const expanded = this.#expandQuery(terms, candidates.slice(0, ranking.expansionDocs), scores, ranking);
       const keep = 1 - ranking.expansionWeight;
       for (const id of ids) scores[id]! *= keep;

@@ -62,6 +62,7 @@ Options:
   --expansion-terms <n>  RM3: terms added (default 10)
   --expansion-weight <x> RM3: weight of the added terms against the query (default 0.2)
   --expansion-when <p>   when the hybrid ranking uses RM3: cold-start (default), no-feedback, always
+  --expansion-rerank-docs <n>  RM3: best first-pass hits re-scored (default 100)
   --field-weights <list> BM25F weights, e.g. name=3,server=2,description=1,parameterNames=1,
                          parameterDescriptions=0.5 (unnamed fields keep their default)
   --learn-field-weights  learn BM25F field weights per fold by grid search on the fold's
@@ -281,6 +282,7 @@ export const evalSearchCommand: CliCommand = {
           'expansion-terms': { type: 'string' },
           'expansion-weight': { type: 'string' },
           'expansion-when': { type: 'string' },
+          'expansion-rerank-docs': { type: 'string' },
           'field-weights': { type: 'string' },
           'learn-field-weights': { type: 'boolean' },
         },
@@ -355,6 +357,7 @@ export const evalSearchCommand: CliCommand = {
     set('expansionDocs', 'expansion-docs', true);
     set('expansionTerms', 'expansion-terms', true);
     set('expansionWeight', 'expansion-weight', false);
+    set('expansionRerankDocs', 'expansion-rerank-docs', true);
     const when = values['expansion-when'] as string | undefined;
     if (when !== undefined) {
       if (when !== 'cold-start' && when !== 'no-feedback' && when !== 'always')

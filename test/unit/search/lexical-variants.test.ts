@@ -116,6 +116,11 @@ describe('RM3 pseudo-relevance feedback', () => {
     const expanded = search.search('weather', { mode: 'bm25', expansionDocs: 2 }).map((h) => h.name);
     expect(expanded.slice(0, 3).sort()).toEqual(['weather.alerts', 'weather.current', 'weather.radar']);
     expect(climateFirst(expanded)).toBe(true);
+    // Only the best first-pass hits are re-scored: with the top 3 alone, the climate tool stays put.
+    const narrow = search
+      .search('weather', { mode: 'bm25', expansionDocs: 2, expansionRerankDocs: 3 })
+      .map((h) => h.name);
+    expect(climateFirst(narrow)).toBe(false);
   });
 
   it('is on by default until usage is recorded (cold start), and always in bm25 mode', () => {
