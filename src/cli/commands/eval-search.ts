@@ -24,8 +24,8 @@ const USAGE = `Usage: codecall eval-search --tools tools.jsonl (--test queries.j
        codecall eval-search --dataset ultratool|toolbench [options]
 
 Measures tool search on labelled data: Recall@k, NDCG@k and completeness@k (all of a query's
-tools in the top k), for BM25 alone, BM25 plus the tool graph, and BM25 plus the graph plus
-query feedback (what past queries led to), side by side.
+tools in the top k), for the lexical ranking (BM25F, with RM3 unless --expansion-docs 0), plus
+the tool graph, and plus the graph and query feedback (what past queries led to), side by side.
 
 Data (JSON Lines):
   tools.jsonl     one tool a line: { "name", "description", "server"?, "inputSchema"?, "outputSchema"? }
@@ -243,6 +243,7 @@ function table(result: EvaluateSearchResult, tools: number): string {
   lines.push(
     '',
     "Percentages; change in points (+feedback against BM25). Completeness@k: all of a query's tools in the top k.",
+    'BM25: the lexical ranking, with RM3 query expansion unless --expansion-docs 0; +graph and +feedback use RM3 only as --expansion-when says (default: before any usage).',
   );
   return `${lines.join('\n')}\n`;
 }
