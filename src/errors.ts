@@ -33,6 +33,7 @@ export type CodecallErrorCode =
   | 'ABORTED'
   | 'HISTORY_STORE_FAILED'
   | 'SEARCH_INVALID_QUERY'
+  | 'SEARCH_EMBEDDING_FAILED'
   | 'INVALID_ARGUMENT'
   | 'CLOSED'
   | 'TOOL_NOT_ALLOWED'
@@ -163,6 +164,11 @@ export interface CodecallErrorDetailsMap {
   JOB_CONFIG_UNKNOWN: CodecallErrorFacts & { config?: string | undefined; available?: string[] | undefined };
   JOBS_BACKEND_UNAVAILABLE: CodecallErrorFacts;
   JOBS_QUEUE_FULL: CodecallErrorFacts & { maxWaiting?: number | undefined };
+  SEARCH_EMBEDDING_FAILED: CodecallErrorFacts & {
+    field?: string | undefined;
+    path?: string | undefined;
+    status?: number | undefined;
+  };
 }
 
 /** The payload of errors with code `C`. */

@@ -89,6 +89,7 @@ export type {
 
 // Tool search and usage history
 export {
+  createOpenAIEmbedder,
   createToolSearch,
   DEFAULT_BEAM_DEPTH,
   DEFAULT_BEAM_WIDTH,
@@ -96,21 +97,29 @@ export {
   DEFAULT_SEARCH_LIMIT,
   evaluateSearch,
   MemoryHistoryStore,
+  openEmbeddings,
+  SqliteEmbeddingCache,
   SqliteHistoryStore,
 } from './search/index.js';
 export type {
   CreateToolSearchOptions,
+  EmbedFunction,
+  EmbeddingCache,
+  EmbeddingsConfig,
   EvalQuery,
   EvaluateSearchOptions,
   EvaluateSearchResult,
   GraphEdgesOptions,
+  OpenAIEmbedderOptions,
   RankingOptions,
   SearchableTool,
   SearchFieldWeights,
   SearchMetrics,
   SearchMode,
   SearchOptions,
+  SqliteEmbeddingCacheOptions,
   SqliteHistoryStoreOptions,
+  Stemming,
   ToolChain,
   ToolGraphEdge,
   ToolSearch,

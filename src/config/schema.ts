@@ -78,6 +78,26 @@ export const searchSchema = z.strictObject({
   beamWidth: positiveInt.optional(),
   beamDepth: z.number().int().nonnegative().optional(),
   graphWeight: z.number().min(0).max(1).optional(),
+  stemming: z.enum(['light', 'porter', 'none']).optional(),
+  verbNormalization: z.boolean().optional(),
+  expansionDocs: z.number().int().min(0).max(100).optional(),
+  expansionTerms: z.number().int().min(1).max(100).optional(),
+  expansionWhen: z.enum(['cold-start', 'no-feedback', 'always']).optional(),
+  expansionRerankDocs: z.number().int().min(1).max(100_000).optional(),
+  expansionWeight: z.number().min(0).max(1).optional(),
+  embeddings: z
+    .strictObject({
+      baseUrl: z.url({ protocol: /^https?$/ }),
+      model: z.string().min(1),
+      apiKey: z.string().optional(),
+      dimensions: positiveInt.optional(),
+      cache: z.union([z.string().min(1), z.literal(false)]).optional(),
+      maxCacheEntries: positiveInt.optional(),
+      batchSize: positiveInt.optional(),
+      timeoutMs: positiveInt.optional(),
+      weight: z.number().min(0).max(100).optional(),
+    })
+    .optional(),
 });
 
 /** `agent`: the model loop (resolved by the agent module). */

@@ -95,6 +95,25 @@ export interface SearchConfig {
   beamWidth?: number;
   beamDepth?: number;
   graphWeight?: number;
+  stemming?: 'light' | 'porter' | 'none';
+  verbNormalization?: boolean;
+  expansionDocs?: number;
+  expansionTerms?: number;
+  expansionWhen?: 'cold-start' | 'no-feedback' | 'always';
+  expansionRerankDocs?: number;
+  expansionWeight?: number;
+  /** Optional embeddings (see `openEmbeddings` in the search module). */
+  embeddings?: {
+    baseUrl: string;
+    model: string;
+    apiKey?: string | undefined;
+    dimensions?: number | undefined;
+    cache?: string | false | undefined;
+    maxCacheEntries?: number | undefined;
+    batchSize?: number | undefined;
+    timeoutMs?: number | undefined;
+    weight?: number | undefined;
+  };
 }
 
 /** `agent` section, passed through for the agent module to resolve. */

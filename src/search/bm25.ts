@@ -285,4 +285,46 @@ export class Bm25Index {
     }
     return { scores, ids };
   }
+
+  /**
+   * Adds the weighted BM25F contributions of `terms` to the scores of `candidates` only, in the
+   * arrays the last {@link score} call returned (a rerank: one binary search per candidate and
+   * term, so long postings cost nothing). Candidates must be documents that call matched.
+   */
+  addToCandidates(
+    candidates: readonly number[],
+    terms: ReadonlyMap<string, number>,
+    options: Bm25ScoreOptions,
+  ): void {
+    const n = this.#size;
+    if (n === 0 || candidates.length === 0) return;
+    const fields = this.#fields;
+    const weights = this.#weights;
+    const lengths = this.#lengths;
+    const scores = this.#accumulator;
+    const { k1, b } = options;
+    const base = 1 - b;
+    const slope = this.#lengthSums.map((sum) => b / Math.max(sum / n, 1e-9));
+    const bits = this.#bits;
+    const max = this.#maxFrequency;
+    for (const [term, weight] of terms) {
+      const posting = this.#postings.get(term);
+      if (!posting || weight === 0) continue;
+      const df = posting.live;
+      const idf = weight * Math.log(1 + (n - df + 0.5) / (df + 0.5));
+      for (const id of candidates) {
+        if (!this.#alive[id]) continue;
+        const at = search(posting.data, id);
+        if (at < 0) continue;
+        let packed = posting.data[(at << 1) + 1]!;
+        let tf = 0;
+        const lengthOffset = id * fields;
+        for (let f = 0; packed !== 0; f++, packed >>>= bits) {
+          const raw = packed & max;
+          if (raw !== 0) tf += (weights[f]! * raw) / (base + slope[f]! * lengths[lengthOffset + f]!);
+        }
+        scores[id]! += (idf * tf) / (k1 + tf);
+      }
+    }
+  }
 }

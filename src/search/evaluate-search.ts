@@ -7,14 +7,30 @@
  */
 import { seededRandom } from '../util/seeded-random.js';
 import { CodecallError } from '../errors.js';
-import type { RankingOptions } from './options.js';
+import { DEFAULT_FIELD_WEIGHTS, type RankingOptions, type SearchFieldWeights } from './options.js';
 import { ToolGraph } from './tool-graph.js';
-import { createToolSearch, type SearchableTool, type ToolUsage } from './tool-search.js';
+import {
+  createToolSearch,
+  type CreateToolSearchOptions,
+  type SearchableTool,
+  type ToolUsage,
+} from './tool-search.js';
 
 /** Cut-offs reported when none are given. */
 export const DEFAULT_EVAL_KS: readonly number[] = [5, 10];
 /** Seed of the fold assignment (fixed, so runs are reproducible). */
 export const DEFAULT_EVAL_SEED = 1;
+
+/** Values each field weight may take in the grid search of {@link EvaluateSearchOptions.learnFieldWeights}. */
+export const DEFAULT_FIELD_WEIGHT_GRID: readonly number[] = [0, 0.5, 1, 2, 3, 5];
+/** Passes of coordinate ascent over the fields in that grid search. */
+export const DEFAULT_FIELD_WEIGHT_ROUNDS = 2;
+
+/** Index options an evaluation applies to every fold's index. */
+export type EvalIndexOptions = Pick<
+  CreateToolSearchOptions,
+  'fieldWeights' | 'stemming' | 'verbNormalization'
+>;
 
 /** One labelled query: the tools it needs, in call order. */
 export interface EvalQuery {
@@ -58,6 +74,16 @@ export interface EvaluateSearchOptions {
   ks?: readonly number[];
   /** Ranking options of the graph-augmented run. */
   ranking?: RankingOptions;
+  /** Index options (field weights, stemming, verb normalization) of every run. */
+  index?: EvalIndexOptions;
+  /**
+   * Learn BM25F field weights per fold: a grid search (coordinate ascent over
+   * {@link DEFAULT_FIELD_WEIGHT_GRID}, the description's weight fixed at 1) on the fold's training
+   * queries only (the other folds' queries and `trainUsages`), maximising BM25's NDCG at the
+   * first cut-off; the held-out fold is then scored with the weights learned without it.
+   * @defaultValue false
+   */
+  learnFieldWeights?: boolean;
   /**
    * Seed of the fold assignment.
    * @defaultValue {@link DEFAULT_EVAL_SEED}
@@ -87,6 +113,8 @@ export interface EvaluateSearchResult {
   graph: SearchMetrics;
   /** BM25 plus the graph plus query feedback: the default ranking, with `ranking` applied. */
   hybrid: SearchMetrics;
+  /** With `learnFieldWeights`: the weights learned for each fold, in fold order. */
+  learnedFieldWeights?: SearchFieldWeights[];
 }
 
 function emptyMetrics(ks: readonly number[]): SearchMetrics {
@@ -181,8 +209,28 @@ export function evaluateSearch(options: EvaluateSearchOptions): EvaluateSearchRe
   let skipped = 0;
   let unknownTools = 0;
   let trainChains = 0;
+  const learned: SearchFieldWeights[] = [];
   for (let fold = 0; fold < foldCount; fold++) {
-    const index = createToolSearch({ tools: options.tools, ...options.ranking, state: trained });
+    let indexOptions = options.index ?? {};
+    if (options.learnFieldWeights) {
+      const training: EvalQuery[] = [
+        ...(options.trainUsages ?? []).map((u, i) => ({
+          id: `train-${i}`,
+          query: u.query,
+          tools: [...u.tools],
+        })),
+        ...options.test.filter((_, i) => foldCount > 1 && foldOf[i] !== fold),
+      ];
+      const weights = learnFieldWeights(options.tools, training, indexOptions, options.ranking ?? {}, ks[0]!);
+      learned.push(weights);
+      indexOptions = { ...indexOptions, fieldWeights: weights };
+    }
+    const index = createToolSearch({
+      tools: options.tools,
+      ...options.ranking,
+      ...indexOptions,
+      state: trained,
+    });
     trainChains += options.train?.length ?? 0;
     for (const usage of options.trainUsages ?? []) {
       index.recordSequence(usage.tools);
@@ -233,5 +281,70 @@ export function evaluateSearch(options: EvaluateSearchOptions): EvaluateSearchRe
     bm25: average(bm25, evaluated),
     graph: average(graphOnly, evaluated),
     hybrid: average(hybrid, evaluated),
+    ...(options.learnFieldWeights ? { learnedFieldWeights: learned } : {}),
   };
+}
+
+/** Mean NDCG@k of BM25 alone over `queries` (those with a tool in the catalog). */
+function bm25Ndcg(
+  tools: readonly SearchableTool[],
+  queries: readonly EvalQuery[],
+  index: EvalIndexOptions,
+  ranking: RankingOptions,
+  k: number,
+): number {
+  const search = createToolSearch({ tools, ...ranking, ...index });
+  const metrics = emptyMetrics([k]);
+  let n = 0;
+  for (const q of queries) {
+    const relevant = new Set(q.tools.filter((name) => search.has(name)));
+    if (relevant.size === 0 || q.query.trim() === '') continue;
+    n++;
+    accumulate(
+      metrics,
+      search.search(q.query, { limit: k, mode: 'bm25' }).map((h) => h.name),
+      relevant,
+      [k],
+    );
+  }
+  return n > 0 ? metrics.ndcg[k]! / n : 0;
+}
+
+/**
+ * BM25F field weights that maximise BM25's NDCG@k on `queries`: coordinate ascent over
+ * {@link DEFAULT_FIELD_WEIGHT_GRID} from the given (or default) weights, the description's weight
+ * fixed at 1 (BM25F is nearly scale-free in its weights); a change must improve the score.
+ */
+export function learnFieldWeights(
+  tools: readonly SearchableTool[],
+  queries: readonly EvalQuery[],
+  index: EvalIndexOptions = {},
+  ranking: RankingOptions = {},
+  k: number = DEFAULT_EVAL_KS[0]!,
+): SearchFieldWeights {
+  let best: SearchFieldWeights = { ...DEFAULT_FIELD_WEIGHTS, ...index.fieldWeights };
+  let bestScore = bm25Ndcg(tools, queries, { ...index, fieldWeights: best }, ranking, k);
+  const fields: Array<keyof SearchFieldWeights> = [
+    'name',
+    'server',
+    'parameterNames',
+    'parameterDescriptions',
+  ];
+  for (let round = 0; round < DEFAULT_FIELD_WEIGHT_ROUNDS; round++) {
+    let changed = false;
+    for (const field of fields) {
+      for (const value of DEFAULT_FIELD_WEIGHT_GRID) {
+        if (value === best[field]) continue;
+        const candidate = { ...best, [field]: value };
+        const score = bm25Ndcg(tools, queries, { ...index, fieldWeights: candidate }, ranking, k);
+        if (score > bestScore + 1e-9) {
+          best = candidate;
+          bestScore = score;
+          changed = true;
+        }
+      }
+    }
+    if (!changed) break;
+  }
+  return best;
 }

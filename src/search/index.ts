@@ -24,6 +24,11 @@ export {
   DEFAULT_CHAIN_LIMIT,
   DEFAULT_EDGE_DISCOUNT,
   DEFAULT_EVIDENCE_PRIOR,
+  DEFAULT_EXPANSION_DOCS,
+  DEFAULT_EXPANSION_RERANK_DOCS,
+  DEFAULT_EXPANSION_TERMS,
+  DEFAULT_EXPANSION_WEIGHT,
+  DEFAULT_EXPANSION_WHEN,
   DEFAULT_FEEDBACK_WEIGHT,
   DEFAULT_FIELD_WEIGHTS,
   DEFAULT_GRAPH_WEIGHT,
@@ -31,7 +36,7 @@ export {
   DEFAULT_LEXICAL_GUARD,
   DEFAULT_SEARCH_LIMIT,
 } from './options.js';
-export type { RankingOptions, SearchFieldWeights } from './options.js';
+export type { ExpansionPolicy, RankingOptions, SearchFieldWeights } from './options.js';
 export type { ToolSearchState } from './tool-graph.js';
 export { DEFAULT_FEEDBACK_HALF_LIFE_USES, DEFAULT_FEEDBACK_MIN_COUNT } from './query-feedback.js';
 export { transitionsOf } from './tool-graph.js';
@@ -40,8 +45,19 @@ export { checkSequence, MemoryHistoryStore } from './history-store.js';
 export type { UsageHistoryStore } from './history-store.js';
 export { DEFAULT_HISTORY_BUSY_TIMEOUT_MS, SqliteHistoryStore } from './sqlite-history-store.js';
 export type { SqliteHistoryStoreOptions } from './sqlite-history-store.js';
-export { evaluateSearch } from './evaluate-search.js';
+export { evaluateSearch, learnFieldWeights } from './evaluate-search.js';
+export { DEFAULT_STEMMING } from './tokenize.js';
+export type { Stemming } from './tokenize.js';
+export { DEFAULT_FUSION_DEPTH, DEFAULT_RRF_K } from './embeddings.js';
+export type { EmbedFunction, EmbeddingCache } from './embeddings.js';
+export { createOpenAIEmbedder } from './openai-embedder.js';
+export type { OpenAIEmbedderOptions } from './openai-embedder.js';
+export { DEFAULT_EMBEDDING_CACHE_MAX_ENTRIES, SqliteEmbeddingCache } from './sqlite-embedding-cache.js';
+export type { SqliteEmbeddingCacheOptions } from './sqlite-embedding-cache.js';
+export { openEmbeddings } from './open-embeddings.js';
+export type { EmbeddingsConfig, OpenedEmbeddings } from './open-embeddings.js';
 export type {
+  EvalIndexOptions,
   EvalQuery,
   EvaluateSearchOptions,
   EvaluateSearchResult,

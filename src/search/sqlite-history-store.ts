@@ -146,7 +146,7 @@ type SqliteModule = typeof Sqlite;
 let sqliteModule: Promise<SqliteModule> | undefined;
 
 /** Loads `node:sqlite`, silencing only its own ExperimentalWarning. */
-function loadSqlite(): Promise<SqliteModule> {
+export function loadSqlite(): Promise<SqliteModule> {
   sqliteModule ??= (async () => {
     const original = process.emitWarning;
     process.emitWarning = function (this: unknown, warning: string | Error, ...rest: unknown[]): void {

@@ -3,8 +3,12 @@
  * Text to search terms: splits identifiers (camelCase, snake_case, kebab-case, dots, `::`),
  * lowercases, drops stop words and applies a light English stemmer, so that a sentence
  * ("send the expense reports"), keywords ("expenses report") and a tool name
- * (`sendExpenseReport`, `finance.send_expense_report`) meet on the same terms. Pure.
+ * (`sendExpenseReport`, `finance.send_expense_report`) meet on the same terms. Opt-in lexical
+ * variants (measured in docs/search.md): the Porter stemmer (`stemmer` package) or no stemming,
+ * and verb normalization (create/make/generate, get/fetch/list/show, delete/remove meet on one
+ * term). Pure.
  */
+import { stemmer as porterStem } from 'stemmer';
 
 /**
  * Words too common to carry meaning in a tool query. Query sentences from models are full of
@@ -75,6 +79,60 @@ export function stem(word: string): string {
   return w;
 }
 
+/** How words are reduced to terms: the light stemmer (default), Porter's, or not at all. */
+export type Stemming = 'light' | 'porter' | 'none';
+
+/** Tested default of {@link TokenizeOptions.stemming}. */
+export const DEFAULT_STEMMING: Stemming = 'light';
+
+/**
+ * Verb classes that {@link TokenizeOptions.verbNormalization} maps onto their first member: the
+ * verbs users say and the verbs tools are named with.
+ */
+export const VERB_CLASSES: readonly (readonly string[])[] = [
+  ['create', 'make', 'generate'],
+  ['get', 'fetch', 'list', 'show', 'retrieve'],
+  ['delete', 'remove'],
+];
+
+/** Irregular forms of the verbs above that no stemmer reduces. */
+const IRREGULAR: ReadonlyMap<string, string> = new Map([
+  ['made', 'make'],
+  ['got', 'get'],
+  ['gotten', 'get'],
+]);
+
+const stemmers: Record<Stemming, (word: string) => string> = {
+  light: stem,
+  porter: (word) => (/[0-9]/.test(word) ? word : porterStem(word)),
+  none: (word) => word,
+};
+
+/** Per stemming: stem of a verb form → the stem of its class's first member. */
+const verbMaps = new Map<Stemming, Map<string, string>>();
+
+function verbMap(stemming: Stemming): Map<string, string> {
+  let map = verbMaps.get(stemming);
+  if (!map) {
+    map = new Map();
+    const reduce = stemmers[stemming];
+    for (const members of VERB_CLASSES) {
+      const head = reduce(members[0]!);
+      for (const verb of members) {
+        for (const form of [verb, `${verb}s`, `${verb}es`, `${verb}ing`, `${verb}ed`, `${verb}d`]) {
+          map.set(reduce(form), head);
+        }
+      }
+    }
+    for (const [form, verb] of IRREGULAR) {
+      const members = VERB_CLASSES.find((c) => c.includes(verb))!;
+      map.set(reduce(form), reduce(members[0]!));
+    }
+    verbMaps.set(stemming, map);
+  }
+  return map;
+}
+
 /** Han, Hiragana, Katakana and Hangul: scripts written without spaces between words. */
 const CJK = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]/u;
 const CJK_RUNS =
@@ -84,11 +142,11 @@ const CJK_RUNS =
  * Scripts without word spaces are indexed as overlapping character pairs ("搜索关键" →
  * "搜索", "索关", "关键"), the usual dictionary-free approach; other runs inside are split as usual.
  */
-function pushCjk(run: string, out: string[]): void {
+function pushCjk(run: string, out: string[], reduce: (word: string) => string): void {
   for (const piece of run.matchAll(CJK_RUNS)) {
     const text = piece[0];
     if (!CJK.test(text)) {
-      for (const part of splitHumps(text)) if (part !== '') out.push(stem(part.toLowerCase()));
+      for (const part of splitHumps(text)) if (part !== '') out.push(reduce(part.toLowerCase()));
       continue;
     }
     const chars = [...text];
@@ -104,6 +162,16 @@ export interface TokenizeOptions {
    * @defaultValue false
    */
   keepStopWords?: boolean;
+  /**
+   * How words are reduced to terms.
+   * @defaultValue {@link DEFAULT_STEMMING}
+   */
+  stemming?: Stemming;
+  /**
+   * Map the verbs of {@link VERB_CLASSES} onto one term per class (create/make/generate…).
+   * @defaultValue false
+   */
+  verbNormalization?: boolean;
 }
 
 /**
@@ -117,13 +185,17 @@ export interface TokenizeOptions {
 export function tokenize(text: string, options: TokenizeOptions = {}): string[] {
   const out: string[] = [];
   const keep = options.keepStopWords === true;
-  const cache = keep ? CACHE_KEEP : CACHE_DROP;
+  const stemming = options.stemming ?? DEFAULT_STEMMING;
+  const verbs = options.verbNormalization === true;
+  const cacheKey = `${keep ? 'k' : 'd'}${stemming}${verbs ? 'v' : ''}`;
+  let cache = CACHES.get(cacheKey);
+  if (!cache) CACHES.set(cacheKey, (cache = new Map()));
   // Letters and digits of any script; everything else (including _ - . :: /) separates words.
   for (const word of text.split(SEPARATORS)) {
     if (word === '') continue;
     let terms = cache.get(word);
     if (!terms) {
-      terms = wordTerms(word, keep);
+      terms = wordTerms(word, keep, stemmers[stemming], verbs ? verbMap(stemming) : undefined);
       if (word.length <= MAX_TOKEN_CHARS) {
         if (cache.size >= MAX_CACHED_WORDS) cache.clear();
         cache.set(word, terms);
@@ -137,21 +209,31 @@ export function tokenize(text: string, options: TokenizeOptions = {}): string[] 
 const SEPARATORS = /[^\p{L}\p{N}]+/u;
 /** Distinct words whose terms are memoised (catalogs repeat words a lot). */
 const MAX_CACHED_WORDS = 100_000;
-const CACHE_KEEP = new Map<string, readonly string[]>();
-const CACHE_DROP = new Map<string, readonly string[]>();
+/** One memo per combination of options (stop words kept or not, stemming, verb normalization). */
+const CACHES = new Map<string, Map<string, readonly string[]>>();
 
 /** The terms of one run of letters and digits. */
-function wordTerms(word: string, keepStopWords: boolean): string[] {
+function wordTerms(
+  word: string,
+  keepStopWords: boolean,
+  reduce: (word: string) => string,
+  verbs: ReadonlyMap<string, string> | undefined,
+): string[] {
   const out: string[] = [];
   if (CJK.test(word)) {
-    pushCjk(word, out);
+    pushCjk(word, out, reduce);
     return out;
   }
   for (const part of splitHumps(word)) {
     if (part === '') continue;
     const lower = part.toLowerCase().slice(0, MAX_TOKEN_CHARS);
     if (!keepStopWords && STOP_WORDS.has(lower)) continue;
-    out.push(stem(lower));
+    if (verbs === undefined) {
+      out.push(reduce(lower));
+      continue;
+    }
+    const term = reduce(IRREGULAR.get(lower) ?? lower);
+    out.push(verbs.get(term) ?? term);
   }
   return out;
 }

@@ -11,6 +11,15 @@ import type { JsonSchema } from '../types.js';
 import { Bm25Index } from './bm25.js';
 import { CatalogLinks, describeLink, schemaProperties, type InferredLink } from './catalog-links.js';
 import {
+  DEFAULT_FUSION_DEPTH,
+  DEFAULT_RRF_K,
+  embeddingText,
+  fuseRankings,
+  ToolEmbeddings,
+  type EmbedFunction,
+  type EmbeddingCache,
+} from './embeddings.js';
+import {
   DEFAULT_CHAIN_LIMIT,
   DEFAULT_FIELD_WEIGHTS,
   DEFAULT_LEXICAL_GUARD_HITS,
@@ -23,7 +32,7 @@ import {
 } from './options.js';
 import { QueryFeedback } from './query-feedback.js';
 import { compileRegexQuery, DEFAULT_MAX_REGEX_FIELD_CHARS } from './regex-query.js';
-import { splitName, tokenize } from './tokenize.js';
+import { DEFAULT_STEMMING, splitName, tokenize, type Stemming, type TokenizeOptions } from './tokenize.js';
 import { DEFAULT_MAX_TOOL_NAME_CHARS, ToolGraph, type ToolSearchState } from './tool-graph.js';
 
 /** Characters of a query that are read (the rest is ignored). */
@@ -101,6 +110,11 @@ export interface ToolSearchResult {
   chains: ToolChain[];
   /** True when a regex search ran out of its time budget and the hits are partial. */
   truncated: boolean;
+  /**
+   * Set by `searchAsync` when the embedder failed: the hits are then the lexical + graph ranking
+   * alone, and this says why.
+   */
+  embeddingError?: string;
 }
 
 /** One edge of the tool graph, for inspection (`codecall graph`). */
@@ -144,6 +158,32 @@ export interface CreateToolSearchOptions extends RankingOptions {
    * @defaultValue {@link DEFAULT_FIELD_WEIGHTS}
    */
   fieldWeights?: Partial<SearchFieldWeights>;
+  /**
+   * How words are reduced to terms: the light stemmer, Porter's (`stemmer` package), or none.
+   * Applies to the index and the queries alike.
+   * @defaultValue {@link DEFAULT_STEMMING}
+   */
+  stemming?: Stemming;
+  /**
+   * Map the verbs users say and the verbs tools are named with onto one term per class
+   * (create/make/generate, get/fetch/list/show/retrieve, delete/remove), in the index and the
+   * queries. Off by default: it helps UltraTool's BM25 and hurts ToolBench (docs/search.md).
+   * @defaultValue false
+   */
+  verbNormalization?: boolean;
+  /**
+   * Optional embeddings: turns texts into vectors (see `createOpenAIEmbedder`). When given,
+   * `searchAsync` fuses the embedding ranking with BM25 + graph by reciprocal-rank fusion;
+   * `search` and `searchDetailed` stay lexical + graph and never wait for it.
+   */
+  embed?: EmbedFunction | undefined;
+  /** Where tool vectors are kept between runs (e.g. `SqliteEmbeddingCache`). */
+  embeddingCache?: EmbeddingCache | undefined;
+  /**
+   * Weight of the embedding ranking in the fusion (the lexical + graph ranking weighs 1).
+   * @defaultValue 1
+   */
+  embeddingWeight?: number;
 }
 
 /** A searchable, learning index of tools. Create it with {@link createToolSearch}. */
@@ -154,6 +194,12 @@ export interface ToolSearch {
   search(query: string, options?: SearchOptions): ToolSearchHit[];
   /** Ranked tools plus the most likely chains of calls. */
   searchDetailed(query: string, options?: SearchOptions): ToolSearchResult;
+  /**
+   * Like `searchDetailed`, fused with embedding similarity when an `embed` function was given
+   * (reciprocal-rank fusion); without one, exactly `searchDetailed`. If the embedder fails, the
+   * lexical + graph result comes back with `embeddingError` set.
+   */
+  searchAsync(query: string, options?: SearchOptions): Promise<ToolSearchResult>;
   /** Learns from one run: the tool names it dispatched, in order. */
   recordSequence(names: readonly string[]): void;
   /**
@@ -246,7 +292,11 @@ function round(value: number): number {
 class ToolSearchIndex implements ToolSearch {
   readonly #ranking: ResolvedRankingOptions;
   readonly #weights: SearchFieldWeights;
+  /** Stemming and verb normalization, the same for the index and every query. */
+  readonly #lexical: Pick<TokenizeOptions, 'stemming' | 'verbNormalization'>;
   readonly #index: Bm25Index;
+  readonly #embeddings: ToolEmbeddings | undefined;
+  readonly #embeddingWeight: number;
   readonly #graph = new ToolGraph();
   /** Schema-inferred links, built on first use (they cost as much memory as the index). */
   #catalogLinks: CatalogLinks | undefined;
@@ -276,6 +326,26 @@ class ToolSearchIndex implements ToolSearch {
         );
       }
     }
+    const stemming = options.stemming ?? DEFAULT_STEMMING;
+    if (stemming !== 'light' && stemming !== 'porter' && stemming !== 'none') {
+      throw invalidArgument(
+        `"stemming" must be "light", "porter" or "none"; got ${JSON.stringify(stemming)}.`,
+        'stemming',
+      );
+    }
+    if (options.verbNormalization !== undefined && typeof options.verbNormalization !== 'boolean') {
+      throw invalidArgument('"verbNormalization" must be true or false.', 'verbNormalization');
+    }
+    this.#lexical = { stemming, verbNormalization: options.verbNormalization === true };
+    if (options.embed !== undefined && typeof options.embed !== 'function') {
+      throw invalidArgument('"embed" must be a function (texts: string[]) => Promise<number[][]>.', 'embed');
+    }
+    this.#embeddings = options.embed ? new ToolEmbeddings(options.embed, options.embeddingCache) : undefined;
+    const embeddingWeight = options.embeddingWeight ?? 1;
+    if (typeof embeddingWeight !== 'number' || !Number.isFinite(embeddingWeight) || embeddingWeight < 0) {
+      throw invalidArgument('"embeddingWeight" must be a non-negative number.', 'embeddingWeight');
+    }
+    this.#embeddingWeight = embeddingWeight;
     this.#index = new Bm25Index([
       this.#weights.name,
       this.#weights.server,
@@ -347,7 +417,8 @@ class ToolSearchIndex implements ToolSearch {
     };
     this.#entries.set(tool.name, entry);
     this.#byId[id] = entry;
-    this.#index.add(id, indexedFields(entry));
+    this.#index.add(id, indexedFields(entry, this.#lexical));
+    this.#embeddings?.set(tool.name, embeddingText(tool.name, description, parameterNames));
     this.#catalogLinks?.add(
       { name: tool.name, server, description, outputSchema: tool.outputSchema },
       properties,
@@ -398,8 +469,9 @@ class ToolSearchIndex implements ToolSearch {
   #removeOne(name: string): void {
     const entry = this.#entries.get(name);
     if (!entry) return;
-    this.#index.remove(entry.id, indexedFields(entry));
+    this.#index.remove(entry.id, indexedFields(entry, this.#lexical));
     this.#catalogLinks?.remove(name);
+    this.#embeddings?.delete(name);
     this.#entries.delete(name);
     this.#byId[entry.id] = undefined;
     for (const key of this.#exactKeys(entry.name, entry.server)) {
@@ -436,7 +508,7 @@ class ToolSearchIndex implements ToolSearch {
       (tool) => tool !== '' && tool.length <= DEFAULT_MAX_TOOL_NAME_CHARS,
     );
     if (query.trim() === '' || tools.length === 0) return;
-    this.#feedback.record(tokenize(query), tools);
+    this.#feedback.record(tokenize(query, this.#lexical), tools);
     this.#usages.push([query, tools]);
     if (this.#usages.length > DEFAULT_MAX_SERIALIZED_USES * 2)
       this.#usages = this.#usages.slice(-DEFAULT_MAX_SERIALIZED_USES);
@@ -476,6 +548,47 @@ class ToolSearchIndex implements ToolSearch {
     return this.searchDetailed(query, { ...options, chainLimit: 0 }).hits;
   }
 
+  async searchAsync(query: string, options: SearchOptions = {}): Promise<ToolSearchResult> {
+    const embeddings = this.#embeddings;
+    if (!embeddings || options.mode === 'regex') return this.searchDetailed(query, options);
+    const limit = options.limit ?? DEFAULT_SEARCH_LIMIT;
+    const base = this.searchDetailed(query, { ...options, limit: Math.max(limit, DEFAULT_FUSION_DEPTH) });
+    let semantic: Array<[string, number]>;
+    try {
+      await embeddings.update();
+      const vector = await embeddings.embedQuery(query.slice(0, DEFAULT_MAX_QUERY_CHARS));
+      semantic = embeddings.rank(vector, DEFAULT_FUSION_DEPTH).filter(([name]) => this.#entries.has(name));
+    } catch (error) {
+      return {
+        ...this.searchDetailed(query, options),
+        embeddingError: (error as Error)?.message ?? String(error),
+      };
+    }
+    const semanticRank = new Map(semantic.map(([name], i) => [name, i + 1]));
+    const byName = new Map(base.hits.map((hit) => [hit.name, hit]));
+    const exact = base.hits.filter((hit) => hit.reasons[0] === 'exact tool name').map((hit) => hit.name);
+    const fused = fuseRankings(
+      [
+        { names: base.hits.map((hit) => hit.name), weight: 1 },
+        { names: semantic.map(([name]) => name), weight: this.#embeddingWeight },
+      ],
+      DEFAULT_RRF_K,
+    );
+    // Exact tool names stay first, as in the lexical ranking.
+    const exactSet = new Set(exact);
+    const ordered = [
+      ...fused.filter(([name]) => exactSet.has(name)),
+      ...fused.filter(([name]) => !exactSet.has(name)),
+    ];
+    const hits = ordered.slice(0, limit).map(([name, score]) => {
+      const reasons = [...(byName.get(name)?.reasons ?? [])];
+      const rank = semanticRank.get(name);
+      if (rank !== undefined) reasons.push(`close in meaning to the query (embedding rank ${rank})`);
+      return { name, score: round(score), reasons };
+    });
+    return { ...base, hits };
+  }
+
   searchDetailed(query: string, options: SearchOptions = {}): ToolSearchResult {
     if (typeof query !== 'string' || query.trim() === '') {
       throw new CodecallError(
@@ -501,10 +614,42 @@ class ToolSearchIndex implements ToolSearch {
     }
     const ranking = resolveRankingOptions(options, this.#ranking);
     const text = query.slice(0, DEFAULT_MAX_QUERY_CHARS);
-    const terms = tokenize(text);
+    const terms = tokenize(text, this.#lexical);
 
-    // Lexical scores (normalised to 0–1 by the best one when read).
+    // Query feedback: learned term → tool associations, added to the lexical score.
+    const feedback = new Map<string, { score: number; term: string }>();
+    if (mode === 'hybrid' && ranking.feedbackWeight > 0 && !this.#feedback.empty) {
+      const learned = this.#feedback.score(terms, {
+        evidencePrior: ranking.evidencePrior,
+        minCount: ranking.feedbackMinCount,
+      });
+      for (const [name, value] of learned) if (this.#entries.has(name)) feedback.set(name, value);
+    }
+
+    // Lexical scores (normalised to 0–1 by the best one when read), after RM3 at cold start:
+    // pseudo-relevance feedback stands in for learned evidence, so by default the hybrid ranking
+    // uses it only until the first run or use is recorded (with usage it lowered UltraTool's
+    // graph ranking; see `expansionWhen`).
     const { scores, ids } = this.#index.score(terms, ranking);
+    const expand =
+      mode === 'bm25' ||
+      ranking.expansionWhen === 'always' ||
+      (ranking.expansionWhen === 'no-feedback' && feedback.size === 0) ||
+      (this.#graph.sequences === 0 && this.#feedback.empty);
+    if (ranking.expansionDocs > 0 && ids.length > 0 && expand) {
+      // The expanded query re-scores the best first-pass hits: the query's own terms weigh
+      // (1 − w) everywhere (scaling keeps the order of the rest), the expansion on top.
+      const candidates = selectTop(ids, scores, Math.max(ranking.expansionRerankDocs, ranking.expansionDocs));
+      const expanded = this.#expandQuery(terms, candidates.slice(0, ranking.expansionDocs), scores, ranking);
+      const keep = 1 - ranking.expansionWeight;
+      for (const id of ids) scores[id]! *= keep;
+      for (const term of new Set(terms)) {
+        const extra = (expanded.get(term) ?? 0) - keep;
+        if (extra > 0) expanded.set(term, extra);
+        else expanded.delete(term);
+      }
+      this.#index.addToCandidates(candidates, expanded, ranking);
+    }
     let best = 0;
     for (const id of ids) if (scores[id]! > best) best = scores[id]!;
     const lexicalScore = (name: string): number => {
@@ -520,15 +665,6 @@ class ToolSearchIndex implements ToolSearch {
         ? undefined
         : new Set(typeof exactNames === 'string' ? [exactNames] : exactNames);
 
-    // Query feedback: learned term → tool associations, added to the lexical score.
-    const feedback = new Map<string, { score: number; term: string }>();
-    if (mode === 'hybrid' && ranking.feedbackWeight > 0 && !this.#feedback.empty) {
-      const learned = this.#feedback.score(terms, {
-        evidencePrior: ranking.evidencePrior,
-        minCount: ranking.feedbackMinCount,
-      });
-      for (const [name, value] of learned) if (this.#entries.has(name)) feedback.set(name, value);
-    }
     /** Lexical plus feedback score of the best `k` such tools (the walk's seeds). */
     const topBase = (k: number): Array<[string, number]> => {
       const base = new Map(topLexical(k + feedback.size));
@@ -577,7 +713,7 @@ class ToolSearchIndex implements ToolSearch {
         .map(([name]) => name),
     );
     const ranked = guardLexical(sorted, guarded, exact, Math.min(strong, limit)).slice(0, limit);
-    const originals = originalWords(text);
+    const originals = originalWords(text, this.#lexical);
     const hits = ranked.map(([name, score]) => {
       const reasons: string[] = [];
       if (exact?.has(name)) reasons.push('exact tool name');
@@ -590,6 +726,59 @@ class ToolSearchIndex implements ToolSearch {
       return { name, score: round(score), reasons };
     });
     return { hits, chains, truncated: false };
+  }
+
+  /**
+   * RM3 (Lavrenko & Croft's relevance model, interpolated with the query): the term distribution
+   * of the `top` lexical hits, each weighted by its score, `P(t|R) = Σ_d s(d) · P(t|d)` with
+   * `P(t|d)` the field-weighted term frequency of `d`; its `expansionTerms` most probable terms
+   * are mixed with the query's own as `(1 − w) · P(t|Q) + w · P(t|R)` and the query is scored
+   * again with those weights.
+   */
+  #expandQuery(
+    terms: readonly string[],
+    top: readonly number[],
+    scores: Float64Array,
+    ranking: ResolvedRankingOptions,
+  ): Map<string, number> {
+    const fieldWeights = [
+      this.#weights.name,
+      this.#weights.server,
+      this.#weights.description,
+      this.#weights.parameterNames,
+      this.#weights.parameterDescriptions,
+    ];
+    let total = 0;
+    for (const id of top) total += scores[id]!;
+    const relevance = new Map<string, number>();
+    for (const id of top) {
+      const entry = this.#byId[id];
+      if (!entry || total <= 0) continue;
+      const counts = new Map<string, number>();
+      let length = 0;
+      indexedFields(entry, this.#lexical).forEach((tokens, f) => {
+        const w = fieldWeights[f]!;
+        for (const token of tokens) counts.set(token, (counts.get(token) ?? 0) + w);
+        length += w * tokens.length;
+      });
+      if (length <= 0) continue;
+      const share = scores[id]! / total;
+      for (const [term, count] of counts)
+        relevance.set(term, (relevance.get(term) ?? 0) + (share * count) / length);
+    }
+    const expansion = [...relevance]
+      .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
+      .slice(0, ranking.expansionTerms);
+    const mass = expansion.reduce((sum, [, p]) => sum + p, 0);
+    const distinct = new Set(terms);
+    const weights = new Map<string, number>();
+    // Scaled so the original query's terms weigh (1 − w) each, as if P(t|Q) · |Q|.
+    for (const term of distinct) weights.set(term, 1 - ranking.expansionWeight);
+    if (mass > 0) {
+      for (const [term, p] of expansion)
+        weights.set(term, (weights.get(term) ?? 0) + (ranking.expansionWeight * distinct.size * p) / mass);
+    }
+    return weights;
   }
 
   #lexicalReason(name: string, terms: readonly string[], originals: Map<string, string>): string | undefined {
@@ -890,22 +1079,23 @@ function bareName(name: string, server: string): string {
 }
 
 /** The BM25F fields of a tool: its own name, server, description, parameter names and descriptions. */
-function indexedFields(entry: Entry): string[][] {
+function indexedFields(entry: Entry, lexical: TokenizeOptions): string[][] {
+  const keep = { ...lexical, keepStopWords: true };
   return [
-    tokenize(bareName(entry.name, entry.server), { keepStopWords: true }),
-    tokenize(entry.server, { keepStopWords: true }),
-    tokenize(entry.description),
-    tokenize(entry.parameterNames, { keepStopWords: true }),
-    tokenize(entry.parameterDescriptions),
+    tokenize(bareName(entry.name, entry.server), keep),
+    tokenize(entry.server, keep),
+    tokenize(entry.description, lexical),
+    tokenize(entry.parameterNames, keep),
+    tokenize(entry.parameterDescriptions, lexical),
   ];
 }
 
 /** Maps each search term of `text` to the word of the query it came from. */
-function originalWords(text: string): Map<string, string> {
+function originalWords(text: string, lexical: TokenizeOptions): Map<string, string> {
   const out = new Map<string, string>();
   for (const word of text.split(/\s+/)) {
     const clean = word.replace(/^[^\p{L}\p{N}]+|[^\p{L}\p{N}]+$/gu, '');
-    for (const term of tokenize(clean)) if (!out.has(term)) out.set(term, clean.slice(0, 40));
+    for (const term of tokenize(clean, lexical)) if (!out.has(term)) out.set(term, clean.slice(0, 40));
   }
   return out;
 }

@@ -3,7 +3,7 @@
  * `codecall eval-search` end to end on self-made JSON Lines files, through the command object
  * main() dispatches to (in-process: no dist/ build needed).
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
@@ -31,7 +31,31 @@ writeFileSync(join(dir, 'train.jsonl'), jsonl([...chains, ...chains, ...chains, 
 writeFileSync(join(dir, 'test.jsonl'), jsonl(chains));
 writeFileSync(join(dir, 'broken.jsonl'), '{"name": "a"}\n{oops\n');
 
-function io(): { io: CliIo; out: () => string; err: () => string } {
+// A data folder in the layout of ../shared/data: <name>/tools.jsonl with train.jsonl or dev.jsonl.
+mkdirSync(join(dir, 'data', 'mini'), { recursive: true });
+writeFileSync(join(dir, 'data', 'mini', 'tools.jsonl'), jsonl(CATALOG));
+writeFileSync(join(dir, 'data', 'mini', 'train.jsonl'), jsonl([...chains, ...chains, ...chains, ...chains]));
+mkdirSync(join(dir, 'data', 'devset'), { recursive: true });
+writeFileSync(join(dir, 'data', 'devset', 'tools.jsonl'), jsonl(CATALOG));
+writeFileSync(join(dir, 'data', 'devset', 'dev.jsonl'), jsonl([...chains, ...chains]));
+
+// Queries that only a stemmer answers: "run" meets "running" (light and Porter), "connect" meets
+// "connections" (Porter only).
+mkdirSync(join(dir, 'data', 'stems'), { recursive: true });
+writeFileSync(
+  join(dir, 'data', 'stems', 'tools.jsonl'),
+  jsonl([
+    { name: 'jobs.status', description: 'Status of running jobs.' },
+    { name: 'jobs.connections', description: 'Open connections.' },
+  ]),
+);
+const stemQueries = [
+  { id: 'r', query: 'run', tools: ['jobs.status'] },
+  { id: 'c', query: 'connect', tools: ['jobs.connections'] },
+];
+writeFileSync(join(dir, 'data', 'stems', 'train.jsonl'), jsonl([...stemQueries, ...stemQueries]));
+
+function io(env: Record<string, string> = {}): { io: CliIo; out: () => string; err: () => string } {
   const stdout = new PassThrough();
   const stderr = new PassThrough();
   let out = '';
@@ -39,7 +63,7 @@ function io(): { io: CliIo; out: () => string; err: () => string } {
   stdout.on('data', (c: Buffer) => (out += c.toString()));
   stderr.on('data', (c: Buffer) => (err += c.toString()));
   return {
-    io: { stdout, stderr, stdin: new PassThrough(), cwd: dir, env: {}, signal: new AbortController().signal },
+    io: { stdout, stderr, stdin: new PassThrough(), cwd: dir, env, signal: new AbortController().signal },
     out: () => out,
     err: () => err,
   };
@@ -123,6 +147,77 @@ describe('codecall eval-search', () => {
     expect(
       await main(['eval-search', '--tools', 'tools.jsonl', '--test', 'test.jsonl', '--bogus'], bad.io),
     ).toBe(2);
+  });
+
+  it('runs a named data set from --data-dir or CODECALL_DATA_DIR, cross-validated 5-fold', async () => {
+    const viaFlag = io();
+    expect(
+      await evalSearchCommand.run(['--dataset', 'mini', '--data-dir', 'data', '--json'], viaFlag.io),
+    ).toBe(0);
+    expect(JSON.parse(viaFlag.out())).toMatchObject({ tools: 8, queries: 12, folds: 5 });
+    // dev.jsonl is both the test and the training set; the environment names the folder.
+    const viaEnv = io({ CODECALL_DATA_DIR: join(dir, 'data') });
+    expect(await evalSearchCommand.run(['--dataset', 'devset', '--folds', '3', '--json'], viaEnv.io)).toBe(0);
+    expect(JSON.parse(viaEnv.out())).toMatchObject({ queries: 6, folds: 3 });
+    const missing = io({ CODECALL_DATA_DIR: join(dir, 'nowhere') });
+    expect(await main(['eval-search', '--dataset', 'mini'], missing.io)).toBe(2);
+    expect(missing.err()).toContain(`${join(dir, 'nowhere', 'mini', 'tools.jsonl')} is missing`);
+    expect(missing.err()).toContain('CODECALL_DATA_DIR');
+    await expect(evalSearchCommand.run(['--dataset', '../etc'], io().io)).rejects.toThrow(/folder name/);
+    await expect(
+      evalSearchCommand.run(['--dataset', 'mini', '--tools', 'tools.jsonl'], io().io),
+    ).rejects.toThrow(/one or the other/);
+  });
+
+  it('passes the lexical variants to every fold and prints the field weights it learned', async () => {
+    const base = ['--dataset', 'mini', '--data-dir', 'data', '--folds', '2'];
+    const t = io();
+    expect(
+      await evalSearchCommand.run(
+        [
+          ...base,
+          '--stemming',
+          'porter',
+          '--verb-normalization',
+          '--expansion-docs',
+          '2',
+          '--field-weights',
+          'name=2,server=1',
+          '--json',
+        ],
+        t.io,
+      ),
+    ).toBe(0);
+    const recall = async (...flags: string[]): Promise<number> => {
+      const run = io();
+      expect(
+        await evalSearchCommand.run(
+          ['--dataset', 'stems', '--data-dir', 'data', '--folds', '2', '--k', '1', '--json', ...flags],
+          run.io,
+        ),
+      ).toBe(0);
+      return JSON.parse(run.out()).bm25.recall['1'] as number;
+    };
+    expect(await recall()).toBe(0.5);
+    expect(await recall('--stemming', 'none')).toBe(0);
+    expect(await recall('--stemming', 'porter')).toBe(1);
+    expect(JSON.parse(t.out()).index).toEqual({
+      stemming: 'porter',
+      verbNormalization: true,
+      fieldWeights: { name: 2, server: 1 },
+    });
+    const learned = io();
+    expect(await evalSearchCommand.run([...base, '--learn-field-weights'], learned.io)).toBe(0);
+    expect(learned.out()).toMatch(
+      /fold 1: field weights learned on its training queries: name=[\d.]+,server=/,
+    );
+    expect(learned.out()).toMatch(/fold 2: field weights learned/);
+    await expect(evalSearchCommand.run([...base, '--stemming', 'snowball'], io().io)).rejects.toThrow(
+      /--stemming must be light, porter or none/,
+    );
+    await expect(evalSearchCommand.run([...base, '--field-weights', 'title=2'], io().io)).rejects.toThrow(
+      /--field-weights takes field=weight pairs/,
+    );
   });
 
   it('names the file and line of broken data', async () => {

@@ -4,27 +4,40 @@
  * completeness@k): BM25 alone, plus the learned graph, plus query feedback, side by side,
  * optionally with k-fold cross-validation over a file of queries and their call chains.
  */
-import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { existsSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { CodecallError } from '../../errors.js';
-import { evaluateSearch, type EvalQuery, type EvaluateSearchResult } from '../../search/evaluate-search.js';
-import type { RankingOptions } from '../../search/options.js';
+import {
+  evaluateSearch,
+  type EvalIndexOptions,
+  type EvalQuery,
+  type EvaluateSearchResult,
+} from '../../search/evaluate-search.js';
+import type { RankingOptions, SearchFieldWeights } from '../../search/options.js';
+import type { Stemming } from '../../search/tokenize.js';
 import type { SearchableTool } from '../../search/tool-search.js';
 import { UsageError, type CliCommand, type CliIo } from '../command.js';
 
 const USAGE = `Usage: codecall eval-search --tools tools.jsonl (--test queries.jsonl | --train chains.jsonl --folds N) [options]
+       codecall eval-search --dataset ultratool|toolbench [options]
 
 Measures tool search on labelled data: Recall@k, NDCG@k and completeness@k (all of a query's
-tools in the top k), for BM25 alone, BM25 plus the tool graph, and BM25 plus the graph plus
-query feedback (what past queries led to), side by side.
+tools in the top k), for the lexical ranking (BM25F, with RM3 unless --expansion-docs 0), plus
+the tool graph, and plus the graph and query feedback (what past queries led to), side by side.
 
 Data (JSON Lines):
   tools.jsonl     one tool a line: { "name", "description", "server"?, "inputSchema"?, "outputSchema"? }
   queries.jsonl   one query a line: { "id", "query", "tools": [tool names in call order] }
 
 Options:
-  --tools <path>         the catalog (required)
+  --dataset <name>       a development set of the data folder: <data>/<name>/tools.jsonl, and
+                         dev.jsonl as --test and --train (or train.jsonl as --train), 5 folds
+                         unless --folds says otherwise
+  --data-dir <path>      the data folder (default: $CODECALL_DATA_DIR, else ../shared/data
+                         next to the codecall package)
+  --tools <path>         the catalog (required without --dataset)
   --test <path>          queries to evaluate
   --train <path>         call chains the graph learns first (query lines; only "tools" is read)
   --train-queries <path> queries with their tools that query feedback and the graph learn first
@@ -38,14 +51,70 @@ Options:
   --beam-depth <n>
   --graph-weight <x>
   --evidence-prior <x>
+  --edge-discount <x>
   --inferred-edge-share <x>
   --feedback-weight <x>
   --lexical-guard <n>
+  --stemming <s>         light (default), porter or none
+  --verb-normalization   map create/make/generate, get/fetch/list/show/retrieve, delete/remove
+                         onto one term each, in the index and the queries
+  --expansion-docs <n>   RM3 pseudo-relevance feedback: top hits read (default 3; 0 = off)
+  --expansion-terms <n>  RM3: terms added (default 10)
+  --expansion-weight <x> RM3: weight of the added terms against the query (default 0.2)
+  --expansion-when <p>   when the hybrid ranking uses RM3: cold-start (default), no-feedback, always
+  --expansion-rerank-docs <n>  RM3: best first-pass hits re-scored (default 100)
+  --field-weights <list> BM25F weights, e.g. name=3,server=2,description=1,parameterNames=1,
+                         parameterDescriptions=0.5 (unnamed fields keep their default)
+  --learn-field-weights  learn BM25F field weights per fold by grid search on the fold's
+                         training queries (BM25 NDCG at the first cut-off); prints them
 
 Examples:
-  codecall eval-search --tools ../shared/data/ultratool/tools.jsonl --train ../shared/data/ultratool/train.jsonl --folds 5
-  codecall eval-search --tools ../shared/data/toolbench/tools.jsonl --test ../shared/data/toolbench/dev.jsonl
+  codecall eval-search --dataset ultratool
+  codecall eval-search --dataset toolbench --stemming porter
+  codecall eval-search --tools tools.jsonl --test queries.jsonl --train chains.jsonl
 `;
+
+/** Environment variable naming the development data folder. */
+export const DATA_DIR_ENV = 'CODECALL_DATA_DIR';
+
+/**
+ * The development data folder: `$CODECALL_DATA_DIR`, else `../shared/data` next to the codecall
+ * package (its root is three levels above this file, in src/ and in dist/ alike), whatever the
+ * current directory.
+ */
+export function defaultDataDir(env: Readonly<Record<string, string | undefined>>): string {
+  const fromEnv = env[DATA_DIR_ENV];
+  if (fromEnv !== undefined && fromEnv !== '') return resolve(fromEnv);
+  return resolve(fileURLToPath(new URL('../../../', import.meta.url)), '..', 'shared', 'data');
+}
+
+const FIELD_NAMES: ReadonlyArray<keyof SearchFieldWeights> = [
+  'name',
+  'server',
+  'description',
+  'parameterNames',
+  'parameterDescriptions',
+];
+
+function parseFieldWeights(value: string): Partial<SearchFieldWeights> {
+  const out: Partial<SearchFieldWeights> = {};
+  for (const part of value.split(',')) {
+    const [field, raw] = part.split('=').map((x) => x.trim());
+    if (!FIELD_NAMES.includes(field as keyof SearchFieldWeights) || raw === undefined) {
+      throw new UsageError(
+        `--field-weights takes field=weight pairs with fields ${FIELD_NAMES.join(', ')}; got "${part}".`,
+      );
+    }
+    const weight = number(raw, `--field-weights ${field}`, false)!;
+    if (weight < 0) throw new UsageError(`--field-weights ${field} must be ≥ 0; got ${raw}.`);
+    out[field as keyof SearchFieldWeights] = weight;
+  }
+  return out;
+}
+
+function formatWeights(weights: SearchFieldWeights): string {
+  return FIELD_NAMES.map((f) => `${f}=${weights[f]}`).join(',');
+}
 
 /** Lines read from one data file. */
 const MAX_LINES = 1_000_000;
@@ -139,6 +208,9 @@ function table(result: EvaluateSearchResult, tools: number): string {
     lines.push(`${result.skipped} queries skipped: none of their tools is in the catalog`);
   if (result.unknownTools > 0)
     lines.push(`${result.unknownTools} labelled tools are not in the catalog (they count as misses)`);
+  result.learnedFieldWeights?.forEach((weights, fold) =>
+    lines.push(`fold ${fold + 1}: field weights learned on its training queries: ${formatWeights(weights)}`),
+  );
   lines.push('');
   const rows: string[][] = [['metric', 'BM25', '+graph', '+feedback', 'change']];
   const metrics: Array<[string, keyof EvaluateSearchResult['bm25']]> = [
@@ -171,6 +243,7 @@ function table(result: EvaluateSearchResult, tools: number): string {
   lines.push(
     '',
     "Percentages; change in points (+feedback against BM25). Completeness@k: all of a query's tools in the top k.",
+    'BM25: the lexical ranking, with RM3 query expansion unless --expansion-docs 0; +graph and +feedback use RM3 only as --expansion-when says (default: before any usage).',
   );
   return `${lines.join('\n')}\n`;
 }
@@ -198,9 +271,21 @@ export const evalSearchCommand: CliCommand = {
           'beam-depth': { type: 'string' },
           'graph-weight': { type: 'string' },
           'evidence-prior': { type: 'string' },
+          'edge-discount': { type: 'string' },
           'inferred-edge-share': { type: 'string' },
           'feedback-weight': { type: 'string' },
           'lexical-guard': { type: 'string' },
+          dataset: { type: 'string' },
+          'data-dir': { type: 'string' },
+          stemming: { type: 'string' },
+          'verb-normalization': { type: 'boolean' },
+          'expansion-docs': { type: 'string' },
+          'expansion-terms': { type: 'string' },
+          'expansion-weight': { type: 'string' },
+          'expansion-when': { type: 'string' },
+          'expansion-rerank-docs': { type: 'string' },
+          'field-weights': { type: 'string' },
+          'learn-field-weights': { type: 'boolean' },
         },
         strict: true,
         allowPositionals: false,
@@ -208,11 +293,39 @@ export const evalSearchCommand: CliCommand = {
     } catch (error) {
       throw new UsageError((error as Error).message);
     }
-    const toolsPath = values.tools as string | undefined;
-    if (!toolsPath) throw new UsageError('--tools <path> is required.');
-    const folds = number(values.folds as string | undefined, '--folds', true);
+    let toolsPath = values.tools as string | undefined;
+    let folds = number(values.folds as string | undefined, '--folds', true);
     let testPath = values.test as string | undefined;
-    const trainPath = values.train as string | undefined;
+    let trainPath = values.train as string | undefined;
+    const dataset = values.dataset as string | undefined;
+    if (dataset !== undefined) {
+      if (!/^[\w.-]+$/.test(dataset) || dataset.startsWith('.'))
+        throw new UsageError(
+          `--dataset takes a folder name such as ultratool or toolbench; got "${dataset}".`,
+        );
+      if (toolsPath || testPath || trainPath)
+        throw new UsageError('--dataset chooses --tools, --test and --train: give one or the other.');
+      const dataDir =
+        values['data-dir'] !== undefined
+          ? resolve(io.cwd, values['data-dir'] as string)
+          : defaultDataDir(io.env);
+      const folder = join(dataDir, dataset);
+      toolsPath = join(folder, 'tools.jsonl');
+      if (!existsSync(toolsPath)) {
+        throw new CodecallError(
+          'INVALID_ARGUMENT',
+          `No data set "${dataset}": ${toolsPath} is missing. Set --data-dir or ${DATA_DIR_ENV} to the data folder.`,
+          { details: { path: toolsPath } },
+        );
+      }
+      const dev = join(folder, 'dev.jsonl');
+      if (existsSync(dev)) testPath = trainPath = dev;
+      else trainPath = join(folder, 'train.jsonl');
+      folds ??= 5;
+    } else if (values['data-dir'] !== undefined) {
+      throw new UsageError('--data-dir only applies with --dataset.');
+    }
+    if (!toolsPath) throw new UsageError('--tools <path> (or --dataset <name>) is required.');
     if (!testPath) {
       if (folds === undefined || folds < 2 || !trainPath) {
         throw new UsageError(
@@ -226,7 +339,11 @@ export const evalSearchCommand: CliCommand = {
       .map((k) => number(k.trim(), '--k', true)!);
     if (ks.some((k) => k < 1)) throw new UsageError('--k values must be positive integers, e.g. --k 5,10.');
     const ranking: RankingOptions = {};
-    const set = <K extends keyof RankingOptions>(key: K, flag: string, integer: boolean): void => {
+    const set = (
+      key: Exclude<keyof RankingOptions, 'expansionWhen'>,
+      flag: string,
+      integer: boolean,
+    ): void => {
       const v = number(values[flag] as string | undefined, `--${flag}`, integer);
       if (v !== undefined) ranking[key] = v;
     };
@@ -234,9 +351,31 @@ export const evalSearchCommand: CliCommand = {
     set('beamDepth', 'beam-depth', true);
     set('graphWeight', 'graph-weight', false);
     set('evidencePrior', 'evidence-prior', false);
+    set('edgeDiscount', 'edge-discount', false);
     set('inferredEdgeShare', 'inferred-edge-share', false);
     set('feedbackWeight', 'feedback-weight', false);
     set('lexicalGuard', 'lexical-guard', true);
+    set('expansionDocs', 'expansion-docs', true);
+    set('expansionTerms', 'expansion-terms', true);
+    set('expansionWeight', 'expansion-weight', false);
+    set('expansionRerankDocs', 'expansion-rerank-docs', true);
+    const when = values['expansion-when'] as string | undefined;
+    if (when !== undefined) {
+      if (when !== 'cold-start' && when !== 'no-feedback' && when !== 'always')
+        throw new UsageError(`--expansion-when must be cold-start, no-feedback or always; got "${when}".`);
+      ranking.expansionWhen = when;
+    }
+    const indexOptions: EvalIndexOptions = {};
+    const stemming = values.stemming as string | undefined;
+    if (stemming !== undefined) {
+      if (stemming !== 'light' && stemming !== 'porter' && stemming !== 'none')
+        throw new UsageError(`--stemming must be light, porter or none; got "${stemming}".`);
+      indexOptions.stemming = stemming satisfies Stemming;
+    }
+    if (values['verb-normalization'] === true) indexOptions.verbNormalization = true;
+    if (values['field-weights'] !== undefined)
+      indexOptions.fieldWeights = parseFieldWeights(values['field-weights'] as string);
+    const learnFieldWeights = values['learn-field-weights'] === true;
 
     const tools = toTools(readJsonLines(toolsPath, io.cwd, 'tools'), toolsPath);
     const test = toQueries(readJsonLines(testPath, io.cwd, 'test'), testPath);
@@ -271,6 +410,8 @@ export const evalSearchCommand: CliCommand = {
       trainUsages,
       ks,
       ranking,
+      index: indexOptions,
+      learnFieldWeights,
       ...(folds !== undefined ? { folds } : {}),
       ...(seed !== undefined ? { seed } : {}),
       onProgress: (done, total) => {
@@ -281,7 +422,9 @@ export const evalSearchCommand: CliCommand = {
       },
     });
     if (values.json) {
-      io.stdout.write(`${JSON.stringify({ tools: tools.length, ranking, ...result }, null, 2)}\n`);
+      io.stdout.write(
+        `${JSON.stringify({ tools: tools.length, ranking, index: indexOptions, ...result }, null, 2)}\n`,
+      );
     } else {
       io.stdout.write(table(result, tools.length));
     }
