@@ -9,12 +9,13 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { build } from 'esbuild';
 import { afterAll, describe, expect, it } from 'vitest';
+import { BENCH_SKIP_EXIT_CODE } from '../../bench/harness.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'codecall-bench-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('bench/search.bench.ts without data', () => {
-  it('prints SKIP, no PASS and no figure, and exits 0', async () => {
+  it('prints SKIP, no PASS and no figure, and exits with the skip code (never counted as met)', async () => {
     const outfile = join(dir, 'search.bench.mjs');
     await build({
       entryPoints: [resolve('bench/search.bench.ts')],
@@ -32,7 +33,7 @@ describe('bench/search.bench.ts without data', () => {
       encoding: 'utf8',
     });
     expect(result.stderr).toBe('');
-    expect(result.status).toBe(0);
+    expect(result.status).toBe(BENCH_SKIP_EXIT_CODE);
     expect(result.stdout).toContain(`SKIP: ${join(missing, 'seal-tools', 'tools.jsonl')} is missing`);
     expect(result.stdout).not.toMatch(/PASS|FAIL|µs|ms\b/);
   });
