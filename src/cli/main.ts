@@ -106,6 +106,18 @@ function interrupted(command: CommandHelp, io: CliIo): number | undefined {
   return SIGNAL_EXIT_CODES[signal];
 }
 
+/**
+ * True when `argv` asks only for help or the version (`codecall`, `--help`, `--version`,
+ * `<command> --help`): answered from the help texts, with no isolate, so the launcher
+ * (bin/codecall.js) runs it in its own process instead of re-executing Node with
+ * `--no-node-snapshot`.
+ */
+export function answersWithoutIsolate(argv: readonly string[]): boolean {
+  const [name, ...rest] = argv;
+  if (name === undefined || ['--help', '-h', 'help', '--version', '-v'].includes(name)) return true;
+  return COMMANDS.some((c) => c.name === name) && (rest.includes('--help') || rest.includes('-h'));
+}
+
 /** Runs the CLI with `argv` (without node and script) and resolves with the exit code. */
 export async function main(argv: string[], io: CliIo): Promise<number> {
   const [name, ...rest] = argv;

@@ -29,19 +29,25 @@ registerHooks({
 );
 
 /** The packages and dist modules `node <args>` loads, with its stdout. */
-function loads(args: string[]): { loaded: Set<string>; stdout: string; status: number | null } {
-  const result = spawnSync(
-    process.execPath,
-    ['--no-node-snapshot', '--import', pathToFileURL(hook).href, ...args],
-    { cwd: root, encoding: 'utf8' },
-  );
+/** How many processes loaded the CLI (the launcher, plus its re-executed child if any). */
+const cliProcesses = (stderr: string): number =>
+  stderr.split('\n').filter((l) => l === 'LOADED dist:cli/main.js').length;
+
+function loads(
+  args: string[],
+  nodeFlags: string[] = ['--no-node-snapshot'],
+): { loaded: Set<string>; stdout: string; stderr: string; status: number | null } {
+  const result = spawnSync(process.execPath, [...nodeFlags, '--import', pathToFileURL(hook).href, ...args], {
+    cwd: root,
+    encoding: 'utf8',
+  });
   const loaded = new Set(
     result.stderr
       .split('\n')
       .filter((line) => line.startsWith('LOADED '))
       .map((line) => line.slice('LOADED '.length)),
   );
-  return { loaded, stdout: result.stdout, status: result.status };
+  return { loaded, stdout: result.stdout, stderr: result.stderr, status: result.status };
 }
 
 const main = join('dist', 'cli', 'main.js');
@@ -57,6 +63,18 @@ describe('lazy loading', () => {
       expect([...loaded].filter((m) => /^dist:cli\/commands\/[\w-]+\.js$/.test(m))).toEqual([]);
     }
     expect(loads([main, 'serve', '--help']).stdout).toContain('Usage: codecall serve');
+  });
+
+  it('the launcher answers --help and --version itself, and re-executes Node only to run a command', () => {
+    const launcher = join('bin', 'codecall.js');
+    for (const args of [['--help'], ['exec', '--help'], ['--version']]) {
+      const { stderr, stdout, status } = loads([launcher, ...args], []);
+      expect(status).toBe(0);
+      expect(stdout.length).toBeGreaterThan(0);
+      expect(cliProcesses(stderr)).toBe(1);
+    }
+    // A command runs in a re-executed child (the hook is passed on with the Node flags).
+    expect(cliProcesses(loads([launcher, 'exec', 'no-such-script.js'], []).stderr)).toBe(2);
   });
 
   it('codecall exec loads no provider SDK, tokenizer, job queue, MCP server stack or agent', () => {
