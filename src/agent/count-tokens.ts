@@ -19,7 +19,7 @@ import { createRequire } from 'node:module';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { Tiktoken, type TiktokenBPE } from 'js-tiktoken/lite';
+import type { Tiktoken, TiktokenBPE } from 'js-tiktoken/lite';
 import type { GenerateRequest, Message, ToolDefinition } from '../providers/language-model.js';
 
 /** Runs this long of one character class are counted in slices (BPE cost is quadratic in run length). */
@@ -35,9 +35,11 @@ const sliceMemo = new Map<string, number>();
 function getEncoder(): Tiktoken {
   if (encoder === undefined) {
     // Synchronous lazy load: the ranks are several MB and only needed once something is counted.
+    // The tokenizer module itself is required here too, so importing codecall does not load it.
     const require = createRequire(import.meta.url);
+    const { Tiktoken: Encoder } = require('js-tiktoken/lite') as { Tiktoken: typeof Tiktoken };
     const ranks = require('js-tiktoken/ranks/o200k_base') as TiktokenBPE & { default?: TiktokenBPE };
-    encoder = new Tiktoken(ranks.default ?? ranks);
+    encoder = new Encoder(ranks.default ?? ranks);
   }
   return encoder;
 }

@@ -59,3 +59,6 @@ export function describeHistoryError(error: unknown): string {
   const message = error instanceof Error ? error.message : String(error);
   return `usage history not saved (the run itself is unaffected): ${message.split('\n')[0]}`;
 }
+
+/** What `codecall --help` and `codecall <name> --help` show, kept apart from the implementation. */
+export type CommandHelp = Pick<CliCommand, 'name' | 'summary' | 'usage'>;

@@ -6,27 +6,43 @@ import { readFileSync, realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { isCodecallError } from '../errors.js';
 import { closestName } from '../util/edit-distance.js';
-import { interruptingSignal, SignalInterrupt, UsageError, type CliCommand, type CliIo } from './command.js';
-import { evalSearchCommand } from './commands/eval-search.js';
-import { execCommand } from './commands/exec.js';
-import { graphCommand } from './commands/graph.js';
-import { jobsCommand } from './commands/jobs.js';
-import { runCommand } from './commands/run.js';
-import { searchCommand } from './commands/search.js';
-import { serveCommand } from './commands/serve.js';
-import { toolsCommand } from './commands/tools.js';
-import { workerCommand } from './commands/worker.js';
+import {
+  interruptingSignal,
+  SignalInterrupt,
+  UsageError,
+  type CliCommand,
+  type CliIo,
+  type CommandHelp,
+} from './command.js';
+import { evalSearchHelp } from './commands/eval-search.help.js';
+import { execHelp } from './commands/exec.help.js';
+import { graphHelp } from './commands/graph.help.js';
+import { jobsHelp } from './commands/jobs.help.js';
+import { runHelp } from './commands/run.help.js';
+import { searchHelp } from './commands/search.help.js';
+import { serveHelp } from './commands/serve.help.js';
+import { toolsHelp } from './commands/tools.help.js';
+import { workerHelp } from './commands/worker.help.js';
 
-const COMMANDS: readonly CliCommand[] = [
-  runCommand,
-  execCommand,
-  searchCommand,
-  toolsCommand,
-  graphCommand,
-  serveCommand,
-  evalSearchCommand,
-  workerCommand,
-  jobsCommand,
+/**
+ * One command in the table: its help text, and its implementation imported only when it runs,
+ * so `codecall --help` and `codecall exec` never load what other commands use (provider SDKs,
+ * the MCP server stack, BullMQ, the agent).
+ */
+interface CommandEntry extends CommandHelp {
+  load(): Promise<CliCommand>;
+}
+
+const COMMANDS: readonly CommandEntry[] = [
+  { ...runHelp, load: async () => (await import('./commands/run.js')).runCommand },
+  { ...execHelp, load: async () => (await import('./commands/exec.js')).execCommand },
+  { ...searchHelp, load: async () => (await import('./commands/search.js')).searchCommand },
+  { ...toolsHelp, load: async () => (await import('./commands/tools.js')).toolsCommand },
+  { ...graphHelp, load: async () => (await import('./commands/graph.js')).graphCommand },
+  { ...serveHelp, load: async () => (await import('./commands/serve.js')).serveCommand },
+  { ...evalSearchHelp, load: async () => (await import('./commands/eval-search.js')).evalSearchCommand },
+  { ...workerHelp, load: async () => (await import('./commands/worker.js')).workerCommand },
+  { ...jobsHelp, load: async () => (await import('./commands/jobs.js')).jobsCommand },
 ];
 
 function version(): string {
@@ -81,13 +97,25 @@ const STOPPED_BY_SIGNAL = new Set(['serve', 'worker']);
 const REPEATED_SIGNAL_WINDOW_MS = 1_000;
 
 /** The exit code and message of a command interrupted by a signal, or undefined. */
-function interrupted(command: CliCommand, io: CliIo): number | undefined {
+function interrupted(command: CommandHelp, io: CliIo): number | undefined {
   const signal = interruptingSignal(io.signal);
   if (signal === undefined || STOPPED_BY_SIGNAL.has(command.name)) return undefined;
   io.stderr.write(
     `codecall ${command.name}: interrupted by ${signal}; stopped the run and closed the MCP servers and sandboxes.\n`,
   );
   return SIGNAL_EXIT_CODES[signal];
+}
+
+/**
+ * True when `argv` asks only for help or the version (`codecall`, `--help`, `--version`,
+ * `<command> --help`): answered from the help texts, with no isolate, so the launcher
+ * (bin/codecall.js) runs it in its own process instead of re-executing Node with
+ * `--no-node-snapshot`.
+ */
+export function answersWithoutIsolate(argv: readonly string[]): boolean {
+  const [name, ...rest] = argv;
+  if (name === undefined || ['--help', '-h', 'help', '--version', '-v'].includes(name)) return true;
+  return COMMANDS.some((c) => c.name === name) && (rest.includes('--help') || rest.includes('-h'));
 }
 
 /** Runs the CLI with `argv` (without node and script) and resolves with the exit code. */
@@ -101,8 +129,8 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     io.stdout.write(`${version()}\n`);
     return 0;
   }
-  const command = COMMANDS.find((c) => c.name === name);
-  if (!command) {
+  const entry = COMMANDS.find((c) => c.name === name);
+  if (!entry) {
     const suggestion = closest(name);
     io.stderr.write(
       `codecall: unknown command "${name}".${suggestion ? ` Did you mean "${suggestion}"?` : ''}\n` +
@@ -111,9 +139,10 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     return 2;
   }
   if (rest.includes('--help') || rest.includes('-h')) {
-    io.stdout.write(`${command.usage.trimEnd()}\n`);
+    io.stdout.write(`${entry.usage.trimEnd()}\n`);
     return 0;
   }
+  const command = await entry.load();
   // --trust is accepted by every command: consent to start a discovered configuration's servers.
   const trust = rest.includes('--trust');
   try {

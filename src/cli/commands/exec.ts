@@ -12,26 +12,10 @@ import type { ExecutionResult } from '../../types.js';
 import { describeHistoryError, UsageError, type CliCommand, type CliIo } from '../command.js';
 import { neutralizeControls } from '../terminal-text.js';
 import { canPrompt, ensureConfigTrusted } from '../trust.js';
+import { execHelp } from './exec.help.js';
 
 /** Bytes of script read from a file or stdin (compileScript enforces the configured limit). */
 const MAX_SCRIPT_READ_BYTES = 16 * 1_048_576;
-
-const USAGE = `Usage: codecall exec <file | -> [--config <path>] [--json]
-
-Runs a JavaScript or TypeScript script in the sandbox against the configured MCP servers.
-Tools are async functions: await tools.<server>.<tool>(args), or callTool("server.tool", args).
-Only what the script prints comes back.
-
-Options:
-  --config <path>   configuration file (default: ./codecall.json, then ./.mcp.json)
-  --json            print one JSON object: status, stdout, stderr, error, toolCalls, stats
-
-Exit status: 0 the script succeeded, 1 it failed (the reason on stderr), 2 usage or
-configuration error, 130 interrupted by SIGINT (Ctrl-C), 143 by SIGTERM (servers and sandboxes
-are closed first; a second signal exits at once).
-
-Each run's tool calls are recorded in the usage history that ranks search (codecall graph).
-`;
 
 interface ExecArgs {
   file: string;
@@ -149,8 +133,6 @@ async function run(argv: string[], io: CliIo): Promise<number> {
 
 /** `codecall exec`. */
 export const execCommand: CliCommand = {
-  name: 'exec',
-  summary: 'Run a JS/TS script in the sandbox against the configured MCP servers',
-  usage: USAGE,
+  ...execHelp,
   run,
 };

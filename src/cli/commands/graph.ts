@@ -11,33 +11,10 @@ import { createToolSearch, type ToolGraphEdge } from '../../search/tool-search.j
 import { ToolPool } from '../../tools/index.js';
 import { UsageError, type CliCommand, type CliIo } from '../command.js';
 import { readHistory } from './search.js';
-
-/** Edges printed when `--limit` is not given (the strongest by count). */
-const DEFAULT_GRAPH_EDGE_LIMIT = 500;
+import { graphHelp, DEFAULT_GRAPH_EDGE_LIMIT } from './graph.help.js';
 
 const FORMATS = ['text', 'mermaid', 'dot', 'json'] as const;
 type Format = (typeof FORMATS)[number];
-
-const USAGE = `Usage: codecall graph [--format text|mermaid|dot|json] [--min-count N] [--inferred] [--limit N]
-                     [--config <path>] [--history <path>]
-
-Shows what tool search learned from past runs: an edge A → B counts the runs in which B was
-called right after A; its probability is count / (all transitions out of A), and its weight is
-what search uses (shrunk when evidence is thin). Reads the usage history only; --inferred also
-starts the configured servers to add the edges their schemas imply (cold start).
-
-Options:
-  --format <f>       text (default), mermaid, dot (Graphviz) or json
-  --min-count <n>    leave out observed edges seen in fewer runs (default 1)
-  --inferred         include edges inferred from the tools' schemas (starts the servers)
-  --limit <n>        print at most n edges, strongest first (default ${DEFAULT_GRAPH_EDGE_LIMIT})
-  --config <path>    configuration file (default: ./codecall.json, then ./.mcp.json)
-  --history <path>   usage history store (default: the configuration's history.path)
-
-Examples:
-  codecall graph --format mermaid --min-count 3 > graph.mmd
-  codecall graph --format dot | dot -Tsvg > graph.svg
-`;
 
 function percent(p: number): string {
   return `${Math.round(p * 100)}%`;
@@ -185,8 +162,6 @@ async function run(argv: string[], io: CliIo): Promise<number> {
 
 /** `codecall graph`. */
 export const graphCommand: CliCommand = {
-  name: 'graph',
-  summary: 'Show the tool graph learned from usage (text, mermaid, dot or json)',
-  usage: USAGE,
+  ...graphHelp,
   run,
 };

@@ -19,41 +19,8 @@ import {
   type JobSpecInput,
 } from '../../jobs/index.js';
 import { UsageError, type CliCommand, type CliIo } from '../command.js';
-
-/** Environment variable holding the Redis URL of the jobs queue. */
-export const REDIS_URL_ENV = 'CODECALL_REDIS_URL';
-
-const USAGE = `Usage: codecall jobs <command> [options]
-
-Commands:
-  submit exec <file | ->        queue a script job (prints its id)
-  submit run "<task>"           queue an agent task (--model demo|provider:model, --mode code|direct)
-  status <id>                   state, result status and attempts
-  wait <id>                     follow progress (stderr) until the job ends; print its output
-  logs <id>                     the job's log lines
-  cancel <id>                   cancel a waiting or running job
-  list [--state <s>]... [--limit <n>]
-
-Submit options:
-  --config-name <name>  configuration the worker runs the job with (default: "default")
-  --key <key>           idempotency key: submitting the same key again queues nothing new
-  --priority <n>        1 (highest) … 2097152; unset jobs run first, in order
-  --deadline <iso>      do not start after, and stop at, this time (e.g. 2030-01-01T06:00:00Z)
-  --attempts <n>        attempts on infrastructure faults (default 3)
-  --model <spec>        run jobs: the model (default: the worker configuration's agent.model)
-  --mode code|direct    run jobs: how the model uses tools
-  --max-steps <n>       run jobs: model requests before the run stops
-  --wait                after submitting, wait as \`jobs wait\` does
-
-Common options:
-  --redis <url>         Redis (default: $${REDIS_URL_ENV}, else jobs.connection in the configuration)
-  --queue <name>        queue (default: jobs.queue, else "${DEFAULT_JOBS_QUEUE}")
-  --config <path>       configuration file to read the "jobs" section from
-  --timeout-ms <n>      wait: give up waiting after this long (the job goes on)
-  --json                print JSON
-
-Exit status: 0 done (a waited job ended "ok"), 1 the job ended otherwise, 2 usage or configuration error.
-`;
+import { jobsHelp, REDIS_URL_ENV } from './jobs.help.js';
+export { REDIS_URL_ENV } from './jobs.help.js';
 
 /** Parses a positive integer option; `undefined` when absent. */
 export function positiveOption(flag: string, value: string | undefined): number | undefined {
@@ -320,8 +287,6 @@ async function run(argv: string[], io: CliIo): Promise<number> {
 
 /** `codecall jobs`. */
 export const jobsCommand: CliCommand = {
-  name: 'jobs',
-  summary: 'Submit and follow server-side jobs on a BullMQ queue (submit, status, wait, logs, cancel, list)',
-  usage: USAGE,
+  ...jobsHelp,
   run,
 };

@@ -9,33 +9,7 @@ import { createOrchestrator, type AgentMode, type AgentStep, type RunResult } fr
 import { isCodecallError, type CodecallError } from '../../errors.js';
 import { describeHistoryError, UsageError, type CliCommand, type CliIo } from '../command.js';
 import { canPrompt, ensureConfigTrusted } from '../trust.js';
-
-const USAGE = `Usage: codecall run "<task>" [--model <provider:model>] [--base-url <url>] [--max-steps <n>]
-                    [--mode code|direct] [--config <path>] [--json]
-
-Runs a task with a language model over the configured MCP servers. In code mode (the default)
-the model finds tools with search_tools and calls them from code with execute_code; only what
-its scripts print enters its context. Direct mode offers every tool up front, the traditional
-way, for comparison.
-
-Options:
-  --model <spec>      anthropic:<model> (ANTHROPIC_API_KEY), openai:<model> (OPENAI_API_KEY, or
-                      any compatible server with --base-url), or demo: an offline scripted stand-in
-                      that plays the expense example (not AI). Default: "agent.model" in the
-                      configuration, else $CODECALL_MODEL.
-  --base-url <url>    API root of the provider (a proxy, Ollama, vLLM…)
-  --max-steps <n>     model requests before the run stops (default: agent.maxSteps, else 20)
-  --mode code|direct  how the model uses tools (default: code)
-  --config <path>     configuration file (default: ./codecall.json, then ./.mcp.json)
-  --json              print the full run result as one JSON object on stdout
-
-Try it offline:
-  codecall run "Which team members exceeded their Q3 travel budget?" --model demo --config examples/codecall.json
-
-Exit status: 0 answered, 1 the run stopped without an answer (max steps, time, cancelled,
-provider failure), 2 usage or configuration error, 130 interrupted by SIGINT (Ctrl-C), 143 by
-SIGTERM (servers and sandboxes are closed first; a second signal exits at once).
-`;
+import { runHelp } from './run.help.js';
 
 interface RunArgs {
   task: string;
@@ -239,8 +213,6 @@ async function run(argv: string[], io: CliIo): Promise<number> {
 
 /** `codecall run`. */
 export const runCommand: CliCommand = {
-  name: 'run',
-  summary: 'Run a task with a model: tool search + code execution over your MCP servers',
-  usage: USAGE,
+  ...runHelp,
   run,
 };

@@ -15,32 +15,10 @@ import { ToolPool, type CatalogTool } from '../../tools/index.js';
 import { UsageError, type CliCommand, type CliIo } from '../command.js';
 import { neutralizeControls } from '../terminal-text.js';
 import { canPrompt, ensureConfigTrusted } from '../trust.js';
+import { searchHelp, DEFAULT_CLI_SEARCH_LIMIT } from './search.help.js';
 
-/** Hits shown when `--limit` is not given and the configuration sets no `search.limit`. */
-const DEFAULT_CLI_SEARCH_LIMIT = 10;
 /** Characters of a description shown under a hit. */
 const DESCRIPTION_CHARS = 110;
-
-const USAGE = `Usage: codecall search "<query>" [--limit N] [--regex] [--json] [--config <path>] [--history <path>]
-
-Ranks the tools of the configured MCP servers for a query, the way the model's search_tools does:
-BM25 over names, servers, descriptions and parameters, plus the tool graph learned from past runs
-(usage history), with the reasons behind each hit and the most likely call chains.
-
-The query can be a sentence ("total travel expenses per team member"), keywords, or a tool name.
-
-Options:
-  --limit <n>        hits to show (default: the configuration's search.limit, else ${DEFAULT_CLI_SEARCH_LIMIT})
-  --regex            read the query as a regular expression (Python re syntax; (?i) for
-                     case-insensitive) tested against names, descriptions and argument names
-  --json             print { hits, chains, truncated } as JSON
-  --config <path>    configuration file (default: ./codecall.json, then ./.mcp.json)
-  --history <path>   usage history store (default: the configuration's history.path,
-                     .codecall/history.sqlite next to the configuration file)
-
-Exit status: 0 done, 1 some server failed to start (results cover the others), 2 usage,
-configuration or query error.
-`;
 
 /** Reads the usage history at `path` without creating it. */
 export async function readHistory(path: string): Promise<ToolSearchState | undefined> {
@@ -172,8 +150,6 @@ function parse(argv: string[]) {
 
 /** `codecall search`. */
 export const searchCommand: CliCommand = {
-  name: 'search',
-  summary: 'Rank the configured tools for a query (BM25 + the learned tool graph, or --regex)',
-  usage: USAGE,
+  ...searchHelp,
   run,
 };

@@ -25,35 +25,8 @@ import {
 } from '../../server/index.js';
 import { UsageError, type CliCommand, type CliIo } from '../command.js';
 import { canPrompt, ensureConfigTrusted } from '../trust.js';
-
-/** Environment variable holding the bearer token of `codecall serve --http`. */
-export const SERVE_TOKEN_ENV = 'CODECALL_SERVE_TOKEN';
-
-const USAGE = `Usage: codecall serve [--config <path>] [--http [--host <addr>] [--port <n>] [--token <secret>]]
-
-Serves codecall as an MCP server: search_tools (find tools, with their TypeScript declarations),
-execute_code (run a script that calls them; only what it prints comes back), and the tools the
-configuration opens to direct calls (allowedCallers "direct", deferLoading false).
-
-Options:
-  --config <path>            configuration file (default: ./codecall.json, then ./.mcp.json)
-  --http                     serve Streamable HTTP at /mcp instead of stdio
-  --host <addr>              interface to bind (default ${DEFAULT_SERVE_HOST}); anything but loopback
-                             requires a bearer token
-  --port <n>                 port (default ${DEFAULT_SERVE_PORT}; 0 picks a free one, printed on stderr)
-  --token <secret>           require "Authorization: Bearer <secret>" (default: $${SERVE_TOKEN_ENV})
-  --allow-origin <origin>    also accept this browser Origin (repeatable; loopback origins always pass)
-  --max-concurrent-runs <n>  execute_code runs at once (default ${DEFAULT_SERVE_MAX_CONCURRENT_RUNS})
-
-Unset options come from the configuration's "serve" section (host, port, token, allowedOrigins,
-maxConcurrentRuns; e.g. "token": "\${CODECALL_TOKEN}"), then the defaults above.
-  --no-pass-through          expose only search_tools and execute_code
-  --redis <url>              with --http: keep jobs (/v1/jobs) on this Redis for \`codecall worker\`
-                             processes, instead of running them in this process (see docs/jobs.md)
-
-Register it in an MCP client as: {"command": "npx", "args": ["codecall", "serve", "--config", "/abs/codecall.json"]}
-Logs go to stderr. Stops on SIGINT/SIGTERM (or when the stdio client disconnects).
-`;
+import { serveHelp, SERVE_TOKEN_ENV } from './serve.help.js';
+export { SERVE_TOKEN_ENV } from './serve.help.js';
 
 /**
  * Parsed arguments of `codecall serve`: what the command line (and, for the token,
@@ -273,8 +246,6 @@ async function run(argv: string[], io: CliIo): Promise<number> {
 
 /** `codecall serve`. */
 export const serveCommand: CliCommand = {
-  name: 'serve',
-  summary: 'Serve search_tools and execute_code as an MCP server (stdio or Streamable HTTP)',
-  usage: USAGE,
+  ...serveHelp,
   run,
 };

@@ -10,23 +10,10 @@ import { ToolPool, type CatalogTool, type ServerStatus } from '../../tools/index
 import { UsageError, type CliCommand, type CliIo } from '../command.js';
 import { neutralizeControls } from '../terminal-text.js';
 import { canPrompt, ensureConfigTrusted } from '../trust.js';
+import { toolsHelp } from './tools.help.js';
 
 /** Characters of a description shown in the plain listing. */
 const DESCRIPTION_COLUMN_CHARS = 90;
-
-const USAGE = `Usage: codecall tools [--config <path>] [--json | --declarations]
-
-Lists the tools of every configured MCP server: qualified name (server.tool), the name scripts
-use (tools.<server>.<tool>), who may call it (direct: the model; code: scripts), and a one-line
-description. Servers that fail to start are reported with the end of their stderr.
-
-Options:
-  --config <path>   configuration file (default: ./codecall.json, then ./.mcp.json)
-  --json            print {"servers": [...], "tools": [...]} as JSON
-  --declarations    print the TypeScript declarations of the tools scripts may call
-
-Exit status: 0 all servers connected, 1 some server failed, 2 usage or configuration error.
-`;
 
 interface ToolsArgs {
   config?: string;
@@ -132,8 +119,6 @@ async function run(argv: string[], io: CliIo): Promise<number> {
 
 /** `codecall tools`. */
 export const toolsCommand: CliCommand = {
-  name: 'tools',
-  summary: 'List the tools of the configured MCP servers and who may call them',
-  usage: USAGE,
+  ...toolsHelp,
   run,
 };

@@ -5,7 +5,7 @@
  * {@link retryProviderCall} is the only retry layer. Prompt caching puts breakpoints on the
  * last tool, the system prompt and the last message.
  */
-import Anthropic from '@anthropic-ai/sdk';
+import type Anthropic from '@anthropic-ai/sdk';
 import type { MessageCreateParamsNonStreaming } from '@anthropic-ai/sdk/resources/messages/messages.js';
 import { DEFAULT_PROVIDER_MAX_OUTPUT_TOKENS } from '../../config/defaults.js';
 import { classifyProviderError } from '../classify-provider-error.js';
@@ -67,13 +67,19 @@ export function buildAnthropicRequest(
 export class AnthropicLanguageModel implements LanguageModel {
   readonly provider = 'anthropic';
   readonly modelId: string;
-  readonly #client: Anthropic;
+  /** The SDK is imported at the first request, so importing codecall does not load it. */
+  #sdk: Promise<{ client: Anthropic; Sdk: typeof Anthropic }> | undefined;
   readonly #options: AnthropicLanguageModelOptions;
 
   constructor(options: AnthropicLanguageModelOptions) {
     this.modelId = options.modelId;
     this.#options = options;
-    this.#client = new Anthropic({
+  }
+
+  async #loadSdk(): Promise<{ client: Anthropic; Sdk: typeof Anthropic }> {
+    const { default: Sdk } = await import('@anthropic-ai/sdk');
+    const options = this.#options;
+    const client = new Sdk({
       apiKey: options.apiKey,
       authToken: null,
       ...(options.baseURL === undefined ? {} : { baseURL: options.baseURL }),
@@ -82,17 +88,20 @@ export class AnthropicLanguageModel implements LanguageModel {
       logLevel: 'off',
       ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
     });
+    return { client, Sdk };
   }
 
   async generate(request: GenerateRequest, options: GenerateOptions = {}): Promise<GenerateResponse> {
+    this.#sdk ??= this.#loadSdk();
+    const { client, Sdk } = await this.#sdk;
     const body = buildAnthropicRequest(this.modelId, request, { promptCaching: this.#options.promptCaching });
     const message = await retryProviderCall(
-      (signal) => this.#client.messages.create(body, signal === undefined ? {} : { signal }),
+      (signal) => client.messages.create(body, signal === undefined ? {} : { signal }),
       {
         providerName: 'Anthropic',
         keyVariable: 'ANTHROPIC_API_KEY',
         policy: this.#options.retry,
-        classify: (error) => classifyProviderError(error, Anthropic),
+        classify: (error) => classifyProviderError(error, Sdk),
         signal: options.signal,
         onRetry: this.#options.onRetry,
       },

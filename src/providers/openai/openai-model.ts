@@ -5,7 +5,7 @@
  * OpenRouter). The SDK's own retries are off so that {@link retryProviderCall} is the only
  * retry layer.
  */
-import OpenAI from 'openai';
+import type OpenAI from 'openai';
 import type { ChatCompletionCreateParamsNonStreaming } from 'openai/resources/chat/completions/completions.js';
 import { DEFAULT_PROVIDER_MAX_OUTPUT_TOKENS } from '../../config/defaults.js';
 import { classifyProviderError } from '../classify-provider-error.js';
@@ -57,7 +57,8 @@ export function buildOpenAIRequest(
 export class OpenAILanguageModel implements LanguageModel {
   readonly provider = 'openai';
   readonly modelId: string;
-  readonly #client: OpenAI;
+  /** The SDK is imported at the first request, so importing codecall does not load it. */
+  #sdk: Promise<{ client: OpenAI; Sdk: typeof OpenAI }> | undefined;
   readonly #options: OpenAILanguageModelOptions;
   readonly #providerName: string;
 
@@ -66,7 +67,12 @@ export class OpenAILanguageModel implements LanguageModel {
     this.#options = options;
     this.#providerName =
       options.baseURL === undefined ? 'OpenAI' : `OpenAI-compatible server ${options.baseURL}`;
-    this.#client = new OpenAI({
+  }
+
+  async #loadSdk(): Promise<{ client: OpenAI; Sdk: typeof OpenAI }> {
+    const { default: Sdk } = await import('openai');
+    const options = this.#options;
+    const client = new Sdk({
       // The SDK insists on a credential; with none, send a placeholder and strip the header.
       apiKey: options.apiKey ?? 'no-key',
       adminAPIKey: null,
@@ -79,17 +85,20 @@ export class OpenAILanguageModel implements LanguageModel {
       ...(options.apiKey === undefined ? { defaultHeaders: { Authorization: null } } : {}),
       ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
     });
+    return { client, Sdk };
   }
 
   async generate(request: GenerateRequest, options: GenerateOptions = {}): Promise<GenerateResponse> {
+    this.#sdk ??= this.#loadSdk();
+    const { client, Sdk } = await this.#sdk;
     const body = buildOpenAIRequest(this.modelId, request, { maxTokensField: this.#options.maxTokensField });
     const completion = await retryProviderCall(
-      (signal) => this.#client.chat.completions.create(body, signal === undefined ? {} : { signal }),
+      (signal) => client.chat.completions.create(body, signal === undefined ? {} : { signal }),
       {
         providerName: this.#providerName,
         keyVariable: 'OPENAI_API_KEY',
         policy: this.#options.retry,
-        classify: (error) => classifyProviderError(error, OpenAI),
+        classify: (error) => classifyProviderError(error, Sdk),
         signal: options.signal,
         onRetry: this.#options.onRetry,
       },

@@ -1,0 +1,28 @@
+/**
+ * @module
+ * `codecall exec`: name, summary and usage text, loaded without the command's implementation
+ * (`codecall --help` and `codecall exec --help` read only this).
+ */
+import type { CommandHelp } from '../command.js';
+
+/** `codecall exec --help`. */
+export const execHelp: CommandHelp = {
+  name: 'exec',
+  summary: 'Run a JS/TS script in the sandbox against the configured MCP servers',
+  usage: `Usage: codecall exec <file | -> [--config <path>] [--json]
+
+Runs a JavaScript or TypeScript script in the sandbox against the configured MCP servers.
+Tools are async functions: await tools.<server>.<tool>(args), or callTool("server.tool", args).
+Only what the script prints comes back.
+
+Options:
+  --config <path>   configuration file (default: ./codecall.json, then ./.mcp.json)
+  --json            print one JSON object: status, stdout, stderr, error, toolCalls, stats
+
+Exit status: 0 the script succeeded, 1 it failed (the reason on stderr), 2 usage or
+configuration error, 130 interrupted by SIGINT (Ctrl-C), 143 by SIGTERM (servers and sandboxes
+are closed first; a second signal exits at once).
+
+Each run's tool calls are recorded in the usage history that ranks search (codecall graph).
+`,
+};

@@ -1,0 +1,106 @@
+/**
+ * What each entry point loads (issue 11, "Load only what a command uses"): a real Node process
+ * with a module resolve hook that prints every package and dist/ module it loads.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+const root = join(import.meta.dirname, '..', '..');
+const hook = join(mkdtempSync(join(tmpdir(), 'codecall-lazy-')), 'trace.mjs');
+writeFileSync(
+  hook,
+  `import { registerHooks } from 'node:module';
+import { writeSync } from 'node:fs';
+registerHooks({
+  resolve(spec, ctx, next) {
+    const r = next(spec, ctx);
+    const pkg = r.url.match(/node_modules\\/((?:@[^/]+\\/)?[^/]+)/);
+    const dist = r.url.split('/dist/')[1];
+    if (pkg) writeSync(2, 'LOADED pkg:' + pkg[1] + '\\n');
+    else if (r.url.startsWith('file:') && dist) writeSync(2, 'LOADED dist:' + dist + '\\n');
+    return r;
+  },
+});
+`,
+);
+
+/** The packages and dist modules `node <args>` loads, with its stdout. */
+/** How many processes loaded the CLI (the launcher, plus its re-executed child if any). */
+const cliProcesses = (stderr: string): number =>
+  stderr.split('\n').filter((l) => l === 'LOADED dist:cli/main.js').length;
+
+function loads(
+  args: string[],
+  nodeFlags: string[] = ['--no-node-snapshot'],
+): { loaded: Set<string>; stdout: string; stderr: string; status: number | null } {
+  const result = spawnSync(process.execPath, [...nodeFlags, '--import', pathToFileURL(hook).href, ...args], {
+    cwd: root,
+    encoding: 'utf8',
+  });
+  const loaded = new Set(
+    result.stderr
+      .split('\n')
+      .filter((line) => line.startsWith('LOADED '))
+      .map((line) => line.slice('LOADED '.length)),
+  );
+  return { loaded, stdout: result.stdout, stderr: result.stderr, status: result.status };
+}
+
+const main = join('dist', 'cli', 'main.js');
+const heavy = ['pkg:@anthropic-ai/sdk', 'pkg:openai', 'pkg:js-tiktoken', 'pkg:bullmq', 'pkg:ioredis'];
+
+describe('lazy loading', () => {
+  it('codecall --help and <cmd> --help load no command implementation and no package', () => {
+    for (const args of [['--help'], ['serve', '--help'], ['--version']]) {
+      const { loaded, stdout, status } = loads([main, ...args]);
+      expect(status).toBe(0);
+      expect(stdout.length).toBeGreaterThan(0);
+      expect([...loaded].filter((m) => m.startsWith('pkg:'))).toEqual([]);
+      expect([...loaded].filter((m) => /^dist:cli\/commands\/[\w-]+\.js$/.test(m))).toEqual([]);
+    }
+    expect(loads([main, 'serve', '--help']).stdout).toContain('Usage: codecall serve');
+  });
+
+  it('the launcher answers --help and --version itself, and re-executes Node only to run a command', () => {
+    const launcher = join('bin', 'codecall.js');
+    for (const args of [['--help'], ['exec', '--help'], ['--version']]) {
+      const { stderr, stdout, status } = loads([launcher, ...args], []);
+      expect(status).toBe(0);
+      expect(stdout.length).toBeGreaterThan(0);
+      expect(cliProcesses(stderr)).toBe(1);
+    }
+    // A command runs in a re-executed child (the hook is passed on with the Node flags).
+    expect(cliProcesses(loads([launcher, 'exec', 'no-such-script.js'], []).stderr)).toBe(2);
+  });
+
+  it('codecall exec loads no provider SDK, tokenizer, job queue, MCP server stack or agent', () => {
+    const { loaded, stdout, status } = loads([
+      main,
+      'exec',
+      'examples/scripts/over-budget.ts',
+      '--config',
+      'examples/codecall.json',
+    ]);
+    expect(status).toBe(0);
+    expect(stdout).toContain('Scanned 2400 line items');
+    expect(loaded).toContain('pkg:isolated-vm');
+    expect(heavy.filter((m) => loaded.has(m))).toEqual([]);
+    expect(loaded.has('pkg:hono')).toBe(false);
+    expect([...loaded].filter((m) => /^dist:(agent|server|jobs|providers)\//.test(m))).toEqual([]);
+  });
+
+  it("import('codecall') loads no provider SDK or tokenizer until one is used", () => {
+    const { loaded, stdout } = loads([
+      '--input-type=module',
+      '-e',
+      "const m = await import('./dist/index.js'); console.log(typeof m.createLanguageModel, typeof m.countTokens);",
+    ]);
+    expect(stdout).toContain('function');
+    expect(loaded).toContain('dist:index.js');
+    expect(heavy.filter((m) => loaded.has(m))).toEqual([]);
+  });
+});
