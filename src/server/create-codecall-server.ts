@@ -142,6 +142,38 @@ function errorText(error: unknown, onError: ((error: unknown) => void) | undefin
   return `codecall failed unexpectedly (${name}); the server's log has the details.`;
 }
 
+/**
+ * A note on the MCP servers that are not connected (still starting, reconnecting, failed), for
+ * the results of `search_tools` and `execute_code`; undefined when all are. Reasons are the
+ * pool's public ones: no command lines, paths or stderr.
+ */
+function serverNote(runtime: CodecallRuntime): string | undefined {
+  const starting: string[] = [];
+  const failed: string[] = [];
+  for (const status of runtime.tools.serverStatus()) {
+    if (status.state === 'connecting' || status.state === 'reconnecting')
+      starting.push(`"${status.name}"${status.state === 'reconnecting' ? ' (reconnecting)' : ''}`);
+    else if (status.state === 'failed')
+      failed.push(`"${status.name}" (${status.publicReason ?? 'it failed to start'})`);
+  }
+  const parts: string[] = [];
+  if (starting.length > 0)
+    parts.push(
+      `MCP servers still starting: ${starting.join(', ')}; their tools are not available yet (the tool list changes when they are).`,
+    );
+  if (failed.length > 0)
+    parts.push(`MCP servers that failed: ${failed.join(', ')}; their tools are unavailable.`);
+  return parts.length > 0 ? `Note: ${parts.join(' ')}` : undefined;
+}
+
+/** `result` with the server note (if any) as a last text block. */
+function withServerNote(result: CallToolResult, runtime: CodecallRuntime): CallToolResult {
+  const note = serverNote(runtime);
+  return note === undefined
+    ? result
+    : { ...result, content: [...result.content, { type: 'text', text: note }] };
+}
+
 function renderValue(value: unknown): string {
   if (value === null || value === undefined) return '(no content)';
   if (typeof value === 'string') return value;
@@ -267,7 +299,10 @@ export function createCodecallServer(options: CodecallServerOptions): Server {
           ...(input.regex !== undefined ? { regex: input.regex } : {}),
         });
         if (!input.regex) lastQuery = { query: input.query, credited: new Set() };
-        return textResult(renderSearchResult(found, { query: input.query, directName: directNameOf }));
+        return withServerNote(
+          textResult(renderSearchResult(found, { query: input.query, directName: directNameOf })),
+          runtime,
+        );
       } catch (error) {
         return textResult(errorText(error, options.onError), true);
       }
@@ -325,7 +360,7 @@ export function createCodecallServer(options: CodecallServerOptions): Server {
           } catch {
             // A listener's failure must not fail the run.
           }
-          return textResult(formatResultForModel(result), result.status === 'error');
+          return withServerNote(textResult(formatResultForModel(result), result.status === 'error'), runtime);
         } finally {
           release();
         }
