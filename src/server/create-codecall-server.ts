@@ -122,6 +122,17 @@ function packageVersion(): string {
   }
 }
 
+/**
+ * A protocol error whose JSON-RPC message is `message` alone. The SDK's `McpError` puts
+ * `MCP error <code>: ` into its message and sends that text; the client's SDK then prefixes it
+ * again (`MCP error -32602: MCP error -32602: …`). This one is sent bare and read with one prefix.
+ */
+function protocolError(code: ErrorCode, message: string): McpError {
+  const error = new McpError(code, message);
+  error.message = message;
+  return error;
+}
+
 function textResult(text: string, isError = false): CallToolResult {
   return { content: [{ type: 'text', text }], ...(isError ? { isError: true } : {}) };
 }
@@ -375,7 +386,7 @@ export function createCodecallServer(options: CodecallServerOptions): Server {
 
     const tool = direct.get(name);
     if (!tool) {
-      throw new McpError(
+      throw protocolError(
         ErrorCode.InvalidParams,
         `Unknown tool "${name}". This server has ${SEARCH_TOOLS_NAME}, ${EXECUTE_CODE_NAME}` +
           `${direct.size > 0 ? ` and ${[...direct.keys()].join(', ')}` : ''}.`,
@@ -401,7 +412,7 @@ export function createCodecallServer(options: CodecallServerOptions): Server {
   // it ourselves and say which field is wrong and what to send (-32602).
   server.fallbackRequestHandler = async (request, extra) => {
     if (request.method !== CallToolRequestSchema.shape.method.value)
-      throw new McpError(ErrorCode.MethodNotFound, `Method not found: ${request.method}.`);
+      throw protocolError(ErrorCode.MethodNotFound, `Method not found: ${request.method}.`);
     return callTool(parseCallToolRequest(request), extra);
   };
 
@@ -419,7 +430,7 @@ function describeJson(value: unknown): string {
 function parseCallToolRequest(request: JSONRPCRequest): CallToolRequest {
   const params = request.params as Record<string, unknown> | undefined;
   const invalid = (field: string, expected: string, value: unknown): McpError =>
-    new McpError(
+    protocolError(
       ErrorCode.InvalidParams,
       `Invalid tools/call request: ${field} must be ${expected}; got ${describeJson(value)}.`,
     );
@@ -434,7 +445,7 @@ function parseCallToolRequest(request: JSONRPCRequest): CallToolRequest {
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const field = issue ? issue.path.map(String).join('.') : 'params';
-    throw new McpError(
+    throw protocolError(
       ErrorCode.InvalidParams,
       `Invalid tools/call request: ${field || 'params'}: ${issue?.message ?? 'does not match the MCP schema'}.`,
     );

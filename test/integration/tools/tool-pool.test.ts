@@ -2,6 +2,13 @@
  * The tool pool against in-process MCP servers over the SDK's in-memory transport: catalog,
  * names, policy, validation, results, timeouts, cancellation, list_changed, partial failure.
  */
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import {
+  CallToolRequestSchema,
+  ErrorCode,
+  ListToolsRequestSchema,
+  McpError,
+} from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { isCodecallError, type CodecallError } from '../../../src/errors.js';
 import {
@@ -183,6 +190,25 @@ describe('ToolPool.call', () => {
     expect(failed.message).toContain('quota exceeded for user 7');
     const thrown = await rejection(pool.call('odd-server.throws', {}, code));
     expect(thrown.message).toContain('handler exploded');
+  });
+
+  it('says an upstream protocol error with one "MCP error" prefix, not the SDK\'s doubled one', async () => {
+    // A low-level SDK server: its McpError's text already carries the prefix on the wire.
+    const strict = (): Server => {
+      const server = new Server({ name: 'strict', version: '1.0.0' }, { capabilities: { tools: {} } });
+      server.setRequestHandler(ListToolsRequestSchema, () => ({
+        tools: [{ name: 'picky', description: 'Refuses every call.', inputSchema: { type: 'object' } }],
+      }));
+      server.setRequestHandler(CallToolRequestSchema, () => {
+        throw new McpError(ErrorCode.InvalidParams, 'cursor is stale; list again');
+      });
+      return server;
+    };
+    const pool = await ToolPool.open({}, { transports: { strict: inMemoryTransport(strict) } });
+    pools.push(pool);
+    const error = await rejection(pool.call('strict.picky', {}, code));
+    expect(error.code).toBe('TOOL_CALL_FAILED');
+    expect(error.message).toBe('strict.picky failed: MCP error -32602: cursor is stale; list again');
   });
 
   it('suggests the closest tool for an unknown name', async () => {
