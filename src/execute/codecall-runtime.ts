@@ -21,7 +21,7 @@ import {
   type ToolUsage,
   type UsageHistoryStore,
 } from '../search/index.js';
-import type { CatalogTool, ToolPool } from '../tools/index.js';
+import type { CatalogTool, ToolPool, UpstreamToolResult } from '../tools/index.js';
 import type { ExecutionResult, ToolCaller } from '../types.js';
 import { ExecutionSession, type ExecutionSessionOptions } from './execution-session.js';
 import type { ToolResultListener } from './executor.js';
@@ -235,6 +235,18 @@ export class CodecallRuntime {
   /** Calls one tool directly (policy: `allowedCallers` must include `caller`). */
   callTool(name: string, args: unknown, options: RuntimeCallOptions = {}): Promise<unknown> {
     return this.tools.call(name, args, {
+      caller: options.caller ?? 'direct',
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
+  }
+
+  /**
+   * Calls one tool directly, as {@link CodecallRuntime.callTool} does, and resolves with the
+   * server's result as it came (content blocks, `structuredContent`, `_meta`, `isError`): what
+   * a gateway passes through to its client.
+   */
+  callToolResult(name: string, args: unknown, options: RuntimeCallOptions = {}): Promise<UpstreamToolResult> {
+    return this.tools.callResult(name, args, {
       caller: options.caller ?? 'direct',
       ...(options.signal ? { signal: options.signal } : {}),
     });

@@ -185,12 +185,6 @@ function withServerNote(result: CallToolResult, runtime: CodecallRuntime): CallT
     : { ...result, content: [...result.content, { type: 'text', text: note }] };
 }
 
-function renderValue(value: unknown): string {
-  if (value === null || value === undefined) return '(no content)';
-  if (typeof value === 'string') return value;
-  return JSON.stringify(value);
-}
-
 /**
  * The tools exposed for direct calls, by their `<server>__<tool>` name. Names are assigned over
  * the whole catalog (the agent loop's names), so a tool keeps its name as others come and go.
@@ -290,6 +284,7 @@ export function createCodecallServer(options: CodecallServerOptions): Server {
         inputSchema: tool.inputSchema as Tool['inputSchema'],
       };
       if (tool.title !== undefined) entry.title = tool.title;
+      if (tool.outputSchema !== undefined) entry.outputSchema = tool.outputSchema as Tool['outputSchema'];
       if (tool.annotations !== undefined) entry.annotations = { ...tool.annotations };
       tools.push(entry);
     }
@@ -394,14 +389,24 @@ export function createCodecallServer(options: CodecallServerOptions): Server {
     }
     try {
       const startedAt = Date.now();
-      const value = await runtime.callTool(tool.name, args ?? {}, { signal: extra.signal, caller: 'direct' });
+      const result = await runtime.callToolResult(tool.name, args ?? {}, {
+        signal: extra.signal,
+        caller: 'direct',
+      });
+      // The upstream result as it came: a client that asked for this tool gets its images,
+      // audio, resources, structuredContent, _meta and isError (scripts get plain values).
+      const passed: CallToolResult = { content: Array.isArray(result.content) ? result.content : [] };
+      if (result.structuredContent !== undefined) passed.structuredContent = result.structuredContent;
+      if (result.isError === true) passed.isError = true;
+      if (result._meta !== undefined) passed._meta = result._meta;
+      if (passed.isError) return passed;
       // As an execute_code run does, a direct call that follows another teaches the graph.
       const previous = lastDirect;
       lastDirect = { name: tool.name, endedAt: Date.now() };
       if (learn) creditQuery([tool.name]);
       if (learn && previous && startedAt - previous.endedAt < sequenceGapMs)
         runtime.recordSequence([previous.name, tool.name]);
-      return textResult(renderValue(value));
+      return passed;
     } catch (error) {
       return textResult(errorText(error, options.onError), true);
     }

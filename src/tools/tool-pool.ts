@@ -5,6 +5,7 @@
  * dropped servers, and checks every call on the host: caller policy, input schema, timeout,
  * cancellation; results are normalized into plain values.
  */
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { closestName } from '../config/json-path.js';
 import type { CodecallConfig, ServerConfig, ServerMap, ToolPolicyConfig } from '../config/types.js';
 import {
@@ -17,7 +18,7 @@ import { CodecallError } from '../errors.js';
 import { NameIndex } from '../util/edit-distance.js';
 import type { JsonSchema, ToolCaller } from '../types.js';
 import { assignIdentifiers, qualifiedName } from './names.js';
-import { normalizeToolResult, toolErrorText } from './normalize-result.js';
+import { normalizeToolResult, toolErrorText, type RawToolResult } from './normalize-result.js';
 import {
   assertCallerAllowed,
   resolveAllowedCallers,
@@ -132,6 +133,12 @@ export interface ServerStatus {
   /** Non-fatal problems: tools dropped from its list, config entries matching no tool. */
   warnings: string[];
 }
+
+/**
+ * A tool's result as its MCP server sent it (`CallToolResult`): content blocks, `structuredContent`,
+ * `_meta`, `isError`. What {@link ToolPool.callResult} resolves with.
+ */
+export type UpstreamToolResult = CallToolResult;
 
 /** Listener of {@link ToolPool.onCatalogChange}. */
 export type CatalogListener = (catalog: readonly CatalogTool[]) => void;
@@ -438,6 +445,33 @@ export class ToolPool {
    * `SERVER_UNAVAILABLE`, `ABORTED`).
    */
   async call(name: string, args: unknown, options: ToolCallOptions): Promise<unknown> {
+    const { tool, raw } = await this.dispatch(name, args, options);
+    if (raw.isError === true) {
+      throw new CodecallError('TOOL_CALL_FAILED', `${tool.name} returned an error: ${toolErrorText(raw)}`, {
+        details: { tool: tool.name },
+      });
+    }
+    return normalizeToolResult(raw);
+  }
+
+  /**
+   * Calls a tool with the same host checks as {@link ToolPool.call} (caller policy, input
+   * schema, timeout, cancellation) and resolves with the server's result as it came: every
+   * content block (images, audio, embedded resources), `structuredContent`, `_meta` and
+   * `isError` (an `isError` result resolves; it is the server's answer). For a direct
+   * pass-through to an MCP client; scripts get {@link ToolPool.call}'s plain values.
+   */
+  async callResult(name: string, args: unknown, options: ToolCallOptions): Promise<UpstreamToolResult> {
+    const { raw } = await this.dispatch(name, args, options);
+    return raw as UpstreamToolResult;
+  }
+
+  /** Checks a call on the host and sends it to the server. */
+  private async dispatch(
+    name: string,
+    args: unknown,
+    options: ToolCallOptions,
+  ): Promise<{ tool: CatalogTool; raw: RawToolResult }> {
     if (this.closed) throw new CodecallError('CLOSED', `Cannot call ${name}: the tool pool is closed.`);
     const entry = this.entries.get(name);
     if (!entry) throw this.notFound(name);
@@ -452,12 +486,7 @@ export class ToolPool {
       timeoutMs: options.timeoutMs ?? tool.timeoutMs,
       qualifiedName: tool.name,
     });
-    if (raw.isError === true) {
-      throw new CodecallError('TOOL_CALL_FAILED', `${tool.name} returned an error: ${toolErrorText(raw)}`, {
-        details: { tool: tool.name },
-      });
-    }
-    return normalizeToolResult(raw);
+    return { tool, raw };
   }
 
   /** The input validators of one server's current tool list. */
