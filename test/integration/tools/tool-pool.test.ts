@@ -293,6 +293,48 @@ describe('ToolPool lifecycle', () => {
     expect(unavailable.code).toBe('SERVER_UNAVAILABLE');
   });
 
+  it('with background, resolves before any server connected; servers join the catalog as they connect', async () => {
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    const expenses = inMemoryTransport(() => createExpenseServer());
+    const errors: ServerErrorEvent[] = [];
+    const pool = await ToolPool.open(
+      {},
+      {
+        background: true,
+        transports: {
+          // Starts only when the test opens the gate.
+          expenses: async () => {
+            await gate;
+            return expenses();
+          },
+          broken: () => Promise.reject(new Error('cannot reach the broken server')),
+        },
+        onServerError: (event) => errors.push(event),
+      },
+    );
+    pools.push(pool);
+    expect(pool.catalog()).toEqual([]);
+    expect(pool.serverStatus().find((s) => s.name === 'expenses')?.state).toBe('connecting');
+    const joined = new Promise<readonly CatalogTool[]>((resolve) => pool.onCatalogChange(resolve));
+    open();
+    expect((await joined).map((t) => t.name)).toContain('expenses.get_team_members');
+    await pool.started();
+    const broken = pool.serverStatus().find((s) => s.name === 'broken')!;
+    expect(broken.state).toBe('failed');
+    // A custom transport's reason is not classified as a stdio one.
+    expect(broken.publicReason).toBe('it could not be reached');
+    expect(errors.map((e) => [e.server, e.phase])).toEqual([['broken', 'connect']]);
+    expect(
+      await pool.call('expenses.get_budget_by_level', { level: 'L1', quarter: 'Q1' }, code),
+    ).toMatchObject({
+      level: 'L1',
+    });
+    await expect(ToolPool.open({}, { background: true, requireAll: true })).rejects.toThrow(
+      /"background" and "requireAll" exclude each other/,
+    );
+  });
+
   it('throws SERVER_START_FAILED with requireAll', async () => {
     const error = await rejection(
       ToolPool.open(
