@@ -271,7 +271,11 @@ export class ToolPool {
         connections.map((connection) =>
           connection.start().then(
             () => pool.rebuild(true),
-            () => onError({ server: connection.name, phase: 'connect', error: connection.lastError! }),
+            () => {
+              // Closing the pool stops the attempts in flight: not a server's failure.
+              if (!pool.closed)
+                onError({ server: connection.name, phase: 'connect', error: connection.lastError! });
+            },
           ),
         ),
       ).then(() => undefined);
