@@ -128,6 +128,11 @@ export const DEFAULT_SERVE_MAX_SESSIONS_PER_CLIENT = 8;
 export const DEFAULT_SERVE_SEQUENCE_GAP_MS = 5 * 60_000;
 /** Interval of the progress notifications of a running `execute_code` when the client asks for them. */
 export const DEFAULT_SERVE_PROGRESS_INTERVAL_MS = 1_000;
+/**
+ * Milliseconds `codecall serve` waits for its MCP servers before it answers a client (`serve.waitForServersMs`).
+ * 0: answer at once; servers join in the background and clients get `notifications/tools/list_changed`.
+ */
+export const DEFAULT_SERVE_WAIT_FOR_SERVERS_MS = 0;
 /** Model requests (steps) one agent run may make before it stops with `MAX_STEPS_EXCEEDED`. */
 export const DEFAULT_AGENT_MAX_STEPS = 20;
 /** Wall time of one agent run (model requests, scripts and tool calls); past it the run stops with `RUN_TIMEOUT`. */

@@ -117,6 +117,7 @@ export const serveSchema = z.strictObject({
   maxSessionsPerClient: positiveInt.optional(),
   sessionIdleMs: positiveInt.optional(),
   learning: z.enum(['shared', 'off']).optional(),
+  waitForServersMs: z.number().int().min(0).optional(),
 });
 
 /** `jobs`: where `codecall serve --http` and the job client keep jobs (local, or BullMQ on Redis). */

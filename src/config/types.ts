@@ -145,6 +145,8 @@ export interface ServeConfig {
   sessionIdleMs?: number;
   /** Whether sessions teach the shared tool graph (`"shared"`, the default) or not (`"off"`). */
   learning?: ServeLearning;
+  /** Milliseconds to wait for the MCP servers before answering clients (0: answer at once). */
+  waitForServersMs?: number;
 }
 
 /** Who learns from `codecall serve` sessions: all of them, into one shared graph, or nobody. */

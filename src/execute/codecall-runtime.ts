@@ -21,7 +21,7 @@ import {
   type ToolUsage,
   type UsageHistoryStore,
 } from '../search/index.js';
-import type { CatalogTool, ToolPool } from '../tools/index.js';
+import type { CatalogTool, ToolPool, UpstreamToolResult } from '../tools/index.js';
 import type { ExecutionResult, ToolCaller } from '../types.js';
 import { ExecutionSession, type ExecutionSessionOptions } from './execution-session.js';
 import type { ToolResultListener } from './executor.js';
@@ -151,13 +151,17 @@ export class CodecallRuntime {
     search: ToolSearch,
     history: UsageHistoryStore,
     onHistoryError: (error: unknown) => void,
+    indexed: readonly CatalogTool[],
   ) {
     this.session = session;
     this.search = search;
     this.history = history;
     this.#onHistoryError = onHistoryError;
-    this.#catalog = new Map(session.tools.catalog().map((tool) => [tool.name, tool]));
+    this.#catalog = new Map(indexed.map((tool) => [tool.name, tool]));
     this.#unsubscribe = session.tools.onCatalogChange((catalog) => this.#syncCatalog(catalog));
+    // Servers that connected (in the background) while history loaded: index them now.
+    const current = session.tools.catalog();
+    if (current !== indexed) this.#syncCatalog(current);
   }
 
   /** Opens everything; on failure, closes what was opened and rethrows. */
@@ -180,12 +184,9 @@ export class CodecallRuntime {
         });
       const state = await history.load();
       const { limit: _limit, ...ranking } = session.config.search;
-      const search = createToolSearch({
-        tools: session.tools.catalog().map(searchable),
-        state,
-        ...ranking,
-      });
-      runtime = new CodecallRuntime(session, search, history, onHistoryError);
+      const indexed = session.tools.catalog();
+      const search = createToolSearch({ tools: indexed.map(searchable), state, ...ranking });
+      runtime = new CodecallRuntime(session, search, history, onHistoryError, indexed);
       return runtime;
     } catch (error) {
       await Promise.allSettled([session.close(), history?.close()]);
@@ -234,6 +235,18 @@ export class CodecallRuntime {
   /** Calls one tool directly (policy: `allowedCallers` must include `caller`). */
   callTool(name: string, args: unknown, options: RuntimeCallOptions = {}): Promise<unknown> {
     return this.tools.call(name, args, {
+      caller: options.caller ?? 'direct',
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
+  }
+
+  /**
+   * Calls one tool directly, as {@link CodecallRuntime.callTool} does, and resolves with the
+   * server's result as it came (content blocks, `structuredContent`, `_meta`, `isError`): what
+   * a gateway passes through to its client.
+   */
+  callToolResult(name: string, args: unknown, options: RuntimeCallOptions = {}): Promise<UpstreamToolResult> {
+    return this.tools.callResult(name, args, {
       caller: options.caller ?? 'direct',
       ...(options.signal ? { signal: options.signal } : {}),
     });

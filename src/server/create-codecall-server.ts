@@ -122,6 +122,17 @@ function packageVersion(): string {
   }
 }
 
+/**
+ * A protocol error whose JSON-RPC message is `message` alone. The SDK's `McpError` puts
+ * `MCP error <code>: ` into its message and sends that text; the client's SDK then prefixes it
+ * again (`MCP error -32602: MCP error -32602: …`). This one is sent bare and read with one prefix.
+ */
+function protocolError(code: ErrorCode, message: string): McpError {
+  const error = new McpError(code, message);
+  error.message = message;
+  return error;
+}
+
 function textResult(text: string, isError = false): CallToolResult {
   return { content: [{ type: 'text', text }], ...(isError ? { isError: true } : {}) };
 }
@@ -142,10 +153,36 @@ function errorText(error: unknown, onError: ((error: unknown) => void) | undefin
   return `codecall failed unexpectedly (${name}); the server's log has the details.`;
 }
 
-function renderValue(value: unknown): string {
-  if (value === null || value === undefined) return '(no content)';
-  if (typeof value === 'string') return value;
-  return JSON.stringify(value);
+/**
+ * A note on the MCP servers that are not connected (still starting, reconnecting, failed), for
+ * the results of `search_tools` and `execute_code`; undefined when all are. Reasons are the
+ * pool's public ones: no command lines, paths or stderr.
+ */
+function serverNote(runtime: CodecallRuntime): string | undefined {
+  const starting: string[] = [];
+  const failed: string[] = [];
+  for (const status of runtime.tools.serverStatus()) {
+    if (status.state === 'connecting' || status.state === 'reconnecting')
+      starting.push(`"${status.name}"${status.state === 'reconnecting' ? ' (reconnecting)' : ''}`);
+    else if (status.state === 'failed')
+      failed.push(`"${status.name}" (${status.publicReason ?? 'it failed to start'})`);
+  }
+  const parts: string[] = [];
+  if (starting.length > 0)
+    parts.push(
+      `MCP servers still starting: ${starting.join(', ')}; their tools are not available yet (the tool list changes when they are).`,
+    );
+  if (failed.length > 0)
+    parts.push(`MCP servers that failed: ${failed.join(', ')}; their tools are unavailable.`);
+  return parts.length > 0 ? `Note: ${parts.join(' ')}` : undefined;
+}
+
+/** `result` with the server note (if any) as a last text block. */
+function withServerNote(result: CallToolResult, runtime: CodecallRuntime): CallToolResult {
+  const note = serverNote(runtime);
+  return note === undefined
+    ? result
+    : { ...result, content: [...result.content, { type: 'text', text: note }] };
 }
 
 /**
@@ -247,6 +284,7 @@ export function createCodecallServer(options: CodecallServerOptions): Server {
         inputSchema: tool.inputSchema as Tool['inputSchema'],
       };
       if (tool.title !== undefined) entry.title = tool.title;
+      if (tool.outputSchema !== undefined) entry.outputSchema = tool.outputSchema as Tool['outputSchema'];
       if (tool.annotations !== undefined) entry.annotations = { ...tool.annotations };
       tools.push(entry);
     }
@@ -267,7 +305,10 @@ export function createCodecallServer(options: CodecallServerOptions): Server {
           ...(input.regex !== undefined ? { regex: input.regex } : {}),
         });
         if (!input.regex) lastQuery = { query: input.query, credited: new Set() };
-        return textResult(renderSearchResult(found, { query: input.query, directName: directNameOf }));
+        return withServerNote(
+          textResult(renderSearchResult(found, { query: input.query, directName: directNameOf })),
+          runtime,
+        );
       } catch (error) {
         return textResult(errorText(error, options.onError), true);
       }
@@ -325,7 +366,7 @@ export function createCodecallServer(options: CodecallServerOptions): Server {
           } catch {
             // A listener's failure must not fail the run.
           }
-          return textResult(formatResultForModel(result), result.status === 'error');
+          return withServerNote(textResult(formatResultForModel(result), result.status === 'error'), runtime);
         } finally {
           release();
         }
@@ -340,7 +381,7 @@ export function createCodecallServer(options: CodecallServerOptions): Server {
 
     const tool = direct.get(name);
     if (!tool) {
-      throw new McpError(
+      throw protocolError(
         ErrorCode.InvalidParams,
         `Unknown tool "${name}". This server has ${SEARCH_TOOLS_NAME}, ${EXECUTE_CODE_NAME}` +
           `${direct.size > 0 ? ` and ${[...direct.keys()].join(', ')}` : ''}.`,
@@ -348,14 +389,24 @@ export function createCodecallServer(options: CodecallServerOptions): Server {
     }
     try {
       const startedAt = Date.now();
-      const value = await runtime.callTool(tool.name, args ?? {}, { signal: extra.signal, caller: 'direct' });
+      const result = await runtime.callToolResult(tool.name, args ?? {}, {
+        signal: extra.signal,
+        caller: 'direct',
+      });
+      // The upstream result as it came: a client that asked for this tool gets its images,
+      // audio, resources, structuredContent, _meta and isError (scripts get plain values).
+      const passed: CallToolResult = { content: Array.isArray(result.content) ? result.content : [] };
+      if (result.structuredContent !== undefined) passed.structuredContent = result.structuredContent;
+      if (result.isError === true) passed.isError = true;
+      if (result._meta !== undefined) passed._meta = result._meta;
+      if (passed.isError) return passed;
       // As an execute_code run does, a direct call that follows another teaches the graph.
       const previous = lastDirect;
       lastDirect = { name: tool.name, endedAt: Date.now() };
       if (learn) creditQuery([tool.name]);
       if (learn && previous && startedAt - previous.endedAt < sequenceGapMs)
         runtime.recordSequence([previous.name, tool.name]);
-      return textResult(renderValue(value));
+      return passed;
     } catch (error) {
       return textResult(errorText(error, options.onError), true);
     }
@@ -366,7 +417,7 @@ export function createCodecallServer(options: CodecallServerOptions): Server {
   // it ourselves and say which field is wrong and what to send (-32602).
   server.fallbackRequestHandler = async (request, extra) => {
     if (request.method !== CallToolRequestSchema.shape.method.value)
-      throw new McpError(ErrorCode.MethodNotFound, `Method not found: ${request.method}.`);
+      throw protocolError(ErrorCode.MethodNotFound, `Method not found: ${request.method}.`);
     return callTool(parseCallToolRequest(request), extra);
   };
 
@@ -384,7 +435,7 @@ function describeJson(value: unknown): string {
 function parseCallToolRequest(request: JSONRPCRequest): CallToolRequest {
   const params = request.params as Record<string, unknown> | undefined;
   const invalid = (field: string, expected: string, value: unknown): McpError =>
-    new McpError(
+    protocolError(
       ErrorCode.InvalidParams,
       `Invalid tools/call request: ${field} must be ${expected}; got ${describeJson(value)}.`,
     );
@@ -399,7 +450,7 @@ function parseCallToolRequest(request: JSONRPCRequest): CallToolRequest {
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const field = issue ? issue.path.map(String).join('.') : 'params';
-    throw new McpError(
+    throw protocolError(
       ErrorCode.InvalidParams,
       `Invalid tools/call request: ${field || 'params'}: ${issue?.message ?? 'does not match the MCP schema'}.`,
     );

@@ -10,6 +10,7 @@ export type {
   ServerStatus,
   ToolCallOptions,
   ToolPoolOptions,
+  UpstreamToolResult,
 } from './tool-pool.js';
 export type {
   ReconnectOptions,

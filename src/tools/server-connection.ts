@@ -180,6 +180,16 @@ function errorCode(error: unknown): unknown {
   return isObject(error) || error instanceof Error ? (error as { code?: unknown }).code : undefined;
 }
 
+/**
+ * `message` with a repeated `MCP error <code>: ` prefix said once. The SDK's `McpError` puts the
+ * prefix into its message, its server sends that message as the JSON-RPC error's text, and the
+ * SDK's client prefixes it again: an upstream SDK server's protocol error arrives as
+ * `MCP error -32602: MCP error -32602: …`.
+ */
+export function withoutRepeatedMcpPrefix(message: string): string {
+  return message.replace(/^(MCP error (-?\d+): )(?:MCP error \2: )+/, '$1');
+}
+
 /** MCP JSON-RPC error codes the SDK raises locally. */
 const CONNECTION_CLOSED = -32000;
 const REQUEST_TIMEOUT = -32001;
@@ -565,7 +575,7 @@ export class ServerConnection {
         { details: { server: this.name, tool: qualifiedName }, cause: error },
       );
     }
-    const message = (error as Error)?.message ?? String(error);
+    const message = withoutRepeatedMcpPrefix((error as Error)?.message ?? String(error));
     return new CodecallError('TOOL_CALL_FAILED', `${qualifiedName} failed: ${message}`, {
       details: { tool: qualifiedName, mcpCode: code },
       cause: error,

@@ -5,6 +5,7 @@
  * dropped servers, and checks every call on the host: caller policy, input schema, timeout,
  * cancellation; results are normalized into plain values.
  */
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { closestName } from '../config/json-path.js';
 import type { CodecallConfig, ServerConfig, ServerMap, ToolPolicyConfig } from '../config/types.js';
 import {
@@ -17,7 +18,7 @@ import { CodecallError } from '../errors.js';
 import { NameIndex } from '../util/edit-distance.js';
 import type { JsonSchema, ToolCaller } from '../types.js';
 import { assignIdentifiers, qualifiedName } from './names.js';
-import { normalizeToolResult, toolErrorText } from './normalize-result.js';
+import { normalizeToolResult, toolErrorText, type RawToolResult } from './normalize-result.js';
 import {
   assertCallerAllowed,
   resolveAllowedCallers,
@@ -84,6 +85,13 @@ export interface ToolPoolOptions {
    * @defaultValue false: failed servers are reported through `onServerError` and `serverStatus()`
    */
   requireAll?: boolean;
+  /**
+   * Resolve at once, before any server has connected: each server joins the catalog when it
+   * connects (catalog listeners are told), and {@link ToolPool.started} settles when every first
+   * attempt has. For `codecall serve`, which must answer its client at once. Not with `requireAll`.
+   * @defaultValue false: `open` waits until every server connected or failed
+   */
+  background?: boolean;
   /** Reconnection bounds (defaults: `DEFAULT_RECONNECT_*`). */
   reconnect?: Partial<ReconnectOptions>;
   /**
@@ -114,12 +122,23 @@ export interface ServerStatus {
   toolCount: number;
   /** Why it failed or dropped. */
   error?: string;
+  /**
+   * Why it failed, in words safe to show an MCP client: no command line, path, URL or stderr
+   * (those are in `error` and `stderrTail`, for the host's log).
+   */
+  publicReason?: string;
   /** The last bytes of its stderr (stdio servers). */
   stderrTail?: string;
   pid?: number;
   /** Non-fatal problems: tools dropped from its list, config entries matching no tool. */
   warnings: string[];
 }
+
+/**
+ * A tool's result as its MCP server sent it (`CallToolResult`): content blocks, `structuredContent`,
+ * `_meta`, `isError`. What {@link ToolPool.callResult} resolves with.
+ */
+export type UpstreamToolResult = CallToolResult;
 
 /** Listener of {@link ToolPool.onCatalogChange}. */
 export type CatalogListener = (catalog: readonly CatalogTool[]) => void;
@@ -135,6 +154,24 @@ function isCodecallConfig(value: CodecallConfig | ServerMap): value is CodecallC
     typeof (value as CodecallConfig).sandbox === 'object' &&
     'configDir' in value
   );
+}
+
+/** Why a server failed, without host data (command lines, paths, URLs, stderr). */
+function publicReason(connection: ServerConnection): string {
+  const error = connection.lastError!;
+  const reason = typeof error.details.reason === 'string' ? error.details.reason : error.message;
+  const timeout = /no answer within (\d+) ms/.exec(reason);
+  if (timeout) return `it did not answer within ${timeout[1]} ms`;
+  if (error.code === 'SERVER_UNAVAILABLE' || /did not come back/.test(error.message))
+    return 'it dropped and did not come back';
+  if (connection.config.transport === 'stdio') {
+    if (/ENOENT/.test(reason)) return 'its command was not found';
+    if (/EACCES/.test(reason)) return 'its command may not be run';
+    if (/connection closed|exited/i.test(reason)) return 'it exited before it connected';
+    return 'it failed to start';
+  }
+  if (/\b(401|403)\b/.test(reason)) return 'it refused the credentials';
+  return 'it could not be reached';
 }
 
 function placeholderConfig(name: string): ServerConfig {
@@ -174,6 +211,7 @@ export class ToolPool {
   private nameIndex: NameIndex | undefined;
   private closed = false;
   private closing: Promise<void> | undefined;
+  private startup: Promise<void> = Promise.resolve();
 
   private constructor(
     connections: ServerConnection[],
@@ -188,9 +226,14 @@ export class ToolPool {
   /**
    * Connects to every server concurrently, each within its connect timeout, and lists tools.
    * Servers that fail are reported (`onServerError`, `serverStatus()`), not thrown, unless
-   * `requireAll` is set.
+   * `requireAll` is set. With `background`, resolves at once and servers join as they connect.
    */
   static async open(config: CodecallConfig | ServerMap, options: ToolPoolOptions = {}): Promise<ToolPool> {
+    if (options.background && options.requireAll)
+      throw new CodecallError(
+        'INVALID_ARGUMENT',
+        'ToolPool.open: "background" and "requireAll" exclude each other (a background pool resolves before any server started). Fix: pass one of them.',
+      );
     const servers = isCodecallConfig(config) ? config.mcpServers : config;
     const transports = options.transports ?? {};
     const names = [...new Set([...Object.keys(servers), ...Object.keys(transports)])];
@@ -223,6 +266,21 @@ export class ToolPool {
       options.validatorCacheMaxEntries ?? DEFAULT_INPUT_VALIDATOR_CACHE_MAX_ENTRIES,
     );
     holder.pool = pool;
+    if (options.background) {
+      pool.startup = Promise.all(
+        connections.map((connection) =>
+          connection.start().then(
+            () => pool.rebuild(true),
+            () => {
+              // Closing the pool stops the attempts in flight: not a server's failure.
+              if (!pool.closed)
+                onError({ server: connection.name, phase: 'connect', error: connection.lastError! });
+            },
+          ),
+        ),
+      ).then(() => undefined);
+      return pool;
+    }
     const results = await Promise.allSettled(connections.map((c) => c.start()));
     const failures: CodecallError[] = [];
     results.forEach((result, index) => {
@@ -305,6 +363,14 @@ export class ToolPool {
     }
   }
 
+  /**
+   * Settles when every server's first connection attempt has (at once unless the pool was opened
+   * with `background`). Never rejects: failed servers are in {@link ToolPool.serverStatus}.
+   */
+  started(): Promise<void> {
+    return this.startup;
+  }
+
   /** Every tool of every connected server (a frozen snapshot; replaced when the catalog changes). */
   catalog(): readonly CatalogTool[] {
     return this.tools;
@@ -342,7 +408,10 @@ export class ToolPool {
           }
         }
       }
-      if (c.lastError) status.error = c.lastError.message;
+      if (c.lastError) {
+        status.error = c.lastError.message;
+        status.publicReason = publicReason(c);
+      }
       if (c.stderrTail.trim() !== '') status.stderrTail = c.stderrTail;
       if (c.pid !== undefined) status.pid = c.pid;
       return status;
@@ -380,6 +449,33 @@ export class ToolPool {
    * `SERVER_UNAVAILABLE`, `ABORTED`).
    */
   async call(name: string, args: unknown, options: ToolCallOptions): Promise<unknown> {
+    const { tool, raw } = await this.dispatch(name, args, options);
+    if (raw.isError === true) {
+      throw new CodecallError('TOOL_CALL_FAILED', `${tool.name} returned an error: ${toolErrorText(raw)}`, {
+        details: { tool: tool.name },
+      });
+    }
+    return normalizeToolResult(raw);
+  }
+
+  /**
+   * Calls a tool with the same host checks as {@link ToolPool.call} (caller policy, input
+   * schema, timeout, cancellation) and resolves with the server's result as it came: every
+   * content block (images, audio, embedded resources), `structuredContent`, `_meta` and
+   * `isError` (an `isError` result resolves; it is the server's answer). For a direct
+   * pass-through to an MCP client; scripts get {@link ToolPool.call}'s plain values.
+   */
+  async callResult(name: string, args: unknown, options: ToolCallOptions): Promise<UpstreamToolResult> {
+    const { raw } = await this.dispatch(name, args, options);
+    return raw as UpstreamToolResult;
+  }
+
+  /** Checks a call on the host and sends it to the server. */
+  private async dispatch(
+    name: string,
+    args: unknown,
+    options: ToolCallOptions,
+  ): Promise<{ tool: CatalogTool; raw: RawToolResult }> {
     if (this.closed) throw new CodecallError('CLOSED', `Cannot call ${name}: the tool pool is closed.`);
     const entry = this.entries.get(name);
     if (!entry) throw this.notFound(name);
@@ -394,12 +490,7 @@ export class ToolPool {
       timeoutMs: options.timeoutMs ?? tool.timeoutMs,
       qualifiedName: tool.name,
     });
-    if (raw.isError === true) {
-      throw new CodecallError('TOOL_CALL_FAILED', `${tool.name} returned an error: ${toolErrorText(raw)}`, {
-        details: { tool: tool.name },
-      });
-    }
-    return normalizeToolResult(raw);
+    return { tool, raw };
   }
 
   /** The input validators of one server's current tool list. */

@@ -74,7 +74,9 @@ describe('jobs HTTP API on codecall serve --http (embedded backend)', () => {
 
   beforeAll(async () => {
     probe = await startProbeServer();
-    ({ serve, base } = await startServe(probeConfig(probe.url).path));
+    ({ serve, base } = await startServe(
+      probeConfig(probe.url, { serve: { waitForServersMs: 60_000 } }).path,
+    ));
     await serve.waitFor(/jobs at \/v1\/jobs \(run in this process\)/);
   });
 
@@ -172,7 +174,7 @@ describe.skipIf(!hasRedisServer())('jobs HTTP API on codecall serve --http --red
   beforeAll(async () => {
     redis = await startRedis();
     probe = await startProbeServer();
-    const config = probeConfig(probe.url).path;
+    const config = probeConfig(probe.url, { serve: { waitForServersMs: 60_000 } }).path;
     worker = await startWorker({ connection: redis.url, runtimes: { configs: { default: config } } });
     ({ serve, base } = await startServe(config, ['--redis', redis.url]));
     await serve.waitFor(/jobs at \/v1\/jobs \(on BullMQ for codecall worker\)/);

@@ -37,6 +37,8 @@ export function tempServeConfig(extra: Record<string, unknown> = {}): {
       sandbox: { cpuTimeMs: 2_000, memoryMb: 64 },
       history: { path: historyPath },
       ...extra,
+      // Tests that search right after connecting wait for the expense server (serve answers at once otherwise).
+      serve: { waitForServersMs: 60_000, ...(extra.serve as object | undefined) },
     }),
   );
   return { dir, workDir, configPath, historyPath };

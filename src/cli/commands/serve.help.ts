@@ -32,14 +32,18 @@ Options:
   --token <secret>           require "Authorization: Bearer <secret>" (default: $${SERVE_TOKEN_ENV})
   --allow-origin <origin>    also accept this browser Origin (repeatable; loopback origins always pass)
   --max-concurrent-runs <n>  execute_code runs at once (default ${DEFAULT_SERVE_MAX_CONCURRENT_RUNS})
-
-Unset options come from the configuration's "serve" section (host, port, token, allowedOrigins,
-maxConcurrentRuns; e.g. "token": "\${CODECALL_TOKEN}"), then the defaults above.
   --no-pass-through          expose only search_tools and execute_code
   --redis <url>              with --http: keep jobs (/v1/jobs) on this Redis for \`codecall worker\`
                              processes, instead of running them in this process (see docs/jobs.md)
+  --trust                    start the servers of a configuration found in the working directory
 
-Register it in an MCP client as: {"command": "npx", "args": ["codecall", "serve", "--config", "/abs/codecall.json"]}
+Unset options come from the configuration's "serve" section (host, port, token, allowedOrigins,
+maxConcurrentRuns, waitForServersMs; e.g. "token": "\${CODECALL_TOKEN}"), then the defaults above.
+MCP servers connect in the background: clients get an answer at once and tools/list_changed as
+servers join (serve.waitForServersMs waits for them up to a bound first).
+
+Register it in an MCP client as: {"command": "codecall", "args": ["serve", "--config", "/abs/codecall.json"]}
+(after \`npm link\` or a global install of the packed tarball; see the README's install section).
 Logs go to stderr. Stops on SIGINT/SIGTERM (or when the stdio client disconnects).
 `,
 };

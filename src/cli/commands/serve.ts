@@ -11,6 +11,7 @@ import {
   DEFAULT_SERVE_HOST,
   DEFAULT_SERVE_MAX_CONCURRENT_RUNS,
   DEFAULT_SERVE_PORT,
+  DEFAULT_SERVE_WAIT_FOR_SERVERS_MS,
 } from '../../config/defaults.js';
 import { loadConfig, type ServeConfig } from '../../config/index.js';
 import { CodecallRuntime } from '../../execute/index.js';
@@ -167,10 +168,29 @@ async function run(argv: string[], io: CliIo): Promise<number> {
   const log = (line: string): void => {
     io.stderr.write(`codecall serve: ${line}\n`);
   };
+  // Servers connect in the background: the client gets its answer to initialize at once, and
+  // notifications/tools/list_changed as servers join (serve.waitForServersMs waits up to a bound).
   const runtime = await CodecallRuntime.open({
     config,
-    tools: { onServerError: (event) => log(`${event.server}: ${event.error.message.split('\n')[0]}`) },
+    tools: {
+      background: true,
+      onServerError: (event) => log(`${event.server}: ${event.error.message.split('\n')[0]}`),
+    },
     onHistoryError: (error) => log(`usage history: ${(error as Error)?.message ?? String(error)}`),
+  });
+  const waitMs = config.serve.waitForServersMs ?? DEFAULT_SERVE_WAIT_FOR_SERVERS_MS;
+  if (waitMs > 0) {
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      runtime.tools.started(),
+      new Promise<void>((resolve) => (timer = setTimeout(resolve, waitMs))),
+      aborted(io.signal),
+    ]);
+    clearTimeout(timer);
+  }
+  const unsubscribe = runtime.tools.onCatalogChange((catalog) => {
+    const connected = runtime.tools.serverStatus().filter((s) => s.state === 'connected').length;
+    log(`${catalog.length} tools from ${connected} connected servers`);
   });
   const onExecute = ({ result }: ExecuteCodeEvent): void => {
     const calls = result.toolCalls.length;
@@ -189,6 +209,8 @@ async function run(argv: string[], io: CliIo): Promise<number> {
   };
   const tools = runtime.catalog();
   const servers = new Set(tools.map((t) => t.server)).size;
+  const starting = runtime.tools.serverStatus().filter((s) => s.state === 'connecting').length;
+  const more = starting > 0 ? `; ${starting} more starting` : '';
   let close: (() => Promise<void>) | undefined;
   let jobs: JobBackend | undefined;
   try {
@@ -218,7 +240,7 @@ async function run(argv: string[], io: CliIo): Promise<number> {
         ...(args.token !== undefined ? { token: args.token } : {}),
       });
       close = http.close;
-      log(`listening on ${http.url} (${tools.length} tools from ${servers} servers)`);
+      log(`listening on ${http.url} (${tools.length} tools from ${servers} servers${more})`);
       log(
         isLoopbackHost(args.host)
           ? `loopback only${args.token !== undefined ? '; bearer token required' : ''}; Origin and Host are checked`
@@ -232,12 +254,13 @@ async function run(argv: string[], io: CliIo): Promise<number> {
         stdout: io.stdout as Writable,
       });
       close = stdio.close;
-      log(`serving over stdio (${tools.length} tools from ${servers} servers)`);
+      log(`serving over stdio (${tools.length} tools from ${servers} servers${more})`);
       await Promise.race([stdio.closed, aborted(io.signal)]);
     }
     log('shutting down');
     return 0;
   } finally {
+    unsubscribe();
     await close?.();
     await jobs?.close();
     await runtime.close();

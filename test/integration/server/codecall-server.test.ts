@@ -234,8 +234,9 @@ describe('createCodecallServer', () => {
       const failing = await client.callTool({ name: 'misc__fail', arguments: { message: 'nope' } });
       expect(failing.isError).toBe(true);
       expect(text(failing)).toMatch(/nope/);
+      // One "MCP error" prefix: the server sends the bare text, the client's SDK prefixes it.
       await expect(client.callTool({ name: 'misc__slow', arguments: { ms: 1 } })).rejects.toThrow(
-        /Unknown tool "misc__slow"/,
+        /^MCP error -32602: Unknown tool "misc__slow"/,
       );
     } finally {
       await close();

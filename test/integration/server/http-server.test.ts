@@ -348,7 +348,8 @@ describe('startHttpServer under abuse', () => {
     const headers = { 'mcp-session-id': session };
     const list = rpcReply((await post(http.url, callTool(3, 'search_tools', []), headers)).body);
     expect(list.error?.code).toBe(-32602);
-    expect(list.error?.message).toContain(
+    // The bare text on the wire: a client's SDK adds its own "MCP error -32602: " prefix.
+    expect(list.error?.message).toBe(
       'Invalid tools/call request: params.arguments must be an object of named arguments (e.g. {"query": "…"}), or absent; got an array.',
     );
     const scalar = rpcReply((await post(http.url, callTool(4, 'execute_code', 'print(1)'), headers)).body);

@@ -2,6 +2,13 @@
  * The tool pool against in-process MCP servers over the SDK's in-memory transport: catalog,
  * names, policy, validation, results, timeouts, cancellation, list_changed, partial failure.
  */
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import {
+  CallToolRequestSchema,
+  ErrorCode,
+  ListToolsRequestSchema,
+  McpError,
+} from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { isCodecallError, type CodecallError } from '../../../src/errors.js';
 import {
@@ -185,6 +192,25 @@ describe('ToolPool.call', () => {
     expect(thrown.message).toContain('handler exploded');
   });
 
+  it('says an upstream protocol error with one "MCP error" prefix, not the SDK\'s doubled one', async () => {
+    // A low-level SDK server: its McpError's text already carries the prefix on the wire.
+    const strict = (): Server => {
+      const server = new Server({ name: 'strict', version: '1.0.0' }, { capabilities: { tools: {} } });
+      server.setRequestHandler(ListToolsRequestSchema, () => ({
+        tools: [{ name: 'picky', description: 'Refuses every call.', inputSchema: { type: 'object' } }],
+      }));
+      server.setRequestHandler(CallToolRequestSchema, () => {
+        throw new McpError(ErrorCode.InvalidParams, 'cursor is stale; list again');
+      });
+      return server;
+    };
+    const pool = await ToolPool.open({}, { transports: { strict: inMemoryTransport(strict) } });
+    pools.push(pool);
+    const error = await rejection(pool.call('strict.picky', {}, code));
+    expect(error.code).toBe('TOOL_CALL_FAILED');
+    expect(error.message).toBe('strict.picky failed: MCP error -32602: cursor is stale; list again');
+  });
+
   it('suggests the closest tool for an unknown name', async () => {
     const { pool } = await openPool();
     const error = await rejection(pool.call('expenses.get_expense', {}, code));
@@ -265,6 +291,48 @@ describe('ToolPool lifecycle', () => {
     });
     const unavailable = await rejection(pool.call('broken.anything', {}, code));
     expect(unavailable.code).toBe('SERVER_UNAVAILABLE');
+  });
+
+  it('with background, resolves before any server connected; servers join the catalog as they connect', async () => {
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    const expenses = inMemoryTransport(() => createExpenseServer());
+    const errors: ServerErrorEvent[] = [];
+    const pool = await ToolPool.open(
+      {},
+      {
+        background: true,
+        transports: {
+          // Starts only when the test opens the gate.
+          expenses: async () => {
+            await gate;
+            return expenses();
+          },
+          broken: () => Promise.reject(new Error('cannot reach the broken server')),
+        },
+        onServerError: (event) => errors.push(event),
+      },
+    );
+    pools.push(pool);
+    expect(pool.catalog()).toEqual([]);
+    expect(pool.serverStatus().find((s) => s.name === 'expenses')?.state).toBe('connecting');
+    const joined = new Promise<readonly CatalogTool[]>((resolve) => pool.onCatalogChange(resolve));
+    open();
+    expect((await joined).map((t) => t.name)).toContain('expenses.get_team_members');
+    await pool.started();
+    const broken = pool.serverStatus().find((s) => s.name === 'broken')!;
+    expect(broken.state).toBe('failed');
+    // A custom transport's reason is not classified as a stdio one.
+    expect(broken.publicReason).toBe('it could not be reached');
+    expect(errors.map((e) => [e.server, e.phase])).toEqual([['broken', 'connect']]);
+    expect(
+      await pool.call('expenses.get_budget_by_level', { level: 'L1', quarter: 'Q1' }, code),
+    ).toMatchObject({
+      level: 'L1',
+    });
+    await expect(ToolPool.open({}, { background: true, requireAll: true })).rejects.toThrow(
+      /"background" and "requireAll" exclude each other/,
+    );
   });
 
   it('throws SERVER_START_FAILED with requireAll', async () => {
