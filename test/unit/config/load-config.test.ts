@@ -268,11 +268,11 @@ describe('parseConfig', () => {
     expect(error.message).toContain('did you mean "allowedCallers"');
   });
 
-  it('rejects unknown top-level keys, wrong types and bad enum values, naming each path', () => {
+  it('rejects top-level keys close to codecall keys, wrong types and bad enum values, naming each path', () => {
     const error = thrown(() =>
       parseConfig(
         {
-          servers: {},
+          histroy: {},
           mcpServers: {
             s: { command: 'x', args: 'not-an-array', tools: { t: { allowedCallers: ['code'] } } },
           },
@@ -292,6 +292,7 @@ describe('parseConfig', () => {
         'sandbox.wallTimeMs',
       ]),
     );
+    expect(issues.find((i) => i.path === '(root)')!.message).toContain('did you mean "history"');
     expect(issues.find((i) => i.path === 'mcpServers.s.args')!.message).toContain('expected an array');
     expect(issues.find((i) => i.path === 'mcpServers.s.tools.t.allowedCallers[0]')!.message).toContain(
       '"code_execution"',
