@@ -29,8 +29,6 @@ export interface ClientFormat {
   inputs: Map<string, ClientInput>;
   /** Problems in `inputs`. */
   issues: ConfigIssue[];
-  /** The file uses VS Code's layout (`servers` or `inputs`). */
-  vsCode: boolean;
 }
 
 /** The environment variable a VS Code `${input:id}` is read from: `CODECALL_INPUT_` + the id in capitals. */
@@ -112,7 +110,7 @@ export function readClientFormat(json: Record<string, unknown>): ClientFormat {
     }
     out[key] = copy;
   }
-  return { json: out, ignoredKeys, inputs, issues, vsCode: rawInputs !== undefined || 'servers' in out };
+  return { json: out, ignoredKeys, inputs, issues };
 }
 
 /** The one notice about ignored keys, or undefined when there are none. */

@@ -164,10 +164,8 @@ export function parseConfig(json: unknown, options: ParseConfigOptions): Codecal
   const client = readClientFormat(json as Record<string, unknown>);
   const reserved = [...client.issues, ...reservedNameIssues(client.json)];
   if (reserved.length > 0) fail(file, reserved);
-  // VS Code's predefined variables, for its files; the environment wins.
-  const expansionEnv = client.vsCode
-    ? { workspaceFolder: workspaceFolderOf(configDir), userHome: homedir(), ...env }
-    : env;
+  // The predefined variables VS Code, Cursor and Windsurf expand; the environment wins.
+  const expansionEnv = { workspaceFolder: workspaceFolderOf(configDir), userHome: homedir(), ...env };
   const expanded = expandEnvDeep(client.json, {
     env: expansionEnv,
     file,
@@ -219,9 +217,9 @@ export function parseConfig(json: unknown, options: ParseConfigOptions): Codecal
   };
 }
 
-/** VS Code's `${workspaceFolder}`: the folder holding `.vscode/`, else the configuration's folder. */
+/** `${workspaceFolder}`: the folder holding `.vscode/` or `.cursor/`, else the configuration's folder. */
 function workspaceFolderOf(configDir: string): string {
-  return basename(configDir) === '.vscode' ? dirname(configDir) : configDir;
+  return ['.vscode', '.cursor'].includes(basename(configDir)) ? dirname(configDir) : configDir;
 }
 
 /** The environment variable with which the user (not a project file) places the history store anywhere. */
