@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { isCodecallError } from '../errors.js';
 import { closestName } from '../util/edit-distance.js';
 import { interruptingSignal, SignalInterrupt, UsageError, type CliCommand, type CliIo } from './command.js';
+import { configCommand } from './commands/config.js';
 import { evalSearchCommand } from './commands/eval-search.js';
 import { execCommand } from './commands/exec.js';
 import { graphCommand } from './commands/graph.js';
@@ -27,6 +28,7 @@ const COMMANDS: readonly CliCommand[] = [
   evalSearchCommand,
   workerCommand,
   jobsCommand,
+  configCommand,
 ];
 
 function version(): string {
