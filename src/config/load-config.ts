@@ -57,6 +57,12 @@ export interface LoadConfigOptions {
    * @defaultValue `process.env`
    */
   env?: NodeJS.ProcessEnv;
+  /**
+   * Called with each of the loaded configuration's `notices` (e.g. the keys it ignored), once,
+   * after it loaded; the CLI writes them on stderr.
+   * @defaultValue none (the notices stay on `config.notices`)
+   */
+  onNotice?: (notice: string) => void;
 }
 
 /** Options for {@link parseConfig}. */
@@ -125,7 +131,9 @@ export async function loadConfig(options: LoadConfigOptions = {}): Promise<Codec
         { details: { file, issues: [{ path: '(root)', message: (error as Error).message }] }, cause: error },
       );
     }
-    return parseConfig(json, { file, env });
+    const config = parseConfig(json, { file, env });
+    for (const notice of config.notices) options.onNotice?.(notice);
+    return config;
   }
   if (options.path !== undefined) {
     throw new CodecallError(

@@ -19,6 +19,7 @@ import {
   type JobSpecInput,
 } from '../../jobs/index.js';
 import { UsageError, type CliCommand, type CliIo } from '../command.js';
+import { configNoticeWriter } from '../config-notices.js';
 
 /** Environment variable holding the Redis URL of the jobs queue. */
 export const REDIS_URL_ENV = 'CODECALL_REDIS_URL';
@@ -79,6 +80,7 @@ export async function resolveJobConnection(
           ...(options.config !== undefined ? { path: options.config } : {}),
           cwd: io.cwd,
           env: io.env,
+          onNotice: configNoticeWriter(io),
         })
       ).jobs;
     } catch (error) {

@@ -181,4 +181,14 @@ describe('codecall config check', () => {
     expect(unknown.err()).toContain("Unknown option '--verbose'");
     expect(unknown.err()).toContain('Usage: codecall config check');
   });
+
+  it('other commands print the notice once on stderr, keeping stdout for their output', async () => {
+    const cwd = project('codecall.json', { mcpServers: {}, preferences: { menuBarEnabled: false } });
+    const t = cli(cwd);
+    expect(await t.run(['tools', '--json', '--config', 'codecall.json'])).toBe(0);
+    expect(JSON.parse(t.out())).toEqual({ servers: [], tools: [] });
+    expect(t.err()).toBe(
+      "codecall: ignored 1 key that codecall does not use (other clients' settings): preferences.\n",
+    );
+  });
 });
