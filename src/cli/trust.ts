@@ -64,17 +64,21 @@ async function writeApprovals(dir: string, approvals: Approvals): Promise<void> 
 
 /** One line per server: what starting it would do (as written, before `${VAR}` expansion). */
 function describeServers(json: unknown): string[] {
-  const servers = (json as { mcpServers?: unknown } | null)?.mcpServers;
-  if (typeof servers !== 'object' || servers === null) return [];
+  // Both keys: loadConfig reads VS Code's `servers` too (and Windsurf's `serverUrl`).
+  const document = (typeof json === 'object' && json !== null ? json : {}) as Record<string, unknown>;
+  const entries = [document.mcpServers, document.servers].flatMap((servers) =>
+    typeof servers === 'object' && servers !== null ? Object.entries(servers) : [],
+  );
   const lines: string[] = [];
-  for (const [name, raw] of Object.entries(servers)) {
+  for (const [name, raw] of entries) {
     const entry = (typeof raw === 'object' && raw !== null ? raw : {}) as Record<string, unknown>;
     if (entry.disabled === true) continue;
+    const url = entry.url ?? entry.serverUrl;
     const what =
       typeof entry.command === 'string'
         ? `runs ${[entry.command, ...(Array.isArray(entry.args) ? entry.args.map(String) : [])].join(' ')}`
-        : typeof entry.url === 'string'
-          ? `connects to ${entry.url}${entry.headers !== undefined ? ' with headers' : ''}`
+        : typeof url === 'string'
+          ? `connects to ${url}${entry.headers !== undefined ? ' with headers' : ''}`
           : 'an incomplete entry';
     const line = `${name}: ${what}`;
     lines.push(
