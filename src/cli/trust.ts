@@ -12,7 +12,7 @@ import { mkdir, readFile, realpath, rename, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline/promises';
-import { CONFIG_FILE_NAMES } from '../config/index.js';
+import { CONFIG_FILE_NAMES, parseConfigText } from '../config/index.js';
 import { CodecallError } from '../errors.js';
 import type { CliIo } from './command.js';
 import { neutralizeControls } from './terminal-text.js';
@@ -118,13 +118,10 @@ export async function ensureConfigTrusted(io: CliIo, options: EnsureTrustedOptio
     }
   }
   if (file === undefined || content === undefined) return;
-  let json: unknown;
-  try {
-    json = JSON.parse(content.toString('utf8'));
-  } catch {
-    return; // Invalid JSON starts nothing; loadConfig reports it.
-  }
-  const servers = describeServers(json);
+  // The parser loadConfig uses (JSON with comments too): what it would start is what is listed.
+  const parsed = parseConfigText(content.toString('utf8'));
+  if (!parsed.ok) return; // Invalid JSON starts nothing; loadConfig reports it.
+  const servers = describeServers(parsed.value);
   if (servers.length === 0) return;
   const key = await realpath(file);
   const digest = createHash('sha256').update(content).digest('hex');

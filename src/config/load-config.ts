@@ -24,6 +24,7 @@ import {
 } from './defaults.js';
 import { ignoredKeysNotice, readClientFormat } from './client-formats.js';
 import { expandEnvDeep } from './expand-env.js';
+import { parseConfigText } from './parse-config-text.js';
 import { closestName, formatJsonPath, type JsonPath } from './json-path.js';
 import {
   agentSchema,
@@ -121,17 +122,15 @@ export async function loadConfig(options: LoadConfigOptions = {}): Promise<Codec
         },
       );
     }
-    let json: unknown;
-    try {
-      json = JSON.parse(text);
-    } catch (error) {
+    const parsed = parseConfigText(text);
+    if (!parsed.ok) {
       throw new CodecallError(
         'CONFIG_INVALID',
-        `${file} is not valid JSON: ${(error as Error).message}. Fix: correct the syntax (no comments or trailing commas).`,
-        { details: { file, issues: [{ path: '(root)', message: (error as Error).message }] }, cause: error },
+        `${file} is not valid JSON: ${parsed.message}. Fix: correct the syntax (comments and trailing commas are allowed, as in VS Code).`,
+        { details: { file, issues: [{ path: '(root)', message: parsed.message }] } },
       );
     }
-    const config = parseConfig(json, { file, env });
+    const config = parseConfig(parsed.value, { file, env });
     for (const notice of config.notices) options.onNotice?.(notice);
     return config;
   }

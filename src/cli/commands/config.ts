@@ -7,7 +7,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
-import { loadConfig, type CodecallConfig, type ServerConfig } from '../../config/index.js';
+import { loadConfig, parseConfigText, type CodecallConfig, type ServerConfig } from '../../config/index.js';
 import { UsageError, type CliCommand, type CliIo } from '../command.js';
 import { neutralizeControls } from '../terminal-text.js';
 
@@ -109,7 +109,8 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 /** The server entries as written (before `${VAR}` expansion), by name. */
 async function writtenServers(file: string | undefined): Promise<Record<string, Record<string, unknown>>> {
   if (file === undefined) return {};
-  const json: unknown = JSON.parse(await readFile(file, 'utf8'));
+  const parsed = parseConfigText(await readFile(file, 'utf8'));
+  const json = parsed.ok ? parsed.value : undefined;
   if (!isRecord(json)) return {};
   const servers = json.mcpServers ?? json.servers;
   return isRecord(servers) ? (servers as Record<string, Record<string, unknown>>) : {};

@@ -94,6 +94,14 @@ describe('configuration files written by other MCP clients load unchanged', () =
     expect(error?.message).toContain('Fix: set CODECALL_INPUT_PERPLEXITY_KEY in the environment.');
   });
 
+  it('VS Code and Cursor: comments and trailing commas (JSON with comments) are read', async () => {
+    const config = await load('vscode-comments.mcp.jsonc');
+    expect(servers(config)).toEqual({
+      memory: 'stdio npx -y @modelcontextprotocol/server-memory',
+      github: 'http https://api.githubcopilot.com/mcp/',
+    });
+  });
+
   it('Windsurf: serverUrl is the url; ${env:NAME} in headers', async () => {
     const config = await load('windsurf.mcp_config.json', { GITHUB_TOKEN: 'g1', FIGMA_TOKEN: 'f1' });
     expect(servers(config)).toEqual({

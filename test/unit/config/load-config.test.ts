@@ -117,7 +117,14 @@ describe('loadConfig', () => {
     const error = await rejected(loadConfig({ cwd }));
     expect(error.code).toBe('CONFIG_INVALID');
     expect(error.message).toContain(join(cwd, 'codecall.json'));
-    expect(error.message).toContain('not valid JSON');
+    expect(error.message).toContain('not valid JSON: line 1, column 19: ValueExpected');
+  });
+
+  it('keeps a "__proto__" server name of a file with comments as a key, so it is refused', async () => {
+    const cwd = dir({ 'codecall.json': '// comment\n{ "mcpServers": { "__proto__": { "command": "x" } } }' });
+    const error = await rejected(loadConfig({ cwd }));
+    expect(error.code).toBe('CONFIG_INVALID');
+    expect(error.message).toContain('server name "__proto__" is reserved');
   });
 });
 
