@@ -14,6 +14,7 @@ import {
   type CliIo,
   type CommandHelp,
 } from './command.js';
+import { configHelp } from './commands/config.help.js';
 import { evalSearchHelp } from './commands/eval-search.help.js';
 import { execHelp } from './commands/exec.help.js';
 import { graphHelp } from './commands/graph.help.js';
@@ -43,6 +44,7 @@ const COMMANDS: readonly CommandEntry[] = [
   { ...evalSearchHelp, load: async () => (await import('./commands/eval-search.js')).evalSearchCommand },
   { ...workerHelp, load: async () => (await import('./commands/worker.js')).workerCommand },
   { ...jobsHelp, load: async () => (await import('./commands/jobs.js')).jobsCommand },
+  { ...configHelp, load: async () => (await import('./commands/config.js')).configCommand },
 ];
 
 function version(): string {

@@ -12,7 +12,7 @@ import { mkdir, readFile, realpath, rename, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline/promises';
-import { CONFIG_FILE_NAMES } from '../config/index.js';
+import { CONFIG_FILE_NAMES, parseConfigText } from '../config/index.js';
 import { CodecallError } from '../errors.js';
 import type { CliIo } from './command.js';
 import { neutralizeControls } from './terminal-text.js';
@@ -64,17 +64,21 @@ async function writeApprovals(dir: string, approvals: Approvals): Promise<void> 
 
 /** One line per server: what starting it would do (as written, before `${VAR}` expansion). */
 function describeServers(json: unknown): string[] {
-  const servers = (json as { mcpServers?: unknown } | null)?.mcpServers;
-  if (typeof servers !== 'object' || servers === null) return [];
+  // Both keys: loadConfig reads VS Code's `servers` too (and Windsurf's `serverUrl`).
+  const document = (typeof json === 'object' && json !== null ? json : {}) as Record<string, unknown>;
+  const entries = [document.mcpServers, document.servers].flatMap((servers) =>
+    typeof servers === 'object' && servers !== null ? Object.entries(servers) : [],
+  );
   const lines: string[] = [];
-  for (const [name, raw] of Object.entries(servers)) {
+  for (const [name, raw] of entries) {
     const entry = (typeof raw === 'object' && raw !== null ? raw : {}) as Record<string, unknown>;
     if (entry.disabled === true) continue;
+    const url = entry.url ?? entry.serverUrl;
     const what =
       typeof entry.command === 'string'
         ? `runs ${[entry.command, ...(Array.isArray(entry.args) ? entry.args.map(String) : [])].join(' ')}`
-        : typeof entry.url === 'string'
-          ? `connects to ${entry.url}${entry.headers !== undefined ? ' with headers' : ''}`
+        : typeof url === 'string'
+          ? `connects to ${url}${entry.headers !== undefined ? ' with headers' : ''}`
           : 'an incomplete entry';
     const line = `${name}: ${what}`;
     lines.push(
@@ -114,13 +118,10 @@ export async function ensureConfigTrusted(io: CliIo, options: EnsureTrustedOptio
     }
   }
   if (file === undefined || content === undefined) return;
-  let json: unknown;
-  try {
-    json = JSON.parse(content.toString('utf8'));
-  } catch {
-    return; // Invalid JSON starts nothing; loadConfig reports it.
-  }
-  const servers = describeServers(json);
+  // The parser loadConfig uses (JSON with comments too): what it would start is what is listed.
+  const parsed = parseConfigText(content.toString('utf8'));
+  if (!parsed.ok) return; // Invalid JSON starts nothing; loadConfig reports it.
+  const servers = describeServers(parsed.value);
   if (servers.length === 0) return;
   const key = await realpath(file);
   const digest = createHash('sha256').update(content).digest('hex');

@@ -4,12 +4,16 @@
  * `${VAR}` must be set; `${VAR:-default}` uses `default` when `VAR` is unset or empty. A default
  * may itself hold expansions (`${A:-${B:-x}}`, evaluated only when used). `$${` writes a
  * literal `${`. Anything else after `${` (an unclosed brace, `${1}`, `${A:=x}`) is an error that
- * names the fix, never a silently half-expanded string.
+ * names the fix, never a silently half-expanded string. In VS Code's files, `${input:id}` is read
+ * from `CODECALL_INPUT_<ID>` and `${env:NAME}` is `${NAME}`.
  */
 import { CodecallError } from '../errors.js';
+import { inputEnvName } from './client-formats.js';
 import { formatJsonPath, type JsonPath } from './json-path.js';
 
 const NAME = /[A-Za-z_][A-Za-z0-9_]*/y;
+/** The id of a VS Code `${input:id}` or `${env:NAME}`. */
+const CLIENT_ID = /[A-Za-z0-9_.-]+/y;
 
 /** Where the text being expanded came from, for the error message. */
 export interface ExpandEnvOptions {
@@ -18,6 +22,43 @@ export interface ExpandEnvOptions {
   file: string;
   /** JSON path of the string inside the file. */
   path: JsonPath;
+  /**
+   * VS Code inputs declared in the file, by id. `${input:id}` is read from the environment
+   * variable `inputEnvName(id)`; `${env:NAME}` is `${NAME}`. Unset: both are syntax errors.
+   */
+  inputs?: ReadonlyMap<string, { description?: string }>;
+}
+
+/** Expands VS Code's `${input:id}` / `${env:NAME}` starting at the id; returns the value and the end. */
+function expandClientVariable(
+  text: string,
+  at: number,
+  kind: 'input' | 'env',
+  evaluate: boolean,
+  options: ExpandEnvOptions & { inputs: ReadonlyMap<string, { description?: string }> },
+): { value: string; end: number } {
+  const start = at + 2 + kind.length + 1;
+  CLIENT_ID.lastIndex = start;
+  const id = CLIENT_ID.exec(text)?.[0];
+  if (id === undefined || text[start + id.length] !== '}')
+    throw syntaxError(text, at, `"\${${kind}:" is not followed by an id and "}"`, options);
+  const variable = kind === 'env' ? id : inputEnvName(id);
+  const value = options.env[variable];
+  if (evaluate && value === undefined) {
+    const where = formatJsonPath(options.path);
+    const input = options.inputs.get(id);
+    const what =
+      kind === 'env'
+        ? `the environment variable ${variable} is not set`
+        : `codecall does not prompt for VS Code inputs${input ? '' : ` (and "inputs" declares no id ${JSON.stringify(id)})`}` +
+          `${input?.description ? ` (${JSON.stringify(input.description)})` : ''}`;
+    throw new CodecallError(
+      'CONFIG_ENV_MISSING',
+      `${options.file}: ${where} uses \${${kind}:${id}}, but ${what}. Fix: set ${variable} in the environment.`,
+      { details: { file: options.file, path: where, variable } },
+    );
+  }
+  return { value: value ?? '', end: start + id.length + 1 };
 }
 
 function syntaxError(text: string, at: number, problem: string, options: ExpandEnvOptions): CodecallError {
@@ -54,6 +95,17 @@ function expandFrom(
       const name = NAME.exec(text)?.[0];
       if (name === undefined) throw syntaxError(text, at, '"${" is not followed by a variable name', options);
       let next = at + 2 + name.length;
+      if (
+        options.inputs &&
+        (name === 'input' || name === 'env') &&
+        text[next] === ':' &&
+        text[next + 1] !== '-'
+      ) {
+        const client = expandClientVariable(text, at, name, evaluate, { ...options, inputs: options.inputs });
+        out += client.value;
+        at = client.end;
+        continue;
+      }
       let value: string | undefined;
       const set = options.env[name];
       if (text[next] === '}') {

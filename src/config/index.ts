@@ -5,6 +5,7 @@
  */
 export { CONFIG_FILE_NAMES, loadConfig, parseConfig } from './load-config.js';
 export type { ConfigIssue, LoadConfigOptions, ParseConfigOptions } from './load-config.js';
+export { parseConfigText, type ConfigTextResult } from './parse-config-text.js';
 export type {
   AgentConfig,
   CodecallConfig,

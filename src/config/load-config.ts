@@ -5,7 +5,8 @@
  */
 import { realpathSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { homedir } from 'node:os';
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import type { z } from 'zod';
 import { CodecallError } from '../errors.js';
 import type { ToolCaller } from '../types.js';
@@ -21,7 +22,9 @@ import {
   DEFAULT_SERVER_MAX_MESSAGE_BYTES,
   DEFAULT_TOOL_CALL_TIMEOUT_MS,
 } from './defaults.js';
+import { ignoredKeysNotice, readClientFormat } from './client-formats.js';
 import { expandEnvDeep } from './expand-env.js';
+import { parseConfigText } from './parse-config-text.js';
 import { closestName, formatJsonPath, type JsonPath } from './json-path.js';
 import {
   agentSchema,
@@ -55,6 +58,12 @@ export interface LoadConfigOptions {
    * @defaultValue `process.env`
    */
   env?: NodeJS.ProcessEnv;
+  /**
+   * Called with each of the loaded configuration's `notices` (e.g. the keys it ignored), once,
+   * after it loaded; the CLI writes them on stderr.
+   * @defaultValue none (the notices stay on `config.notices`)
+   */
+  onNotice?: (notice: string) => void;
 }
 
 /** Options for {@link parseConfig}. */
@@ -113,17 +122,17 @@ export async function loadConfig(options: LoadConfigOptions = {}): Promise<Codec
         },
       );
     }
-    let json: unknown;
-    try {
-      json = JSON.parse(text);
-    } catch (error) {
+    const parsed = parseConfigText(text);
+    if (!parsed.ok) {
       throw new CodecallError(
         'CONFIG_INVALID',
-        `${file} is not valid JSON: ${(error as Error).message}. Fix: correct the syntax (no comments or trailing commas).`,
-        { details: { file, issues: [{ path: '(root)', message: (error as Error).message }] }, cause: error },
+        `${file} is not valid JSON: ${parsed.message}. Fix: correct the syntax (comments and trailing commas are allowed, as in VS Code).`,
+        { details: { file, issues: [{ path: '(root)', message: parsed.message }] } },
       );
     }
-    return parseConfig(json, { file, env });
+    const config = parseConfig(parsed.value, { file, env });
+    for (const notice of config.notices) options.onNotice?.(notice);
+    return config;
   }
   if (options.path !== undefined) {
     throw new CodecallError(
@@ -159,9 +168,17 @@ export function parseConfig(json: unknown, options: ParseConfigOptions): Codecal
       { path: '(root)', message: 'the configuration must be a JSON object like {"mcpServers": {...}}.' },
     ]);
   }
-  const reserved = reservedNameIssues(json);
+  const client = readClientFormat(json as Record<string, unknown>);
+  const reserved = [...client.issues, ...reservedNameIssues(client.json)];
   if (reserved.length > 0) fail(file, reserved);
-  const expanded = expandEnvDeep(json, { env, file, skipKeys: new Set(['inputExamples']) });
+  // The predefined variables VS Code, Cursor and Windsurf expand; the environment wins.
+  const expansionEnv = { workspaceFolder: workspaceFolderOf(configDir), userHome: homedir(), ...env };
+  const expanded = expandEnvDeep(client.json, {
+    env: expansionEnv,
+    file,
+    inputs: client.inputs,
+    skipKeys: new Set(['inputExamples']),
+  });
   // reportInput: type errors can then say what was found ("got a number (5)").
   const parsed = configFileSchema.safeParse(expanded, { reportInput: true });
   if (!parsed.success) fail(file, parsed.error.issues.map(describeIssue));
@@ -172,8 +189,15 @@ export function parseConfig(json: unknown, options: ParseConfigOptions): Codecal
   const sandbox = resolveSandbox(data.sandbox);
   // A stdio message carries a result (often twice: text and structured content) plus framing.
   const maxMessageBytes = Math.max(DEFAULT_SERVER_MAX_MESSAGE_BYTES, 2 * sandbox.limits.maxToolResultBytes);
-  for (const [name, entry] of Object.entries(data.mcpServers ?? {})) {
-    const server = resolveServer(name, entry, { configDir, maxMessageBytes }, issues);
+  const serversKey = data.mcpServers === undefined && data.servers !== undefined ? 'servers' : 'mcpServers';
+  if (data.mcpServers !== undefined && data.servers !== undefined)
+    issues.push({
+      path: 'servers',
+      message:
+        'both "mcpServers" and "servers" (VS Code\'s name) list servers. Fix: move every server into one of them.',
+    });
+  for (const [name, entry] of Object.entries(data[serversKey] ?? {})) {
+    const server = resolveServer(name, entry, { configDir, maxMessageBytes, serversKey }, issues);
     if (entry.disabled === true) disabledServers.push(name);
     else if (server) mcpServers[name] = server;
   }
@@ -195,7 +219,14 @@ export function parseConfig(json: unknown, options: ParseConfigOptions): Codecal
     agent: definedOnly({ ...data.agent }),
     serve,
     jobs: definedOnly({ ...data.jobs }),
+    ignoredKeys: client.ignoredKeys,
+    notices: [ignoredKeysNotice(client.ignoredKeys)].filter((n): n is string => n !== undefined),
   };
+}
+
+/** `${workspaceFolder}`: the folder holding `.vscode/` or `.cursor/`, else the configuration's folder. */
+function workspaceFolderOf(configDir: string): string {
+  return ['.vscode', '.cursor'].includes(basename(configDir)) ? dirname(configDir) : configDir;
 }
 
 /** The environment variable with which the user (not a project file) places the history store anywhere. */
@@ -257,24 +288,33 @@ const RESERVED_NAMES: ReadonlySet<string> = new Set([
 
 function reservedNameIssues(json: object): ConfigIssue[] {
   const issues: ConfigIssue[] = [];
-  const servers = (json as { mcpServers?: unknown }).mcpServers;
-  if (typeof servers !== 'object' || servers === null) return issues;
+  for (const key of ['mcpServers', 'servers'] as const) {
+    const servers = (json as Record<string, unknown>)[key];
+    if (typeof servers === 'object' && servers !== null) reservedServerNameIssues(key, servers, issues);
+  }
+  return issues;
+}
+
+function reservedServerNameIssues(
+  key: 'mcpServers' | 'servers',
+  servers: object,
+  issues: ConfigIssue[],
+): void {
   for (const [name, entry] of Object.entries(servers)) {
     if (RESERVED_NAMES.has(name))
       issues.push({
-        path: formatJsonPath(['mcpServers', name]),
+        path: formatJsonPath([key, name]),
         message: `server name ${JSON.stringify(name)} is reserved (a built-in name of JavaScript objects). Fix: rename it, e.g. ${JSON.stringify(`${name.replace(/^_+|_+$/g, '') || 'server'}_server`)}.`,
       });
     const tools =
       typeof entry === 'object' && entry !== null ? (entry as { tools?: unknown }).tools : undefined;
     if (typeof tools === 'object' && tools !== null && Object.hasOwn(tools, '__proto__'))
       issues.push({
-        path: formatJsonPath(['mcpServers', name, 'tools', '__proto__']),
+        path: formatJsonPath([key, name, 'tools', '__proto__']),
         message:
           'a tool policy cannot be keyed "__proto__" (JSON parsers drop or misread that key). Fix: remove it.',
       });
   }
-  return issues;
 }
 
 function resolveServe(section: ConfigFile['serve'], issues: ConfigIssue[]): ServeConfig {
@@ -322,11 +362,11 @@ function resolveSandbox(section: ConfigFile['sandbox']): CodecallConfig['sandbox
 function resolveServer(
   name: string,
   entry: ServerEntry,
-  defaults: { configDir: string; maxMessageBytes: number },
+  defaults: { configDir: string; maxMessageBytes: number; serversKey: 'mcpServers' | 'servers' },
   issues: ConfigIssue[],
 ): ServerConfig | undefined {
   const { configDir } = defaults;
-  const at = (...rest: (string | number)[]): string => formatJsonPath(['mcpServers', name, ...rest]);
+  const at = (...rest: (string | number)[]): string => formatJsonPath([defaults.serversKey, name, ...rest]);
   const before = issues.length;
   if (name.trim() === '' || name.includes('.')) {
     issues.push({
@@ -334,8 +374,23 @@ function resolveServer(
       message: `server name ${JSON.stringify(name)} cannot be empty or contain "." (tools are named "server.tool"). Fix: rename it, e.g. ${JSON.stringify(name.replaceAll('.', '_') || 'server')}.`,
     });
   }
+  if (entry.type !== undefined && entry.transportType !== undefined && entry.type !== entry.transportType)
+    issues.push({
+      path: at('transportType'),
+      message: `"transportType" (${JSON.stringify(entry.transportType)}) contradicts "type" (${JSON.stringify(entry.type)}). Fix: remove "transportType".`,
+    });
+  const urlKey = entry.url === undefined && entry.serverUrl !== undefined ? 'serverUrl' : 'url';
+  if (entry.url !== undefined && entry.serverUrl !== undefined && entry.url !== entry.serverUrl)
+    issues.push({
+      path: at('serverUrl'),
+      message: '"serverUrl" (Windsurf\'s name for "url") differs from "url". Fix: keep one of them.',
+    });
+  const url = entry.url ?? entry.serverUrl;
+  const written = entry.type ?? entry.transportType;
   const kind =
-    entry.type ?? (entry.url !== undefined ? 'http' : entry.command !== undefined ? 'stdio' : undefined);
+    written === 'streamable-http' || written === 'streamableHttp'
+      ? 'http'
+      : (written ?? (url !== undefined ? 'http' : entry.command !== undefined ? 'stdio' : undefined));
   if (kind === undefined) {
     issues.push({
       path: at(),
@@ -349,7 +404,7 @@ function resolveServer(
         path: at('command'),
         message: 'a stdio server needs "command". Fix: add "command": "<executable>".',
       });
-    for (const key of ['url', 'headers'] as const) {
+    for (const key of ['url', 'serverUrl', 'headers'] as const) {
       if (entry[key] !== undefined)
         issues.push({
           path: at(key),
@@ -357,25 +412,25 @@ function resolveServer(
         });
     }
   } else {
-    if (entry.url === undefined)
+    if (url === undefined)
       issues.push({
         path: at('url'),
         message: `a "${kind}" server needs "url". Fix: add "url": "https://…".`,
       });
     else {
-      let url: URL | undefined;
+      let parsed: URL | undefined;
       try {
-        url = new URL(entry.url);
+        parsed = new URL(url);
       } catch {
         issues.push({
-          path: at('url'),
-          message: `${JSON.stringify(entry.url)} is not a URL. Fix: write an absolute http(s) URL.`,
+          path: at(urlKey),
+          message: `${JSON.stringify(url)} is not a URL. Fix: write an absolute http(s) URL.`,
         });
       }
-      if (url && url.protocol !== 'http:' && url.protocol !== 'https:')
+      if (parsed && parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
         issues.push({
-          path: at('url'),
-          message: `unsupported protocol "${url.protocol}". Fix: use an http:// or https:// URL.`,
+          path: at(urlKey),
+          message: `unsupported protocol "${parsed.protocol}". Fix: use an http:// or https:// URL.`,
         });
     }
     for (const key of ['command', 'args', 'env', 'cwd', 'maxMessageBytes'] as const) {
@@ -425,7 +480,7 @@ function resolveServer(
       maxMessageBytes: entry.maxMessageBytes ?? defaults.maxMessageBytes,
     };
   }
-  return { ...base, transport: kind, url: entry.url!, headers: { ...entry.headers } };
+  return { ...base, transport: kind, url: url!, headers: { ...entry.headers } };
 }
 
 function copyPolicy(policy: z.infer<typeof toolPolicySchema>): ToolPolicyConfig {
@@ -442,8 +497,9 @@ function knownKeysAt(path: JsonPath): string[] {
   const p = path.map(String);
   const keys = (schema: { shape: Record<string, unknown> }): string[] => Object.keys(schema.shape);
   if (p.length === 0) return keys(configFileSchema);
-  if (p[0] === 'mcpServers' && p.length === 2) return keys(serverSchema);
-  if (p[0] === 'mcpServers' && p[2] === 'tools' && p.length === 4) return keys(toolPolicySchema);
+  const servers = p[0] === 'mcpServers' || p[0] === 'servers';
+  if (servers && p.length === 2) return keys(serverSchema);
+  if (servers && p[2] === 'tools' && p.length === 4) return keys(toolPolicySchema);
   if (p.length === 1) {
     const section = {
       sandbox: sandboxSchema,

@@ -1,8 +1,9 @@
 /**
  * @module
  * The zod 4 schema of a configuration file as written on disk: the `mcpServers` map that MCP
- * clients (Claude Code, Claude Desktop, Cursor) already use, plus codecall's own keys. Every
- * object is strict, so a typo is an error that names the key, not a silently ignored setting.
+ * clients (Claude Code, Claude Desktop, Cursor, Windsurf, Cline; VS Code's `servers`) already use,
+ * plus codecall's own keys. Every object is strict, so a typo is an error that names the key; keys
+ * of other clients are removed before validation (`client-formats.ts`) and reported in a notice.
  * The resolved, fully-defaulted form is in `types.ts`.
  */
 import { z } from 'zod';
@@ -24,15 +25,25 @@ export const toolPolicySchema = z.strictObject({
   timeoutMs: positiveInt.optional(),
 });
 
-/** One entry of `mcpServers`. */
+/**
+ * Transport spellings clients write: `streamable-http` (several clients) and `streamableHttp`
+ * (Cline) mean `http`.
+ */
+export const serverTypeSchema = z.enum(['stdio', 'http', 'streamable-http', 'streamableHttp', 'sse']);
+
+/** One entry of `mcpServers` (or VS Code's `servers`). */
 export const serverSchema = z.strictObject({
-  // Client keys (Claude Code / Claude Desktop / Cursor).
-  type: z.enum(['stdio', 'http', 'sse']).optional(),
+  // Client keys (Claude Code / Claude Desktop / Cursor / VS Code / Windsurf / Cline).
+  type: serverTypeSchema.optional(),
+  /** Cline's older spelling of `type`. */
+  transportType: serverTypeSchema.optional(),
   command: z.string().min(1).optional(),
   args: z.array(z.string()).optional(),
   env: z.record(z.string(), z.string()).optional(),
   cwd: z.string().min(1).optional(),
   url: z.string().min(1).optional(),
+  /** Windsurf's spelling of `url`. */
+  serverUrl: z.string().min(1).optional(),
   headers: z.record(z.string(), z.string()).optional(),
   disabled: z.boolean().optional(),
   // codecall keys.
@@ -128,21 +139,40 @@ export const jobsSchema = z.strictObject({
   concurrency: positiveInt.optional(),
 });
 
-/** Top-level keys other MCP clients write that codecall accepts and ignores. */
+/**
+ * Keys other MCP clients write that codecall does not use: dropped before validation and listed
+ * in one notice. Any other unknown key is dropped the same way unless it is close to a codecall
+ * key, which stays an error with "did you mean".
+ */
 export const FOREIGN_TOP_LEVEL_KEYS = ['globalShortcut', 'preferences'] as const;
+/** Server keys of other clients (Cline, VS Code, Cursor, Windsurf) that codecall does not use. */
+export const FOREIGN_SERVER_KEYS = [
+  'alwaysAllow',
+  'autoApprove',
+  'timeout',
+  'envFile',
+  'description',
+  'dev',
+  'gallery',
+  'version',
+  'auth',
+  'oauth',
+  'networkTimeout',
+  'disabledTools',
+] as const;
 
 /** The whole file. */
 export const configFileSchema = z.strictObject({
   $schema: z.string().optional(),
   mcpServers: z.record(z.string(), serverSchema).optional(),
+  /** VS Code's name for `mcpServers` (`.vscode/mcp.json`). */
+  servers: z.record(z.string(), serverSchema).optional(),
   sandbox: sandboxSchema.optional(),
   history: historySchema.optional(),
   search: searchSchema.optional(),
   agent: agentSchema.optional(),
   serve: serveSchema.optional(),
   jobs: jobsSchema.optional(),
-  globalShortcut: z.unknown().optional(),
-  preferences: z.unknown().optional(),
 });
 
 /** A configuration file as parsed (before defaults). */

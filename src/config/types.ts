@@ -181,4 +181,11 @@ export interface CodecallConfig {
   agent: AgentConfig;
   serve: ServeConfig;
   jobs: JobsConfig;
+  /**
+   * JSON paths of keys that other clients write and codecall does not use (`alwaysAllow`,
+   * `preferences`, …), removed before validation.
+   */
+  ignoredKeys: string[];
+  /** Things to tell the user about the file (one line each, e.g. the ignored keys); the CLI prints them on stderr. */
+  notices: string[];
 }

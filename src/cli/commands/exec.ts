@@ -10,6 +10,7 @@ import { resolve } from 'node:path';
 import { CodecallRuntime } from '../../execute/index.js';
 import type { ExecutionResult } from '../../types.js';
 import { describeHistoryError, UsageError, type CliCommand, type CliIo } from '../command.js';
+import { configNoticeWriter } from '../config-notices.js';
 import { neutralizeControls } from '../terminal-text.js';
 import { canPrompt, ensureConfigTrusted } from '../trust.js';
 import { execHelp } from './exec.help.js';
@@ -102,7 +103,12 @@ async function run(argv: string[], io: CliIo): Promise<number> {
   // The runtime, like the agent's: the calls each run makes are learned by the tool graph and
   // appended to the usage history (`codecall graph` shows them).
   const runtime = await CodecallRuntime.open({
-    load: { ...(args.config !== undefined ? { path: args.config } : {}), cwd: io.cwd, env: io.env },
+    load: {
+      ...(args.config !== undefined ? { path: args.config } : {}),
+      cwd: io.cwd,
+      env: io.env,
+      onNotice: configNoticeWriter(io),
+    },
     tools: {
       onServerError: (event) => {
         io.stderr.write(`codecall exec: ${neutralizeControls(event.error.message.split('\n')[0]!)}\n`);

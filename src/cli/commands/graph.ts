@@ -10,6 +10,7 @@ import { loadConfig } from '../../config/index.js';
 import { createToolSearch, type ToolGraphEdge } from '../../search/tool-search.js';
 import { ToolPool } from '../../tools/index.js';
 import { UsageError, type CliCommand, type CliIo } from '../command.js';
+import { configNoticeWriter } from '../config-notices.js';
 import { readHistory } from './search.js';
 import { graphHelp, DEFAULT_GRAPH_EDGE_LIMIT } from './graph.help.js';
 
@@ -117,6 +118,7 @@ async function run(argv: string[], io: CliIo): Promise<number> {
         ...(values.config !== undefined ? { path: values.config as string } : {}),
         cwd: io.cwd,
         env: io.env,
+        onNotice: configNoticeWriter(io),
       })
     : undefined;
   if (historyPath === undefined && config) {

@@ -21,6 +21,7 @@ import {
 import { UsageError, type CliCommand, type CliIo } from '../command.js';
 import { jobsHelp, REDIS_URL_ENV } from './jobs.help.js';
 export { REDIS_URL_ENV } from './jobs.help.js';
+import { configNoticeWriter } from '../config-notices.js';
 
 /** Parses a positive integer option; `undefined` when absent. */
 export function positiveOption(flag: string, value: string | undefined): number | undefined {
@@ -46,6 +47,7 @@ export async function resolveJobConnection(
           ...(options.config !== undefined ? { path: options.config } : {}),
           cwd: io.cwd,
           env: io.env,
+          onNotice: configNoticeWriter(io),
         })
       ).jobs;
     } catch (error) {

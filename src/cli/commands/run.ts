@@ -8,6 +8,7 @@
 import { createOrchestrator, type AgentMode, type AgentStep, type RunResult } from '../../agent/index.js';
 import { isCodecallError, type CodecallError } from '../../errors.js';
 import { describeHistoryError, UsageError, type CliCommand, type CliIo } from '../command.js';
+import { configNoticeWriter } from '../config-notices.js';
 import { canPrompt, ensureConfigTrusted } from '../trust.js';
 import { runHelp } from './run.help.js';
 
@@ -147,7 +148,12 @@ async function run(argv: string[], io: CliIo): Promise<number> {
   const agent = await createOrchestrator({
     ...(args.model !== undefined ? { model: args.model } : {}),
     modelOptions: { env: io.env, ...(args.baseURL !== undefined ? { baseURL: args.baseURL } : {}) },
-    load: { ...(args.config !== undefined ? { path: args.config } : {}), cwd: io.cwd, env: io.env },
+    load: {
+      ...(args.config !== undefined ? { path: args.config } : {}),
+      cwd: io.cwd,
+      env: io.env,
+      onNotice: configNoticeWriter(io),
+    },
     runtimeOptions: {
       tools: {
         onServerError: (event) => io.stderr.write(`codecall run: ${firstLine(event.error.message)}\n`),

@@ -13,6 +13,7 @@ import { createToolSearch, type ToolSearchResult } from '../../search/tool-searc
 import type { ToolSearchState } from '../../search/tool-graph.js';
 import { ToolPool, type CatalogTool } from '../../tools/index.js';
 import { UsageError, type CliCommand, type CliIo } from '../command.js';
+import { configNoticeWriter } from '../config-notices.js';
 import { neutralizeControls } from '../terminal-text.js';
 import { canPrompt, ensureConfigTrusted } from '../trust.js';
 import { searchHelp, DEFAULT_CLI_SEARCH_LIMIT } from './search.help.js';
@@ -79,6 +80,7 @@ async function run(argv: string[], io: CliIo): Promise<number> {
     ...(values.config !== undefined ? { path: values.config } : {}),
     cwd: io.cwd,
     env: io.env,
+    onNotice: configNoticeWriter(io),
   });
   const historyPath = values.history ?? (config.history.enabled ? config.history.path : undefined);
   const state = historyPath !== undefined ? await readHistory(historyPath) : undefined;

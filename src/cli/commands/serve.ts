@@ -25,6 +25,7 @@ import {
   type ExecuteCodeEvent,
 } from '../../server/index.js';
 import { UsageError, type CliCommand, type CliIo } from '../command.js';
+import { configNoticeWriter } from '../config-notices.js';
 import { canPrompt, ensureConfigTrusted } from '../trust.js';
 import { serveHelp, SERVE_TOKEN_ENV } from './serve.help.js';
 export { SERVE_TOKEN_ENV } from './serve.help.js';
@@ -161,6 +162,7 @@ async function run(argv: string[], io: CliIo): Promise<number> {
     ...(parsed.config !== undefined ? { path: parsed.config } : {}),
     cwd: io.cwd,
     env: io.env,
+    onNotice: configNoticeWriter(io),
   });
   const args = resolveServeSettings(parsed, config.serve);
   // Before any MCP server is spawned: an unsafe binding never starts anything.

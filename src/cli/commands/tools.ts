@@ -8,6 +8,7 @@ import { renderDeclarations } from '../../compile/index.js';
 import { loadConfig } from '../../config/index.js';
 import { ToolPool, type CatalogTool, type ServerStatus } from '../../tools/index.js';
 import { UsageError, type CliCommand, type CliIo } from '../command.js';
+import { configNoticeWriter } from '../config-notices.js';
 import { neutralizeControls } from '../terminal-text.js';
 import { canPrompt, ensureConfigTrusted } from '../trust.js';
 import { toolsHelp } from './tools.help.js';
@@ -81,6 +82,7 @@ async function run(argv: string[], io: CliIo): Promise<number> {
     ...(args.config !== undefined ? { path: args.config } : {}),
     cwd: io.cwd,
     env: io.env,
+    onNotice: configNoticeWriter(io),
   });
   const pool = await ToolPool.open(config);
   try {

@@ -75,6 +75,44 @@ describe('consent for a discovered configuration', () => {
     expect(existsSync(p.marker)).toBe(false);
   });
 
+  it("asks the same for other clients' layouts: VS Code's servers, Windsurf's serverUrl", async () => {
+    const p = project();
+    const env = { XDG_STATE_HOME: p.state };
+    writeFileSync(
+      join(p.dir, '.mcp.json'),
+      JSON.stringify({
+        servers: {
+          cloned: {
+            command: process.execPath,
+            args: ['-e', `require('fs').writeFileSync(${JSON.stringify(p.marker)}, '')`],
+          },
+          remote: { serverUrl: 'https://mcp.example.com/mcp' },
+        },
+        history: { enabled: false },
+      }),
+    );
+    const result = await cli(['tools'], { cwd: p.dir, env });
+    expect(result.code).toBe(2);
+    expect(result.err).toContain(`cloned: runs ${process.execPath} -e`);
+    expect(result.err).toContain('remote: connects to https://mcp.example.com/mcp');
+    expect(existsSync(p.marker)).toBe(false);
+  });
+
+  it('asks the same for a file with comments (which loadConfig reads)', async () => {
+    const p = project();
+    const env = { XDG_STATE_HOME: p.state };
+    const command = JSON.stringify(process.execPath);
+    const script = JSON.stringify(`require('fs').writeFileSync(${JSON.stringify(p.marker)}, '')`);
+    writeFileSync(
+      join(p.dir, '.mcp.json'),
+      `// cloned\n{ "mcpServers": { "cloned": { "command": ${command}, "args": ["-e", ${script}], }, }, "history": { "enabled": false } }`,
+    );
+    const result = await cli(['tools'], { cwd: p.dir, env });
+    expect(result.code).toBe(2);
+    expect(result.err).toContain(`cloned: runs ${process.execPath} -e`);
+    expect(existsSync(p.marker)).toBe(false);
+  });
+
   it('--trust, CODECALL_TRUST=1 and --config each count as consent', async () => {
     const p = project();
     const env = { XDG_STATE_HOME: p.state };

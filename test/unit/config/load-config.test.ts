@@ -117,7 +117,14 @@ describe('loadConfig', () => {
     const error = await rejected(loadConfig({ cwd }));
     expect(error.code).toBe('CONFIG_INVALID');
     expect(error.message).toContain(join(cwd, 'codecall.json'));
-    expect(error.message).toContain('not valid JSON');
+    expect(error.message).toContain('not valid JSON: line 1, column 19: ValueExpected');
+  });
+
+  it('keeps a "__proto__" server name of a file with comments as a key, so it is refused', async () => {
+    const cwd = dir({ 'codecall.json': '// comment\n{ "mcpServers": { "__proto__": { "command": "x" } } }' });
+    const error = await rejected(loadConfig({ cwd }));
+    expect(error.code).toBe('CONFIG_INVALID');
+    expect(error.message).toContain('server name "__proto__" is reserved');
   });
 });
 
@@ -268,11 +275,11 @@ describe('parseConfig', () => {
     expect(error.message).toContain('did you mean "allowedCallers"');
   });
 
-  it('rejects unknown top-level keys, wrong types and bad enum values, naming each path', () => {
+  it('rejects top-level keys close to codecall keys, wrong types and bad enum values, naming each path', () => {
     const error = thrown(() =>
       parseConfig(
         {
-          servers: {},
+          histroy: {},
           mcpServers: {
             s: { command: 'x', args: 'not-an-array', tools: { t: { allowedCallers: ['code'] } } },
           },
@@ -292,6 +299,7 @@ describe('parseConfig', () => {
         'sandbox.wallTimeMs',
       ]),
     );
+    expect(issues.find((i) => i.path === '(root)')!.message).toContain('did you mean "history"');
     expect(issues.find((i) => i.path === 'mcpServers.s.args')!.message).toContain('expected an array');
     expect(issues.find((i) => i.path === 'mcpServers.s.tools.t.allowedCallers[0]')!.message).toContain(
       '"code_execution"',
