@@ -291,14 +291,14 @@ describe.each<SandboxMode>(['in-process', 'process'])('SandboxPool (%s)', (mode)
     it('stops CPU spent in many short slices between fast tool calls at the CPU time', async () => {
       // Each slice is far shorter than the smallest timeout of one entry into the isolate (1 ms), so
       // only the CPU checks around every entry (each settle after an await) stop this script: the
-      // 20,000 slices need several times the budget of 100 ms. (In process mode, without those
+      // 20,000 slices (about 10 µs each) need several times the budget of 100 ms. (In process mode, without those
       // checks, it runs to the end; in-process, host jitter trips an entry's timeout now and then.)
       let calls = 0;
       const result = await runScript(
         pool,
         `for (let i = 0; i < 20_000; i++) {
            let x = 0;
-           for (let j = 0; j < 200; j++) x += j % 7;
+           for (let j = 0; j < 5_000; j++) x += j % 7;
            await tools.t.tick({ x });
          }
          console.log('finished');`,
