@@ -7,9 +7,14 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
+import { tempRoot } from './temp-root.js';
 
-const root = join(import.meta.dirname, '..', '..');
+// Commands run from a temp copy of the root: `exec` writes its usage history next to the
+// configuration (examples/.codecall/), never into the work tree.
+const temp = tempRoot();
+const root = temp.root;
+afterAll(() => temp[Symbol.dispose]());
 const hook = join(mkdtempSync(join(tmpdir(), 'codecall-lazy-')), 'trace.mjs');
 writeFileSync(
   hook,
