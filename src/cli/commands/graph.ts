@@ -131,6 +131,11 @@ async function run(argv: string[], io: CliIo): Promise<number> {
   const state = historyPath !== undefined ? await readHistory(historyPath) : undefined;
   if (historyPath !== undefined && state === undefined) {
     io.stderr.write(`codecall graph: no usage history at ${historyPath} yet.\n`);
+  } else if (historyPath !== undefined && state !== undefined) {
+    // Where the graph comes from: every configuration whose history.path is this file shares it.
+    io.stderr.write(
+      `codecall graph: usage history ${historyPath} (${state.sequences} recorded runs; shared by every configuration whose history.path points here).\n`,
+    );
   }
 
   let pool: ToolPool | undefined;

@@ -81,6 +81,9 @@ describe('codecall search and codecall graph', () => {
     expect(await graphCommand.run(['--format', 'json'], json.io)).toBe(0);
     const graph = JSON.parse(json.out());
     expect(graph.sequences).toBe(5);
+    expect(json.err()).toBe(
+      `codecall graph: usage history ${history} (5 recorded runs; shared by every configuration whose history.path points here).\n`,
+    );
     expect(graph.edges).toEqual([
       expect.objectContaining({
         from: 'expenses.get_expenses',
