@@ -13,6 +13,7 @@ import {
   DEFAULT_JOBS_MAX_PROMPT_BYTES,
   DEFAULT_MAX_CODE_BYTES,
 } from '../config/defaults.js';
+import { sandboxSchema } from '../config/schema.js';
 import { CodecallError } from '../errors.js';
 
 /** Largest BullMQ priority (1 is the highest; unset runs in arrival order before prioritised jobs). */
@@ -25,19 +26,12 @@ export const MAX_IDEMPOTENCY_KEY_CHARS = 128;
 const positiveInt = z.number().int().positive();
 const bytes = (text: string): number => Buffer.byteLength(text, 'utf8');
 
-/** Sandbox limits a job may set; the worker keeps the smaller of these and its configuration's. */
-const jobLimitsSchema = z.strictObject({
-  wallTimeMs: positiveInt.optional(),
-  cpuTimeMs: positiveInt.optional(),
-  memoryMb: positiveInt.optional(),
-  maxToolCalls: positiveInt.optional(),
-  maxConcurrentToolCalls: positiveInt.optional(),
-  maxToolArgsBytes: positiveInt.optional(),
-  maxToolResultBytes: positiveInt.optional(),
-  maxTotalToolResultBytes: positiveInt.optional(),
-  maxStdoutBytes: positiveInt.optional(),
-  maxStderrBytes: positiveInt.optional(),
-});
+/**
+ * Sandbox limits a job may set; the worker keeps the smaller of these and its configuration's.
+ * Derived from the configuration's `sandbox` section (every limit, not the mode, pool size or
+ * code size), so a limit added there is a limit a job may lower.
+ */
+const jobLimitsSchema = sandboxSchema.omit({ mode: true, workers: true, maxCodeBytes: true });
 
 const commonFields = {
   config: z
