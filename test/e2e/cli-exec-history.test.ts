@@ -9,6 +9,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
+import { holdExclusiveLock } from '../fixtures/hold-sqlite-lock.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const BIN = join(ROOT, 'bin', 'codecall.js');
@@ -33,38 +34,6 @@ interface Graph {
 }
 
 let dir: string;
-
-/** Another process that takes BEGIN EXCLUSIVE on `path` and holds it until released. */
-function holdExclusiveLock(path: string): Promise<{ release: () => Promise<void> }> {
-  const child = spawn(
-    process.execPath,
-    [
-      '-e',
-      `const { DatabaseSync } = require('node:sqlite');
-       const db = new DatabaseSync(${JSON.stringify(path)});
-       db.exec('BEGIN EXCLUSIVE');
-       process.stdout.write('locked\\n');
-       process.stdin.resume();
-       process.stdin.on('end', () => { db.exec('COMMIT'); db.close(); process.exit(0); });`,
-    ],
-    { stdio: ['pipe', 'pipe', 'inherit'] },
-  );
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  return new Promise((resolve, reject) => {
-    child.once('error', reject);
-    child.once('exit', (code) => reject(new Error(`the lock holder exited with ${code}`)));
-    child.stdout.setEncoding('utf8');
-    child.stdout.on('data', (text: string) => {
-      if (text.includes('locked'))
-        resolve({
-          release: async () => {
-            child.stdin.end();
-            await exited;
-          },
-        });
-    });
-  });
-}
 
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), 'codecall-exec-history-'));

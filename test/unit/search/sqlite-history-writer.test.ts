@@ -5,50 +5,18 @@
  * past `maxRuns` the oldest runs are pruned and their transitions subtracted, so the counts are
  * exactly those of the retained runs; a full queue rejects at once.
  */
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { DatabaseSync } from 'node:sqlite';
 import { afterAll, describe, expect, it } from 'vitest';
+import { holdExclusiveLock } from '../../fixtures/hold-sqlite-lock.js';
 import { MemoryHistoryStore } from '../../../src/search/history-store.js';
 import { SqliteHistoryStore } from '../../../src/search/sqlite-history-store.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'codecall-history-writer-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-/** Another process that opens `path`, takes BEGIN EXCLUSIVE, says "locked", and holds it until its stdin ends. */
-function holdExclusiveLock(path: string): Promise<{ release: () => Promise<void> }> {
-  const child = spawn(
-    process.execPath,
-    [
-      '-e',
-      `const { DatabaseSync } = require('node:sqlite');
-       const db = new DatabaseSync(${JSON.stringify(path)});
-       db.exec('BEGIN EXCLUSIVE');
-       process.stdout.write('locked\\n');
-       process.stdin.resume();
-       process.stdin.on('end', () => { db.exec('COMMIT'); db.close(); process.exit(0); });`,
-    ],
-    { stdio: ['pipe', 'pipe', 'inherit'] },
-  );
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  return new Promise((resolve, reject) => {
-    child.once('error', reject);
-    child.once('exit', (code) => reject(new Error(`the lock holder exited with ${code}`)));
-    child.stdout.setEncoding('utf8');
-    child.stdout.on('data', (text: string) => {
-      if (text.includes('locked'))
-        resolve({
-          release: async () => {
-            child.stdin.end();
-            await exited;
-          },
-        });
-    });
-  });
-}
 
 describe('SqliteHistoryStore writer', () => {
   it('a foreign exclusive lock does not stall the event loop; the failed append is reported', async () => {
