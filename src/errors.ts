@@ -47,7 +47,10 @@ export type CodecallErrorCode =
   | 'JOB_WAIT_TIMEOUT'
   | 'JOB_CONFIG_UNKNOWN'
   | 'JOBS_BACKEND_UNAVAILABLE'
-  | 'JOBS_QUEUE_FULL';
+  | 'JOBS_QUEUE_FULL'
+  | 'REPLAY_DIVERGED'
+  | 'REPLAY_IN_DOUBT'
+  | 'JOURNAL_WRITE_FAILED';
 
 /**
  * Facts every payload may carry besides its typed fields (kept open so a payload can grow
@@ -164,6 +167,19 @@ export interface CodecallErrorDetailsMap {
   JOB_CONFIG_UNKNOWN: CodecallErrorFacts & { config?: string | undefined; available?: string[] | undefined };
   JOBS_BACKEND_UNAVAILABLE: CodecallErrorFacts;
   JOBS_QUEUE_FULL: CodecallErrorFacts & { maxWaiting?: number | undefined };
+  /** A replayed script made a call the journal does not have, or left journaled calls unmade. */
+  REPLAY_DIVERGED: CodecallErrorFacts & {
+    /** The call the script made (qualified name), when one diverged. */
+    tool?: string | undefined;
+    /** Its position among the replay's calls (0-based). */
+    index?: number | undefined;
+    /** Journaled calls not made again (qualified names). */
+    unmatched?: string[] | undefined;
+  };
+  /** A journaled call was in flight when its run stopped, and its tool is not idempotent. */
+  REPLAY_IN_DOUBT: CodecallErrorFacts & { tool?: string | undefined; index?: number | undefined };
+  /** The run journal could not record a call; the run stopped. */
+  JOURNAL_WRITE_FAILED: CodecallErrorFacts & { tool?: string | undefined };
   SEARCH_EMBEDDING_FAILED: CodecallErrorFacts & {
     field?: string | undefined;
     path?: string | undefined;

@@ -86,6 +86,17 @@ export type {
   RuntimeSearchResult,
   SequenceListener,
 } from './execute/index.js';
+// Run journal (durable replay)
+export { FileRunJournal, MemoryRunJournal } from './execute/index.js';
+export type {
+  FileRunJournalOptions,
+  ReplayInDoubtPolicy,
+  RunJournal,
+  RunJournalEntry,
+  RunJournalFinished,
+  RunJournalHeader,
+  RunJournalStarted,
+} from './execute/index.js';
 
 // Tool search and usage history
 export {

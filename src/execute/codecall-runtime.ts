@@ -25,6 +25,8 @@ import type { CatalogTool, ToolPool, UpstreamToolResult } from '../tools/index.j
 import type { ExecutionResult, ToolCaller } from '../types.js';
 import { ExecutionSession, type ExecutionSessionOptions } from './execution-session.js';
 import type { ToolResultListener } from './executor.js';
+import type { ReplayInDoubtPolicy } from './journaled-invoker.js';
+import type { RunJournal } from './run-journal.js';
 
 /** Default number of hits of {@link CodecallRuntime.searchTools}. */
 export const DEFAULT_RUNTIME_SEARCH_LIMIT = 8;
@@ -82,6 +84,12 @@ export interface RuntimeExecuteOptions {
   onToolResult?: ToolResultListener;
   /** Whether the run teaches the tool graph (and history). @defaultValue true */
   learn?: boolean;
+  /** Records the run's tool calls for replay (see `ExecuteOptions.journal`). */
+  journal?: RunJournal;
+  /** Resumes the run recorded in `journal` (see `ExecuteOptions.replay`). @defaultValue false */
+  replay?: boolean;
+  /** See `ExecuteOptions.replayInDoubt`. @defaultValue 'refuse' */
+  replayInDoubt?: ReplayInDoubtPolicy;
 }
 
 /** Options of {@link CodecallRuntime.callTool}. */

@@ -11,6 +11,9 @@ import { DEFAULT_MAX_CODE_BYTES } from '../config/defaults.js';
 import { resolveSandboxLimits, type SandboxLimits, type SandboxPool } from '../isolate/index.js';
 import type { CatalogTool, ToolPool } from '../tools/index.js';
 import type { ExecutionResult, SandboxToolBinding, ToolInvoker } from '../types.js';
+import { CodecallError } from '../errors.js';
+import { createJournaledInvoker, type ReplayInDoubtPolicy } from './journaled-invoker.js';
+import { hashCode, type RunJournal, type RunJournalEntry } from './run-journal.js';
 
 /** Receives the qualified names of the tools a run called successfully, in dispatch order. */
 export type SequenceListener = (sequence: string[], result: ExecutionResult) => void | Promise<void>;
@@ -72,6 +75,27 @@ export interface ExecuteOptions {
    * @defaultValue true
    */
   learn?: boolean;
+  /**
+   * Records every tool call of this run in this journal (`started` before the call is made,
+   * `finished` before its answer reaches the script), so the run can be resumed with `replay`.
+   */
+  journal?: RunJournal;
+  /**
+   * Resume the run recorded in `journal`: re-run the script, answer the calls the journal has
+   * from it without calling their servers, make the calls past it live (and journal them). Throws
+   * `REPLAY_DIVERGED` when the script is not the journaled one or makes a call the journal does
+   * not have while journaled calls remain, and `REPLAY_IN_DOUBT` per `replayInDoubt`.
+   * @defaultValue false
+   */
+  replay?: boolean;
+  /**
+   * What a replay does with a journaled call that was in flight when the earlier run stopped (it
+   * may or may not have happened): `refuse` stops the run with `REPLAY_IN_DOUBT` unless the tool
+   * is annotated `idempotentHint` or `readOnlyHint` (then it is called again); `repeat` calls it
+   * again whatever the tool.
+   * @defaultValue 'refuse'
+   */
+  replayInDoubt?: ReplayInDoubtPolicy;
 }
 
 /** Runs model code against MCP tools. */
@@ -79,7 +103,8 @@ export interface Executor {
   /**
    * Compiles and runs `source`. Resolves with `status: "error"` for anything the script does
    * wrong (syntax, throw, timeout, forbidden tool, bad arguments…); throws only for developer
-   * faults (closed pools, invalid limits).
+   * faults (closed pools, invalid limits) and for a run journal that cannot be written or
+   * replayed (`JOURNAL_WRITE_FAILED`, `REPLAY_DIVERGED`, `REPLAY_IN_DOUBT`).
    */
   execute(source: string, options?: ExecuteOptions): Promise<ExecutionResult>;
   /** The tools scripts may call (`allowedCallers` includes `"code_execution"`). */
@@ -99,6 +124,68 @@ function emptyResult(code: 'SYNTAX_ERROR', message: string): ExecutionResult {
   };
 }
 
+/** Result codes of a run cut short from outside: journaled calls it did not reach are no divergence. */
+const INTERRUPTED_CODES: ReadonlySet<string> = new Set([
+  'ABORTED',
+  'WALL_TIMEOUT',
+  'CPU_TIMEOUT',
+  'MEMORY_LIMIT',
+  'SANDBOX_CRASHED',
+]);
+
+interface OpenedJournal {
+  invoker: ReturnType<typeof createJournaledInvoker>;
+  controller: AbortController;
+  stopped: CodecallError | undefined;
+  dispose(): void;
+}
+
+/** Reads (on replay) and starts the journal of one run; the run is stopped through `controller`. */
+async function openJournal(
+  source: string,
+  options: ExecuteOptions,
+  pool: ToolPool,
+  invoke: ToolInvoker,
+): Promise<OpenedJournal> {
+  const journal = options.journal!;
+  const codeHash = hashCode(source);
+  const recorded: readonly RunJournalEntry[] = options.replay ? await journal.entries() : [];
+  const header = recorded.find((entry) => entry.type === 'run');
+  if (header && header.codeHash !== codeHash) {
+    throw new CodecallError(
+      'REPLAY_DIVERGED',
+      'The run journal was written by another script (its code hash differs): a replay runs the same script. Give the script of the journaled run, or start a new run with a new journal.',
+      { details: {} },
+    );
+  }
+  if (!header) await journal.append({ type: 'run', codeHash, at: Date.now() });
+  const controller = new AbortController();
+  const outer = options.signal;
+  const onAbort = (): void => controller.abort(outer?.reason);
+  if (outer?.aborted) onAbort();
+  else outer?.addEventListener('abort', onAbort, { once: true });
+  const opened: OpenedJournal = {
+    controller,
+    stopped: undefined,
+    invoker: createJournaledInvoker({
+      invoke,
+      journal,
+      recorded,
+      inDoubt: options.replayInDoubt ?? 'refuse',
+      isRepeatable: (name) => {
+        const hints = pool.catalog().find((tool) => tool.name === name)?.annotations;
+        return hints?.idempotentHint === true || hints?.readOnlyHint === true;
+      },
+      stop: (error) => {
+        opened.stopped = error;
+        controller.abort(error);
+      },
+    }),
+    dispose: () => outer?.removeEventListener('abort', onAbort),
+  };
+  return opened;
+}
+
 /**
  * Creates an executor over an open tool pool and sandbox pool.
  *
@@ -115,7 +202,7 @@ export function createExecutor(options: ExecutorOptions): Executor {
   if (options.limits) resolveSandboxLimits(options.limits);
   const invoke: ToolInvoker = ({ name, args, signal }) =>
     pool.call(name, args, { caller: 'code_execution', signal });
-  const observed = (listener: ToolResultListener): ToolInvoker => {
+  const observed = (listener: ToolResultListener, inner: ToolInvoker): ToolInvoker => {
     const tell = (event: ToolResultEvent): void => {
       try {
         listener(event);
@@ -126,7 +213,7 @@ export function createExecutor(options: ExecutorOptions): Executor {
     return async (invocation) => {
       let result: unknown;
       try {
-        result = await invoke(invocation);
+        result = await inner(invocation);
       } catch (error) {
         tell({ name: invocation.name, args: invocation.args, result: error, ok: false });
         throw error;
@@ -157,13 +244,34 @@ export function createExecutor(options: ExecutorOptions): Executor {
       // refused there with a message naming the `allowedCallers` key that would open it.
       const tools = bindingsOf(pool.catalog());
       const limits = { ...options.limits, ...executeOptions.limits };
-      const result = await sandbox.run({
-        code: compiled.code,
-        tools,
-        invoke: executeOptions.onToolResult ? observed(executeOptions.onToolResult) : invoke,
-        ...(Object.keys(limits).length > 0 ? { limits } : {}),
-        ...(executeOptions.signal ? { signal: executeOptions.signal } : {}),
-      });
+      const journaled = executeOptions.journal
+        ? await openJournal(source, executeOptions, pool, invoke)
+        : undefined;
+      const base = journaled?.invoker.invoke ?? invoke;
+      let result: ExecutionResult;
+      try {
+        const signal = journaled?.controller.signal ?? executeOptions.signal;
+        result = await sandbox.run({
+          code: compiled.code,
+          tools,
+          invoke: executeOptions.onToolResult ? observed(executeOptions.onToolResult, base) : base,
+          ...(Object.keys(limits).length > 0 ? { limits } : {}),
+          ...(signal ? { signal } : {}),
+        });
+      } finally {
+        journaled?.dispose();
+      }
+      if (journaled) {
+        if (journaled.stopped) throw journaled.stopped;
+        const unmatched = executeOptions.replay ? journaled.invoker.unmatched() : [];
+        if (unmatched.length > 0 && !INTERRUPTED_CODES.has(result.error?.code ?? '')) {
+          throw new CodecallError(
+            'REPLAY_DIVERGED',
+            `The replayed script ended without making ${unmatched.length} call(s) the journal has (${unmatched.slice(0, 5).join(', ')}${unmatched.length > 5 ? ', …' : ''}): it took another path than the journaled run, whose calls were made. Check their effects; start a new run with a new journal.`,
+            { details: { unmatched } },
+          );
+        }
+      }
       if (onSequence && executeOptions.learn !== false && result.toolCalls.length > 0) {
         const sequence = result.toolCalls.filter((c) => c.ok).map((c) => c.tool);
         try {

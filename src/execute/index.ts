@@ -11,6 +11,16 @@ export type {
   ToolResultEvent,
   ToolResultListener,
 } from './executor.js';
+export { FileRunJournal, hashArgs, hashCode, MemoryRunJournal } from './run-journal.js';
+export type {
+  FileRunJournalOptions,
+  RunJournal,
+  RunJournalEntry,
+  RunJournalFinished,
+  RunJournalHeader,
+  RunJournalStarted,
+} from './run-journal.js';
+export type { ReplayInDoubtPolicy } from './journaled-invoker.js';
 export { ExecutionSession } from './execution-session.js';
 export type { ExecutionSessionOptions } from './execution-session.js';
 export { CodecallRuntime, DEFAULT_RUNTIME_SEARCH_LIMIT } from './codecall-runtime.js';

@@ -1,0 +1,223 @@
+/**
+ * @module
+ * The run journal: every tool call of a run, appended durably as it happens, so an interrupted
+ * run can be resumed by deterministic replay (see `ExecuteOptions.replay`). A call is journaled
+ * twice: `started` before it is dispatched to its MCP server, `finished` (with its result or
+ * error) before its answer goes back to the script. A `started` entry with no `finished` one is
+ * a call *in doubt*: the process died while it was in flight, and it may or may not have
+ * happened on the server.
+ *
+ * {@link RunJournal} is deliberately tiny (`append`, `entries`) so stores other than the two here
+ * (a Redis list for jobs) are a few lines each.
+ */
+import { createHash } from 'node:crypto';
+import { open, readFile, stat } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { DEFAULT_MAX_RUN_JOURNAL_BYTES } from '../config/defaults.js';
+import { CodecallError } from '../errors.js';
+
+/** The first entry of a journal: which script it belongs to. */
+export interface RunJournalHeader {
+  type: 'run';
+  /** sha256 (hex) of the script's source, as given to `execute`. */
+  codeHash: string;
+  /** Epoch milliseconds. */
+  at: number;
+}
+
+/** A call dispatched to its server (written before the server is asked). */
+export interface RunJournalStarted {
+  type: 'started';
+  /** Position of the call among the run's calls (0-based, in journal order). */
+  index: number;
+  /** Qualified name, `server.tool`. */
+  name: string;
+  /** sha256 (hex) of the arguments' JSON. */
+  argsHash: string;
+  /** The arguments, as the script passed them. */
+  args: unknown;
+  at: number;
+}
+
+/** A call that finished (written before its answer reaches the script). */
+export interface RunJournalFinished {
+  type: 'finished';
+  index: number;
+  name: string;
+  argsHash: string;
+  ok: boolean;
+  /** The result, when `ok` (absent for a tool that returned nothing). */
+  result?: unknown;
+  /** The message the script saw, when not `ok`. */
+  error?: string;
+  at: number;
+}
+
+/** One line of a run journal. */
+export type RunJournalEntry = RunJournalHeader | RunJournalStarted | RunJournalFinished;
+
+/**
+ * Where a run's calls are recorded. `append` resolves only once the entry is durable (as durable
+ * as the store is: fsync for a file); `entries` returns every entry appended so far, in order.
+ */
+export interface RunJournal {
+  append(entry: RunJournalEntry): Promise<void>;
+  entries(): Promise<readonly RunJournalEntry[]>;
+}
+
+/** sha256 (hex) of a script source, the `codeHash` of a journal's header. */
+export function hashCode(source: string): string {
+  return createHash('sha256').update(source, 'utf8').digest('hex');
+}
+
+/**
+ * sha256 (hex) of a call's arguments: their JSON as the script built it (the sandbox hands the
+ * host a JSON copy, so key order is the script's own and replays hash alike).
+ */
+export function hashArgs(args: unknown): string {
+  return createHash('sha256')
+    .update(JSON.stringify(args) ?? 'undefined', 'utf8')
+    .digest('hex');
+}
+
+/** A journal in memory: for tests, and for retries inside one process. */
+export class MemoryRunJournal implements RunJournal {
+  readonly #entries: RunJournalEntry[] = [];
+
+  append(entry: RunJournalEntry): Promise<void> {
+    // Stored as JSON, like the durable stores, so a replay sees exactly what they would.
+    this.#entries.push(JSON.parse(JSON.stringify(entry)) as RunJournalEntry);
+    return Promise.resolve();
+  }
+
+  entries(): Promise<readonly RunJournalEntry[]> {
+    return Promise.resolve([...this.#entries]);
+  }
+}
+
+/** Options of {@link FileRunJournal}. */
+export interface FileRunJournalOptions {
+  /**
+   * Bytes of journal read back by `entries()`; a larger file is refused.
+   * @defaultValue {@link DEFAULT_MAX_RUN_JOURNAL_BYTES}
+   */
+  maxBytes?: number;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Checks one parsed line; returns what is wrong with it, or undefined. */
+function problemOf(value: unknown): string | undefined {
+  if (!isObject(value)) return 'not a JSON object';
+  if (value.type === 'run')
+    return typeof value.codeHash === 'string' ? undefined : '"codeHash" is not a string';
+  if (value.type !== 'started' && value.type !== 'finished') return '"type" is not run, started or finished';
+  if (typeof value.index !== 'number' || !Number.isSafeInteger(value.index) || value.index < 0)
+    return '"index" is not a non-negative integer';
+  if (typeof value.name !== 'string') return '"name" is not a string';
+  if (typeof value.argsHash !== 'string') return '"argsHash" is not a string';
+  if (value.type === 'finished') {
+    if (typeof value.ok !== 'boolean') return '"ok" is not a boolean';
+    if (!value.ok && typeof value.error !== 'string') return '"error" is not a string';
+  }
+  return undefined;
+}
+
+/**
+ * A journal in a file of JSON lines, one entry per line, each appended with `fsync` before
+ * `append` resolves. A torn last line (the process died while writing it) is ignored when read.
+ *
+ * @example
+ * ```ts
+ * const journal = new FileRunJournal('run.jsonl');
+ * await executor.execute(source, { journal });                // records
+ * await executor.execute(source, { journal, replay: true });  // resumes after a crash
+ * ```
+ */
+export class FileRunJournal implements RunJournal {
+  readonly path: string;
+  readonly #maxBytes: number;
+  /** Appends are written one after another, in the order `append` was called. */
+  #tail: Promise<void> = Promise.resolve();
+  #dirSynced = false;
+
+  constructor(path: string, options: FileRunJournalOptions = {}) {
+    this.path = path;
+    this.#maxBytes = options.maxBytes ?? DEFAULT_MAX_RUN_JOURNAL_BYTES;
+  }
+
+  append(entry: RunJournalEntry): Promise<void> {
+    const line = `${JSON.stringify(entry)}\n`;
+    const write = this.#tail.then(() => this.#write(line));
+    this.#tail = write.catch(() => {});
+    return write;
+  }
+
+  async #write(line: string): Promise<void> {
+    const handle = await open(this.path, 'a');
+    try {
+      await handle.write(line);
+      await handle.datasync();
+    } finally {
+      await handle.close();
+    }
+    if (!this.#dirSynced) {
+      // The file's directory entry must be durable too, once, after the file is created.
+      this.#dirSynced = true;
+      const dir = await open(dirname(this.path), 'r').catch(() => undefined);
+      if (dir) {
+        try {
+          await dir.sync();
+        } catch {
+          // Some file systems cannot sync a directory; the entry itself is synced.
+        } finally {
+          await dir.close();
+        }
+      }
+    }
+  }
+
+  async entries(): Promise<readonly RunJournalEntry[]> {
+    await this.#tail;
+    let size: number;
+    try {
+      size = (await stat(this.path)).size;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+      throw error;
+    }
+    if (size > this.#maxBytes) {
+      throw new CodecallError(
+        'INVALID_ARGUMENT',
+        `The run journal ${this.path} is ${size} bytes; at most ${this.#maxBytes} are read (maxBytes). It is not a journal of one run, or the run made very large calls.`,
+        { details: { field: 'journal', value: this.path } },
+      );
+    }
+    const text = await readFile(this.path, 'utf8');
+    const lines = text.split('\n');
+    // A last line without its newline was being written when the process died.
+    if (!text.endsWith('\n')) lines.pop();
+    const entries: RunJournalEntry[] = [];
+    for (const [i, line] of lines.entries()) {
+      if (line === '') continue;
+      let value: unknown;
+      try {
+        value = JSON.parse(line);
+      } catch {
+        value = undefined;
+      }
+      const problem = value === undefined ? 'not JSON' : problemOf(value);
+      if (problem !== undefined) {
+        throw new CodecallError(
+          'INVALID_ARGUMENT',
+          `Line ${i + 1} of the run journal ${this.path} is not a journal entry (${problem}). Give the file codecall wrote with --journal.`,
+          { details: { field: 'journal', value: this.path } },
+        );
+      }
+      entries.push(value as RunJournalEntry);
+    }
+    return entries;
+  }
+}
