@@ -10,6 +10,7 @@ export const execHelp: CommandHelp = {
   name: 'exec',
   summary: 'Run a JS/TS script in the sandbox against the configured MCP servers',
   usage: `Usage: codecall exec <file | -> [--config <path>] [--json]
+                     [--journal <file> | --resume <file> [--repeat-in-doubt]]
 
 Runs a JavaScript or TypeScript script in the sandbox against the configured MCP servers.
 Tools are async functions: await tools.<server>.<tool>(args), or callTool("server.tool", args).
@@ -18,10 +19,18 @@ Only what the script prints comes back.
 Options:
   --config <path>   configuration file (default: ./codecall.json, then ./.mcp.json)
   --json            print one JSON object: status, stdout, stderr, error, toolCalls, stats
+  --journal <file>  record every tool call and its result in <file> (JSON lines, fsynced
+                    before the script sees the result), so an interrupted run can be resumed
+  --resume <file>   re-run the script of that journal: calls it recorded are answered from it
+                    without calling their servers, later calls run and are appended; stops with
+                    REPLAY_DIVERGED if the script makes other calls than the journaled run
+  --repeat-in-doubt with --resume: call again a tool whose call was in flight when the run
+                    stopped (it may have happened); without it only tools annotated
+                    idempotentHint or readOnlyHint are, and others stop with REPLAY_IN_DOUBT
 
-Exit status: 0 the script succeeded, 1 it failed (the reason on stderr), 2 usage or
-configuration error, 130 interrupted by SIGINT (Ctrl-C), 143 by SIGTERM (servers and sandboxes
-are closed first; a second signal exits at once).
+Exit status: 0 the script succeeded, 1 it failed or could not be replayed (the reason on
+stderr), 2 usage or configuration error, 130 interrupted by SIGINT (Ctrl-C), 143 by SIGTERM
+(servers and sandboxes are closed first; a second signal exits at once).
 
 Each run's tool calls are recorded in the usage history that ranks search (codecall graph).
 `,

@@ -5,9 +5,10 @@
  * stderr through; `--json` prints exactly one JSON object with the result, every tool call, and
  * how many bytes of tool results the script consumed versus printed.
  */
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { CodecallRuntime } from '../../execute/index.js';
+import { CodecallError } from '../../errors.js';
+import { CodecallRuntime, FileRunJournal } from '../../execute/index.js';
 import type { ExecutionResult } from '../../types.js';
 import { describeHistoryError, UsageError, type CliCommand, type CliIo } from '../command.js';
 import { configNoticeWriter } from '../config-notices.js';
@@ -22,16 +23,37 @@ interface ExecArgs {
   file: string;
   config?: string;
   json: boolean;
+  /** Record the run's calls in this file (`--journal`). */
+  journal?: string;
+  /** Resume the run recorded in this file (`--resume`). */
+  resume?: string;
+  repeatInDoubt: boolean;
 }
+
+/** Codes of a journal that cannot be written or replayed: the run failed (exit 1), not a usage error. */
+const JOURNAL_CODES = ['REPLAY_DIVERGED', 'REPLAY_IN_DOUBT', 'JOURNAL_WRITE_FAILED'] as const;
 
 /** Parses the arguments of `codecall exec`. */
 export function parseExecArgs(argv: string[]): ExecArgs {
   let file: string | undefined;
   let config: string | undefined;
   let json = false;
+  let journal: string | undefined;
+  let resume: string | undefined;
+  let repeatInDoubt = false;
+  const valueOf = (option: string, i: number): string => {
+    const value = argv[i];
+    if (value === undefined || value.startsWith('--')) throw new UsageError(`${option} needs a file.`);
+    return value;
+  };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     if (arg === '--json') json = true;
+    else if (arg === '--repeat-in-doubt') repeatInDoubt = true;
+    else if (arg === '--journal') journal = valueOf(arg, ++i);
+    else if (arg.startsWith('--journal=')) journal = arg.slice('--journal='.length);
+    else if (arg === '--resume') resume = valueOf(arg, ++i);
+    else if (arg.startsWith('--resume=')) resume = arg.slice('--resume='.length);
     else if (arg === '--config') {
       const value = argv[++i];
       if (value === undefined || (value.startsWith('--') && value !== '-'))
@@ -43,7 +65,18 @@ export function parseExecArgs(argv: string[]): ExecArgs {
     else throw new UsageError(`one script at a time; got "${file}" and "${arg}".`);
   }
   if (file === undefined) throw new UsageError('give a script file, or - to read it from stdin.');
-  return { file, json, ...(config !== undefined ? { config } : {}) };
+  if (journal !== undefined && resume !== undefined)
+    throw new UsageError('--journal starts a recorded run and --resume continues one: give one of them.');
+  if (repeatInDoubt && resume === undefined) throw new UsageError('--repeat-in-doubt goes with --resume.');
+  if (journal === '' || resume === '') throw new UsageError('--journal and --resume need a file.');
+  return {
+    file,
+    json,
+    repeatInDoubt,
+    ...(config !== undefined ? { config } : {}),
+    ...(journal !== undefined ? { journal } : {}),
+    ...(resume !== undefined ? { resume } : {}),
+  };
 }
 
 async function readStdin(stdin: NodeJS.ReadableStream): Promise<string> {
@@ -96,9 +129,41 @@ function toJson(result: ExecutionResult): Record<string, unknown> {
   };
 }
 
+/** The journal options of the run, after checking the file (a new journal must not hold an earlier run). */
+async function journalOptions(
+  args: ExecArgs,
+  io: CliIo,
+): Promise<{ journal?: FileRunJournal; replay?: boolean; replayInDoubt?: 'repeat' }> {
+  if (args.resume !== undefined) {
+    const path = resolve(io.cwd, args.resume);
+    const exists = await stat(path).then(
+      (info) => info.isFile(),
+      () => false,
+    );
+    if (!exists) throw new UsageError(`no run journal at ${path} to resume (--journal <file> records one).`);
+    return {
+      journal: new FileRunJournal(path),
+      replay: true,
+      ...(args.repeatInDoubt ? { replayInDoubt: 'repeat' as const } : {}),
+    };
+  }
+  if (args.journal === undefined) return {};
+  const path = resolve(io.cwd, args.journal);
+  const size = await stat(path).then(
+    (info) => info.size,
+    () => 0,
+  );
+  if (size > 0)
+    throw new UsageError(
+      `${path} already holds a run journal: resume that run with --resume ${args.journal}, or give a new file.`,
+    );
+  return { journal: new FileRunJournal(path) };
+}
+
 async function run(argv: string[], io: CliIo): Promise<number> {
   const args = parseExecArgs(argv);
   const source = await readScript(args.file, io);
+  const journaling = await journalOptions(args, io);
   await ensureConfigTrusted(io, { config: args.config, interactive: args.file !== '-' && canPrompt(io) });
   // The runtime, like the agent's: the calls each run makes are learned by the tool graph and
   // appended to the usage history (`codecall graph` shows them).
@@ -120,7 +185,17 @@ async function run(argv: string[], io: CliIo): Promise<number> {
     signal: io.signal,
   });
   try {
-    const result = await runtime.execute(source, { signal: io.signal });
+    let result: ExecutionResult;
+    try {
+      result = await runtime.execute(source, { signal: io.signal, ...journaling });
+    } catch (error) {
+      if (!CodecallError.isInstance(error, JOURNAL_CODES)) throw error;
+      if (args.json) {
+        const failure = { status: 'error', error: { code: error.code, message: error.message } };
+        io.stdout.write(`${JSON.stringify(failure)}\n`);
+      } else io.stderr.write(`codecall exec: ${error.code}: ${neutralizeControls(error.message)}\n`);
+      return 1;
+    }
     if (args.json) {
       io.stdout.write(`${JSON.stringify(toJson(result))}\n`);
     } else {
