@@ -38,6 +38,7 @@ import { parseJobSpec } from './job-spec.js';
 import type { JobResult } from './job-types.js';
 import { isRetryableJobError, JOB_ABORT_REASONS, JobHandBackError, runJob } from './run-job.js';
 import { RedisHistoryStore } from './redis-history-store.js';
+import { journalKey, RedisRunJournal } from './redis-run-journal.js';
 import { RuntimeRegistry, type RuntimeRegistryOptions } from './runtime-registry.js';
 
 /** Options of {@link startJobWorker}. */
@@ -125,6 +126,8 @@ export async function startJobWorker(options: JobWorkerOptions): Promise<JobWork
     active++;
     const attempt = Math.max(1, job.attemptsStarted);
     log(`job ${id} (${spec.kind}) attempt ${attempt} started`);
+    // Every worker reads it: an attempt after a crash replays the calls the dead one finished.
+    const journal = spec.kind === 'exec' ? new RedisRunJournal(commands, journalKey(queue, id)) : undefined;
     try {
       const result = await runJob({
         spec,
@@ -135,7 +138,9 @@ export async function startJobWorker(options: JobWorkerOptions): Promise<JobWork
         ...(options.env ? { env: options.env } : {}),
         onProgress: (progress) => void job.updateProgress(progress).catch(() => {}),
         onLog: (line) => void job.log(cutLogLine(line)).catch(() => {}),
+        ...(journal ? { journal } : {}),
       });
+      await journal?.remove().catch(() => {});
       log(`job ${id} ${result.status}`);
       return result;
     } catch (error) {
@@ -148,7 +153,10 @@ export async function startJobWorker(options: JobWorkerOptions): Promise<JobWork
       const message = (error as Error)?.message ?? String(error);
       await job.log(cutLogLine(`attempt ${attempt} failed: ${message}`)).catch(() => {});
       log(`job ${id} attempt ${attempt} failed: ${message}`);
-      if (!isRetryableJobError(error)) throw new UnrecoverableError(message);
+      if (!isRetryableJobError(error)) {
+        await journal?.remove().catch(() => {});
+        throw new UnrecoverableError(message);
+      }
       throw error;
     } finally {
       active--;

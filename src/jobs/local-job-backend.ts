@@ -20,6 +20,7 @@ import {
   DEFAULT_JOBS_MAX_LOG_LINES,
 } from '../config/defaults.js';
 import { CodecallError } from '../errors.js';
+import { MemoryRunJournal } from '../execute/index.js';
 import { cutLogLine, waitForJobEnd } from './job-helpers.js';
 import { MAX_JOB_PRIORITY, parseJobSpec, type JobSpec, type JobSpecInput } from './job-spec.js';
 import type {
@@ -172,6 +173,8 @@ class LocalJobBackend implements JobBackend {
 
   async #process(job: LocalJob): Promise<void> {
     if (FINISHED.has(job.record.state)) return; // cancelled while waiting
+    // Shared by the job's attempts: a retry replays the calls an earlier attempt finished.
+    const journal = new MemoryRunJournal();
     for (;;) {
       const attempt = job.record.attemptsMade + 1;
       job.record.attemptsMade = attempt;
@@ -190,6 +193,7 @@ class LocalJobBackend implements JobBackend {
             this.#emit(job, { type: 'progress', id: job.record.id, progress });
           },
           onLog: (line) => this.#log(job, line),
+          journal,
         });
         this.#finish(job, { state: 'completed', result });
         return;

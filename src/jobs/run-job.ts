@@ -15,6 +15,7 @@
  */
 import { createOrchestrator, type AgentEvent } from '../agent/index.js';
 import { isCodecallError } from '../errors.js';
+import type { RunJournal } from '../execute/index.js';
 import type { SandboxLimits } from '../types.js';
 import type { ExecJobSpec, JobSpec, RunJobSpec } from './job-spec.js';
 import type { JobProgress, JobResult } from './job-types.js';
@@ -45,6 +46,9 @@ const FATAL_CODES: ReadonlySet<string> = new Set([
   'PROVIDER_MISSING_KEY',
   'PROVIDER_UNKNOWN',
   'INVALID_ARGUMENT',
+  // The script made other calls than the attempt it replays, or the journal cannot be read back.
+  'REPLAY_DIVERGED',
+  'REPLAY_IN_DOUBT',
 ]);
 
 /** Thrown by {@link runJob} when the worker shuts down mid-job: put the job back in the queue. */
@@ -78,6 +82,12 @@ export interface RunJobOptions {
   env?: NodeJS.ProcessEnv;
   /** Clock. @defaultValue `Date.now` */
   now?: () => number;
+  /**
+   * The run journal of the job, shared by its attempts: an `exec` job records its tool calls
+   * there, and a later attempt replays them (calls an earlier attempt finished are not made
+   * again; a call in flight when that attempt died is made again: at-least-once).
+   */
+  journal?: RunJournal;
 }
 
 function minLimits(configured: SandboxLimits, asked: ExecJobSpec['limits']): Partial<SandboxLimits> {
@@ -167,7 +177,7 @@ export async function runJob(options: RunJobOptions): Promise<JobResult> {
     const runtime = await options.runtimes.get(spec.config);
     const result =
       spec.kind === 'exec'
-        ? await runExec(spec, runtime, controller.signal, progress, finish)
+        ? await runExec(spec, runtime, controller.signal, progress, finish, options.journal)
         : await runAgent(spec, runtime, controller.signal, progress, finish, options.env ?? process.env);
     const stopped = settle();
     if (stopped) return stopped;
@@ -192,11 +202,13 @@ async function runExec(
   signal: AbortSignal,
   progress: (event: JobProgress) => void,
   finish: Finish,
+  journal: RunJournal | undefined,
 ): Promise<JobResult> {
   const result = await runtime.execute(spec.code, {
     signal,
     limits: minLimits(runtime.config.sandbox.limits, spec.limits),
     onToolResult: (event) => progress({ type: 'tool-call', tool: event.name, ok: event.ok }),
+    ...(journal ? { journal, replay: true, replayInDoubt: 'repeat' as const } : {}),
   });
   const exec = {
     stdout: result.stdout,
