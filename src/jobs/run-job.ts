@@ -177,7 +177,7 @@ export async function runJob(options: RunJobOptions): Promise<JobResult> {
     const runtime = await options.runtimes.get(spec.config);
     const result =
       spec.kind === 'exec'
-        ? await runExec(spec, runtime, controller.signal, progress, finish, options.journal)
+        ? await runExec(spec, runtime, controller.signal, progress, finish, options.journal, log)
         : await runAgent(spec, runtime, controller.signal, progress, finish, options.env ?? process.env);
     const stopped = settle();
     if (stopped) return stopped;
@@ -203,7 +203,23 @@ async function runExec(
   progress: (event: JobProgress) => void,
   finish: Finish,
   journal: RunJournal | undefined,
+  log: (line: string) => void,
 ): Promise<JobResult> {
+  if (journal) {
+    const entries = await journal.entries();
+    const finished = new Set<number>();
+    for (const entry of entries) if (entry.type === 'finished') finished.add(entry.index);
+    const inDoubt = new Set<string>();
+    for (const entry of entries)
+      if (entry.type === 'started' && !finished.has(entry.index)) inDoubt.add(entry.name);
+    if (entries.length > 0)
+      log(
+        `replaying ${finished.size} tool call(s) an earlier attempt finished` +
+          (inDoubt.size > 0
+            ? `; calling again those in flight when it ended: ${[...inDoubt].join(', ')}`
+            : ''),
+      );
+  }
   const result = await runtime.execute(spec.code, {
     signal,
     limits: minLimits(runtime.config.sandbox.limits, spec.limits),

@@ -2,7 +2,8 @@
  * `codecall worker` as real processes on a real redis-server: SIGTERM lets a running job finish;
  * past the grace period a running job is handed back and another worker finishes it; a worker
  * killed with SIGKILL mid-job loses the job to another worker (stalled-job detection), which
- * runs it again from the start: the probe server counts which tool calls ran twice.
+ * runs it again from the start, replaying from the job's run journal the tool calls the dead
+ * worker finished: the probe server counts which tool calls ran twice.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createJobClient, type JobBackend } from '../../src/jobs/index.js';
@@ -89,8 +90,9 @@ describe.skipIf(!hasRedisServer())('codecall worker processes (real redis-server
       kind: 'exec',
       code:
         'const first = await tools.probe.record({ key: "handback-attempt" });' +
-        'await tools.probe.sleep({ ms: first.count === 1 ? 30000 : 10, key: "handback" });' +
-        'await tools.probe.record({ key: "handback-done" });',
+        'await tools.probe.sleep({ ms: 4000, key: "handback" });' +
+        'await tools.probe.record({ key: "handback-done" });' +
+        'console.log("first count", first.count);',
     });
     await probe.sleepStarted('handback');
     a.child.kill('SIGTERM');
@@ -103,21 +105,29 @@ describe.skipIf(!hasRedisServer())('codecall worker processes (real redis-server
     await worker();
     const record = await client.wait(id, { timeoutMs: 20_000 });
     expect(record.result?.status).toBe('ok');
-    expect(probe.counts.records.get('handback-attempt')).toBe(2);
+    // The run journal: the call the first attempt finished is answered from it, not made again;
+    // the sleep it cut short (in flight at the hand-back) is made again.
+    expect(record.result?.exec?.stdout).toBe('first count 1\n');
+    expect(probe.counts.records.get('handback-attempt')).toBe(1);
+    expect(probe.counts.sleeps.get('handback')).toBe(2);
     expect(probe.counts.records.get('handback-done')).toBe(1);
-    expect((await client.logs(id)).some((line) => line.includes('handed back'))).toBe(true);
+    const logs = await client.logs(id);
+    expect(logs.some((line) => line.includes('handed back'))).toBe(true);
+    expect(logs).toContain(
+      'replaying 1 tool call(s) an earlier attempt finished; calling again those in flight when it ended: probe.sleep',
+    );
   });
 
-  it('SIGKILL mid-job: another worker takes the stalled job and completes it (at-least-once)', async () => {
+  it('SIGKILL mid-job: another worker takes the stalled job and completes it without repeating finished calls', async () => {
     const a = await worker();
     const { id } = await client.submit({
       kind: 'exec',
       code:
         'await tools.probe.record({ key: "kill-before" });' +
         'const n = (await tools.probe.record({ key: "kill-attempt" })).count;' +
-        'await tools.probe.sleep({ ms: n === 1 ? 30000 : 10, key: "kill" });' +
+        'await tools.probe.sleep({ ms: 4000, key: "kill" });' +
         'await tools.probe.record({ key: "kill-after" });' +
-        'console.log("finished on attempt", n);',
+        'console.log("kill-attempt count", n);',
     });
     await probe.sleepStarted('kill');
     const b = await worker();
@@ -126,10 +136,13 @@ describe.skipIf(!hasRedisServer())('codecall worker processes (real redis-server
     const record = await client.wait(id, { timeoutMs: 30_000 });
     expect(record.state).toBe('completed');
     expect(record.result?.status).toBe('ok');
-    expect(record.result?.exec?.stdout).toBe('finished on attempt 2\n');
+    expect(record.result?.exec?.stdout).toBe('kill-attempt count 1\n');
     expect(record.attemptsMade).toBe(2);
-    // What a retry repeats: every call before the kill ran twice; the one after, once.
-    expect(probe.counts.records.get('kill-before')).toBe(2);
+    // What a retry repeats: calls that finished before the kill are replayed from the job's run
+    // journal in Redis (once each on the probe); the call in flight at the kill runs again.
+    expect(probe.counts.records.get('kill-before')).toBe(1);
+    expect(probe.counts.records.get('kill-attempt')).toBe(1);
+    expect(probe.counts.sleeps.get('kill')).toBe(2);
     expect(probe.counts.records.get('kill-after')).toBe(1);
     expect(b.stderr()).toMatch(new RegExp(`job ${id} \\(exec\\) attempt 2 started`));
   }, 60_000);
