@@ -1,0 +1,182 @@
+/**
+ * The run journal through the library: a real runtime (in-process sandbox) over a real MCP
+ * server linked in memory that counts every call, and the two journals codecall ships (the
+ * fsynced file, memory). What the replay answers from the journal never reaches the server.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { CodecallError } from '../../../src/errors.js';
+import {
+  CodecallRuntime,
+  FileRunJournal,
+  MemoryRunJournal,
+  type RunJournal,
+  type RunJournalEntry,
+} from '../../../src/execute/index.js';
+import { inMemoryTransport } from '../../../src/testing/servers/index.js';
+
+const calls = new Map<string, number>();
+const callsOf = (id: string): number => calls.get(id) ?? 0;
+
+function createCounter(): McpServer {
+  const server = new McpServer({ name: 'counter', version: '1.0.0' });
+  server.registerTool(
+    'bump',
+    {
+      description: 'Counts a side effect for id; fails for ids starting with "fail".',
+      inputSchema: { id: z.string() },
+    },
+    ({ id }) => {
+      const n = callsOf(id) + 1;
+      calls.set(id, n);
+      if (id.startsWith('fail'))
+        return { isError: true, content: [{ type: 'text', text: `cannot bump ${id}` }] };
+      return { content: [{ type: 'text', text: JSON.stringify({ id, n }) }] };
+    },
+  );
+  return server;
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'codecall-run-journal-'));
+let runtime: CodecallRuntime;
+
+beforeAll(async () => {
+  const config = join(dir, 'codecall.json');
+  writeFileSync(
+    config,
+    JSON.stringify({
+      mcpServers: {},
+      sandbox: { mode: 'in-process', memoryMb: 64 },
+      history: { enabled: false },
+    }),
+  );
+  runtime = await CodecallRuntime.open({
+    load: { path: config },
+    tools: { transports: { counter: inMemoryTransport(createCounter) } },
+    history: false,
+  });
+});
+
+afterAll(async () => {
+  await runtime?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function rejection(promise: Promise<unknown>): Promise<CodecallError> {
+  try {
+    await promise;
+  } catch (error) {
+    if (CodecallError.isInstance(error)) return error;
+    throw error;
+  }
+  throw new Error('expected a CodecallError');
+}
+
+describe('run journal and replay (library)', () => {
+  it('replays results and errors, concurrent calls included, without calling the server again', async () => {
+    const source = `
+      const [a, b] = await Promise.all([tools.counter.bump({ id: 'p-a' }), tools.counter.bump({ id: 'p-b' })]);
+      let failed = '';
+      try { await tools.counter.bump({ id: 'fail-p' }); } catch (error) { failed = error.message; }
+      const again = await tools.counter.bump({ id: 'p-a' });
+      console.log(a.n, b.n, again.n, failed);`;
+    const journal = new FileRunJournal(join(dir, 'replay.jsonl'));
+    const first = await runtime.execute(source, { journal });
+    expect(first.status, JSON.stringify(first.error)).toBe('ok');
+    const printed = first.stdout;
+    expect(printed).toMatch(/^1 1 2 .*cannot bump fail-p/);
+    const before = new Map(calls);
+
+    const replayed = await runtime.execute(source, { journal, replay: true });
+    expect(replayed.status).toBe('ok');
+    expect(replayed.stdout).toBe(printed);
+    expect(calls).toEqual(before);
+    // Nothing was appended: every call was answered from the journal.
+    const entries = await journal.entries();
+    expect(entries.filter((e) => e.type === 'finished')).toHaveLength(4);
+    expect(entries.filter((e) => e.type === 'started')).toHaveLength(4);
+  });
+
+  it('records a call before its result reaches the script', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((resolveGate) => (release = resolveGate));
+    let held!: () => void;
+    const holding = new Promise<void>((resolveHolding) => (held = resolveHolding));
+    const inner = new MemoryRunJournal();
+    const slow: RunJournal = {
+      async append(entry: RunJournalEntry) {
+        await inner.append(entry);
+        if (entry.type === 'finished' && entry.name === 'counter.bump') {
+          held();
+          await gate;
+        }
+      },
+      entries: () => inner.entries(),
+    };
+    const run = runtime.execute(
+      `await tools.counter.bump({ id: 'o-1' }); await tools.counter.bump({ id: 'o-2' }); console.log('done');`,
+      { journal: slow },
+    );
+    await holding;
+    // The first result is journaled and held: the script has not gone on to its second call.
+    expect(callsOf('o-1')).toBe(1);
+    expect(callsOf('o-2')).toBe(0);
+    release();
+    expect((await run).stdout).toBe('done\n');
+    expect(callsOf('o-2')).toBe(1);
+  });
+
+  it('stops with REPLAY_DIVERGED when the replay ends without making journaled calls', async () => {
+    const journal = new MemoryRunJournal();
+    const source = `const r = await tools.counter.bump({ id: 'e-1' }); if (r.n === 1) await tools.counter.bump({ id: 'e-2' }); console.log('ok');`;
+    expect((await runtime.execute(source, { journal })).stdout).toBe('ok\n');
+    // Same script, but a journal whose first answer says n = 2: the replay skips e-2.
+    const edited = new MemoryRunJournal();
+    for (const entry of await journal.entries()) {
+      // The result as the pool returned it, with its count changed wherever it appears.
+      const text = JSON.stringify(entry);
+      const copy = JSON.parse(
+        entry.type === 'finished' && entry.index === 0
+          ? text.replaceAll('"n":1', '"n":2').replaceAll('\\"n\\":1', '\\"n\\":2')
+          : text,
+      ) as RunJournalEntry;
+      await edited.append(copy);
+    }
+    const error = await rejection(runtime.execute(source, { journal: edited, replay: true }));
+    expect(error.code).toBe('REPLAY_DIVERGED');
+    expect(error.message).toContain('ended without making 1 call(s) the journal has (counter.bump)');
+    expect(callsOf('e-1')).toBe(1);
+    expect(callsOf('e-2')).toBe(1);
+  });
+
+  it('does not make a call it cannot journal (JOURNAL_WRITE_FAILED)', async () => {
+    const broken: RunJournal = {
+      append: (entry) =>
+        entry.type === 'started' ? Promise.reject(new Error('disk full')) : Promise.resolve(),
+      entries: () => Promise.resolve([]),
+    };
+    const error = await rejection(
+      runtime.execute(`await tools.counter.bump({ id: 'w-1' });`, { journal: broken }),
+    );
+    expect(error.code).toBe('JOURNAL_WRITE_FAILED');
+    expect(error.message).toContain('could not record the call to counter.bump (disk full)');
+    expect(callsOf('w-1')).toBe(0);
+  });
+
+  it('FileRunJournal ignores a torn last line and names a corrupt one', async () => {
+    const path = join(dir, 'torn.jsonl');
+    writeFileSync(path, '{"type":"run","codeHash":"abc","at":1}\n{"type":"started","index":0,"na');
+    expect(await new FileRunJournal(path).entries()).toEqual([{ type: 'run', codeHash: 'abc', at: 1 }]);
+    writeFileSync(path, '{"type":"run","codeHash":"abc","at":1}\n{"type":"started","index":-1}\n');
+    const error = await rejection(new FileRunJournal(path).entries());
+    expect(error.code).toBe('INVALID_ARGUMENT');
+    expect(error.message).toContain('Line 2 of the run journal');
+    expect(error.message).toContain('"index" is not a non-negative integer');
+    const big = new FileRunJournal(path, { maxBytes: 10 });
+    expect((await rejection(big.entries())).message).toMatch(/is \d+ bytes; at most 10 are read/);
+  });
+});
