@@ -20,6 +20,8 @@ import {
 import { inMemoryTransport } from '../../../src/testing/servers/index.js';
 
 const calls = new Map<string, number>();
+/** Told after every call the server receives. */
+const onCall = new Set<() => void>();
 const callsOf = (id: string): number => calls.get(id) ?? 0;
 
 function createCounter(): McpServer {
@@ -33,6 +35,7 @@ function createCounter(): McpServer {
     ({ id }) => {
       const n = callsOf(id) + 1;
       calls.set(id, n);
+      for (const listener of [...onCall]) listener();
       if (id.startsWith('fail'))
         return { isError: true, content: [{ type: 'text', text: `cannot bump ${id}` }] };
       return { content: [{ type: 'text', text: JSON.stringify({ id, n }) }] };
@@ -102,32 +105,39 @@ describe('run journal and replay (library)', () => {
   });
 
   it('records a call before its result reaches the script', async () => {
-    let release!: () => void;
-    const gate = new Promise<void>((resolveGate) => (release = resolveGate));
-    let held!: () => void;
-    const holding = new Promise<void>((resolveHolding) => (held = resolveHolding));
+    // A slow journal: the first result's entry becomes durable only once the server is asked for
+    // the second call (what a journal that does not hold the result back would let happen), or
+    // after SLOW_APPEND_MS otherwise. The server notes whether it was durable by then.
+    const SLOW_APPEND_MS = 2_000;
+    let durable = false;
+    let durableWhenSecondCalled: boolean | undefined;
     const inner = new MemoryRunJournal();
     const slow: RunJournal = {
       async append(entry: RunJournalEntry) {
         await inner.append(entry);
-        if (entry.type === 'finished' && entry.name === 'counter.bump') {
-          held();
-          await gate;
-        }
+        if (entry.type !== 'finished' || entry.index !== 0) return;
+        await new Promise<void>((resolveSlow) => {
+          const timer = setTimeout(resolveSlow, SLOW_APPEND_MS);
+          onCall.add(() => {
+            if (callsOf('o-2') === 0) return;
+            clearTimeout(timer);
+            resolveSlow();
+          });
+        });
+        durable = true;
       },
       entries: () => inner.entries(),
     };
-    const run = runtime.execute(
+    onCall.add(() => {
+      if (callsOf('o-2') === 1 && durableWhenSecondCalled === undefined) durableWhenSecondCalled = durable;
+    });
+    const result = await runtime.execute(
       `await tools.counter.bump({ id: 'o-1' }); await tools.counter.bump({ id: 'o-2' }); console.log('done');`,
       { journal: slow },
     );
-    await holding;
-    // The first result is journaled and held: the script has not gone on to its second call.
-    expect(callsOf('o-1')).toBe(1);
-    expect(callsOf('o-2')).toBe(0);
-    release();
-    expect((await run).stdout).toBe('done\n');
-    expect(callsOf('o-2')).toBe(1);
+    onCall.clear();
+    expect(result.stdout).toBe('done\n');
+    expect(durableWhenSecondCalled).toBe(true);
   });
 
   it('stops with REPLAY_DIVERGED when the replay ends without making journaled calls', async () => {
