@@ -127,7 +127,8 @@ export async function startJobWorker(options: JobWorkerOptions): Promise<JobWork
     const attempt = Math.max(1, job.attemptsStarted);
     log(`job ${id} (${spec.kind}) attempt ${attempt} started`);
     // Every worker reads it: an attempt after a crash replays the calls the dead one finished.
-    const journal = spec.kind === 'exec' ? new RedisRunJournal(commands, journalKey(queue, id)) : undefined;
+    const journal =
+      spec.kind === 'exec' ? new RedisRunJournal(commands, journalKey(queue, id, job.timestamp)) : undefined;
     try {
       const result = await runJob({
         spec,
