@@ -244,6 +244,14 @@ export function createExecutor(options: ExecutorOptions): Executor {
       // refused there with a message naming the `allowedCallers` key that would open it.
       const tools = bindingsOf(pool.catalog());
       const limits = { ...options.limits, ...executeOptions.limits };
+      if (executeOptions.replay && !executeOptions.journal)
+        throw new CodecallError(
+          'INVALID_ARGUMENT',
+          '`replay: true` needs the `journal` of the run to resume.',
+          {
+            details: { field: 'replay', value: true },
+          },
+        );
       const journaled = executeOptions.journal
         ? await openJournal(source, executeOptions, pool, invoke)
         : undefined;

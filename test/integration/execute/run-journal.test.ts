@@ -177,6 +177,15 @@ describe('run journal and replay (library)', () => {
     expect(callsOf('w-1')).toBe(0);
   });
 
+  it('refuses replay without a journal', async () => {
+    const error = await rejection(
+      runtime.execute(`await tools.counter.bump({ id: 'n-1' });`, { replay: true }),
+    );
+    expect(error.code).toBe('INVALID_ARGUMENT');
+    expect(error.details).toMatchObject({ field: 'replay' });
+    expect(callsOf('n-1')).toBe(0);
+  });
+
   it('FileRunJournal ignores a torn last line and names a corrupt one', async () => {
     const path = join(dir, 'torn.jsonl');
     writeFileSync(path, '{"type":"run","codeHash":"abc","at":1}\n{"type":"started","index":0,"na');
