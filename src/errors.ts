@@ -47,7 +47,9 @@ export type CodecallErrorCode =
   | 'JOB_WAIT_TIMEOUT'
   | 'JOB_CONFIG_UNKNOWN'
   | 'JOBS_BACKEND_UNAVAILABLE'
-  | 'JOBS_QUEUE_FULL';
+  | 'JOBS_QUEUE_FULL'
+  | 'APPROVAL_DENIED'
+  | 'APPROVAL_TIMEOUT';
 
 /**
  * Facts every payload may carry besides its typed fields (kept open so a payload can grow
@@ -164,6 +166,18 @@ export interface CodecallErrorDetailsMap {
   JOB_CONFIG_UNKNOWN: CodecallErrorFacts & { config?: string | undefined; available?: string[] | undefined };
   JOBS_BACKEND_UNAVAILABLE: CodecallErrorFacts;
   JOBS_QUEUE_FULL: CodecallErrorFacts & { maxWaiting?: number | undefined };
+  APPROVAL_DENIED: CodecallErrorFacts & {
+    tool?: string | undefined;
+    /** Who decided: `callback`, `tty`, `flag`, `elicitation`, `policy` (nobody could be asked). */
+    decidedBy?: string | undefined;
+    reason?: string | undefined;
+    configKey?: string | undefined;
+  };
+  APPROVAL_TIMEOUT: CodecallErrorFacts & {
+    tool?: string | undefined;
+    timeoutMs?: number | undefined;
+    configKey?: string | undefined;
+  };
   SEARCH_EMBEDDING_FAILED: CodecallErrorFacts & {
     field?: string | undefined;
     path?: string | undefined;

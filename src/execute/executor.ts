@@ -6,10 +6,11 @@
  * After each run the ordered list of tools it called successfully goes to `onSequence` (usage
  * history for tool search).
  */
+import { randomUUID } from 'node:crypto';
 import { compileScript, renderDeclarations, type RenderDeclarationsOptions } from '../compile/index.js';
 import { DEFAULT_MAX_CODE_BYTES } from '../config/defaults.js';
 import { resolveSandboxLimits, type SandboxLimits, type SandboxPool } from '../isolate/index.js';
-import type { CatalogTool, ToolPool } from '../tools/index.js';
+import type { Approver, CatalogTool, ToolPool } from '../tools/index.js';
 import type { ExecutionResult, SandboxToolBinding, ToolInvoker } from '../types.js';
 
 /** Receives the qualified names of the tools a run called successfully, in dispatch order. */
@@ -72,6 +73,16 @@ export interface ExecuteOptions {
    * @defaultValue true
    */
   learn?: boolean;
+  /**
+   * Decides this run's calls that need approval (`requireApproval`).
+   * @defaultValue the tool pool's `approver`
+   */
+  approver?: Approver;
+  /**
+   * The run's id, carried by its approval requests and audit records.
+   * @defaultValue a random UUID
+   */
+  runId?: string;
 }
 
 /** Runs model code against MCP tools. */
@@ -113,9 +124,13 @@ export function createExecutor(options: ExecutorOptions): Executor {
   const maxCodeBytes = options.maxCodeBytes ?? DEFAULT_MAX_CODE_BYTES;
   // Validate limits once, up front: bad limits are a developer fault.
   if (options.limits) resolveSandboxLimits(options.limits);
-  const invoke: ToolInvoker = ({ name, args, signal }) =>
-    pool.call(name, args, { caller: 'code_execution', signal });
-  const observed = (listener: ToolResultListener): ToolInvoker => {
+  /** The invoker of one run: its calls carry the run id and their index (approvals, audit). */
+  const invokerOf = (approver: Approver | undefined, runId: string): ToolInvoker => {
+    let calls = 0;
+    return ({ name, args, signal }) =>
+      pool.call(name, args, { caller: 'code_execution', signal, approver, runId, callIndex: calls++ });
+  };
+  const observed = (invoke: ToolInvoker, listener: ToolResultListener): ToolInvoker => {
     const tell = (event: ToolResultEvent): void => {
       try {
         listener(event);
@@ -157,10 +172,11 @@ export function createExecutor(options: ExecutorOptions): Executor {
       // refused there with a message naming the `allowedCallers` key that would open it.
       const tools = bindingsOf(pool.catalog());
       const limits = { ...options.limits, ...executeOptions.limits };
+      const invoke = invokerOf(executeOptions.approver, executeOptions.runId ?? randomUUID());
       const result = await sandbox.run({
         code: compiled.code,
         tools,
-        invoke: executeOptions.onToolResult ? observed(executeOptions.onToolResult) : invoke,
+        invoke: executeOptions.onToolResult ? observed(invoke, executeOptions.onToolResult) : invoke,
         ...(Object.keys(limits).length > 0 ? { limits } : {}),
         ...(executeOptions.signal ? { signal: executeOptions.signal } : {}),
       });
