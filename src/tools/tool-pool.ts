@@ -359,6 +359,11 @@ export class ToolPool {
     return pool;
   }
 
+  /** The pool's approver (`ToolPoolOptions.approver`), if any. */
+  get approver(): Approver | undefined {
+    return this.approval.approver;
+  }
+
   /** Rebuilds the catalog from every server's tool list; notifies listeners when asked. */
   private rebuild(notify: boolean): void {
     if (this.closed) return;

@@ -9,7 +9,7 @@ import type { CommandHelp } from '../command.js';
 export const execHelp: CommandHelp = {
   name: 'exec',
   summary: 'Run a JS/TS script in the sandbox against the configured MCP servers',
-  usage: `Usage: codecall exec <file | -> [--config <path>] [--json]
+  usage: `Usage: codecall exec <file | -> [--config <path>] [--json] [--approve <tool | all>]
 
 Runs a JavaScript or TypeScript script in the sandbox against the configured MCP servers.
 Tools are async functions: await tools.<server>.<tool>(args), or callTool("server.tool", args).
@@ -18,6 +18,9 @@ Only what the script prints comes back.
 Options:
   --config <path>   configuration file (default: ./codecall.json, then ./.mcp.json)
   --json            print one JSON object: status, stdout, stderr, error, toolCalls, stats
+  --approve <tool>  approve calls of server.tool that need approval (requireApproval) without
+                    asking; repeatable; "all" approves every call. Without it, a terminal is asked
+                    (y/N on stderr) and without a terminal such calls are denied (APPROVAL_DENIED)
 
 Exit status: 0 the script succeeded, 1 it failed (the reason on stderr), 2 usage or
 configuration error, 130 interrupted by SIGINT (Ctrl-C), 143 by SIGTERM (servers and sandboxes

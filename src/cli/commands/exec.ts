@@ -1,6 +1,6 @@
 /**
  * @module
- * `codecall exec <file|-> [--config path] [--json]`: runs a script (JavaScript or TypeScript)
+ * `codecall exec <file|-> [--config path] [--json] [--approve tool|all]`: runs a script (JavaScript or TypeScript)
  * against the configured MCP servers in the sandbox. Plain mode passes the script's stdout and
  * stderr through; `--json` prints exactly one JSON object with the result, every tool call, and
  * how many bytes of tool results the script consumed versus printed.
@@ -10,6 +10,7 @@ import { resolve } from 'node:path';
 import { CodecallRuntime } from '../../execute/index.js';
 import type { ExecutionResult } from '../../types.js';
 import { describeHistoryError, UsageError, type CliCommand, type CliIo } from '../command.js';
+import { checkApproveFlag, createCliApprover } from '../cli-approver.js';
 import { configNoticeWriter } from '../config-notices.js';
 import { neutralizeControls } from '../terminal-text.js';
 import { canPrompt, ensureConfigTrusted } from '../trust.js';
@@ -22,6 +23,8 @@ interface ExecArgs {
   file: string;
   config?: string;
   json: boolean;
+  /** `--approve` values: tools approved without asking, or `all`. */
+  approve: string[];
 }
 
 /** Parses the arguments of `codecall exec`. */
@@ -29,9 +32,16 @@ export function parseExecArgs(argv: string[]): ExecArgs {
   let file: string | undefined;
   let config: string | undefined;
   let json = false;
+  const approve: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     if (arg === '--json') json = true;
+    else if (arg === '--approve') {
+      const value = argv[++i];
+      if (value === undefined || value.startsWith('--'))
+        throw new UsageError('--approve needs a tool or all.');
+      approve.push(checkApproveFlag(value));
+    } else if (arg.startsWith('--approve=')) approve.push(checkApproveFlag(arg.slice('--approve='.length)));
     else if (arg === '--config') {
       const value = argv[++i];
       if (value === undefined || (value.startsWith('--') && value !== '-'))
@@ -43,7 +53,7 @@ export function parseExecArgs(argv: string[]): ExecArgs {
     else throw new UsageError(`one script at a time; got "${file}" and "${arg}".`);
   }
   if (file === undefined) throw new UsageError('give a script file, or - to read it from stdin.');
-  return { file, json, ...(config !== undefined ? { config } : {}) };
+  return { file, json, approve, ...(config !== undefined ? { config } : {}) };
 }
 
 async function readStdin(stdin: NodeJS.ReadableStream): Promise<string> {
@@ -117,6 +127,8 @@ async function run(argv: string[], io: CliIo): Promise<number> {
     onHistoryError: (error) => {
       io.stderr.write(`codecall exec: ${describeHistoryError(error)}\n`);
     },
+    // Calls that need approval (requireApproval): --approve, else a prompt on a terminal, else deny.
+    onApproval: createCliApprover({ io, command: 'exec', approve: args.approve }),
     signal: io.signal,
   });
   try {
