@@ -22,18 +22,24 @@ const allowedCallersSchema = z.array(toolCallerSchema).refine((v) => new Set(v).
  * `requireApproval`: `true`, `false`, or a rule: approval is needed when the value at the JSON
  * pointer (RFC 6901) of the call's arguments equals one of `values`.
  */
-export const requireApprovalSchema = z.union([
-  z.boolean(),
-  z.strictObject({
-    pointer: z
-      .string()
-      .max(DEFAULT_APPROVAL_RULE_MAX_POINTER_CHARS)
-      .regex(/^(\/.*)?$/, {
-        message: 'must be a JSON pointer: "" (the whole arguments) or "/field/…", e.g. "/path"',
-      }),
-    values: z.array(z.unknown()).min(1).max(DEFAULT_APPROVAL_RULE_MAX_VALUES),
-  }),
-]);
+export const requireApprovalSchema = z.union(
+  [
+    z.boolean(),
+    z.strictObject({
+      pointer: z
+        .string()
+        .max(DEFAULT_APPROVAL_RULE_MAX_POINTER_CHARS)
+        .regex(/^(\/.*)?$/, {
+          message: 'must be a JSON pointer: "" (the whole arguments) or "/field/…", e.g. "/path"',
+        }),
+      values: z.array(z.unknown()).min(1).max(DEFAULT_APPROVAL_RULE_MAX_VALUES),
+    }),
+  ],
+  {
+    error:
+      'must be true, false, or a rule { "pointer": "/field", "values": [ … ] } (approval is needed when the argument at pointer equals one of values). Fix: write one of these',
+  },
+);
 
 /** Per-tool policy: `mcpServers.<server>.tools.<tool>`. */
 export const toolPolicySchema = z.strictObject({
