@@ -165,9 +165,10 @@ export const jobsSchema = z.strictObject({
   concurrency: positiveInt.optional(),
 });
 
-/** `approvals`: how long a call that needs approval waits for an answer. */
+/** `approvals`: how long a call that needs approval waits, and the default for destructive tools. */
 export const approvalsSchema = z.strictObject({
   timeoutMs: positiveInt.optional(),
+  requireForDestructive: z.boolean().optional(),
 });
 
 /**

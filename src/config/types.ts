@@ -189,6 +189,11 @@ export interface JobsConfig {
 export interface ApprovalsConfig {
   /** Time a call that needs approval waits for an answer. @defaultValue {@link DEFAULT_APPROVAL_TIMEOUT_MS} */
   timeoutMs?: number;
+  /**
+   * Whether tools annotated `destructiveHint: true` that code may call need approval unless
+   * `requireApproval` says otherwise. @defaultValue true
+   */
+  requireForDestructive?: boolean;
 }
 
 /** A fully resolved codecall configuration. */

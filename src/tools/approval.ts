@@ -9,7 +9,8 @@
  * Resolution of `requireApproval`, first match wins:
  * 1. `mcpServers.<server>.tools.<tool>.requireApproval`
  * 2. `mcpServers.<server>.requireApproval`
- * 3. `true` for a tool annotated `destructiveHint: true` (and not `readOnlyHint`) that code may call
+ * 3. `true` for a tool annotated `destructiveHint: true` (and not `readOnlyHint`) that code may
+ *    call, unless `approvals.requireForDestructive` is `false`
  * 4. otherwise `false`
  */
 import { createHash } from 'node:crypto';
@@ -109,6 +110,11 @@ export interface ResolveRequireApprovalOptions {
   annotations?: ToolAnnotations | undefined;
   /** The tool's resolved callers (the destructive default applies only to tools code may call). */
   allowedCallers: readonly ToolCaller[];
+  /**
+   * Whether the destructive default applies (`approvals.requireForDestructive`).
+   * @defaultValue true
+   */
+  requireForDestructive?: boolean | undefined;
 }
 
 /** Resolves a tool's `requireApproval` and says where it came from (see the module comment). */
@@ -120,6 +126,7 @@ export function resolveRequireApproval(options: ResolveRequireApprovalOptions): 
   if (options.server !== undefined) return { requireApproval: options.server, source: 'server' };
   const annotations = options.annotations;
   if (
+    options.requireForDestructive !== false &&
     annotations?.destructiveHint === true &&
     annotations.readOnlyHint !== true &&
     options.allowedCallers.includes('code_execution')

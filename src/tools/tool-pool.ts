@@ -259,6 +259,7 @@ export class ToolPool {
     approver: Approver | undefined;
     timeoutMs: number;
     onDecision: ((record: ApprovalRecord) => void) | undefined;
+    requireForDestructive: boolean;
   };
 
   private constructor(
@@ -321,6 +322,8 @@ export class ToolPool {
           (isCodecallConfig(config) ? config.approvals?.timeoutMs : undefined) ??
           DEFAULT_APPROVAL_TIMEOUT_MS,
         onDecision: options.onApprovalDecision,
+        requireForDestructive:
+          (isCodecallConfig(config) ? config.approvals?.requireForDestructive : undefined) ?? true,
       },
     );
     holder.pool = pool;
@@ -393,6 +396,7 @@ export class ToolPool {
           server: config.requireApproval,
           annotations: listed.annotations,
           allowedCallers: callers.allowedCallers,
+          requireForDestructive: this.approval.requireForDestructive,
         });
         const tool: CatalogTool = {
           name: qualifiedName(connection.name, listed.name),

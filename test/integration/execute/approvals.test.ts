@@ -207,6 +207,17 @@ describe('approvals of tool calls', () => {
     expect(probe.destroyed).toBe(1);
   });
 
+  it('approvals.requireForDestructive: false turns the destructive default off for the whole configuration', async () => {
+    const { runtime, probe } = await open({ approvals: { requireForDestructive: false } });
+    expect(runtime.tools.get('misc.destroy')).toMatchObject({
+      requireApproval: false,
+      requireApprovalSource: 'default',
+    });
+    const result = await runtime.execute('console.log(await tools.misc.destroy({}));');
+    expect(result.stdout).toBe('destroyed\n');
+    expect(probe.destroyed).toBe(1);
+  });
+
   it('records every decision in the SQLite history store, newest first', async () => {
     const path = join(dir, 'audit.sqlite');
     const history = await SqliteHistoryStore.open({ path });

@@ -42,6 +42,14 @@ describe('resolveRequireApproval', () => {
       requireApproval: false,
       source: 'default',
     });
+    // approvals.requireForDestructive: false turns the default off.
+    expect(
+      resolveRequireApproval({
+        annotations: destructive,
+        allowedCallers: ['direct', 'code_execution'],
+        requireForDestructive: false,
+      }),
+    ).toEqual({ requireApproval: false, source: 'default' });
     expect(
       resolveRequireApproval({
         annotations: { destructiveHint: true, readOnlyHint: true },
@@ -135,13 +143,13 @@ describe('requireApproval in the configuration', () => {
             tools: { t: { requireApproval: { pointer: '/mode', values: ['force'] } } },
           },
         },
-        approvals: { timeoutMs: 5_000 },
+        approvals: { timeoutMs: 5_000, requireForDestructive: false },
       },
       { file, env: {} },
     );
     expect(config.mcpServers.s!.requireApproval).toBe(true);
     expect(config.mcpServers.s!.tools.t!.requireApproval).toEqual({ pointer: '/mode', values: ['force'] });
-    expect(config.approvals).toEqual({ timeoutMs: 5_000 });
+    expect(config.approvals).toEqual({ timeoutMs: 5_000, requireForDestructive: false });
   });
 
   it('refuses a bad rule with an issue naming the field and the fix', () => {
