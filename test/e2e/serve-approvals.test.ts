@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import {
   ElicitRequestSchema,
   type CallToolResult,
@@ -17,7 +18,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SqliteHistoryStore } from '../../src/search/sqlite-history-store.js';
-import { BIN, ROOT } from './serve-helpers.js';
+import { BIN, ROOT, spawnServe } from './serve-helpers.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'codecall-serve-approvals-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -119,6 +120,37 @@ describe('codecall serve approvals', () => {
       expect(text(result)).toContain('mcpServers.expenses.tools.delete_expense.requireApproval to false');
     } finally {
       await client.close();
+    }
+  });
+
+  it('over Streamable HTTP, the client is asked and its answer decides', async () => {
+    const serve = spawnServe(['--http', '--port', '0', '--config', CONFIG]);
+    try {
+      const [, url] = (await serve.waitFor(/listening on (http:\/\/\S+)/)) as [string, string];
+      const client = new Client(
+        { name: 'e2e-approvals-http', version: '1.0.0' },
+        { capabilities: { elicitation: { form: {} } } },
+      );
+      const asked: string[] = [];
+      client.setRequestHandler(ElicitRequestSchema, (request) => {
+        asked.push(request.params.message);
+        return { action: 'accept', content: { approve: true } };
+      });
+      await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+      try {
+        const result = await client.callTool({
+          name: 'execute_code',
+          arguments: { code: deleteScript('exp-00005') },
+        });
+        expect(text(result)).toContain('{"deleted":"exp-00005"}');
+        expect(asked).toHaveLength(1);
+        expect(asked[0]).toMatch(/^Approve expenses\.delete_expense\(\{"expense_id":"exp-00005"\}\)/);
+      } finally {
+        await client.close();
+      }
+    } finally {
+      serve.child.kill('SIGTERM');
+      await serve.exited;
     }
   });
 });
