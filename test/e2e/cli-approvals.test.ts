@@ -22,7 +22,10 @@ writeFileSync(
       expenses: {
         command: process.execPath,
         args: [join(REPO_ROOT, 'examples', 'expense-server', 'server.mjs')],
-        tools: { delete_expense: { allowedCallers: ['direct', 'code_execution'] } },
+        tools: {
+          delete_expense: { allowedCallers: ['direct', 'code_execution'] },
+          flag_expense: { requireApproval: { pointer: '/reason', values: ['fraud'] } },
+        },
       },
     },
     history: { path: join(dir, 'history.sqlite') },
@@ -100,5 +103,27 @@ describe('codecall exec with calls that need approval', () => {
     const result = await codecall(['exec', SCRIPT, '--config', CONFIG, '--approve', 'delete_expense']);
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('--approve takes a tool as server.tool, or all; got "delete_expense"');
+  });
+
+  it("codecall tools --json and config check show each tool's requireApproval", async () => {
+    const listed = await codecall(['tools', '--json', '--config', CONFIG]);
+    expect(listed.code, listed.stderr).toBe(0);
+    const tools = (
+      JSON.parse(listed.stdout) as {
+        tools: { name: string; requireApproval: unknown; requireApprovalSource: string }[];
+      }
+    ).tools;
+    const approval = (name: string) => {
+      const tool = tools.find((t) => t.name === name)!;
+      return [tool.requireApproval, tool.requireApprovalSource];
+    };
+    expect(approval('expenses.delete_expense')).toEqual([true, 'annotations']);
+    expect(approval('expenses.flag_expense')).toEqual([{ pointer: '/reason', values: ['fraud'] }, 'tool']);
+    expect(approval('expenses.get_expenses')).toEqual([false, 'default']);
+    const check = await codecall(['config', 'check', '--config', CONFIG]);
+    expect(check.code, check.stderr).toBe(0);
+    expect(check.stdout).toContain(
+      '    tool flag_expense: approval {"pointer":"/reason","values":["fraud"]}\n',
+    );
   });
 });
