@@ -50,7 +50,9 @@ export type CodecallErrorCode =
   | 'JOBS_QUEUE_FULL'
   | 'REPLAY_DIVERGED'
   | 'REPLAY_IN_DOUBT'
-  | 'JOURNAL_WRITE_FAILED';
+  | 'JOURNAL_WRITE_FAILED'
+  | 'APPROVAL_DENIED'
+  | 'APPROVAL_TIMEOUT';
 
 /**
  * Facts every payload may carry besides its typed fields (kept open so a payload can grow
@@ -180,6 +182,18 @@ export interface CodecallErrorDetailsMap {
   REPLAY_IN_DOUBT: CodecallErrorFacts & { tool?: string | undefined; index?: number | undefined };
   /** The run journal could not record a call; the run stopped. */
   JOURNAL_WRITE_FAILED: CodecallErrorFacts & { tool?: string | undefined };
+  APPROVAL_DENIED: CodecallErrorFacts & {
+    tool?: string | undefined;
+    /** Who decided: `callback`, `tty`, `flag`, `elicitation`, `policy` (nobody could be asked). */
+    decidedBy?: string | undefined;
+    reason?: string | undefined;
+    configKey?: string | undefined;
+  };
+  APPROVAL_TIMEOUT: CodecallErrorFacts & {
+    tool?: string | undefined;
+    timeoutMs?: number | undefined;
+    configKey?: string | undefined;
+  };
   SEARCH_EMBEDDING_FAILED: CodecallErrorFacts & {
     field?: string | undefined;
     path?: string | undefined;

@@ -30,6 +30,8 @@ export type {
 export { CONFIG_FILE_NAMES, loadConfig, parseConfig } from './config/index.js';
 export type {
   AgentConfig,
+  ApprovalRule,
+  ApprovalsConfig,
   CodecallConfig,
   ConfigIssue,
   HistoryConfig,
@@ -41,6 +43,7 @@ export type {
   SearchConfig,
   ServerConfig,
   ServerMap,
+  RequireApproval,
   StdioServerConfig,
   ToolPolicyConfig,
 } from './config/index.js';
@@ -69,6 +72,16 @@ export type {
   ServerStatus,
   ToolCallOptions,
   ToolPoolOptions,
+} from './tools/index.js';
+// Approvals (requireApproval): who decides, what is asked, what is recorded
+export type {
+  ApprovalDecider,
+  ApprovalDecision,
+  ApprovalOutcome,
+  ApprovalRecord,
+  ApprovalRequest,
+  Approver,
+  RequireApprovalSource,
 } from './tools/index.js';
 
 // Execution
@@ -138,6 +151,8 @@ export type {
   ToolSearchResult,
   ToolSearchState,
   UsageHistoryStore,
+  ApprovalAuditEntry,
+  ListApprovalsOptions,
 } from './search/index.js';
 
 // Language models

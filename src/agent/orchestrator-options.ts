@@ -8,6 +8,7 @@ import type { CodecallConfig, LoadConfigOptions } from '../config/index.js';
 import type { CodecallRuntime, CodecallRuntimeOptions } from '../execute/index.js';
 import type { CreateLanguageModelOptions } from '../providers/create-language-model.js';
 import type { LanguageModel, Message, ToolDefinition } from '../providers/language-model.js';
+import type { Approver } from '../tools/index.js';
 import type { TelemetryOptions } from './runner/run-telemetry.js';
 import type { StopCondition } from './runner/stop-condition.js';
 import type { AgentExecution, AgentMode, AgentStep, AgentToolCall } from './types.js';
@@ -62,6 +63,12 @@ export interface RunHooks {
   onToolCall?: (call: AgentToolCall) => void | PromiseLike<void>;
   /** Called (and awaited) after each `execute_code` run, with its full result. */
   onExecution?: (execution: AgentExecution) => void | PromiseLike<void>;
+  /**
+   * Decides tool calls that need approval (`requireApproval`), from scripts and direct calls.
+   * @defaultValue the runtime's `onApproval`; else `stream()` emits an `approval-request` event
+   * to answer, and `run()` denies
+   */
+  onApproval?: Approver;
 }
 
 /** Options of {@link createOrchestrator}. */

@@ -35,6 +35,7 @@ import type {
   ToolCallPart,
   ToolResult,
 } from '../providers/language-model.js';
+import type { ApprovalDecision, Approver } from '../tools/index.js';
 import type { ExecutionResult } from '../types.js';
 import { ContextMeter } from './context-meter.js';
 import { chooseModel } from './runner/choose-model.js';
@@ -189,6 +190,10 @@ class AgentOrchestrator implements Orchestrator {
 
   async run(input: RunInput, options: RunOptions = {}): Promise<RunResult> {
     for await (const event of this.stream(input, options)) {
+      if (event.type === 'approval-request')
+        event.deny(
+          'nobody can answer approval requests of run(): pass onApproval to run() or createOrchestrator(), or answer the approval-request events of stream()',
+        );
       if (event.type === 'done') return event.result;
       if (event.type === 'error') throw event.error;
     }
@@ -273,6 +278,26 @@ class AgentOrchestrator implements Orchestrator {
     });
     state.meter = meter;
     const found: string[] = [];
+    // Who answers approvals: the run's hook, else the runtime's, else whoever reads stream().
+    const approver: Approver =
+      hooks.onApproval ??
+      this.runtime.tools.approver ??
+      ((request) =>
+        new Promise<ApprovalDecision>((resolve) => {
+          let answered = false;
+          const answer = (decision: ApprovalDecision): void => {
+            if (answered) return;
+            answered = true;
+            resolve(decision);
+          };
+          emit({
+            type: 'approval-request',
+            step: state.steps.length,
+            request,
+            approve: (reason) => answer({ approved: true, ...(reason !== undefined ? { reason } : {}) }),
+            deny: (reason) => answer({ approved: false, reason: reason ?? 'denied by the stream consumer' }),
+          });
+        }));
     const messages = state.messages;
     let recorded = false;
     /** The model's direct calls over the run are one sequence for the tool graph. */
@@ -401,6 +426,7 @@ class AgentOrchestrator implements Orchestrator {
               trace: runSpan,
               onToolCall: hooks.onToolCall,
               onExecution: hooks.onExecution,
+              approver,
             }),
           ),
         );
@@ -458,5 +484,6 @@ function definedHooks(options: RunOptions): RunHooks {
   if (options.onStepFinish !== undefined) hooks.onStepFinish = options.onStepFinish;
   if (options.onToolCall !== undefined) hooks.onToolCall = options.onToolCall;
   if (options.onExecution !== undefined) hooks.onExecution = options.onExecution;
+  if (options.onApproval !== undefined) hooks.onApproval = options.onApproval;
   return hooks;
 }

@@ -7,6 +7,7 @@
  */
 import type { CodecallError } from '../errors.js';
 import type { Message, StopReason, TokenUsage } from '../providers/language-model.js';
+import type { ApprovalRequest } from '../tools/index.js';
 import type { ExecutionResult } from '../types.js';
 
 /**
@@ -174,6 +175,18 @@ export type AgentEvent =
   | { type: 'execution-start'; step: number; toolCallId: string; code: string }
   | { type: 'execution-end'; step: number; execution: AgentExecution }
   | { type: 'tool-call-end'; step: number; call: AgentToolCall }
+  | {
+      /**
+       * A tool call needs approval (`requireApproval`) and the run has no `onApproval`: the call
+       * waits until `approve()` or `deny()` is called (the first answer counts), or the
+       * approval timeout passes. `run()` denies these at once: nobody reads its events.
+       */
+      type: 'approval-request';
+      step: number;
+      request: ApprovalRequest;
+      approve: (reason?: string) => void;
+      deny: (reason?: string) => void;
+    }
   | { type: 'step-end'; step: AgentStep }
   | { type: 'done'; result: RunResult }
   | {

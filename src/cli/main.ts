@@ -16,6 +16,7 @@ import {
 } from './command.js';
 import { configHelp } from './commands/config.help.js';
 import { evalSearchHelp } from './commands/eval-search.help.js';
+import { approvalsHelp } from './commands/approvals.help.js';
 import { execHelp } from './commands/exec.help.js';
 import { graphHelp } from './commands/graph.help.js';
 import { jobsHelp } from './commands/jobs.help.js';
@@ -45,6 +46,7 @@ const COMMANDS: readonly CommandEntry[] = [
   { ...workerHelp, load: async () => (await import('./commands/worker.js')).workerCommand },
   { ...jobsHelp, load: async () => (await import('./commands/jobs.js')).jobsCommand },
   { ...configHelp, load: async () => (await import('./commands/config.js')).configCommand },
+  { ...approvalsHelp, load: async () => (await import('./commands/approvals.js')).approvalsCommand },
 ];
 
 function version(): string {

@@ -231,3 +231,16 @@ export const DEFAULT_JOBS_CONNECT_TIMEOUT_MS = 10_000;
 export const DEFAULT_JOBS_HISTORY_MAX_TRANSITIONS = 1_000_000;
 /** Bytes of a run journal file read back for a replay (`codecall exec --resume`); a larger file is refused. */
 export const DEFAULT_MAX_RUN_JOURNAL_BYTES = 256 * 1_048_576;
+/**
+ * Time a tool call that needs approval (`requireApproval`) waits for an answer before it fails
+ * with `APPROVAL_TIMEOUT`. The wait counts against the script's wall time (`sandbox.wallTimeMs`).
+ */
+export const DEFAULT_APPROVAL_TIMEOUT_MS = 60_000;
+/** Values one `requireApproval` rule may list. */
+export const DEFAULT_APPROVAL_RULE_MAX_VALUES = 1_000;
+/** Characters of the JSON pointer of one `requireApproval` rule. */
+export const DEFAULT_APPROVAL_RULE_MAX_POINTER_CHARS = 1_024;
+/** Approval decisions `codecall approvals` lists unless told otherwise. */
+export const DEFAULT_APPROVALS_LIST_LIMIT = 50;
+/** Approval decisions the history store keeps (older ones are pruned). */
+export const DEFAULT_APPROVALS_MAX_KEPT = 10_000;

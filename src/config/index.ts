@@ -8,6 +8,9 @@ export type { ConfigIssue, LoadConfigOptions, ParseConfigOptions } from './load-
 export { parseConfigText, type ConfigTextResult } from './parse-config-text.js';
 export type {
   AgentConfig,
+  ApprovalRule,
+  ApprovalsConfig,
+  RequireApproval,
   CodecallConfig,
   HistoryConfig,
   RemoteServerConfig,

@@ -28,6 +28,7 @@ import { parseConfigText } from './parse-config-text.js';
 import { closestName, formatJsonPath, type JsonPath } from './json-path.js';
 import {
   agentSchema,
+  approvalsSchema,
   configFileSchema,
   historySchema,
   sandboxSchema,
@@ -39,7 +40,13 @@ import {
   type ConfigFile,
   type ServerEntry,
 } from './schema.js';
-import type { CodecallConfig, ServeConfig, ServerConfig, ToolPolicyConfig } from './types.js';
+import type {
+  CodecallConfig,
+  RequireApproval,
+  ServeConfig,
+  ServerConfig,
+  ToolPolicyConfig,
+} from './types.js';
 
 /** Files looked for in the working directory, in order, when no path is given. */
 export const CONFIG_FILE_NAMES: readonly string[] = ['codecall.json', '.mcp.json'];
@@ -219,6 +226,7 @@ export function parseConfig(json: unknown, options: ParseConfigOptions): Codecal
     agent: definedOnly({ ...data.agent }),
     serve,
     jobs: definedOnly({ ...data.jobs }),
+    approvals: definedOnly({ ...data.approvals }),
     ignoredKeys: client.ignoredKeys,
     notices: [ignoredKeysNotice(client.ignoredKeys)].filter((n): n is string => n !== undefined),
   };
@@ -458,6 +466,7 @@ function resolveServer(
     ...(entry.allowedCallers !== undefined
       ? { allowedCallers: [...entry.allowedCallers] as ToolCaller[] }
       : {}),
+    ...(entry.requireApproval !== undefined ? { requireApproval: copyRule(entry.requireApproval) } : {}),
     deferLoading: entry.deferLoading ?? true,
     connectTimeoutMs: entry.connectTimeoutMs ?? DEFAULT_SERVER_CONNECT_TIMEOUT_MS,
     toolTimeoutMs: entry.toolTimeoutMs ?? DEFAULT_TOOL_CALL_TIMEOUT_MS,
@@ -486,10 +495,15 @@ function resolveServer(
 function copyPolicy(policy: z.infer<typeof toolPolicySchema>): ToolPolicyConfig {
   const out: ToolPolicyConfig = {};
   if (policy.allowedCallers !== undefined) out.allowedCallers = [...policy.allowedCallers];
+  if (policy.requireApproval !== undefined) out.requireApproval = copyRule(policy.requireApproval);
   if (policy.deferLoading !== undefined) out.deferLoading = policy.deferLoading;
   if (policy.inputExamples !== undefined) out.inputExamples = policy.inputExamples;
   if (policy.timeoutMs !== undefined) out.timeoutMs = policy.timeoutMs;
   return out;
+}
+
+function copyRule(rule: boolean | { pointer: string; values: unknown[] }): RequireApproval {
+  return typeof rule === 'boolean' ? rule : { pointer: rule.pointer, values: [...rule.values] };
 }
 
 /** The keys allowed at a given path, for "unknown key" messages. */
@@ -508,6 +522,7 @@ function knownKeysAt(path: JsonPath): string[] {
       agent: agentSchema,
       serve: serveSchema,
       jobs: jobsSchema,
+      approvals: approvalsSchema,
     }[p[0]!];
     if (section) return keys(section);
   }

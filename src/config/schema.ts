@@ -7,6 +7,7 @@
  * The resolved, fully-defaulted form is in `types.ts`.
  */
 import { z } from 'zod';
+import { DEFAULT_APPROVAL_RULE_MAX_POINTER_CHARS, DEFAULT_APPROVAL_RULE_MAX_VALUES } from './defaults.js';
 
 const positiveInt = z.number().int().positive();
 
@@ -17,9 +18,33 @@ const allowedCallersSchema = z.array(toolCallerSchema).refine((v) => new Set(v).
   message: 'lists a caller twice',
 });
 
+/**
+ * `requireApproval`: `true`, `false`, or a rule: approval is needed when the value at the JSON
+ * pointer (RFC 6901) of the call's arguments equals one of `values`.
+ */
+export const requireApprovalSchema = z.union(
+  [
+    z.boolean(),
+    z.strictObject({
+      pointer: z
+        .string()
+        .max(DEFAULT_APPROVAL_RULE_MAX_POINTER_CHARS)
+        .regex(/^(\/.*)?$/, {
+          message: 'must be a JSON pointer: "" (the whole arguments) or "/field/…", e.g. "/path"',
+        }),
+      values: z.array(z.unknown()).min(1).max(DEFAULT_APPROVAL_RULE_MAX_VALUES),
+    }),
+  ],
+  {
+    error:
+      'must be true, false, or a rule { "pointer": "/field", "values": [ … ] } (approval is needed when the argument at pointer equals one of values). Fix: write one of these',
+  },
+);
+
 /** Per-tool policy: `mcpServers.<server>.tools.<tool>`. */
 export const toolPolicySchema = z.strictObject({
   allowedCallers: allowedCallersSchema.optional(),
+  requireApproval: requireApprovalSchema.optional(),
   deferLoading: z.boolean().optional(),
   inputExamples: z.array(z.record(z.string(), z.unknown())).max(20).optional(),
   timeoutMs: positiveInt.optional(),
@@ -48,6 +73,7 @@ export const serverSchema = z.strictObject({
   disabled: z.boolean().optional(),
   // codecall keys.
   allowedCallers: allowedCallersSchema.optional(),
+  requireApproval: requireApprovalSchema.optional(),
   deferLoading: z.boolean().optional(),
   connectTimeoutMs: positiveInt.optional(),
   toolTimeoutMs: positiveInt.optional(),
@@ -139,6 +165,12 @@ export const jobsSchema = z.strictObject({
   concurrency: positiveInt.optional(),
 });
 
+/** `approvals`: how long a call that needs approval waits, and the default for destructive tools. */
+export const approvalsSchema = z.strictObject({
+  timeoutMs: positiveInt.optional(),
+  requireForDestructive: z.boolean().optional(),
+});
+
 /**
  * Keys other MCP clients write that codecall does not use: dropped before validation and listed
  * in one notice. Any other unknown key is dropped the same way unless it is close to a codecall
@@ -173,6 +205,7 @@ export const configFileSchema = z.strictObject({
   agent: agentSchema.optional(),
   serve: serveSchema.optional(),
   jobs: jobsSchema.optional(),
+  approvals: approvalsSchema.optional(),
 });
 
 /** A configuration file as parsed (before defaults). */

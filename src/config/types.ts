@@ -6,10 +6,27 @@
 import type { SandboxLimits } from '../types.js';
 import type { ToolCaller } from '../types.js';
 
+/**
+ * A `requireApproval` rule: a call needs approval when the value at `pointer` (a JSON pointer,
+ * RFC 6901, into the call's arguments) equals one of `values`.
+ */
+export interface ApprovalRule {
+  pointer: string;
+  values: unknown[];
+}
+
+/** `requireApproval`: always, never, or when the arguments match a rule. */
+export type RequireApproval = boolean | ApprovalRule;
+
 /** Per-tool policy from `mcpServers.<server>.tools.<tool>`; unset fields fall back to the server. */
 export interface ToolPolicyConfig {
   /** Who may call the tool. Unset: the server's `allowedCallers`, else the annotation default. */
   allowedCallers?: ToolCaller[];
+  /**
+   * Whether a call waits for a person's approval. Unset: the server's `requireApproval`, else
+   * `true` for a tool annotated `destructiveHint: true` that code may call, else `false`.
+   */
+  requireApproval?: RequireApproval;
   /** Keep the tool out of the model's initial context (found through search). */
   deferLoading?: boolean;
   /** Example argument objects, shown to the model as `@example`s. */
@@ -24,6 +41,8 @@ interface ServerConfigBase {
   name: string;
   /** Who may call this server's tools, unless a tool says otherwise; unset: annotation default. */
   allowedCallers?: ToolCaller[];
+  /** Whether this server's tools need approval, unless a tool says otherwise; unset: annotation default. */
+  requireApproval?: RequireApproval;
   /** Default `deferLoading` of this server's tools. */
   deferLoading: boolean;
   /** Time to connect and list tools. */
@@ -166,6 +185,17 @@ export interface JobsConfig {
   concurrency?: number;
 }
 
+/** Resolved `approvals` section. */
+export interface ApprovalsConfig {
+  /** Time a call that needs approval waits for an answer. @defaultValue {@link DEFAULT_APPROVAL_TIMEOUT_MS} */
+  timeoutMs?: number;
+  /**
+   * Whether tools annotated `destructiveHint: true` that code may call need approval unless
+   * `requireApproval` says otherwise. @defaultValue true
+   */
+  requireForDestructive?: boolean;
+}
+
 /** A fully resolved codecall configuration. */
 export interface CodecallConfig {
   /** Absolute path of the file it came from; `undefined` for an in-memory config. */
@@ -181,6 +211,8 @@ export interface CodecallConfig {
   agent: AgentConfig;
   serve: ServeConfig;
   jobs: JobsConfig;
+  /** How approvals wait (absent in configurations built by hand: defaults apply). */
+  approvals?: ApprovalsConfig;
   /**
    * JSON paths of keys that other clients write and codecall does not use (`alwaysAllow`,
    * `preferences`, …), removed before validation.

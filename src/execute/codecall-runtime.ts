@@ -21,7 +21,7 @@ import {
   type ToolUsage,
   type UsageHistoryStore,
 } from '../search/index.js';
-import type { CatalogTool, ToolPool, UpstreamToolResult } from '../tools/index.js';
+import type { ApprovalRecord, Approver, CatalogTool, ToolPool, UpstreamToolResult } from '../tools/index.js';
 import type { ExecutionResult, ToolCaller } from '../types.js';
 import { ExecutionSession, type ExecutionSessionOptions } from './execution-session.js';
 import type { ToolResultListener } from './executor.js';
@@ -90,6 +90,10 @@ export interface RuntimeExecuteOptions {
   replay?: boolean;
   /** See `ExecuteOptions.replayInDoubt`. @defaultValue 'refuse' */
   replayInDoubt?: ReplayInDoubtPolicy;
+  /** Decides this run's calls that need approval. @defaultValue the runtime's `onApproval` */
+  approver?: Approver;
+  /** The run's id in approval requests and the audit trail. @defaultValue a random UUID */
+  runId?: string;
 }
 
 /** Options of {@link CodecallRuntime.callTool}. */
@@ -97,6 +101,10 @@ export interface RuntimeCallOptions {
   signal?: AbortSignal;
   /** @defaultValue 'direct' */
   caller?: ToolCaller;
+  /** Decides this call if it needs approval. @defaultValue the runtime's `onApproval` */
+  approver?: Approver;
+  /** The run the call belongs to, for the approval request and the audit trail. */
+  runId?: string;
 }
 
 /** The default of {@link CodecallRuntimeOptions.onHistoryError}: a process warning. */
@@ -176,8 +184,16 @@ export class CodecallRuntime {
   static async open(options: CodecallRuntimeOptions = {}): Promise<CodecallRuntime> {
     const onHistoryError = options.onHistoryError ?? warnHistoryNotSaved;
     let runtime: CodecallRuntime | undefined;
+    const onDecision = options.tools?.onApprovalDecision;
     const session = await ExecutionSession.open({
       ...options,
+      tools: {
+        ...options.tools,
+        onApprovalDecision: (record) => {
+          runtime?.recordApproval(record);
+          onDecision?.(record);
+        },
+      },
       onSequence: (sequence) => runtime?.recordSequence(sequence),
     });
     let history: UsageHistoryStore | undefined;
@@ -245,6 +261,8 @@ export class CodecallRuntime {
     return this.tools.call(name, args, {
       caller: options.caller ?? 'direct',
       ...(options.signal ? { signal: options.signal } : {}),
+      ...(options.approver ? { approver: options.approver } : {}),
+      ...(options.runId !== undefined ? { runId: options.runId } : {}),
     });
   }
 
@@ -257,6 +275,8 @@ export class CodecallRuntime {
     return this.tools.callResult(name, args, {
       caller: options.caller ?? 'direct',
       ...(options.signal ? { signal: options.signal } : {}),
+      ...(options.approver ? { approver: options.approver } : {}),
+      ...(options.runId !== undefined ? { runId: options.runId } : {}),
     });
   }
 
@@ -274,6 +294,19 @@ export class CodecallRuntime {
     }
     const write = this.history
       .append(names)
+      .catch((error: unknown) => this.#onHistoryError(error))
+      .finally(() => this.#pending.delete(write));
+    this.#pending.add(write);
+  }
+
+  /**
+   * Records one approval decision in the history store's audit trail (in the background,
+   * awaited by {@link CodecallRuntime.flush}); stores without `appendApproval` keep none.
+   */
+  recordApproval(record: ApprovalRecord): void {
+    if (this.#closing || !this.history.appendApproval) return;
+    const write = this.history
+      .appendApproval({ ...record })
       .catch((error: unknown) => this.#onHistoryError(error))
       .finally(() => this.#pending.delete(write));
     this.#pending.add(write);

@@ -7,7 +7,7 @@
 import { CodecallError } from '../errors.js';
 import { loadConfig, type CodecallConfig, type LoadConfigOptions } from '../config/index.js';
 import { SandboxPool, type SandboxPoolOptions } from '../isolate/index.js';
-import { ToolPool, type ToolPoolOptions } from '../tools/index.js';
+import { ToolPool, type Approver, type ToolPoolOptions } from '../tools/index.js';
 import { createExecutor, type Executor, type SequenceListener } from './executor.js';
 
 /** Options of {@link ExecutionSession.open}. */
@@ -20,6 +20,12 @@ export interface ExecutionSessionOptions {
   tools?: ToolPoolOptions;
   /** Overrides of the configuration's `sandbox` section. */
   sandbox?: SandboxPoolOptions;
+  /**
+   * Decides tool calls that need approval (`requireApproval`), from scripts and direct calls
+   * alike; a run or call may bring its own. Same as `tools.approver`, which it wins over.
+   * @defaultValue none: such calls are denied with a message saying how to allow them
+   */
+  onApproval?: Approver;
   /** Usage-history hook, see {@link ExecutorOptions.onSequence}. */
   onSequence?: SequenceListener;
   /**
@@ -78,7 +84,10 @@ export class ExecutionSession {
     };
     if (options.signal?.aborted) throw abortedError();
     const opening = Promise.allSettled([
-      ToolPool.open(config, options.tools ?? {}),
+      ToolPool.open(config, {
+        ...options.tools,
+        ...(options.onApproval ? { approver: options.onApproval } : {}),
+      }),
       SandboxPool.open(sandboxOptions),
     ]);
     let settled: Awaited<typeof opening>;

@@ -6,10 +6,11 @@
  * After each run the ordered list of tools it called successfully goes to `onSequence` (usage
  * history for tool search).
  */
+import { randomUUID } from 'node:crypto';
 import { compileScript, renderDeclarations, type RenderDeclarationsOptions } from '../compile/index.js';
 import { DEFAULT_MAX_CODE_BYTES } from '../config/defaults.js';
 import { resolveSandboxLimits, type SandboxLimits, type SandboxPool } from '../isolate/index.js';
-import type { CatalogTool, ToolPool } from '../tools/index.js';
+import type { Approver, CatalogTool, ToolPool } from '../tools/index.js';
 import type { ExecutionResult, SandboxToolBinding, ToolInvoker } from '../types.js';
 import { CodecallError } from '../errors.js';
 import { createJournaledInvoker, type ReplayInDoubtPolicy } from './journaled-invoker.js';
@@ -96,6 +97,16 @@ export interface ExecuteOptions {
    * @defaultValue 'refuse'
    */
   replayInDoubt?: ReplayInDoubtPolicy;
+  /**
+   * Decides this run's calls that need approval (`requireApproval`).
+   * @defaultValue the tool pool's `approver`
+   */
+  approver?: Approver;
+  /**
+   * The run's id, carried by its approval requests and audit records.
+   * @defaultValue a random UUID
+   */
+  runId?: string;
 }
 
 /** Runs model code against MCP tools. */
@@ -200,8 +211,12 @@ export function createExecutor(options: ExecutorOptions): Executor {
   const maxCodeBytes = options.maxCodeBytes ?? DEFAULT_MAX_CODE_BYTES;
   // Validate limits once, up front: bad limits are a developer fault.
   if (options.limits) resolveSandboxLimits(options.limits);
-  const invoke: ToolInvoker = ({ name, args, signal }) =>
-    pool.call(name, args, { caller: 'code_execution', signal });
+  /** The invoker of one run: its calls carry the run id and their index (approvals, audit). */
+  const invokerOf = (approver: Approver | undefined, runId: string): ToolInvoker => {
+    let calls = 0;
+    return ({ name, args, signal }) =>
+      pool.call(name, args, { caller: 'code_execution', signal, approver, runId, callIndex: calls++ });
+  };
   const observed = (listener: ToolResultListener, inner: ToolInvoker): ToolInvoker => {
     const tell = (event: ToolResultEvent): void => {
       try {
@@ -252,6 +267,7 @@ export function createExecutor(options: ExecutorOptions): Executor {
             details: { field: 'replay', value: true },
           },
         );
+      const invoke = invokerOf(executeOptions.approver, executeOptions.runId ?? randomUUID());
       const journaled = executeOptions.journal
         ? await openJournal(source, executeOptions, pool, invoke)
         : undefined;

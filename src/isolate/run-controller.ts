@@ -6,6 +6,7 @@
  * The place where the script runs (an {@link EngineRun} in-process, or a worker process) is a
  * {@link RunBackend}; this module never touches isolated-vm.
  */
+import { isCodecallError } from '../errors.js';
 import { NameIndex } from '../util/edit-distance.js';
 import type {
   ExecutionErrorCode,
@@ -155,6 +156,14 @@ const nameIndexes = new WeakMap<readonly SandboxToolBinding[], ToolNameIndex>();
 function parseArgs(json: string): unknown {
   if (!json.includes('"__proto__"')) return JSON.parse(json);
   return JSON.parse(json, (key, value: unknown) => (key === '__proto__' ? undefined : value));
+}
+
+/** Host error codes a script sees as its error's `code` (others arrive as `TOOL_ERROR`). */
+const FORWARDED_CODES = new Set<string>(['APPROVAL_DENIED', 'APPROVAL_TIMEOUT']);
+
+/** The `code` the script's error carries for a call that failed on the host with `error`. */
+function scriptCodeOf(error: unknown): string {
+  return isCodecallError(error) && FORWARDED_CODES.has(error.code) ? error.code : 'TOOL_ERROR';
 }
 
 function messageOf(error: unknown): string {
@@ -384,7 +393,7 @@ export class RunController implements EngineSink {
     } catch (error) {
       record.durationMs = performance.now() - started;
       this.#release(call);
-      this.#failed(call, record, messageOf(error), 'TOOL_ERROR');
+      this.#failed(call, record, messageOf(error), scriptCodeOf(error));
     }
     this.#inFlight--;
     this.#pump();

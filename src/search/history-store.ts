@@ -4,6 +4,7 @@
  * server-grade store (Postgres, Redis…) can implement later, plus an in-memory store for tests
  * and short-lived processes. Pure.
  */
+import { DEFAULT_APPROVALS_LIST_LIMIT, DEFAULT_APPROVALS_MAX_KEPT } from '../config/defaults.js';
 import { CodecallError } from '../errors.js';
 import { ToolGraph, type ToolSearchState } from './tool-graph.js';
 import { DEFAULT_MAX_SERIALIZED_USES, type ToolUsage } from './tool-search.js';
@@ -34,8 +35,71 @@ export interface UsageHistoryStore {
    * from queries across restarts.
    */
   appendUsage?(usage: ToolUsage): Promise<void>;
+  /** Records one approval decision (the audit trail). Stores without it keep no audit trail. */
+  appendApproval?(entry: ApprovalAuditEntry): Promise<void>;
+  /** The newest approval decisions, newest first. */
+  listApprovals?(options?: ListApprovalsOptions): Promise<ApprovalAuditEntry[]>;
   /** Releases the store; idempotent. */
   close(): Promise<void>;
+}
+
+/** One approval decision as the history store keeps it. */
+export interface ApprovalAuditEntry {
+  /** Qualified tool name, `server.tool`. */
+  tool: string;
+  /** sha256 (hex) of the arguments' JSON (the arguments themselves are not kept). */
+  argsSha256: string;
+  /** `approved`, `denied`, `timeout` or `cancelled`. */
+  outcome: string;
+  /** Who or what decided: `callback`, `tty`, `flag`, `elicitation`, `policy`, `timeout`, `cancelled`. */
+  decidedBy: string;
+  reason?: string;
+  /** `direct` or `code_execution`. */
+  caller: string;
+  /** Milliseconds since the epoch. */
+  at: number;
+  runId?: string;
+  callIndex?: number;
+}
+
+/** Options of {@link UsageHistoryStore.listApprovals}. */
+export interface ListApprovalsOptions {
+  /** @defaultValue {@link DEFAULT_APPROVALS_LIST_LIMIT} */
+  limit?: number;
+}
+
+/** Checks an audit entry's fields (strings, a finite time) before it is stored. */
+export function checkApprovalEntry(entry: unknown): ApprovalAuditEntry {
+  const e = entry as Partial<ApprovalAuditEntry> | null;
+  const ok =
+    typeof e === 'object' &&
+    e !== null &&
+    typeof e.tool === 'string' &&
+    typeof e.argsSha256 === 'string' &&
+    typeof e.outcome === 'string' &&
+    typeof e.decidedBy === 'string' &&
+    typeof e.caller === 'string' &&
+    Number.isFinite(e.at) &&
+    (e.reason === undefined || typeof e.reason === 'string') &&
+    (e.runId === undefined || typeof e.runId === 'string') &&
+    (e.callIndex === undefined || Number.isSafeInteger(e.callIndex));
+  if (!ok)
+    throw new CodecallError(
+      'INVALID_ARGUMENT',
+      'An approval entry needs tool, argsSha256, outcome, decidedBy, caller (strings) and at (milliseconds).',
+      { details: { field: 'entry' } },
+    );
+  return e as ApprovalAuditEntry;
+}
+
+/** Checks a `limit` of {@link UsageHistoryStore.listApprovals}. */
+export function checkApprovalsLimit(limit: unknown): number {
+  if (limit === undefined) return DEFAULT_APPROVALS_LIST_LIMIT;
+  if (!Number.isSafeInteger(limit) || (limit as number) < 1)
+    throw new CodecallError('INVALID_ARGUMENT', `limit must be a positive integer; got ${String(limit)}.`, {
+      details: { field: 'limit', value: limit },
+    });
+  return limit as number;
 }
 
 /** Checks `sequence` is an array of strings (names are untrusted: they come from model code). */
@@ -75,7 +139,34 @@ export function checkUsage(usage: unknown): ToolUsage {
 export class MemoryHistoryStore implements UsageHistoryStore {
   readonly #graph = new ToolGraph();
   #usages: Array<[string, string[]]> = [];
+  #approvals: ApprovalAuditEntry[] = [];
   #closed = false;
+
+  appendApproval(entry: ApprovalAuditEntry): Promise<void> {
+    if (this.#closed) return Promise.reject(closedError());
+    try {
+      this.#approvals.push({ ...checkApprovalEntry(entry) });
+      if (this.#approvals.length > DEFAULT_APPROVALS_MAX_KEPT) this.#approvals.shift();
+      return Promise.resolve();
+    } catch (error) {
+      return Promise.reject(error as Error);
+    }
+  }
+
+  listApprovals(options: ListApprovalsOptions = {}): Promise<ApprovalAuditEntry[]> {
+    if (this.#closed) return Promise.reject(closedError());
+    try {
+      const limit = checkApprovalsLimit(options.limit);
+      return Promise.resolve(
+        this.#approvals
+          .slice(-limit)
+          .reverse()
+          .map((entry) => ({ ...entry })),
+      );
+    } catch (error) {
+      return Promise.reject(error as Error);
+    }
+  }
 
   load(): Promise<ToolSearchState> {
     if (this.#closed) return Promise.reject(closedError());

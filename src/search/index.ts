@@ -42,7 +42,7 @@ export { DEFAULT_FEEDBACK_HALF_LIFE_USES, DEFAULT_FEEDBACK_MIN_COUNT } from './q
 export { transitionsOf } from './tool-graph.js';
 export { DEFAULT_MAX_REGEX_PATTERN_CHARS } from './regex-query.js';
 export { checkSequence, MemoryHistoryStore } from './history-store.js';
-export type { UsageHistoryStore } from './history-store.js';
+export type { ApprovalAuditEntry, ListApprovalsOptions, UsageHistoryStore } from './history-store.js';
 export { DEFAULT_HISTORY_BUSY_TIMEOUT_MS, SqliteHistoryStore } from './sqlite-history-store.js';
 export type { SqliteHistoryStoreOptions } from './sqlite-history-store.js';
 export { evaluateSearch, learnFieldWeights } from './evaluate-search.js';

@@ -20,11 +20,24 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { DEFAULT_HISTORY_MAX_QUEUED_RUNS, DEFAULT_HISTORY_MAX_RUNS } from '../config/defaults.js';
+import {
+  DEFAULT_APPROVALS_MAX_KEPT,
+  DEFAULT_HISTORY_MAX_QUEUED_RUNS,
+  DEFAULT_HISTORY_MAX_RUNS,
+} from '../config/defaults.js';
 import type * as Sqlite from 'node:sqlite';
 import type { DatabaseSync } from 'node:sqlite';
 import { CodecallError } from '../errors.js';
-import { checkSequence, checkUsage, closedError, type UsageHistoryStore } from './history-store.js';
+import {
+  checkApprovalEntry,
+  checkApprovalsLimit,
+  checkSequence,
+  checkUsage,
+  closedError,
+  type ApprovalAuditEntry,
+  type ListApprovalsOptions,
+  type UsageHistoryStore,
+} from './history-store.js';
 import { DEFAULT_MAX_RECORDED_CALLS, transitionsOf, type ToolSearchState } from './tool-graph.js';
 import { DEFAULT_MAX_SERIALIZED_USES, type ToolUsage } from './tool-search.js';
 
@@ -32,9 +45,10 @@ import { DEFAULT_MAX_SERIALIZED_USES, type ToolUsage } from './tool-search.js';
 export const DEFAULT_HISTORY_BUSY_TIMEOUT_MS = 5_000;
 /**
  * Schema version written by this code (2: runs carry their transitions, for pruning; 3: a
- * `usages` table of search queries and the tools used after them, for query feedback).
+ * `usages` table of search queries and the tools used after them, for query feedback; 4: an
+ * `approvals` table, the audit trail of approval decisions).
  */
-const SCHEMA_VERSION = 3;
+const SCHEMA_VERSION = 4;
 
 /** Options of {@link SqliteHistoryStore.open}. */
 export interface SqliteHistoryStoreOptions {
@@ -119,6 +133,23 @@ function appendUsage(message) {
     throw error;
   }
 }
+const insertApproval = db.prepare(
+  'INSERT INTO approvals (decided_at, tool, args_sha256, outcome, decided_by, reason, caller, run_id, call_index) ' +
+    'VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+);
+const pruneApprovals = db.prepare('DELETE FROM approvals WHERE id <= (SELECT MAX(id) FROM approvals) - ?');
+function appendApproval(message) {
+  db.exec('BEGIN IMMEDIATE');
+  try {
+    const e = message.entry;
+    insertApproval.run(e.at, e.tool, e.argsSha256, e.outcome, e.decidedBy, e.reason ?? null, e.caller, e.runId ?? null, e.callIndex ?? null);
+    pruneApprovals.run(workerData.maxApprovals);
+    db.exec('COMMIT');
+  } catch (error) {
+    if (db.isTransaction) db.exec('ROLLBACK');
+    throw error;
+  }
+}
 parentPort.on('message', (message) => {
   if (message.type === 'close') {
     db.close();
@@ -127,6 +158,7 @@ parentPort.on('message', (message) => {
   }
   try {
     if (message.type === 'usage') appendUsage(message);
+    else if (message.type === 'approval') appendApproval(message);
     else append(message);
     parentPort.postMessage({ type: 'done', id: message.id });
   } catch (error) {
@@ -177,7 +209,7 @@ export function loadSqlite(): Promise<SqliteModule> {
 /** SQLite `application_id` that marks a codecall usage history database ("cchs"). */
 const HISTORY_APPLICATION_ID = 0x63_63_68_73;
 /** Tables of a codecall history database (one from before the application_id marker has only these). */
-const HISTORY_TABLES: ReadonlySet<string> = new Set(['meta', 'runs', 'transitions', 'usages']);
+const HISTORY_TABLES: ReadonlySet<string> = new Set(['meta', 'runs', 'transitions', 'usages', 'approvals']);
 
 /**
  * Throws unless `db` is empty or a codecall history database (its `application_id`, or, for
@@ -362,6 +394,11 @@ export class SqliteHistoryStore implements UsageHistoryStore {
           CREATE TABLE IF NOT EXISTS usages (
             id INTEGER PRIMARY KEY, recorded_at INTEGER NOT NULL, query TEXT NOT NULL, tools TEXT NOT NULL
           );
+          CREATE TABLE IF NOT EXISTS approvals (
+            id INTEGER PRIMARY KEY, decided_at INTEGER NOT NULL, tool TEXT NOT NULL, args_sha256 TEXT NOT NULL,
+            outcome TEXT NOT NULL, decided_by TEXT NOT NULL, reason TEXT, caller TEXT NOT NULL,
+            run_id TEXT, call_index INTEGER
+          );
           INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', '${SCHEMA_VERSION}');
           INSERT OR IGNORE INTO meta (key, value) VALUES ('sequences', '0');
         `);
@@ -400,6 +437,7 @@ export class SqliteHistoryStore implements UsageHistoryStore {
           busyTimeoutMs: options.busyTimeoutMs ?? DEFAULT_HISTORY_BUSY_TIMEOUT_MS,
           maxRuns,
           maxUsages: DEFAULT_MAX_SERIALIZED_USES,
+          maxApprovals: DEFAULT_APPROVALS_MAX_KEPT,
         },
       });
       return new SqliteHistoryStore(
@@ -487,6 +525,62 @@ export class SqliteHistoryStore implements UsageHistoryStore {
     } catch (error) {
       return Promise.reject(
         error instanceof CodecallError ? error : failed(this.path, 'record a query', error),
+      );
+    }
+  }
+
+  /**
+   * Queues one approval decision for the writer thread, which keeps the newest
+   * {@link DEFAULT_APPROVALS_MAX_KEPT}. Fails like {@link append}.
+   */
+  appendApproval(entry: ApprovalAuditEntry): Promise<void> {
+    try {
+      this.#checkWritable();
+      const checked = checkApprovalEntry(entry);
+      return this.#enqueue({ type: 'approval', entry: { ...checked } });
+    } catch (error) {
+      return Promise.reject(
+        error instanceof CodecallError ? error : failed(this.path, 'record an approval', error),
+      );
+    }
+  }
+
+  /** The newest approval decisions, newest first (committed ones, also those of other processes). */
+  listApprovals(options: ListApprovalsOptions = {}): Promise<ApprovalAuditEntry[]> {
+    try {
+      const limit = checkApprovalsLimit(options.limit);
+      const rows = this.#open()
+        .prepare(
+          'SELECT decided_at, tool, args_sha256, outcome, decided_by, reason, caller, run_id, call_index ' +
+            'FROM approvals ORDER BY id DESC LIMIT ?',
+        )
+        .all(limit) as Array<{
+        decided_at: number;
+        tool: string;
+        args_sha256: string;
+        outcome: string;
+        decided_by: string;
+        reason: string | null;
+        caller: string;
+        run_id: string | null;
+        call_index: number | null;
+      }>;
+      return Promise.resolve(
+        rows.map((row) => ({
+          tool: row.tool,
+          argsSha256: row.args_sha256,
+          outcome: row.outcome,
+          decidedBy: row.decided_by,
+          ...(row.reason !== null ? { reason: row.reason } : {}),
+          caller: row.caller,
+          at: Number(row.decided_at),
+          ...(row.run_id !== null ? { runId: row.run_id } : {}),
+          ...(row.call_index !== null ? { callIndex: Number(row.call_index) } : {}),
+        })),
+      );
+    } catch (error) {
+      return Promise.reject(
+        error instanceof CodecallError ? error : failed(this.path, 'read approvals', error),
       );
     }
   }

@@ -44,6 +44,7 @@ import { formatResultForModel, type CodecallRuntime } from '../execute/index.js'
 import type { CatalogTool } from '../tools/index.js';
 import type { ExecutionResult } from '../types.js';
 import type { ServeLearning } from '../config/index.js';
+import { elicitationApprover } from './elicitation-approver.js';
 import { RunLimiter } from './run-limiter.js';
 
 /** Told after every `execute_code` run (for logs and tests). */
@@ -296,6 +297,9 @@ export function createCodecallServer(options: CodecallServerOptions): Server {
     extra: RequestHandlerExtra<ServerRequest, ServerNotification>,
   ): Promise<CallToolResult> => {
     const { name, arguments: args } = request.params;
+    // Calls that need approval: the runtime's approver, else this client through elicitation.
+    const approver =
+      runtime.tools.approver ?? elicitationApprover(server, extra, runtime.config.approvals?.timeoutMs);
     if (name === SEARCH_TOOLS_NAME) {
       const input = parseSearchToolsInput(args ?? {});
       if ('error' in input) return textResult(input.error, true);
@@ -356,7 +360,7 @@ export function createCodecallServer(options: CodecallServerOptions): Server {
             );
             timer.unref();
           }
-          const result = await runtime.execute(input.code, { signal: controller.signal, learn });
+          const result = await runtime.execute(input.code, { signal: controller.signal, learn, approver });
           if (learn) creditQuery(result.toolCalls.filter((call) => call.ok).map((call) => call.tool));
           try {
             options.onExecute?.({
@@ -392,6 +396,7 @@ export function createCodecallServer(options: CodecallServerOptions): Server {
       const result = await runtime.callToolResult(tool.name, args ?? {}, {
         signal: extra.signal,
         caller: 'direct',
+        approver,
       });
       // The upstream result as it came: a client that asked for this tool gets its images,
       // audio, resources, structuredContent, _meta and isError (scripts get plain values).

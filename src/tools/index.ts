@@ -31,6 +31,23 @@ export type {
   ResolveAllowedCallersOptions,
   ToolAnnotations,
 } from './policy.js';
+export {
+  approvalConfigKey,
+  awaitApproval,
+  hashArguments,
+  needsApproval,
+  resolveRequireApproval,
+} from './approval.js';
+export type {
+  ApprovalDecider,
+  ApprovalDecision,
+  ApprovalOutcome,
+  ApprovalRecord,
+  ApprovalRequest,
+  ApprovalTarget,
+  Approver,
+  RequireApprovalSource,
+} from './approval.js';
 export { compileInputValidator } from './validate-input.js';
 export type { InputValidator } from './validate-input.js';
 export { normalizeToolResult, toolErrorText } from './normalize-result.js';

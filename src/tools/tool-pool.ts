@@ -2,13 +2,20 @@
  * @module
  * The pool of configured MCP servers and the catalog of their tools. Opens every server
  * concurrently (one failing does not stop the others), follows `tools/list_changed`, reconnects
- * dropped servers, and checks every call on the host: caller policy, input schema, timeout,
- * cancellation; results are normalized into plain values.
+ * dropped servers, and checks every call on the host: caller policy, input schema, approval,
+ * timeout, cancellation; results are normalized into plain values.
  */
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { closestName } from '../config/json-path.js';
-import type { CodecallConfig, ServerConfig, ServerMap, ToolPolicyConfig } from '../config/types.js';
+import type {
+  CodecallConfig,
+  RequireApproval,
+  ServerConfig,
+  ServerMap,
+  ToolPolicyConfig,
+} from '../config/types.js';
 import {
+  DEFAULT_APPROVAL_TIMEOUT_MS,
   DEFAULT_SERVER_CONNECT_TIMEOUT_MS,
   DEFAULT_SERVER_MAX_CONCURRENT_CALLS,
   DEFAULT_TOOL_CALL_TIMEOUT_MS,
@@ -18,6 +25,14 @@ import { CodecallError } from '../errors.js';
 import { NameIndex } from '../util/edit-distance.js';
 import type { JsonSchema, ToolCaller } from '../types.js';
 import { assignIdentifiers, qualifiedName } from './names.js';
+import {
+  awaitApproval,
+  needsApproval,
+  resolveRequireApproval,
+  type ApprovalRecord,
+  type Approver,
+  type RequireApprovalSource,
+} from './approval.js';
 import { normalizeToolResult, toolErrorText, type RawToolResult } from './normalize-result.js';
 import {
   assertCallerAllowed,
@@ -58,6 +73,13 @@ export interface CatalogTool {
   allowedCallers: ToolCaller[];
   /** Where `allowedCallers` came from: tool config, server config, annotations or the default. */
   allowedCallersSource: AllowedCallersSource;
+  /**
+   * Whether a call waits for approval: always, never, or when its arguments match a rule.
+   * Absent (a tool described by hand): never.
+   */
+  requireApproval?: RequireApproval;
+  /** Where `requireApproval` came from: tool config, server config, annotations or the default. */
+  requireApprovalSource?: RequireApprovalSource;
   /** Kept out of the model's initial context; found through search. */
   deferLoading: boolean;
   /** Argument examples from the configuration. */
@@ -99,6 +121,18 @@ export interface ToolPoolOptions {
    * @defaultValue {@link DEFAULT_INPUT_VALIDATOR_CACHE_MAX_ENTRIES}
    */
   validatorCacheMaxEntries?: number;
+  /**
+   * Decides calls that need approval (`requireApproval`), unless a call brings its own.
+   * @defaultValue none: such calls are denied with a message saying how to allow them
+   */
+  approver?: Approver;
+  /**
+   * Time a call waits for approval.
+   * @defaultValue the configuration's `approvals.timeoutMs`, else {@link DEFAULT_APPROVAL_TIMEOUT_MS}
+   */
+  approvalTimeoutMs?: number;
+  /** Told every approval decision (the audit trail); errors it throws are ignored. */
+  onApprovalDecision?: (record: ApprovalRecord) => void;
 }
 
 /** Options of {@link ToolPool.call}. */
@@ -112,6 +146,15 @@ export interface ToolCallOptions {
    * @defaultValue the tool's `timeoutMs`, else the server's `toolTimeoutMs`
    */
   timeoutMs?: number;
+  /**
+   * Decides this call if it needs approval.
+   * @defaultValue the pool's `approver`
+   */
+  approver?: Approver | undefined;
+  /** The run that made the call, for the approval request and the audit trail. */
+  runId?: string | undefined;
+  /** 0-based index of the call among its run's calls, for the approval request and the audit trail. */
+  callIndex?: number | undefined;
 }
 
 /** The state of one server, for `codecall tools` and error reports. */
@@ -212,15 +255,23 @@ export class ToolPool {
   private closed = false;
   private closing: Promise<void> | undefined;
   private startup: Promise<void> = Promise.resolve();
+  private readonly approval: {
+    approver: Approver | undefined;
+    timeoutMs: number;
+    onDecision: ((record: ApprovalRecord) => void) | undefined;
+    requireForDestructive: boolean;
+  };
 
   private constructor(
     connections: ServerConnection[],
     custom: ReadonlySet<string>,
     validatorCacheMaxEntries: number,
+    approval: ToolPool['approval'],
   ) {
     this.connections = connections;
     this.custom = custom;
     this.validatorCacheMaxEntries = validatorCacheMaxEntries;
+    this.approval = approval;
   }
 
   /**
@@ -264,6 +315,16 @@ export class ToolPool {
       connections,
       new Set(Object.keys(transports)),
       options.validatorCacheMaxEntries ?? DEFAULT_INPUT_VALIDATOR_CACHE_MAX_ENTRIES,
+      {
+        approver: options.approver,
+        timeoutMs:
+          options.approvalTimeoutMs ??
+          (isCodecallConfig(config) ? config.approvals?.timeoutMs : undefined) ??
+          DEFAULT_APPROVAL_TIMEOUT_MS,
+        onDecision: options.onApprovalDecision,
+        requireForDestructive:
+          (isCodecallConfig(config) ? config.approvals?.requireForDestructive : undefined) ?? true,
+      },
     );
     holder.pool = pool;
     if (options.background) {
@@ -301,6 +362,11 @@ export class ToolPool {
     return pool;
   }
 
+  /** The pool's approver (`ToolPoolOptions.approver`), if any. */
+  get approver(): Approver | undefined {
+    return this.approval.approver;
+  }
+
   /** Rebuilds the catalog from every server's tool list; notifies listeners when asked. */
   private rebuild(notify: boolean): void {
     if (this.closed) return;
@@ -325,6 +391,13 @@ export class ToolPool {
           server: config.allowedCallers,
           annotations: listed.annotations,
         });
+        const approval = resolveRequireApproval({
+          tool: policy.requireApproval,
+          server: config.requireApproval,
+          annotations: listed.annotations,
+          allowedCallers: callers.allowedCallers,
+          requireForDestructive: this.approval.requireForDestructive,
+        });
         const tool: CatalogTool = {
           name: qualifiedName(connection.name, listed.name),
           server: connection.name,
@@ -335,6 +408,8 @@ export class ToolPool {
           inputSchema: listed.inputSchema,
           allowedCallers: callers.allowedCallers,
           allowedCallersSource: callers.source,
+          requireApproval: approval.requireApproval,
+          requireApprovalSource: approval.source,
           deferLoading: policy.deferLoading ?? config.deferLoading,
           timeoutMs: policy.timeoutMs ?? config.toolTimeoutMs,
         };
@@ -445,8 +520,9 @@ export class ToolPool {
    * Calls a tool after checking, on the host, that `caller` may call it and that `args` match
    * its input schema. Resolves with the normalized result; rejects with a `CodecallError`
    * whose message is written for the model (`TOOL_NOT_FOUND`, `TOOL_NOT_ALLOWED`,
-   * `TOOL_INPUT_INVALID`, `TOOL_CALL_FAILED` for `isError` results, `TOOL_TIMEOUT`,
-   * `SERVER_UNAVAILABLE`, `ABORTED`).
+   * `TOOL_INPUT_INVALID`, `APPROVAL_DENIED` / `APPROVAL_TIMEOUT` for a call that needs
+   * approval (`requireApproval`) and did not get it, `TOOL_CALL_FAILED` for `isError` results,
+   * `TOOL_TIMEOUT`, `SERVER_UNAVAILABLE`, `ABORTED`).
    */
   async call(name: string, args: unknown, options: ToolCallOptions): Promise<unknown> {
     const { tool, raw } = await this.dispatch(name, args, options);
@@ -485,6 +561,25 @@ export class ToolPool {
     const validator = this.validatorsOf(entry.connection).get(tool.name, tool.inputSchema);
     this.reportValidator(entry.connection, tool.name, validator);
     validator.validate(input);
+    if (tool.requireApproval !== undefined && needsApproval({ requireApproval: tool.requireApproval }, input))
+      await awaitApproval(
+        {
+          ...tool,
+          requireApproval: tool.requireApproval,
+          requireApprovalSource: tool.requireApprovalSource ?? 'default',
+        },
+        {
+          args: input,
+          caller: options.caller,
+          approver: options.approver ?? this.approval.approver,
+          timeoutMs: this.approval.timeoutMs,
+          signal: options.signal,
+          runId: options.runId,
+          callIndex: options.callIndex,
+          onDecision: this.approval.onDecision,
+        },
+      );
+    if (this.closed) throw new CodecallError('CLOSED', `Cannot call ${name}: the tool pool is closed.`);
     const raw = await entry.connection.call(tool.tool, input, {
       signal: options.signal,
       timeoutMs: options.timeoutMs ?? tool.timeoutMs,

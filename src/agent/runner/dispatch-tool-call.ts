@@ -16,7 +16,7 @@ import {
   SEARCH_TOOLS_NAME,
 } from '../../meta/index.js';
 import type { ToolCallPart } from '../../providers/language-model.js';
-import type { CatalogTool } from '../../tools/index.js';
+import type { Approver, CatalogTool } from '../../tools/index.js';
 import type { ContextMeter } from '../context-meter.js';
 import type { AgentEvent, AgentExecution, AgentMode, AgentToolCall } from '../types.js';
 import type { RunTelemetry, TraceScope } from './run-telemetry.js';
@@ -51,6 +51,8 @@ export interface DispatchContext {
   /** Awaited after each call ends (`onToolCall`), and after each script (`onExecution`). */
   onToolCall?: ((call: AgentToolCall) => void | PromiseLike<void>) | undefined;
   onExecution?: ((execution: AgentExecution) => void | PromiseLike<void>) | undefined;
+  /** Decides the calls that need approval (scripts' and direct ones). */
+  approver?: Approver | undefined;
 }
 
 /** A value as the model reads it. */
@@ -150,6 +152,7 @@ export async function dispatchToolCall(
     const calls = context.telemetry.scriptCalls(span);
     const result = await runtime.execute(input.code, {
       signal,
+      ...(context.approver ? { approver: context.approver } : {}),
       onToolResult: (event) => {
         calls.onToolResult();
         counter.onToolResult(event);
@@ -176,7 +179,11 @@ export async function dispatchToolCall(
   }
   let value: unknown;
   try {
-    value = await runtime.callTool(tool.name, input, { signal, caller: 'direct' });
+    value = await runtime.callTool(tool.name, input, {
+      signal,
+      caller: 'direct',
+      ...(context.approver ? { approver: context.approver } : {}),
+    });
   } catch (error) {
     if (signal.aborted) throw error;
     return finish('direct', errorText(error), true, { tool: tool.name });

@@ -7,7 +7,13 @@
  */
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
-import { loadConfig, parseConfigText, type CodecallConfig, type ServerConfig } from '../../config/index.js';
+import {
+  loadConfig,
+  parseConfigText,
+  type CodecallConfig,
+  type RequireApproval,
+  type ServerConfig,
+} from '../../config/index.js';
 import { UsageError, type CliCommand, type CliIo } from '../command.js';
 import { neutralizeControls } from '../terminal-text.js';
 import { configHelp } from './config.help.js';
@@ -65,13 +71,20 @@ interface ServerReport {
   env?: string[];
   headers?: string[];
   allowedCallers?: string[];
+  requireApproval?: RequireApproval;
   deferLoading: boolean;
   connectTimeoutMs: number;
   toolTimeoutMs: number;
   maxConcurrentCalls: number;
   tools: Record<
     string,
-    { allowedCallers?: string[]; deferLoading?: boolean; timeoutMs?: number; inputExamples?: number }
+    {
+      allowedCallers?: string[];
+      requireApproval?: RequireApproval;
+      deferLoading?: boolean;
+      timeoutMs?: number;
+      inputExamples?: number;
+    }
   >;
 }
 
@@ -109,6 +122,7 @@ function reportServer(server: ServerConfig, written: Record<string, unknown> | u
   for (const [name, policy] of Object.entries(server.tools)) {
     tools[name] = {
       ...(policy.allowedCallers ? { allowedCallers: policy.allowedCallers } : {}),
+      ...(policy.requireApproval !== undefined ? { requireApproval: policy.requireApproval } : {}),
       ...(policy.deferLoading !== undefined ? { deferLoading: policy.deferLoading } : {}),
       ...(policy.timeoutMs !== undefined ? { timeoutMs: policy.timeoutMs } : {}),
       ...(policy.inputExamples ? { inputExamples: policy.inputExamples.length } : {}),
@@ -116,6 +130,7 @@ function reportServer(server: ServerConfig, written: Record<string, unknown> | u
   }
   const common = {
     ...(server.allowedCallers ? { allowedCallers: server.allowedCallers } : {}),
+    ...(server.requireApproval !== undefined ? { requireApproval: server.requireApproval } : {}),
     deferLoading: server.deferLoading,
     connectTimeoutMs: server.connectTimeoutMs,
     toolTimeoutMs: server.toolTimeoutMs,
@@ -176,11 +191,13 @@ function renderPlain(report: ConfigReport): string {
       out.push(`    headers: ${s.headers.join(', ')} (values not shown)`);
     out.push(
       `    policy: callers ${callers(s.allowedCallers)}, deferLoading ${String(s.deferLoading)}, ` +
-        `connect ${s.connectTimeoutMs} ms, tool calls ${s.toolTimeoutMs} ms, ${s.maxConcurrentCalls} at once`,
+        `connect ${s.connectTimeoutMs} ms, tool calls ${s.toolTimeoutMs} ms, ${s.maxConcurrentCalls} at once` +
+        (s.requireApproval !== undefined ? `, approval ${JSON.stringify(s.requireApproval)}` : ''),
     );
     for (const [tool, p] of Object.entries(s.tools)) {
       const parts = [
         p.allowedCallers ? `callers ${callers(p.allowedCallers)}` : undefined,
+        p.requireApproval !== undefined ? `approval ${JSON.stringify(p.requireApproval)}` : undefined,
         p.deferLoading !== undefined ? `deferLoading ${String(p.deferLoading)}` : undefined,
         p.timeoutMs !== undefined ? `timeout ${p.timeoutMs} ms` : undefined,
         p.inputExamples !== undefined ? `${p.inputExamples} input examples` : undefined,

@@ -9,7 +9,7 @@ import type { CommandHelp } from '../command.js';
 export const execHelp: CommandHelp = {
   name: 'exec',
   summary: 'Run a JS/TS script in the sandbox against the configured MCP servers',
-  usage: `Usage: codecall exec <file | -> [--config <path>] [--json]
+  usage: `Usage: codecall exec <file | -> [--config <path>] [--json] [--approve <tool | all>]
                      [--journal <file> | --resume <file> [--repeat-in-doubt]]
 
 Runs a JavaScript or TypeScript script in the sandbox against the configured MCP servers.
@@ -27,6 +27,9 @@ Options:
   --repeat-in-doubt with --resume: call again a tool whose call was in flight when the run
                     stopped (it may have happened); without it only tools annotated
                     idempotentHint or readOnlyHint are, and others stop with REPLAY_IN_DOUBT
+  --approve <tool>  approve calls of server.tool that need approval (requireApproval) without
+                    asking; repeatable; "all" approves every call. Without it, a terminal is asked
+                    (y/N on stderr) and without a terminal such calls are denied (APPROVAL_DENIED)
 
 Exit status: 0 the script succeeded, 1 it failed or could not be replayed (the reason on
 stderr), 2 usage or configuration error, 130 interrupted by SIGINT (Ctrl-C), 143 by SIGTERM

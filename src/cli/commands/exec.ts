@@ -1,6 +1,6 @@
 /**
  * @module
- * `codecall exec <file|-> [--config path] [--json]`: runs a script (JavaScript or TypeScript)
+ * `codecall exec <file|-> [--config path] [--json] [--approve tool|all]`: runs a script (JavaScript or TypeScript)
  * against the configured MCP servers in the sandbox. Plain mode passes the script's stdout and
  * stderr through; `--json` prints exactly one JSON object with the result, every tool call, and
  * how many bytes of tool results the script consumed versus printed.
@@ -11,6 +11,7 @@ import { CodecallError } from '../../errors.js';
 import { CodecallRuntime, FileRunJournal } from '../../execute/index.js';
 import type { ExecutionResult } from '../../types.js';
 import { describeHistoryError, UsageError, type CliCommand, type CliIo } from '../command.js';
+import { checkApproveFlag, createCliApprover } from '../cli-approver.js';
 import { configNoticeWriter } from '../config-notices.js';
 import { neutralizeControls } from '../terminal-text.js';
 import { canPrompt, ensureConfigTrusted } from '../trust.js';
@@ -28,6 +29,8 @@ interface ExecArgs {
   /** Resume the run recorded in this file (`--resume`). */
   resume?: string;
   repeatInDoubt: boolean;
+  /** `--approve` values: tools approved without asking, or `all`. */
+  approve: string[];
 }
 
 /** Codes of a journal that cannot be written or replayed: the run failed (exit 1), not a usage error. */
@@ -46,9 +49,16 @@ export function parseExecArgs(argv: string[]): ExecArgs {
     if (value === undefined || value.startsWith('--')) throw new UsageError(`${option} needs a file.`);
     return value;
   };
+  const approve: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     if (arg === '--json') json = true;
+    else if (arg === '--approve') {
+      const value = argv[++i];
+      if (value === undefined || value.startsWith('--'))
+        throw new UsageError('--approve needs a tool or all.');
+      approve.push(checkApproveFlag(value));
+    } else if (arg.startsWith('--approve=')) approve.push(checkApproveFlag(arg.slice('--approve='.length)));
     else if (arg === '--repeat-in-doubt') repeatInDoubt = true;
     else if (arg === '--journal') journal = valueOf(arg, ++i);
     else if (arg.startsWith('--journal=')) journal = arg.slice('--journal='.length);
@@ -72,6 +82,7 @@ export function parseExecArgs(argv: string[]): ExecArgs {
   return {
     file,
     json,
+    approve,
     repeatInDoubt,
     ...(config !== undefined ? { config } : {}),
     ...(journal !== undefined ? { journal } : {}),
@@ -182,6 +193,8 @@ async function run(argv: string[], io: CliIo): Promise<number> {
     onHistoryError: (error) => {
       io.stderr.write(`codecall exec: ${describeHistoryError(error)}\n`);
     },
+    // Calls that need approval (requireApproval): --approve, else a prompt on a terminal, else deny.
+    onApproval: createCliApprover({ io, command: 'exec', approve: args.approve }),
     signal: io.signal,
   });
   try {

@@ -10,7 +10,7 @@ export const runHelp: CommandHelp = {
   name: 'run',
   summary: 'Run a task with a model: tool search + code execution over your MCP servers',
   usage: `Usage: codecall run "<task>" [--model <provider:model>] [--base-url <url>] [--max-steps <n>]
-                    [--mode code|direct] [--config <path>] [--json]
+                    [--mode code|direct] [--config <path>] [--json] [--approve <tool | all>]
 
 Runs a task with a language model over the configured MCP servers. In code mode (the default)
 the model finds tools with search_tools and calls them from code with execute_code; only what
@@ -27,6 +27,9 @@ Options:
   --mode code|direct  how the model uses tools (default: code)
   --config <path>     configuration file (default: ./codecall.json, then ./.mcp.json)
   --json              print the full run result as one JSON object on stdout
+  --approve <tool>    approve calls of server.tool that need approval (requireApproval) without
+                      asking; repeatable; "all" approves every call. Without it, a terminal is
+                      asked (y/N on stderr); without a terminal such calls are denied
 
 Try it offline:
   codecall run "Which team members exceeded their Q3 travel budget?" --model demo --config examples/codecall.json

@@ -8,6 +8,7 @@
 import { createOrchestrator, type AgentMode, type AgentStep, type RunResult } from '../../agent/index.js';
 import { isCodecallError, type CodecallError } from '../../errors.js';
 import { describeHistoryError, UsageError, type CliCommand, type CliIo } from '../command.js';
+import { checkApproveFlag, createCliApprover } from '../cli-approver.js';
 import { configNoticeWriter } from '../config-notices.js';
 import { canPrompt, ensureConfigTrusted } from '../trust.js';
 import { runHelp } from './run.help.js';
@@ -20,6 +21,8 @@ interface RunArgs {
   mode: AgentMode;
   config?: string;
   json: boolean;
+  /** `--approve` values: tools approved without asking, or `all`. */
+  approve: string[];
 }
 
 /** Errors that end a run without an answer (exit 1); anything else is the developer's to fix (exit 2). */
@@ -30,7 +33,11 @@ const MAX_PROGRESS_ERROR_CHARS = 160;
 /** Parses the arguments of `codecall run`. */
 export function parseRunArgs(argv: string[]): RunArgs {
   const words: string[] = [];
-  const out: Partial<RunArgs> & { mode: AgentMode; json: boolean } = { mode: 'code', json: false };
+  const out: Partial<RunArgs> & { mode: AgentMode; json: boolean; approve: string[] } = {
+    mode: 'code',
+    json: false,
+    approve: [],
+  };
   const valueOf = (flag: string, index: number): string => {
     const value = argv[index];
     if (value === undefined || value.startsWith('--')) throw new UsageError(`${flag} needs a value.`);
@@ -54,6 +61,9 @@ export function parseRunArgs(argv: string[]): RunArgs {
         break;
       case '--config':
         out.config = take();
+        break;
+      case '--approve':
+        out.approve.push(checkApproveFlag(take()));
         break;
       case '--mode': {
         const mode = take();
@@ -159,6 +169,8 @@ async function run(argv: string[], io: CliIo): Promise<number> {
         onServerError: (event) => io.stderr.write(`codecall run: ${firstLine(event.error.message)}\n`),
       },
       onHistoryError: (error) => io.stderr.write(`codecall run: ${describeHistoryError(error)}\n`),
+      // Calls that need approval (requireApproval): --approve, else a prompt on a terminal, else deny.
+      onApproval: createCliApprover({ io, command: 'run', approve: args.approve }),
       signal: io.signal,
     },
     mode: args.mode,

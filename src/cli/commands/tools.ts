@@ -105,6 +105,8 @@ async function run(argv: string[], io: CliIo): Promise<number> {
           sandboxName: `tools.${t.namespace}.${t.member}`,
           allowedCallers: t.allowedCallers,
           allowedCallersSource: t.allowedCallersSource,
+          requireApproval: t.requireApproval ?? false,
+          requireApprovalSource: t.requireApprovalSource ?? 'default',
           deferLoading: t.deferLoading,
           description: t.description,
         })),

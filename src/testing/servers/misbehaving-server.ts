@@ -26,6 +26,8 @@ export interface MisbehavingServerProbe {
   completed: string[];
   /** Tools added through `add_tool`. */
   added: string[];
+  /** Calls of `destroy` that reached the server (a destructive tool: for approval tests). */
+  destroyed: number;
 }
 
 /** 1×1 transparent PNG. */
@@ -44,7 +46,13 @@ export function createMisbehavingServer(options: MisbehavingServerOptions = {}):
   server: McpServer;
   probe: MisbehavingServerProbe;
 } {
-  const probe: MisbehavingServerProbe = { started: [], cancelled: [], completed: [], added: [] };
+  const probe: MisbehavingServerProbe = {
+    started: [],
+    cancelled: [],
+    completed: [],
+    added: [],
+    destroyed: 0,
+  };
   const server = new McpServer(
     { name: options.name ?? 'misbehaving', version: '1.0.0' },
     { capabilities: { tools: { listChanged: true } } },
@@ -198,7 +206,10 @@ export function createMisbehavingServer(options: MisbehavingServerOptions = {}):
       inputSchema: {},
       annotations: { destructiveHint: true },
     },
-    () => ({ content: [{ type: 'text', text: 'destroyed' }] }),
+    () => {
+      probe.destroyed++;
+      return { content: [{ type: 'text', text: 'destroyed' }] };
+    },
   );
 
   server.registerTool(

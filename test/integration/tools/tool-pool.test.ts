@@ -105,14 +105,17 @@ describe('ToolPool catalog', () => {
       allowedCallersSource: 'tool',
       inputExamples: [{ expense_id: 'exp-00001' }],
       deferLoading: false,
+      // Destructive and opened to code: calls wait for approval unless requireApproval says otherwise.
+      requireApproval: true,
+      requireApprovalSource: 'annotations',
     });
     expect(tool('expenses.get_team_members')).toMatchObject({
       allowedCallers: ['direct'],
       allowedCallersSource: 'server',
     });
-    await expect(pool.call('expenses.delete_expense', { expense_id: 'exp-00001' }, code)).resolves.toEqual({
-      deleted: 'exp-00001',
-    });
+    await expect(
+      pool.call('expenses.delete_expense', { expense_id: 'exp-00001' }, { ...code, approver: () => true }),
+    ).resolves.toEqual({ deleted: 'exp-00001' });
   });
 });
 
