@@ -202,7 +202,7 @@ export class SandboxPool {
   /** Live sessions by key, least recently used first. */
   readonly #sessions = new Map<string, SessionEntry>();
   /** Sessions that ended unseen (expired, evicted, lost their worker), by key → why. */
-  readonly #ended = new Map<string, string>();
+  readonly #ended = new Map<string, { owner: string; why: string }>();
   readonly #sessionTtlMs: number;
   readonly #maxSessions: number;
   readonly #maxSessionNameChars: number;
@@ -307,7 +307,7 @@ export class SandboxPool {
     for (const entry of [...this.#sessions.values()]) {
       if (entry.owner === owner) this.#endSession(entry, `The session "${entry.name}" was closed.`, false);
     }
-    for (const key of [...this.#ended.keys()]) if (key.startsWith(`${owner}\0`)) this.#ended.delete(key);
+    for (const [key, ended] of [...this.#ended]) if (ended.owner === owner) this.#ended.delete(key);
   }
 
   async #runInSession(options: SandboxRunOptions, limits: SandboxLimits): Promise<ExecutionResult> {
@@ -320,13 +320,14 @@ export class SandboxPool {
       );
     }
     const owner = options.sessionOwner ?? '';
-    const key = `${owner}\0${name}`;
+    // Unambiguous whatever the characters of either part.
+    const key = JSON.stringify([owner, name]);
     let entry = this.#sessions.get(key);
     if (entry === undefined) {
-      const why = this.#ended.get(key);
-      if (why !== undefined) {
+      const ended = this.#ended.get(key);
+      if (ended !== undefined) {
         this.#ended.delete(key);
-        return sessionResult('SESSION_EXPIRED', why);
+        return sessionResult('SESSION_EXPIRED', ended.why);
       }
       if (this.#sessions.size >= this.#maxSessions) {
         const victim = [...this.#sessions.values()].find((candidate) => candidate.busy === 0);
@@ -415,7 +416,7 @@ export class SandboxPool {
   /** After a session's last queued run: arm its expiry, or remember that it ended unseen. */
   #idle(entry: SessionEntry): void {
     if (entry.endedWith !== undefined) {
-      if (!entry.reported) this.#remember(entry.key, entry.endedWith);
+      if (!entry.reported) this.#remember(entry, entry.endedWith);
       return;
     }
     if (this.#sessions.get(entry.key) !== entry) return;
@@ -435,9 +436,9 @@ export class SandboxPool {
     entry.timer.unref();
   }
 
-  #remember(key: string, why: string): void {
-    this.#ended.delete(key);
-    this.#ended.set(key, why);
+  #remember(entry: SessionEntry, why: string): void {
+    this.#ended.delete(entry.key);
+    this.#ended.set(entry.key, { owner: entry.owner, why });
     while (this.#ended.size > DEFAULT_SANDBOX_MAX_ENDED_SESSIONS) {
       this.#ended.delete(this.#ended.keys().next().value!);
     }
@@ -451,7 +452,7 @@ export class SandboxPool {
     if (entry.timer) clearTimeout(entry.timer);
     entry.timer = undefined;
     if (this.#sessions.get(entry.key) === entry) this.#sessions.delete(entry.key);
-    if (remember && entry.busy === 0) this.#remember(entry.key, why);
+    if (remember && entry.busy === 0) this.#remember(entry, why);
     if (!entry.created) return;
     if (this.#engine) this.#engine.dropSession(entry.key);
     else entry.worker?.post({ t: 'drop-session', key: entry.key });
