@@ -112,7 +112,7 @@ describe.each<SandboxMode>(['in-process', 'process'])('sandbox sessions (%s)', (
   it('expires after its TTL: the next run fails with SESSION_EXPIRED, the one after starts empty', async () => {
     await open({ sessionTtlMs: 100 });
     await inSession('t', 'const kept = 1;');
-    await vi.waitFor(() => expect(pool!.sessionCount).toBe(0), { timeout: 5_000, interval: 20 });
+    await vi.waitFor(() => expect(pool!.sessionCount).toBe(0), { timeout: 20_000, interval: 20 });
     const expired = await inSession('t', 'return typeof kept;');
     expect(expired.status).toBe('error');
     expect(expired.error?.code).toBe('SESSION_EXPIRED');
@@ -186,7 +186,7 @@ describe.each<SandboxMode>(['in-process', 'process'])('sandbox sessions (%s)', (
         expect(own.returnValue).toBe('yes');
       }
       for (const pid of childPids()) process.kill(pid, 'SIGKILL');
-      await vi.waitFor(() => expect(pool!.sessionCount).toBe(0), { timeout: 5_000, interval: 20 });
+      await vi.waitFor(() => expect(pool!.sessionCount).toBe(0), { timeout: 20_000, interval: 20 });
       const lost = await inSession('p', 'return pinned;');
       expect(lost.error?.code).toBe('SESSION_EXPIRED');
       expect(lost.error?.message).toContain('was lost when its sandbox process stopped');
