@@ -390,6 +390,23 @@ export class SandboxPool {
           return sessionResult('SESSION_EXPIRED', entry.endedWith ?? 'The session lost its sandbox.');
         }
       }
+      if (options.signal?.aborted) {
+        // Cancelled before it started: nothing ran, so the session keeps its state.
+        if (worker?.reserved) {
+          worker.reserved = false;
+          this.#dispatchWaiters();
+        }
+        const controller = new RunController({
+          code: options.code,
+          tools: options.tools,
+          invoke: options.invoke,
+          limits,
+          signal: options.signal,
+        });
+        return controller.run(() => {
+          throw new Error('a cancelled run never starts');
+        });
+      }
       const isNew = !entry.created;
       entry.created = true;
       const result = await this.#runOnce(options, limits, { key: entry.key, isNew }, worker);

@@ -136,6 +136,33 @@ describe.each<SandboxMode>(['in-process', 'process'])('sandbox sessions (%s)', (
     expect((await inSession('one', 'return v;')).returnValue).toBe(1);
   });
 
+  it('refuses a new session with SESSION_LIMIT while every kept session is running; a cancelled run keeps its session', async () => {
+    await open({ maxSessions: 1 });
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let entered!: () => void;
+    const started = new Promise<void>((resolve) => (entered = resolve));
+    const tools = {
+      't.wait': async () => {
+        entered();
+        await gate;
+        return 1;
+      },
+    };
+    const busy = inSession('busy', 'const kept = await tools.t.wait({});', { tools });
+    await started;
+    const refused = await inSession('other', 'return 1;');
+    expect(refused.error?.code).toBe('SESSION_LIMIT');
+    expect(refused.error?.message).toContain('All 1 sessions are running scripts');
+    release();
+    expect((await busy).error).toBeUndefined();
+    const cancelled = new AbortController();
+    cancelled.abort();
+    const aborted = await inSession('busy', 'kept = 2;', { signal: cancelled.signal });
+    expect(aborted.error?.code).toBe('ABORTED');
+    expect((await inSession('busy', 'return kept;')).returnValue).toBe(1);
+  });
+
   it('a run that times out drops its session and says so; the next run starts empty', async () => {
     await open();
     await inSession('slow', 'const data = [1, 2, 3];');
