@@ -212,8 +212,20 @@ describe.each<SandboxMode>(['in-process', 'process'])('sandbox sessions (%s)', (
         const [own] = await Promise.all([inSession('p', 'return pinned;'), runScript(pool!, 'return 1;')]);
         expect(own.returnValue).toBe('yes');
       }
-      for (const pid of childPids()) process.kill(pid, 'SIGKILL');
+      const killed = childPids();
+      expect(killed).toHaveLength(2);
+      for (const pid of killed) process.kill(pid, 'SIGKILL');
       await vi.waitFor(() => expect(pool!.sessionCount).toBe(0), { timeout: 20_000, interval: 20 });
+      // Both replacements are started only once the pool has seen both workers exit (else the
+      // next run could be handed the other killed worker before its exit is noticed).
+      await vi.waitFor(
+        () => {
+          const now = childPids();
+          expect(now.filter((pid) => killed.includes(pid))).toEqual([]);
+          expect(now).toHaveLength(2);
+        },
+        { timeout: 20_000, interval: 20 },
+      );
       const lost = await inSession('p', 'return pinned;');
       expect(lost.error?.code).toBe('SESSION_EXPIRED');
       expect(lost.error?.message).toContain('was lost when its sandbox process stopped');
