@@ -175,11 +175,6 @@ export class IsolateEngine {
     return stats.total_heap_size + stats.externally_allocated_size;
   }
 
-  /** Sessions held (kept contexts). */
-  get sessionCount(): number {
-    return this.#sessions.size;
-  }
-
   /**
    * Ends a session: a run in progress is cancelled (`ABORTED`), the isolate is disposed.
    * Unknown keys are ignored.
