@@ -53,7 +53,11 @@ export type ExecutionErrorCode =
   | 'TOOL_RESULT_LIMIT'
   | 'OUTPUT_LIMIT'
   | 'SANDBOX_CRASHED'
-  | 'ABORTED';
+  | 'ABORTED'
+  /** The run's session expired, was evicted or lost its sandbox: its state is gone; start over. */
+  | 'SESSION_EXPIRED'
+  /** Too many sessions are running at once to open another one. */
+  | 'SESSION_LIMIT';
 
 /** One tool call made by a script, in dispatch order. */
 export interface ToolCallRecord {

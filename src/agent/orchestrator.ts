@@ -19,6 +19,8 @@
  * (`ABORTED`), cancelling the model request, scripts and tool calls in flight. `run` and
  * `stream` share one loop: `run` collects the events of `stream`. Helpers live in `runner/`.
  */
+import { randomUUID } from 'node:crypto';
+
 import { usagesOfRun } from './usage-of-run.js';
 import { loadConfig } from '../config/index.js';
 import { CodecallError, isCodecallError, type CodecallErrorCode } from '../errors.js';
@@ -298,6 +300,8 @@ class AgentOrchestrator implements Orchestrator {
             deny: (reason) => answer({ approved: false, reason: reason ?? 'denied by the stream consumer' }),
           });
         }));
+    // The run's sandbox sessions: scripts of this run share state; other runs never see it.
+    const sessionOwner = `run:${randomUUID()}`;
     const messages = state.messages;
     let recorded = false;
     /** The model's direct calls over the run are one sequence for the tool graph. */
@@ -416,6 +420,7 @@ class AgentOrchestrator implements Orchestrator {
               mode: this.mode,
               maxToolResultBytes: options.maxToolResultBytes,
               offerFoundDirectTools: options.offerFoundDirectTools,
+              sessionOwner,
               step: index,
               offer,
               signal: scope.signal,
@@ -473,6 +478,7 @@ class AgentOrchestrator implements Orchestrator {
       throw error;
     } finally {
       scope.dispose();
+      this.runtime.closeSandboxSessions(sessionOwner);
     }
   }
 }

@@ -15,6 +15,9 @@ export const CODE_MODE_SYSTEM_PROMPT = [
   'compute in the script and print just what the answer needs, never raw tool results.',
   'Tools that search_tools marks "call directly" cannot be called from code; call them as tools of their own.',
   'If a script fails, read the error, fix the script and run it again.',
+  'The scripts of one task share a session, like a REPL: top-level variables, functions and fetched data of',
+  'one script are still there in the next, so reuse them instead of fetching again. If execute_code says the',
+  'session expired or was discarded, start over: fetch what you need again.',
   'When you have the answer, reply with it in plain text and call no more tools.',
 ].join('\n');
 

@@ -14,6 +14,7 @@
 import { transformSync, type Message } from 'esbuild';
 
 import { DEFAULT_MAX_CODE_BYTES } from '../config/defaults.js';
+import { applyEdits, persistTopLevel } from './persist-top-level.js';
 
 /** Options for {@link compileScript}. */
 export interface CompileScriptOptions {
@@ -22,6 +23,13 @@ export interface CompileScriptOptions {
    * @defaultValue {@link DEFAULT_MAX_CODE_BYTES}
    */
   maxCodeBytes?: number;
+  /**
+   * Compile for a session: top-level declarations (`const`, `let`, `var`, `function`, `class`)
+   * become globals of the sandbox context, so later scripts of the session see them (see
+   * `persist-top-level.ts`).
+   * @defaultValue false
+   */
+  persistTopLevel?: boolean;
 }
 
 /** A syntax problem in the model's code, positioned in the model's own text (1-based). */
@@ -301,7 +309,23 @@ export function compileScript(source: string, options: CompileScriptOptions = {}
       1,
     );
   }
-  const body = code.replace(/;\s*$/, '');
-  const map = buildCodeMap((JSON.parse(output.map) as { mappings: string }).mappings, extracted.lineMap);
+  let map = buildCodeMap((JSON.parse(output.map) as { mappings: string }).mappings, extracted.lineMap);
+  let persisted = code;
+  if (options.persistTopLevel === true) {
+    const rewrite = persistTopLevel(code);
+    if (!rewrite.ok) {
+      return syntaxError(
+        `The script could not be prepared for a session (${rewrite.message}). Run it without a session, or simplify its top-level code.`,
+        1,
+        1,
+      );
+    }
+    const applied = applyEdits(code, rewrite.edits);
+    persisted = applied.code;
+    map = map.map((flat, line) =>
+      flat.map((value, index) => (index % 3 === 0 ? applied.shiftColumn(line, value) : value)),
+    );
+  }
+  const body = persisted.replace(/;\s*$/, '');
   return { ok: true, code: `${body}${CODE_MAP_MARKER}${JSON.stringify(map)}\n` };
 }

@@ -90,6 +90,14 @@ export const DEFAULT_SANDBOX_START_TIMEOUT_MS = 10_000;
 export const DEFAULT_SANDBOX_HEARTBEAT_MS = 250;
 /** Time a sandbox worker may stay unresponsive past a run's CPU budget (or take to confirm a cancel) before it is killed. */
 export const DEFAULT_SANDBOX_KILL_GRACE_MS = 2_000;
+/** Time an `execute_code` session may stay unused before its context is dropped (and its next run fails with `SESSION_EXPIRED`). */
+export const DEFAULT_SANDBOX_SESSION_TTL_MS = 10 * 60_000;
+/** Sessions (kept sandbox contexts) of one sandbox pool; opening one more evicts the least recently used idle one. */
+export const DEFAULT_SANDBOX_MAX_SESSIONS = 16;
+/** Characters of a session name (`execute_code`'s `session`). */
+export const DEFAULT_SANDBOX_MAX_SESSION_NAME_CHARS = 64;
+/** Ended sessions remembered per pool so their next run fails with `SESSION_EXPIRED` instead of starting empty. */
+export const DEFAULT_SANDBOX_MAX_ENDED_SESSIONS = 1_024;
 /** Retries of one model request after a transient provider failure (429, 5xx, overload, timeout). */
 export const DEFAULT_PROVIDER_MAX_RETRIES = 4;
 /** Time one model request (one attempt) may take before it is abandoned and retried. */

@@ -14,6 +14,8 @@ import {
   DEFAULT_HISTORY_MAX_RUNS,
   DEFAULT_HISTORY_PATH,
   DEFAULT_MAX_CODE_BYTES,
+  DEFAULT_SANDBOX_MAX_SESSIONS,
+  DEFAULT_SANDBOX_SESSION_TTL_MS,
   DEFAULT_SANDBOX_LIMITS,
   DEFAULT_SANDBOX_MODE,
   DEFAULT_SANDBOX_WORKERS,
@@ -358,11 +360,13 @@ function definedOnly<T extends Record<string, unknown>>(
 }
 
 function resolveSandbox(section: ConfigFile['sandbox']): CodecallConfig['sandbox'] {
-  const { mode, workers, maxCodeBytes, ...limits } = section ?? {};
+  const { mode, workers, maxCodeBytes, sessionTtlMs, maxSessions, ...limits } = section ?? {};
   return {
     mode: mode ?? DEFAULT_SANDBOX_MODE,
     workers: workers ?? DEFAULT_SANDBOX_WORKERS,
     maxCodeBytes: maxCodeBytes ?? DEFAULT_MAX_CODE_BYTES,
+    sessionTtlMs: sessionTtlMs ?? DEFAULT_SANDBOX_SESSION_TTL_MS,
+    maxSessions: maxSessions ?? DEFAULT_SANDBOX_MAX_SESSIONS,
     limits: { ...DEFAULT_SANDBOX_LIMITS, ...definedOnly(limits) },
   };
 }

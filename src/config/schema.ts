@@ -100,6 +100,8 @@ export const sandboxSchema = z.strictObject({
   maxToolNameChars: positiveInt.optional(),
   maxFormattedValues: positiveInt.optional(),
   maxCodeBytes: positiveInt.optional(),
+  sessionTtlMs: positiveInt.max(2_147_483_647).optional(),
+  maxSessions: positiveInt.optional(),
 });
 
 /** `history`: the usage-history store that teaches tool search. */

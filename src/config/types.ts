@@ -96,6 +96,10 @@ export interface SandboxConfig {
   workers: number;
   /** Bytes of model code accepted for one run. */
   maxCodeBytes: number;
+  /** Milliseconds an `execute_code` session may stay unused before it is dropped. */
+  sessionTtlMs: number;
+  /** `execute_code` sessions kept at once (the least recently used idle one is evicted). */
+  maxSessions: number;
   limits: SandboxLimitsConfig;
 }
 

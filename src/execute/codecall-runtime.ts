@@ -94,6 +94,10 @@ export interface RuntimeExecuteOptions {
   approver?: Approver;
   /** The run's id in approval requests and the audit trail. @defaultValue a random UUID */
   runId?: string;
+  /** Runs the script in this sandbox session (globals kept between runs; see `ExecuteOptions.session`). */
+  session?: string;
+  /** Whose session it is (sessions of different owners never share state). @defaultValue `''` */
+  sessionOwner?: string;
 }
 
 /** Options of {@link CodecallRuntime.callTool}. */
@@ -254,6 +258,11 @@ export class CodecallRuntime {
   /** Compiles and runs model code; the calls it made feed the tool graph. Never throws for script faults. */
   execute(code: string, options: RuntimeExecuteOptions = {}): Promise<ExecutionResult> {
     return this.session.executor.execute(code, options);
+  }
+
+  /** Ends the sandbox sessions of `owner` (their state is disposed; a run in one is cancelled). */
+  closeSandboxSessions(owner = ''): void {
+    this.session.sandbox.closeSessions(owner);
   }
 
   /** Calls one tool directly (policy: `allowedCallers` must include `caller`). */

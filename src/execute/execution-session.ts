@@ -80,6 +80,8 @@ export class ExecutionSession {
       mode: config.sandbox.mode,
       workers: config.sandbox.workers,
       limits: config.sandbox.limits,
+      sessionTtlMs: config.sandbox.sessionTtlMs,
+      maxSessions: config.sandbox.maxSessions,
       ...options.sandbox,
     };
     if (options.signal?.aborted) throw abortedError();

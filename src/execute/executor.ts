@@ -107,6 +107,13 @@ export interface ExecuteOptions {
    * @defaultValue a random UUID
    */
   runId?: string;
+  /**
+   * Runs the script in this sandbox session: globals and top-level declarations of the
+   * session's earlier runs are kept (see `SandboxRunOptions.session`).
+   */
+  session?: string;
+  /** Whose session it is (sessions of different owners never share state). @defaultValue `''` */
+  sessionOwner?: string;
 }
 
 /** Runs model code against MCP tools. */
@@ -253,7 +260,8 @@ export function createExecutor(options: ExecutorOptions): Executor {
 
   return {
     async execute(source: string, executeOptions: ExecuteOptions = {}): Promise<ExecutionResult> {
-      const compiled = compileScript(source, { maxCodeBytes });
+      const session = executeOptions.session;
+      const compiled = compileScript(source, { maxCodeBytes, persistTopLevel: session !== undefined });
       if (!compiled.ok) return emptyResult('SYNTAX_ERROR', compiled.error.message);
       // Every tool is bound, so a call to one not opened to code reaches the host and is
       // refused there with a message naming the `allowedCallers` key that would open it.
@@ -281,6 +289,8 @@ export function createExecutor(options: ExecutorOptions): Executor {
           invoke: executeOptions.onToolResult ? observed(executeOptions.onToolResult, base) : base,
           ...(Object.keys(limits).length > 0 ? { limits } : {}),
           ...(signal ? { signal } : {}),
+          ...(session !== undefined ? { session } : {}),
+          ...(executeOptions.sessionOwner !== undefined ? { sessionOwner: executeOptions.sessionOwner } : {}),
         });
       } finally {
         journaled?.dispose();

@@ -12,6 +12,13 @@
  * is in flight can never progress: it ends at once with a clear error instead of waiting for
  * the wall timer.
  *
+ * A run may belong to a session (`request.session`): its isolate and context then outlive the
+ * run, and the next run of the session starts in the same context (the REPL behaviour of
+ * `execute_code` sessions; the compiler turns top-level declarations into globals). A session
+ * run that is stopped from outside (a budget, memory, cancellation, a crash) disposes the
+ * isolate and the session with it; the host decides when sessions expire and asks for
+ * {@link IsolateEngine.dropSession}.
+ *
  * Runs in the host process (in-process mode) or inside a sandbox worker process. It never
  * sees the tool invoker: tool calls leave through {@link EngineSink.call} and come back through
  * {@link EngineRun.settle}.
@@ -39,6 +46,11 @@ export interface EngineRunRequest {
   limits: SandboxLimits;
   /** Milliseconds of wall time left when the request was made. */
   wallTimeLeftMs: number;
+  /**
+   * The session the run belongs to: `isNew` creates it (the host decides); otherwise the
+   * session's kept context is used, and a session this engine does not hold fails the run.
+   */
+  session?: { key: string; isNew: boolean };
 }
 
 /** A thrown value, read inside the isolate into strings. */
@@ -53,7 +65,13 @@ export interface ThrownReport {
 
 /** Failures decided outside the script: budgets, memory, cancellation, the sandbox itself. */
 export type EngineFaultCode =
-  'CPU_TIMEOUT' | 'WALL_TIMEOUT' | 'MEMORY_LIMIT' | 'SANDBOX_CRASHED' | 'ABORTED' | 'STALLED';
+  | 'CPU_TIMEOUT'
+  | 'WALL_TIMEOUT'
+  | 'MEMORY_LIMIT'
+  | 'SANDBOX_CRASHED'
+  | 'ABORTED'
+  | 'STALLED'
+  | 'SESSION_LOST';
 
 /** How an engine run ended. */
 export interface EngineOutcome {
@@ -85,6 +103,8 @@ interface Sandbox {
   memoryMb: number;
   /** The run the bridge callbacks talk to; unset while the sandbox is spare. */
   run?: EngineRun;
+  /** Set for a session's sandbox: called when it is disposed, so the engine forgets it. */
+  onDisposed?: () => void;
 }
 
 const NS_PER_MS = 1_000_000n;
@@ -99,6 +119,7 @@ export class IsolateEngine {
   #refill: NodeJS.Immediate | undefined;
   #closed = false;
   #cachedPrelude: ivm.ExternalCopy<ArrayBuffer> | undefined;
+  readonly #sessions = new Map<string, Sandbox>();
 
   constructor(options: IsolateEngineOptions) {
     this.#prelude = options.prelude;
@@ -110,8 +131,21 @@ export class IsolateEngine {
     if (!this.#closed && this.#spare === undefined) this.#spare = this.#create(this.#spareMemoryMb);
   }
 
-  /** Starts a run in a fresh isolate. */
+  /** Starts a run in a fresh isolate, or in its session's kept one. */
   start(request: EngineRunRequest, sink: EngineSink): EngineRun {
+    const session = request.session;
+    if (session !== undefined && !session.isNew) {
+      const kept = this.#sessions.get(session.key);
+      if (kept === undefined || kept.isolate.isDisposed) {
+        const run = new EngineRun(undefined, request, sink);
+        run.cancel('SESSION_LOST');
+        return run;
+      }
+      const run = new EngineRun(kept, request, sink);
+      run.begin();
+      return run;
+    }
+    if (session !== undefined) this.dropSession(session.key);
     let sandbox: Sandbox;
     const spare = this.#spare;
     if (spare !== undefined && spare.memoryMb === request.limits.memoryMb && !spare.isolate.isDisposed) {
@@ -121,6 +155,13 @@ export class IsolateEngine {
       sandbox = this.#create(request.limits.memoryMb);
     }
     this.#scheduleRefill();
+    if (session !== undefined) {
+      const key = session.key;
+      this.#sessions.set(key, sandbox);
+      sandbox.onDisposed = () => {
+        if (this.#sessions.get(key) === sandbox) this.#sessions.delete(key);
+      };
+    }
     const run = new EngineRun(sandbox, request, sink);
     run.begin();
     return run;
@@ -134,9 +175,22 @@ export class IsolateEngine {
     return stats.total_heap_size + stats.externally_allocated_size;
   }
 
-  /** Disposes the spare; running isolates end with their runs. */
+  /**
+   * Ends a session: a run in progress is cancelled (`ABORTED`), the isolate is disposed.
+   * Unknown keys are ignored.
+   */
+  dropSession(key: string): void {
+    const sandbox = this.#sessions.get(key);
+    if (sandbox === undefined) return;
+    this.#sessions.delete(key);
+    if (sandbox.run) sandbox.run.cancel('ABORTED');
+    else disposeSandbox(sandbox);
+  }
+
+  /** Disposes the spare and every session; running isolates end with their runs. */
   close(): void {
     this.#closed = true;
+    for (const key of [...this.#sessions.keys()]) this.dropSession(key);
     if (this.#refill) clearImmediate(this.#refill);
     this.#spare?.isolate.dispose();
     this.#spare = undefined;
@@ -202,10 +256,29 @@ export class IsolateEngine {
   }
 }
 
+/** Releases a sandbox's references and disposes its isolate (idempotent). */
+function disposeSandbox(sandbox: Sandbox): void {
+  delete sandbox.run;
+  try {
+    sandbox.start.release();
+    sandbox.settle.release();
+    sandbox.context.release();
+  } catch {
+    // already released with the isolate
+  }
+  if (!sandbox.isolate.isDisposed) sandbox.isolate.dispose();
+  const onDisposed = sandbox.onDisposed;
+  delete sandbox.onDisposed;
+  onDisposed?.();
+}
+
+/** Faults after which a session's context is kept: the script itself is at fault, not the sandbox. */
+const KEEPS_SESSION = new Set<EngineFaultCode>(['STALLED']);
+
 /** One script run inside one isolate. */
 export class EngineRun {
   readonly outcome: Promise<EngineOutcome>;
-  readonly #sandbox: Sandbox;
+  readonly #sandbox: Sandbox | undefined;
   readonly #request: EngineRunRequest;
   readonly #sink: EngineSink;
   readonly #wallDeadline: number;
@@ -216,20 +289,21 @@ export class EngineRun {
   #ended = false;
   #finished: { ok: boolean; payload: string | undefined } | undefined;
 
-  constructor(sandbox: Sandbox, request: EngineRunRequest, sink: EngineSink) {
+  /** `sandbox` is unset for a run of a session the engine no longer holds (it ends at once). */
+  constructor(sandbox: Sandbox | undefined, request: EngineRunRequest, sink: EngineSink) {
     this.#sandbox = sandbox;
     this.#request = request;
     this.#sink = sink;
     this.#wallDeadline = performance.now() + request.wallTimeLeftMs;
-    this.#cpuStartNs = sandbox.isolate.cpuTime;
+    this.#cpuStartNs = sandbox?.isolate.cpuTime ?? 0n;
     this.#cpuBudgetNs = this.#cpuStartNs + BigInt(request.limits.cpuTimeMs) * NS_PER_MS;
     this.outcome = new Promise((resolve) => (this.#resolve = resolve));
-    sandbox.run = this;
+    if (sandbox) sandbox.run = this;
   }
 
   /** Compiles the script in the isolate and starts it. */
   begin(): void {
-    const { isolate, context, start } = this.#sandbox;
+    const { isolate, context, start } = this.#sandbox!;
     const config = JSON.stringify({
       tools: this.#request.tools,
       maxStdoutBytes: this.#request.limits.maxStdoutBytes,
@@ -255,7 +329,7 @@ export class EngineRun {
   settle(id: number, ok: boolean, payload: string | undefined, code?: string): void {
     if (this.#ended || !this.#outstanding.delete(id)) return;
     this.#enter((timeout) => {
-      this.#sandbox.settle.applySync(undefined, [id, ok, payload, code], { timeout });
+      this.#sandbox!.settle.applySync(undefined, [id, ok, payload, code], { timeout });
     });
   }
 
@@ -285,13 +359,14 @@ export class EngineRun {
   }
 
   #cpuMs(): number {
+    if (this.#sandbox === undefined) return 0;
     const { isolate } = this.#sandbox;
     if (isolate.isDisposed) return 0;
     return Number(isolate.cpuTime - this.#cpuStartNs) / 1e6;
   }
 
   #enter(body: (timeoutMs: number) => void): void {
-    if (this.#ended) return;
+    if (this.#ended || this.#sandbox === undefined) return;
     const { isolate } = this.#sandbox;
     const cpuLeftMs = Number(this.#cpuBudgetNs - isolate.cpuTime) / 1e6;
     const wallLeftMs = this.#wallDeadline - performance.now();
@@ -343,15 +418,14 @@ export class EngineRun {
     this.#ended = true;
     this.#outstanding.clear();
     const sandbox = this.#sandbox;
-    delete sandbox.run;
-    try {
-      sandbox.start.release();
-      sandbox.settle.release();
-      sandbox.context.release();
-    } catch {
-      // already released with the isolate
+    if (sandbox) {
+      delete sandbox.run;
+      const keep =
+        sandbox.onDisposed !== undefined &&
+        !sandbox.isolate.isDisposed &&
+        (outcome.fault === undefined || KEEPS_SESSION.has(outcome.fault.code));
+      if (!keep) disposeSandbox(sandbox);
     }
-    if (!sandbox.isolate.isDisposed) sandbox.isolate.dispose();
     this.#resolve(ended);
   }
 }

@@ -194,6 +194,8 @@ const FAULT_MESSAGES: Record<EngineFaultCode, (limits: SandboxLimits) => string>
   SANDBOX_CRASHED: () =>
     'The sandbox stopped unexpectedly while running the script. Run it again; if it recurs, simplify the script.',
   ABORTED: () => 'The run was cancelled before the script finished.',
+  SESSION_LOST: () =>
+    'The session is gone (its sandbox no longer holds it), so its variables are lost. Start over: run the script again, fetching the data it needs.',
   STALLED: () =>
     'The script is waiting for a promise that can never settle: no tool call is in flight and the sandbox has no timers (setTimeout, setInterval and fetch do not exist). Await only tool calls.',
 };
@@ -205,6 +207,7 @@ const FAULT_CODES: Record<EngineFaultCode, ExecutionErrorCode> = {
   SANDBOX_CRASHED: 'SANDBOX_CRASHED',
   ABORTED: 'ABORTED',
   STALLED: 'RUNTIME_ERROR',
+  SESSION_LOST: 'SESSION_EXPIRED',
 };
 
 /**

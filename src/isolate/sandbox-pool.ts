@@ -14,16 +14,29 @@
  *   that protection: script code runs on the host's thread between `await`s (a CPU-heavy
  *   script blocks the host's event loop for up to its CPU budget), and a failure V8 cannot
  *   contain (a heap OOM abort, work V8 cannot interrupt) hangs or takes down the host process.
+ *
+ * Sessions (`run({ session })`): runs of one session share one isolate and context, kept alive
+ * between runs (and pinned to one worker in process mode), so globals persist like a REPL. They
+ * are bounded: a session unused for `sessionTtlMs` is dropped, at most `maxSessions` are kept
+ * (opening another evicts the least recently used idle one), the isolate's heap limit counts
+ * everything the session keeps, and runs of one session wait for each other. A run stopped by
+ * a limit (time, memory, a crash, cancellation) drops its session and says so in its message; a
+ * session that expired, was evicted or lost its worker fails its next run with
+ * `SESSION_EXPIRED` telling the model to start over, never silently starting empty.
  */
 import {
   DEFAULT_SANDBOX_HEARTBEAT_MS,
   DEFAULT_SANDBOX_KILL_GRACE_MS,
+  DEFAULT_SANDBOX_MAX_ENDED_SESSIONS,
+  DEFAULT_SANDBOX_MAX_SESSION_NAME_CHARS,
+  DEFAULT_SANDBOX_MAX_SESSIONS,
+  DEFAULT_SANDBOX_SESSION_TTL_MS,
   DEFAULT_SANDBOX_MODE,
   DEFAULT_SANDBOX_START_TIMEOUT_MS,
   DEFAULT_SANDBOX_WORKERS,
 } from '../config/defaults.js';
 import { CodecallError } from '../errors.js';
-import type { ExecutionResult, SandboxToolBinding, ToolInvoker } from '../types.js';
+import type { ExecutionErrorCode, ExecutionResult, SandboxToolBinding, ToolInvoker } from '../types.js';
 import { findDistFile, loadPreludeSource } from './assets.js';
 import { IsolateEngine, type EngineRunRequest } from './engine.js';
 import { resolveSandboxLimits, type SandboxLimits } from './limits.js';
@@ -54,6 +67,22 @@ export interface SandboxPoolOptions {
    * @defaultValue {@link DEFAULT_SANDBOX_KILL_GRACE_MS}
    */
   killGraceMs?: number;
+  /**
+   * Milliseconds a session may stay unused before it is dropped (its next run then fails with
+   * `SESSION_EXPIRED`).
+   * @defaultValue {@link DEFAULT_SANDBOX_SESSION_TTL_MS}
+   */
+  sessionTtlMs?: number;
+  /**
+   * Sessions kept at once; opening another evicts the least recently used idle one.
+   * @defaultValue {@link DEFAULT_SANDBOX_MAX_SESSIONS}
+   */
+  maxSessions?: number;
+  /**
+   * Characters of a session name.
+   * @defaultValue {@link DEFAULT_SANDBOX_MAX_SESSION_NAME_CHARS}
+   */
+  maxSessionNameChars?: number;
 }
 
 /** Options for {@link SandboxPool.run}. */
@@ -68,9 +97,78 @@ export interface SandboxRunOptions {
   limits?: Partial<SandboxLimits>;
   /** Cancels the run; the result has `error.code` `ABORTED`. */
   signal?: AbortSignal;
+  /**
+   * Runs the script in this session: the context (globals) of the session's earlier runs is kept.
+   * Compile with `compileScript(source, { persistTopLevel: true })` so top-level declarations
+   * persist too.
+   */
+  session?: string;
+  /**
+   * Whose session it is: sessions of different owners never share state, even with the same
+   * name (`codecall serve` passes the MCP session id). See {@link SandboxPool.closeSessions}.
+   * @defaultValue `''`
+   */
+  sessionOwner?: string;
 }
 
-type Waiter = { resolve: (worker: WorkerProcess) => void; reject: (error: unknown) => void };
+/** A session: the key of its kept context, where it lives, and the runs waiting on it. */
+interface SessionEntry {
+  key: string;
+  name: string;
+  owner: string;
+  /** The worker holding the context (process mode), once chosen. */
+  worker: WorkerProcess | undefined;
+  /** Whether a run has created the context. */
+  created: boolean;
+  /** Runs queued or running in this session. */
+  busy: number;
+  /** The last queued run, so runs of one session go one at a time. */
+  tail: Promise<unknown>;
+  timer: NodeJS.Timeout | undefined;
+  /** Why the session ended, once it has. */
+  endedWith: string | undefined;
+  /** Whether a run's result has told the model that the session ended. */
+  reported: boolean;
+}
+
+/** Result codes after which a session's context is gone. */
+const DROPS_SESSION = new Set<ExecutionErrorCode>([
+  'CPU_TIMEOUT',
+  'WALL_TIMEOUT',
+  'MEMORY_LIMIT',
+  'SANDBOX_CRASHED',
+  'ABORTED',
+  'SESSION_EXPIRED',
+]);
+
+function sessionResult(code: 'SESSION_EXPIRED' | 'SESSION_LIMIT', message: string): ExecutionResult {
+  return {
+    status: 'error',
+    stdout: '',
+    stderr: '',
+    error: { code, message },
+    toolCalls: [],
+    stats: { wallMs: 0, cpuMs: 0, toolResultBytes: 0, stdoutBytes: 0 },
+  };
+}
+
+function positiveInteger(value: number, field: string): number {
+  if (!Number.isInteger(value) || value < 1) {
+    throw new CodecallError(
+      'INVALID_ARGUMENT',
+      `Sandbox "${field}" must be a positive integer; got ${JSON.stringify(value)}.`,
+      { details: { field } },
+    );
+  }
+  return value;
+}
+
+type Waiter = {
+  resolve: (worker: WorkerProcess) => void;
+  reject: (error: unknown) => void;
+  /** The only worker this waiter can use (a session's). */
+  target?: WorkerProcess;
+};
 
 /**
  * A pool of sandboxes that run compiled model code.
@@ -101,17 +199,28 @@ export class SandboxPool {
   #spawning = 0;
   #closed = false;
   #closing: Promise<void> | undefined;
+  /** Live sessions by key, least recently used first. */
+  readonly #sessions = new Map<string, SessionEntry>();
+  /** Sessions that ended unseen (expired, evicted, lost their worker), by key → why. */
+  readonly #ended = new Map<string, { owner: string; why: string }>();
+  readonly #sessionTtlMs: number;
+  readonly #maxSessions: number;
+  readonly #maxSessionNameChars: number;
 
   private constructor(
     mode: SandboxMode,
     limits: Partial<SandboxLimits>,
     size: number,
+    sessions: { ttlMs: number; max: number; nameChars: number },
     engine?: IsolateEngine,
     workerOptions?: WorkerProcessOptions,
   ) {
     this.mode = mode;
     this.#limits = limits;
     this.#size = size;
+    this.#sessionTtlMs = sessions.ttlMs;
+    this.#maxSessions = sessions.max;
+    this.#maxSessionNameChars = sessions.nameChars;
     this.#engine = engine;
     this.#workerOptions = workerOptions;
   }
@@ -140,11 +249,19 @@ export class SandboxPool {
     }
     const limits = { ...(options.limits ?? {}) };
     const resolved = resolveSandboxLimits(limits);
+    const sessions = {
+      ttlMs: positiveInteger(options.sessionTtlMs ?? DEFAULT_SANDBOX_SESSION_TTL_MS, 'sessionTtlMs'),
+      max: positiveInteger(options.maxSessions ?? DEFAULT_SANDBOX_MAX_SESSIONS, 'maxSessions'),
+      nameChars: positiveInteger(
+        options.maxSessionNameChars ?? DEFAULT_SANDBOX_MAX_SESSION_NAME_CHARS,
+        'maxSessionNameChars',
+      ),
+    };
     const prelude = loadPreludeSource();
     if (mode === 'in-process') {
       const engine = new IsolateEngine({ prelude, spareMemoryMb: resolved.memoryMb });
       engine.warm();
-      return new SandboxPool(mode, limits, 1, engine);
+      return new SandboxPool(mode, limits, 1, sessions, engine);
     }
     const workerOptions: WorkerProcessOptions = {
       entry: findDistFile('isolate/worker.js'),
@@ -154,7 +271,7 @@ export class SandboxPool {
       heartbeatMs: DEFAULT_SANDBOX_HEARTBEAT_MS,
       killGraceMs: options.killGraceMs ?? DEFAULT_SANDBOX_KILL_GRACE_MS,
     };
-    const pool = new SandboxPool(mode, limits, size, undefined, workerOptions);
+    const pool = new SandboxPool(mode, limits, size, sessions, undefined, workerOptions);
     const started = await Promise.allSettled(Array.from({ length: size }, () => pool.#spawn()));
     const failure = started.find((entry) => entry.status === 'rejected');
     if (failure) {
@@ -173,6 +290,213 @@ export class SandboxPool {
   async run(options: SandboxRunOptions): Promise<ExecutionResult> {
     if (this.#closed) throw new CodecallError('CLOSED', 'The sandbox pool is closed; open a new one.');
     const limits = resolveSandboxLimits({ ...this.#limits, ...(options.limits ?? {}) });
+    if (options.session !== undefined) return this.#runInSession(options, limits);
+    return this.#runOnce(options, limits);
+  }
+
+  /** Live sessions (kept contexts). */
+  get sessionCount(): number {
+    return this.#sessions.size;
+  }
+
+  /**
+   * Ends every session of `owner` (their contexts are disposed; a run in progress is cancelled).
+   * Call it when the owner goes away, e.g. an MCP client session closes.
+   */
+  closeSessions(owner = ''): void {
+    for (const entry of [...this.#sessions.values()]) {
+      if (entry.owner === owner) this.#endSession(entry, `The session "${entry.name}" was closed.`, false);
+    }
+    for (const [key, ended] of [...this.#ended]) if (ended.owner === owner) this.#ended.delete(key);
+  }
+
+  async #runInSession(options: SandboxRunOptions, limits: SandboxLimits): Promise<ExecutionResult> {
+    const name = options.session!;
+    if (typeof name !== 'string' || name.length === 0 || name.length > this.#maxSessionNameChars) {
+      throw new CodecallError(
+        'INVALID_ARGUMENT',
+        `A session name must be a string of 1 to ${this.#maxSessionNameChars} characters; got ${typeof name === 'string' ? `${name.length} characters` : typeof name}.`,
+        { details: { field: 'session' } },
+      );
+    }
+    const owner = options.sessionOwner ?? '';
+    // Unambiguous whatever the characters of either part.
+    const key = JSON.stringify([owner, name]);
+    let entry = this.#sessions.get(key);
+    if (entry === undefined) {
+      const ended = this.#ended.get(key);
+      if (ended !== undefined) {
+        this.#ended.delete(key);
+        return sessionResult('SESSION_EXPIRED', ended.why);
+      }
+      if (this.#sessions.size >= this.#maxSessions) {
+        const victim = [...this.#sessions.values()].find((candidate) => candidate.busy === 0);
+        if (victim === undefined) {
+          return sessionResult(
+            'SESSION_LIMIT',
+            `All ${this.#maxSessions} sessions are running scripts, so session "${name}" cannot start now. Run the script without a session, or reuse a session.`,
+          );
+        }
+        this.#endSession(
+          victim,
+          `The session "${victim.name}" was closed to make room for newer sessions (at most ${this.#maxSessions} are kept), so its variables are gone. Start over: run the script again, fetching the data it needs.`,
+          true,
+        );
+      }
+      entry = {
+        key,
+        name,
+        owner,
+        worker: undefined,
+        created: false,
+        busy: 0,
+        tail: Promise.resolve(),
+        timer: undefined,
+        endedWith: undefined,
+        reported: false,
+      };
+      this.#sessions.set(key, entry);
+    }
+    const session = entry;
+    session.busy++;
+    if (session.timer) clearTimeout(session.timer);
+    session.timer = undefined;
+    const run = session.tail.then(() => this.#sessionRun(session, options, limits));
+    session.tail = run.catch(() => undefined);
+    return run;
+  }
+
+  async #sessionRun(
+    entry: SessionEntry,
+    options: SandboxRunOptions,
+    limits: SandboxLimits,
+  ): Promise<ExecutionResult> {
+    try {
+      if (entry.endedWith !== undefined) {
+        entry.reported = true;
+        return sessionResult('SESSION_EXPIRED', entry.endedWith);
+      }
+      let worker: WorkerProcess | undefined;
+      if (!this.#engine) {
+        entry.worker ??= this.#leastLoadedWorker();
+        worker = await this.#acquire(entry.worker);
+        entry.worker ??= worker;
+        if (entry.endedWith !== undefined || worker !== entry.worker) {
+          if (worker.reserved) {
+            worker.reserved = false;
+            this.#dispatchWaiters();
+          }
+          entry.reported = true;
+          return sessionResult('SESSION_EXPIRED', entry.endedWith ?? 'The session lost its sandbox.');
+        }
+      }
+      if (options.signal?.aborted) {
+        // Cancelled before it started: nothing ran, so the session keeps its state.
+        if (worker?.reserved) {
+          worker.reserved = false;
+          this.#dispatchWaiters();
+        }
+        const controller = new RunController({
+          code: options.code,
+          tools: options.tools,
+          invoke: options.invoke,
+          limits,
+          signal: options.signal,
+        });
+        return controller.run(() => {
+          throw new Error('a cancelled run never starts');
+        });
+      }
+      const isNew = !entry.created;
+      entry.created = true;
+      const result = await this.#runOnce(options, limits, { key: entry.key, isNew }, worker);
+      const code = result.error?.code;
+      if (code !== undefined && DROPS_SESSION.has(code)) {
+        this.#endSession(
+          entry,
+          `The session "${entry.name}" ended when a run in it failed (${code}).`,
+          false,
+        );
+        entry.reported = true;
+        result.error!.message +=
+          code === 'SESSION_EXPIRED'
+            ? ''
+            : ` The session "${entry.name}" was discarded with its variables: your next run in it starts empty, so fetch the data again.`;
+      }
+      return result;
+    } finally {
+      entry.busy--;
+      if (entry.busy === 0) this.#idle(entry);
+    }
+  }
+
+  /** After a session's last queued run: arm its expiry, or remember that it ended unseen. */
+  #idle(entry: SessionEntry): void {
+    if (entry.endedWith !== undefined) {
+      if (!entry.reported) this.#remember(entry, entry.endedWith);
+      return;
+    }
+    if (this.#sessions.get(entry.key) !== entry) return;
+    // Most recently used last.
+    this.#sessions.delete(entry.key);
+    this.#sessions.set(entry.key, entry);
+    const ttl = this.#sessionTtlMs;
+    entry.timer = setTimeout(
+      () =>
+        this.#endSession(
+          entry,
+          `The session "${entry.name}" expired after ${ttl} ms unused, so its variables are gone. Start over: run the script again, fetching the data it needs.`,
+          true,
+        ),
+      ttl,
+    );
+    entry.timer.unref();
+  }
+
+  #remember(entry: SessionEntry, why: string): void {
+    this.#ended.delete(entry.key);
+    this.#ended.set(entry.key, { owner: entry.owner, why });
+    while (this.#ended.size > DEFAULT_SANDBOX_MAX_ENDED_SESSIONS) {
+      this.#ended.delete(this.#ended.keys().next().value!);
+    }
+  }
+
+  /** Ends a session: frees its context; `remember` makes its next run fail with SESSION_EXPIRED. */
+  #endSession(entry: SessionEntry, why: string, remember: boolean): void {
+    if (entry.endedWith !== undefined) return;
+    entry.endedWith = why;
+    entry.reported = !remember;
+    if (entry.timer) clearTimeout(entry.timer);
+    entry.timer = undefined;
+    if (this.#sessions.get(entry.key) === entry) this.#sessions.delete(entry.key);
+    if (remember && entry.busy === 0) this.#remember(entry, why);
+    if (!entry.created) return;
+    if (this.#engine) this.#engine.dropSession(entry.key);
+    else entry.worker?.post({ t: 'drop-session', key: entry.key });
+  }
+
+  /** The live worker holding the fewest sessions, if any. */
+  #leastLoadedWorker(): WorkerProcess | undefined {
+    let best: WorkerProcess | undefined;
+    let bestCount = Infinity;
+    for (const worker of this.#workers) {
+      if (worker.retired) continue;
+      let count = 0;
+      for (const entry of this.#sessions.values()) if (entry.worker === worker) count++;
+      if (count < bestCount || (count === bestCount && worker.idle && !best?.idle)) {
+        best = worker;
+        bestCount = count;
+      }
+    }
+    return best;
+  }
+
+  async #runOnce(
+    options: SandboxRunOptions,
+    limits: SandboxLimits,
+    session?: { key: string; isNew: boolean },
+    reserved?: WorkerProcess,
+  ): Promise<ExecutionResult> {
     const tools: [string, string, string][] = options.tools.map((tool) => [
       tool.name,
       tool.namespace,
@@ -191,12 +515,13 @@ export class SandboxPool {
       tools,
       limits,
       wallTimeLeftMs: controller.wallTimeLeftMs(),
+      ...(session ? { session } : {}),
     });
     if (this.#engine) {
       const engine = this.#engine;
       return controller.run((sink) => this.#track(engine.start(request(), sink)));
     }
-    const worker = await this.#acquire();
+    const worker = reserved ?? (await this.#acquire());
     try {
       return await controller.run((sink) => this.#track(worker.start(request(), sink)));
     } finally {
@@ -217,26 +542,45 @@ export class SandboxPool {
     return backend;
   }
 
-  #acquire(): Promise<WorkerProcess> {
-    for (const worker of this.#workers) {
+  /**
+   * An idle worker, reserved for the caller; with `target`, that worker only (a session's). A
+   * target that dies before it is free is handed back retired: the caller checks.
+   */
+  #acquire(target?: WorkerProcess): Promise<WorkerProcess> {
+    if (target?.retired) return Promise.resolve(target);
+    for (const worker of target ? [target] : this.#workers) {
       if (worker.idle) {
         worker.reserved = true;
         return Promise.resolve(worker);
       }
     }
     return new Promise((resolve, reject) => {
-      this.#waiters.push({ resolve, reject });
+      this.#waiters.push(target ? { resolve, reject, target } : { resolve, reject });
       this.#replenish();
     });
   }
 
   #dispatchWaiters(): void {
-    for (const worker of this.#workers) {
-      if (this.#waiters.length === 0) return;
-      if (worker.idle) {
-        worker.reserved = true;
-        this.#waiters.shift()!.resolve(worker);
+    for (let index = 0; index < this.#waiters.length;) {
+      const waiter = this.#waiters[index]!;
+      let found: WorkerProcess | undefined;
+      if (waiter.target) {
+        if (waiter.target.retired || waiter.target.idle) found = waiter.target;
+      } else {
+        for (const worker of this.#workers) {
+          if (worker.idle) {
+            found = worker;
+            break;
+          }
+        }
       }
+      if (found === undefined) {
+        index++;
+        continue;
+      }
+      if (!found.retired) found.reserved = true;
+      this.#waiters.splice(index, 1);
+      waiter.resolve(found);
     }
   }
 
@@ -263,6 +607,15 @@ export class SandboxPool {
       this.#workers.add(worker);
       worker.onExit(() => {
         this.#workers.delete(worker);
+        for (const entry of [...this.#sessions.values()]) {
+          if (entry.worker !== worker) continue;
+          this.#endSession(
+            entry,
+            `The session "${entry.name}" was lost when its sandbox process stopped, so its variables are gone. Start over: run the script again, fetching the data it needs.`,
+            true,
+          );
+        }
+        this.#dispatchWaiters();
         this.#replenish();
       });
       this.#dispatchWaiters();
@@ -280,6 +633,9 @@ export class SandboxPool {
 
   async #close(): Promise<void> {
     this.#closed = true;
+    for (const entry of this.#sessions.values()) if (entry.timer) clearTimeout(entry.timer);
+    this.#sessions.clear();
+    this.#ended.clear();
     for (const waiter of this.#waiters.splice(0)) {
       waiter.reject(new CodecallError('CLOSED', 'The sandbox pool was closed before the run started.'));
     }

@@ -20,6 +20,7 @@ export type HostMessage =
       code: string | undefined;
     }
   | { t: 'cancel'; runId: number; code: EngineFaultCode }
+  | { t: 'drop-session'; key: string }
   | { t: 'ping'; seq: number };
 
 /** Worker → host. */

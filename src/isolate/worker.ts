@@ -103,6 +103,9 @@ function handle(message: HostMessage): void {
     case 'cancel':
       runs.get(message.runId)?.cancel(message.code);
       return;
+    case 'drop-session':
+      engine?.dropSession(message.key);
+      return;
     case 'ping':
       send({ t: 'pong', seq: message.seq });
       return;

@@ -31,7 +31,13 @@ const bytes = (text: string): number => Buffer.byteLength(text, 'utf8');
  * Derived from the configuration's `sandbox` section (every limit, not the mode, pool size or
  * code size), so a limit added there is a limit a job may lower.
  */
-const jobLimitsSchema = sandboxSchema.omit({ mode: true, workers: true, maxCodeBytes: true });
+const jobLimitsSchema = sandboxSchema.omit({
+  mode: true,
+  workers: true,
+  maxCodeBytes: true,
+  sessionTtlMs: true,
+  maxSessions: true,
+});
 
 const commonFields = {
   config: z

@@ -28,6 +28,11 @@ export interface AnswerMetaToolOptions {
   maxToolResultBytes: number;
   /** Cancels a running script. */
   signal?: AbortSignal | undefined;
+  /**
+   * Owner of the sessions `execute_code` names (sessions of different owners never share state).
+   * @defaultValue `''`
+   */
+  sessionOwner?: string | undefined;
 }
 
 /** Answers a `search_tools` call (untrusted input) from the runtime's live catalog. */
@@ -59,7 +64,11 @@ export async function answerExecuteCode(
 ): Promise<MetaToolAnswer> {
   const parsed = parseExecuteCodeInput(input);
   if ('error' in parsed) return { text: parsed.error, isError: true };
-  const execution = await runtime.execute(parsed.code, options.signal ? { signal: options.signal } : {});
+  const execution = await runtime.execute(parsed.code, {
+    ...(options.signal ? { signal: options.signal } : {}),
+    ...(parsed.session !== undefined ? { session: parsed.session } : {}),
+    ...(options.sessionOwner !== undefined ? { sessionOwner: options.sessionOwner } : {}),
+  });
   return {
     text: cutToBytes(formatResultForModel(execution), options.maxToolResultBytes),
     isError: execution.status === 'error',

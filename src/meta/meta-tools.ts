@@ -5,6 +5,7 @@
  * model the rules. Shared by the agent loop and by `codecall serve`, so every client sees the
  * same contract.
  */
+import { DEFAULT_SANDBOX_MAX_SESSION_NAME_CHARS } from '../config/defaults.js';
 import type { JsonSchema } from '../types.js';
 
 /** Model-facing name of the search meta-tool. */
@@ -41,7 +42,12 @@ export interface SearchToolsInput {
 /** Input of `execute_code`. */
 export interface ExecuteCodeInput {
   code: string;
+  /** Session whose globals the script shares with earlier scripts of the same session. */
+  session?: string;
 }
+
+/** What a session name may contain (letters, digits, `_`, `-`, `.`, `:`). */
+const SESSION_NAME = /^[\w.:-]+$/;
 
 /** The `search_tools` definition. */
 export function searchToolsDefinition(): MetaToolDefinition {
@@ -89,11 +95,22 @@ export function executeCodeDefinition(limits: MetaToolLimits): MetaToolDefinitio
       `Limits per run: ${Math.round(limits.wallTimeMs / 1000)} s, ${limits.maxToolCalls} tool calls,`,
       `${Math.round(limits.maxStdoutBytes / 1024)} KB of output (longer output is cut).`,
       'You get stdout, stderr and the exit status; on an error, fix the code and run it again.',
+      'Pass the same `session` to keep state between runs like a REPL: top-level variables, functions and',
+      'fetched data of one run are there in the next, so do not fetch again. If a session expired,',
+      'fix nothing: start over (fetch what you need again).',
     ].join(' '),
     inputSchema: {
       type: 'object',
       properties: {
         code: { type: 'string', description: 'The script to run (JavaScript or TypeScript).' },
+        session: {
+          type: 'string',
+          minLength: 1,
+          maxLength: DEFAULT_SANDBOX_MAX_SESSION_NAME_CHARS,
+          pattern: SESSION_NAME.source,
+          description:
+            'Optional session name: scripts of one session share their globals (variables, functions, data).',
+        },
       },
       required: ['code'],
       additionalProperties: false,
@@ -131,5 +148,16 @@ export function parseExecuteCodeInput(input: unknown): ExecuteCodeInput | { erro
   }
   const code = (input as { code: string }).code;
   if (code.trim() === '') return { error: 'execute_code got empty code; send the script to run.' };
-  return { code };
+  const session = (input as { session?: unknown }).session;
+  if (session === undefined) return { code };
+  if (
+    typeof session !== 'string' ||
+    session.length > DEFAULT_SANDBOX_MAX_SESSION_NAME_CHARS ||
+    !SESSION_NAME.test(session)
+  ) {
+    return {
+      error: `execute_code "session" must be a name of 1 to ${DEFAULT_SANDBOX_MAX_SESSION_NAME_CHARS} letters, digits, "_", "-", "." or ":" (for example "main"); leave it out to run without a session.`,
+    };
+  }
+  return { code, session };
 }

@@ -13,6 +13,7 @@
  * `notifications/tools/list_changed`. Transports are separate (`startStdioServer`,
  * `startHttpServer`); the runtime is shared and owned by the caller.
  */
+import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
@@ -237,6 +238,8 @@ export function createCodecallServer(options: CodecallServerOptions): Server {
     instructions: CODECALL_SERVER_INSTRUCTIONS,
   });
   const inFlight = new Set<AbortController>();
+  // Owner of this MCP session's sandbox sessions: other clients never see them, even by name.
+  const sandboxOwner = `mcp:${randomUUID()}`;
 
   const exposed = (): Map<string, CatalogTool> =>
     passThrough ? passThroughTools(runtime.tools.catalog()) : new Map();
@@ -258,6 +261,7 @@ export function createCodecallServer(options: CodecallServerOptions): Server {
   server.onclose = () => {
     unsubscribe();
     for (const controller of inFlight) controller.abort(new Error('the MCP server closed'));
+    runtime.closeSandboxSessions(sandboxOwner);
   };
 
   server.setRequestHandler(ListToolsRequestSchema, () => {
@@ -360,7 +364,12 @@ export function createCodecallServer(options: CodecallServerOptions): Server {
             );
             timer.unref();
           }
-          const result = await runtime.execute(input.code, { signal: controller.signal, learn, approver });
+          const result = await runtime.execute(input.code, {
+            signal: controller.signal,
+            learn,
+            approver,
+            ...(input.session !== undefined ? { session: input.session, sessionOwner: sandboxOwner } : {}),
+          });
           if (learn) creditQuery(result.toolCalls.filter((call) => call.ok).map((call) => call.tool));
           try {
             options.onExecute?.({

@@ -33,12 +33,17 @@ export interface DispatchOutcome {
   execution?: AgentExecution;
 }
 
+/** The session `execute_code` runs in when the model names none: one per agent run. */
+export const RUN_SESSION_NAME = 'main';
+
 /** Everything one call needs from its run. */
 export interface DispatchContext {
   runtime: CodecallRuntime;
   mode: AgentMode;
   maxToolResultBytes: number;
   offerFoundDirectTools: boolean;
+  /** Owner of this run's sandbox sessions (one per run; closed when the run ends). */
+  sessionOwner: string;
   step: number;
   offer: Offer;
   signal: AbortSignal;
@@ -153,6 +158,8 @@ export async function dispatchToolCall(
     const result = await runtime.execute(input.code, {
       signal,
       ...(context.approver ? { approver: context.approver } : {}),
+      session: input.session ?? RUN_SESSION_NAME,
+      sessionOwner: context.sessionOwner,
       onToolResult: (event) => {
         calls.onToolResult();
         counter.onToolResult(event);

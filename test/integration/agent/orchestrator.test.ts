@@ -111,6 +111,35 @@ describe('code mode over the example expense server', () => {
     expect(model.requests[0]!.system).toBe(model.requests[2]!.system);
   });
 
+  it('scripts of one run share a session: step 2 reads what step 1 fetched; the next run starts empty', async () => {
+    const model = new ScriptedLanguageModel([
+      toolCall('execute_code', {
+        code: 'const { members } = await tools.expenses.get_team_members();\nfunction count() { return members.length; }\nconsole.log("kept");',
+      }),
+      {
+        label: 'step 2 reuses members and count() without a tool call',
+        expect: (r) => lastResult(r).content.includes('stdout:\nkept'),
+        response: toolCall('execute_code', { code: 'console.log(count(), members[0].name.length > 0);' }),
+      },
+      { expect: (r) => lastResult(r).content.includes('stdout:\n20 true'), response: text('20') },
+    ]);
+    const agent = await agentWith(model);
+    const result = await agent.run('Count the team members.');
+    model.assertComplete();
+    expect(result.steps[1]!.executions[0]!.result.toolCalls).toEqual([]);
+    expect(result.steps[1]!.executions[0]!.result.stdout).toBe('20 true\n');
+    expect(model.requests[0]!.system).toContain('share a session, like a REPL');
+
+    const next = new ScriptedLanguageModel([
+      toolCall('execute_code', { code: 'console.log(typeof members, typeof count);' }),
+      { expect: (r) => lastResult(r).content.includes('undefined undefined'), response: text('fresh') },
+    ]);
+    const second = await agentWith(next);
+    expect((await second.run('Again.')).answer).toBe('fresh');
+    next.assertComplete();
+    expect(runtime.session.sandbox.sessionCount).toBe(0);
+  });
+
   it('a script error comes back as data and the model fixes it on the next step', async () => {
     const model = new ScriptedLanguageModel([
       toolCall('execute_code', {

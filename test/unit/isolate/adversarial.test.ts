@@ -2,14 +2,31 @@
  * @module
  * Adversarial suite: known node:vm / vm2 / safe-eval escape techniques, isolated-vm pitfalls
  * and denial-of-service inputs. Each case asserts what the script could observe (nothing of
- * the host) and that the pool keeps working afterwards.
+ * the host) and that the pool keeps working afterwards. The suite runs with and without
+ * sessions (each case in a session of its own, compiled as sessions compile); a last block
+ * tries to leak state between sessions.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { SandboxPool, type SandboxMode } from '../../../src/isolate/index.js';
-import { runScript } from './sandbox-helpers.js';
+import { runScript as runPlain, type RunOptions } from './sandbox-helpers.js';
 
-describe.each<SandboxMode>(['in-process', 'process'])('adversarial scripts (%s)', (mode) => {
+const VARIANTS: [SandboxMode, 'sessions' | 'no sessions'][] = [
+  ['in-process', 'no sessions'],
+  ['process', 'no sessions'],
+  ['in-process', 'sessions'],
+  ['process', 'sessions'],
+];
+
+describe.each(VARIANTS)('adversarial scripts (%s, %s)', (mode, sessions) => {
+  let sessionCount = 0;
+  /** Runs each script in a new session of its own when the variant has sessions. */
+  const runScript = (target: SandboxPool, source: string, options: RunOptions = {}) =>
+    runPlain(
+      target,
+      source,
+      sessions === 'sessions' ? { session: `adv-${++sessionCount}`, ...options } : options,
+    );
   let pool: SandboxPool;
   beforeAll(async () => {
     pool = await SandboxPool.open({
@@ -240,5 +257,122 @@ describe.each<SandboxMode>(['in-process', 'process'])('adversarial scripts (%s)'
   it('runs normally after every attack above', async () => {
     const result = await runScript(pool, 'console.log(await tools.t.echo({ ok: true }));', { tools: echo });
     expect(result.stdout).toBe('{ ok: true }\n');
+  });
+});
+
+describe.each<SandboxMode>(['in-process', 'process'])('attacks across sessions (%s)', (mode) => {
+  let pool: SandboxPool;
+  beforeAll(async () => {
+    pool = await SandboxPool.open({ mode, workers: 1, limits: { cpuTimeMs: 500, wallTimeMs: 5_000 } });
+  });
+  afterAll(async () => {
+    await pool.close();
+  });
+  const echo = { 't.echo': (args: Record<string, unknown>) => args };
+  const PROBE = `const g = globalThis as any;
+    console.log(JSON.stringify([
+      ({} as any).polluted, typeof [].push, JSON.stringify({ a: 1 }), typeof g.stash, typeof g.savedCallTool,
+      Object.keys(Object.prototype).length, typeof (Function.prototype as any).evil, String(Array.prototype.map === [].map),
+    ]));`;
+  const CLEAN = '[null,"function","{\\"a\\":1}","undefined","undefined",0,"undefined","true"]\n';
+
+  it('prototype pollution and replaced built-ins in one session never reach another session or a plain run', async () => {
+    const poisoned = await runPlain(
+      pool,
+      `(Object.prototype as any).polluted = 'yes';
+       (Array.prototype as any).push = () => { throw new Error('poisoned push'); };
+       (JSON as any).stringify = () => '"hijacked"';
+       (Function.prototype as any).evil = () => 'evil';
+       (globalThis as any).stash = await tools.t.echo({ secret: 'A' });
+       (globalThis as any).savedCallTool = callTool;`,
+      { tools: echo, session: 'a', sessionOwner: 'one' },
+    );
+    expect(poisoned.error).toBeUndefined();
+    for (const options of [
+      { session: 'b', sessionOwner: 'one' },
+      { session: 'a', sessionOwner: 'two' },
+      {},
+    ] as RunOptions[]) {
+      const seen = await runPlain(pool, PROBE, { tools: echo, ...options });
+      expect(seen.stdout).toBe(CLEAN);
+    }
+    // The poisoned session itself still works for its own owner (its state is its own).
+    const own = await runPlain(pool, 'return [({} as any).polluted, (globalThis as any).stash.secret];', {
+      tools: echo,
+      session: 'a',
+      sessionOwner: 'one',
+    });
+    expect(own.returnValue).toEqual(['yes', 'A']);
+  });
+
+  it('a tool stub kept from an earlier run goes through the host checks of the current run', async () => {
+    const calls: unknown[] = [];
+    const tools = {
+      't.echo': (args: Record<string, unknown>) => {
+        calls.push(args);
+        return args;
+      },
+    };
+    await runPlain(pool, '(globalThis as any).old = tools.t.echo; (globalThis as any).oldCall = callTool;', {
+      tools,
+      session: 's',
+    });
+    // The next run binds no tools: the kept stubs are refused by the host as unknown.
+    const next = await runPlain(
+      pool,
+      `const out: string[] = [];
+       for (const f of [(globalThis as any).old, (a: unknown) => (globalThis as any).oldCall('t.echo', a)]) {
+         try { await f({ leaked: true }); out.push('called'); } catch (e: any) { out.push(e.code); }
+       }
+       console.log(out.join());`,
+      { session: 's' },
+    );
+    expect(next.stdout).toBe('UNKNOWN_TOOL,UNKNOWN_TOOL\n');
+    expect(calls).toEqual([]);
+  });
+
+  it('a call left in flight by one run never lands in the next run of the session', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const tools = {
+      't.slow': async () => {
+        await gate;
+        return { late: true };
+      },
+      't.echo': (args: Record<string, unknown>) => args,
+    };
+    const first = await runPlain(
+      pool,
+      "tools.t.slow({}).then((v) => { (globalThis as any).late = v; }, () => { (globalThis as any).late = 'rejected'; }); console.log('left');",
+      { tools, session: 'inflight' },
+    );
+    expect(first.stdout).toBe('left\n');
+    release();
+    const second = await runPlain(
+      pool,
+      'await tools.t.echo({}); console.log(String((globalThis as any).late));',
+      { tools, session: 'inflight' },
+    );
+    expect(second.stdout).toBe('undefined\n');
+    expect(second.toolCalls.map((call) => call.tool)).toEqual(['t.echo']);
+  });
+
+  it('a session that redefines `tools` as non-configurable is dropped, and says so', async () => {
+    await runPlain(
+      pool,
+      "Object.defineProperty(globalThis, 'tools', { value: { fake: true }, configurable: false, writable: false });",
+      { session: 'locked' },
+    );
+    const next = await runPlain(pool, 'console.log(JSON.stringify(tools));', {
+      tools: echo,
+      session: 'locked',
+    });
+    expect(next.status).toBe('error');
+    expect(next.error?.message).toContain('The session "locked" was discarded');
+    const fresh = await runPlain(pool, 'console.log(typeof tools.t.echo);', {
+      tools: echo,
+      session: 'locked',
+    });
+    expect(fresh.stdout).toBe('function\n');
   });
 });

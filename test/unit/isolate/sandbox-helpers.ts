@@ -34,6 +34,9 @@ export interface RunOptions {
   tools?: Record<string, ToolFn>;
   limits?: Partial<SandboxLimits>;
   signal?: AbortSignal;
+  /** Runs in this session (compiled with `persistTopLevel`). */
+  session?: string;
+  sessionOwner?: string;
 }
 
 /** Compiles `source` (must compile) and runs it. */
@@ -42,11 +45,13 @@ export async function runScript(
   source: string,
   options: RunOptions = {},
 ): Promise<ExecutionResult> {
-  const compiled = compileScript(source);
+  const compiled = compileScript(source, { persistTopLevel: options.session !== undefined });
   if (!compiled.ok) expect.fail(`compile failed: ${compiled.error.message}`);
   const { tools, invoke } = toolset(options.tools ?? {});
   const run: Parameters<SandboxPool['run']>[0] = { code: compiled.code, tools, invoke };
   if (options.limits) run.limits = options.limits;
   if (options.signal) run.signal = options.signal;
+  if (options.session !== undefined) run.session = options.session;
+  if (options.sessionOwner !== undefined) run.sessionOwner = options.sessionOwner;
   return pool.run(run);
 }
