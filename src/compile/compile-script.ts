@@ -353,3 +353,12 @@ export async function compileScriptAsync(
   }
   return finish(output, stage);
 }
+
+/**
+ * Starts esbuild's service process now, so that a {@link compileScriptAsync} call that comes
+ * later does not wait for it: `codecall exec` calls this before starting its MCP servers.
+ * Failures are left to that call to report.
+ */
+export function warmCompiler(): void {
+  esbuildTransform('', transformOptions('js')).catch(() => undefined);
+}

@@ -7,6 +7,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
+import { warmCompiler } from '../../compile/index.js';
 import { CodecallRuntime } from '../../execute/index.js';
 import type { ExecutionResult } from '../../types.js';
 import { describeHistoryError, UsageError, type CliCommand, type CliIo } from '../command.js';
@@ -14,6 +15,9 @@ import { configNoticeWriter } from '../config-notices.js';
 import { neutralizeControls } from '../terminal-text.js';
 import { canPrompt, ensureConfigTrusted } from '../trust.js';
 import { execHelp } from './exec.help.js';
+
+/** Sandbox worker processes `codecall exec` starts: it runs one script. */
+export const EXEC_SANDBOX_WORKERS = 1;
 
 /** Bytes of script read from a file or stdin (compileScript enforces the configured limit). */
 const MAX_SCRIPT_READ_BYTES = 16 * 1_048_576;
@@ -100,6 +104,8 @@ async function run(argv: string[], io: CliIo): Promise<number> {
   const args = parseExecArgs(argv);
   const source = await readScript(args.file, io);
   await ensureConfigTrusted(io, { config: args.config, interactive: args.file !== '-' && canPrompt(io) });
+  // esbuild's service starts while the MCP servers and the sandbox worker do.
+  warmCompiler();
   // The runtime, like the agent's: the calls each run makes are learned by the tool graph and
   // appended to the usage history (`codecall graph` shows them).
   const runtime = await CodecallRuntime.open({
@@ -114,6 +120,9 @@ async function run(argv: string[], io: CliIo): Promise<number> {
         io.stderr.write(`codecall exec: ${neutralizeControls(event.error.message.split('\n')[0]!)}\n`);
       },
     },
+    // One script runs: one sandbox worker (process mode), not a pool that boots beside the
+    // MCP servers for nothing.
+    sandbox: { workers: EXEC_SANDBOX_WORKERS },
     onHistoryError: (error) => {
       io.stderr.write(`codecall exec: ${describeHistoryError(error)}\n`);
     },
