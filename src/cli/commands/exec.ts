@@ -10,7 +10,13 @@ import { resolve } from 'node:path';
 import { warmCompiler } from '../../compile/index.js';
 import { CodecallRuntime } from '../../execute/index.js';
 import type { ExecutionResult } from '../../types.js';
-import { describeHistoryError, UsageError, type CliCommand, type CliIo } from '../command.js';
+import {
+  describeHistoryError,
+  parseCommandArgs,
+  UsageError,
+  type CliCommand,
+  type CliIo,
+} from '../command.js';
 import { configNoticeWriter } from '../config-notices.js';
 import { neutralizeControls } from '../terminal-text.js';
 import { canPrompt, ensureConfigTrusted } from '../trust.js';
@@ -30,24 +36,19 @@ interface ExecArgs {
 
 /** Parses the arguments of `codecall exec`. */
 export function parseExecArgs(argv: string[]): ExecArgs {
-  let file: string | undefined;
-  let config: string | undefined;
-  let json = false;
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    if (arg === '--json') json = true;
-    else if (arg === '--config') {
-      const value = argv[++i];
-      if (value === undefined || (value.startsWith('--') && value !== '-'))
-        throw new UsageError('--config needs a path.');
-      config = value;
-    } else if (arg.startsWith('--config=')) config = arg.slice('--config='.length);
-    else if (arg.startsWith('--')) throw new UsageError(`unknown option "${arg}".`);
-    else if (file === undefined) file = arg;
-    else throw new UsageError(`one script at a time; got "${file}" and "${arg}".`);
-  }
+  const { values, positionals } = parseCommandArgs({
+    args: argv,
+    options: { config: { type: 'string' }, json: { type: 'boolean' } },
+    allowPositionals: true,
+  });
+  const [file, extra] = positionals;
   if (file === undefined) throw new UsageError('give a script file, or - to read it from stdin.');
-  return { file, json, ...(config !== undefined ? { config } : {}) };
+  if (extra !== undefined) throw new UsageError(`one script at a time; got "${file}" and "${extra}".`);
+  return {
+    file,
+    json: values.json === true,
+    ...(values.config !== undefined ? { config: values.config } : {}),
+  };
 }
 
 async function readStdin(stdin: NodeJS.ReadableStream): Promise<string> {
