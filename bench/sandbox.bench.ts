@@ -6,9 +6,16 @@
  * many idle sandboxes, against an isolate with an empty prelude); 1,000 parallel calls;
  * a 10 MB tool result against a host `JSON.parse` of it. Needs `npm run build` first (the
  * prelude and the worker entry are loaded from dist/).
+ *
+ * Per-call cost is also given against the two floors that isolation itself costs, measured in
+ * the same run with the same method (p50 gap between consecutive tool calls seen on the host):
+ * in-process ÷ a bare isolated-vm bridge written for the purpose (one Reference applied with a
+ * promise result, JSON both ways), target ≤ 1.3×; process mode − a bare Node IPC round trip
+ * between two processes (the faster of `json` and `advanced` serialization), target ≤ 15 µs.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { resolve } from 'node:path';
+import ivm from 'isolated-vm';
 
 import { compileScript } from '../src/compile/index.js';
 import { loadPreludeSource } from '../src/isolate/assets.js';
@@ -164,6 +171,116 @@ async function parallel(pool: SandboxPool): Promise<{ done: number; ms: number }
   return { done: Number(result.stdout.trim()), ms: (nowUs() - start) / 1_000 };
 }
 
+/**
+ * A bare isolated-vm bridge (no codecall), built the fastest way we know: the script calls a
+ * synchronous `ivm.Callback` with the call's id and JSON arguments, the host runs the tool and
+ * enters the isolate once with `Reference.applySync` to resolve the call's promise (V8 then runs
+ * the script on to its next await). `script` is the body of an async function with `call(args)`.
+ */
+async function bareBridge(script: string, invoke: (args: unknown) => Promise<unknown>): Promise<void> {
+  const isolate = new ivm.Isolate({ memoryLimit: 64 });
+  try {
+    const context = isolate.createContextSync();
+    context.evalSync(
+      `const pending = new Map(); let next = 0;
+       globalThis.settle = (id, json) => { const resolve = pending.get(id); pending.delete(id); resolve(JSON.parse(json)); };
+       const call = (args) => new Promise((resolve) => { const id = next++; pending.set(id, resolve); hostCall(id, JSON.stringify(args)); });
+       globalThis.main = async () => { ${script} hostDone(); };`,
+    );
+    const settle = context.global.getSync('settle', { reference: true }) as ivm.Reference<
+      (id: number, json: string) => void
+    >;
+    context.global.setSync(
+      'hostCall',
+      new ivm.Callback((id: number, json: string) => {
+        void invoke(JSON.parse(json)).then((result) =>
+          settle.applySync(undefined, [id, JSON.stringify(result)]),
+        );
+      }),
+    );
+    const done = new Promise<void>((resolveDone) =>
+      context.global.setSync('hostDone', new ivm.Callback(() => resolveDone())),
+    );
+    const main = context.global.getSync('main', { reference: true }) as ivm.Reference<() => void>;
+    main.applySync(undefined, []);
+    await done;
+  } finally {
+    isolate.dispose();
+  }
+}
+
+/** p50 gap between consecutive host calls of {@link bareBridge}, sequential calls. */
+async function bareBridgeUs(): Promise<number> {
+  const stamps: number[] = [];
+  const invoke = (args: unknown): Promise<unknown> => {
+    stamps.push(nowUs());
+    return echo(args);
+  };
+  const loop = (n: number): string => `for (let i = 0; i < ${n}; i++) await call({ i, name: 'item' });`;
+  await bareBridge(loop(200), invoke); // warm-up
+  stamps.length = 0;
+  await bareBridge(loop(CALLS), invoke);
+  return percentile(
+    stamps.slice(1).map((stamp, index) => stamp - stamps[index]!),
+    50,
+  );
+}
+
+/** Tool calls of the parallel-throughput figure, each taking {@link SLOW_CALL_MS}. */
+const PARALLEL_CALLS = 1_000;
+const SLOW_CALL_MS = 1;
+const sleepingTool = async (args: unknown): Promise<unknown> => {
+  await new Promise((resolveSleep) => setTimeout(resolveSleep, SLOW_CALL_MS));
+  return args;
+};
+const PARALLEL_SCRIPT = `await Promise.all(Array.from({ length: ${PARALLEL_CALLS} }, (_, i) => call({ i })));`;
+
+/** Median wall ms of {@link PARALLEL_CALLS} parallel 1 ms calls through {@link bareBridge}. */
+async function bareBridgeParallelMs(): Promise<number> {
+  const samples: number[] = [];
+  for (let i = 0; i < 6; i++) {
+    const start = nowUs();
+    await bareBridge(PARALLEL_SCRIPT, sleepingTool);
+    if (i > 0) samples.push((nowUs() - start) / 1_000);
+  }
+  return percentile(samples, 50);
+}
+
+/** The same through codecall's pool, with its default limits. */
+async function parallelSlowMs(pool: SandboxPool): Promise<number> {
+  const code = compile(PARALLEL_SCRIPT.replace('call({ i })', 'tools.t.echo({ i })'));
+  const samples: number[] = [];
+  for (let i = 0; i < 6; i++) {
+    const start = nowUs();
+    const result = await pool.run({ code, tools, invoke: ({ args }) => sleepingTool(args) });
+    if (result.status !== 'ok') throw new Error(JSON.stringify(result.error));
+    if (i > 0) samples.push((nowUs() - start) / 1_000);
+  }
+  return percentile(samples, 50);
+}
+
+/** p50 round trip of a message to a child Node process that echoes it back (no codecall). */
+async function bareIpcUs(serialization: 'json' | 'advanced'): Promise<number> {
+  const child = spawn(process.execPath, ['-e', 'process.on("message", (m) => process.send(m));'], {
+    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+    serialization,
+  });
+  try {
+    const samples: number[] = [];
+    for (let i = 0; i < CALLS + 200; i++) {
+      const start = nowUs();
+      await new Promise<void>((resolveReply) => {
+        child.once('message', () => resolveReply());
+        child.send({ t: 'call', id: i, name: 't.echo', args: JSON.stringify({ i, name: 'item' }) });
+      });
+      if (i >= 200) samples.push(nowUs() - start);
+    }
+    return percentile(samples, 50);
+  } finally {
+    child.kill();
+  }
+}
+
 const floor = await floorUs();
 console.log(`  floor: plain await + JSON copy of args and result, p50 ${floor.toFixed(2)} µs`);
 
@@ -186,6 +303,19 @@ console.log(
   `  floor: host JSON.parse of a ${(json.length / 1_048_576).toFixed(1)} MB result, p50 ${(parseUs / 1_000).toFixed(1)} ms`,
 );
 
+const bridge = await bareBridgeUs();
+console.log(`  floor: bare isolated-vm bridge, p50 ${bridge.toFixed(2)} µs per call`);
+const bridgeParallel = await bareBridgeParallelMs();
+console.log(
+  `  floor: bare isolated-vm bridge, ${PARALLEL_CALLS} parallel ${SLOW_CALL_MS} ms calls, median ${bridgeParallel.toFixed(1)} ms`,
+);
+const ipcJson = await bareIpcUs('json');
+const ipcAdvanced = await bareIpcUs('advanced');
+const ipc = Math.min(ipcJson, ipcAdvanced);
+console.log(
+  `  floor: bare Node IPC round trip, p50 ${ipc.toFixed(2)} µs (json ${ipcJson.toFixed(2)}, advanced ${ipcAdvanced.toFixed(2)})`,
+);
+
 const overheadTargets: Record<SandboxMode, number> = { 'in-process': 10, process: 60 };
 for (const mode of ['in-process', 'process'] as SandboxMode[]) {
   const pool = await SandboxPool.open({ mode, workers: 1 });
@@ -194,6 +324,13 @@ for (const mode of ['in-process', 'process'] as SandboxMode[]) {
     max: overheadTargets[mode],
   });
   figure(`[${mode}]   first 100 calls of a run (call site captured)`, roundTrip.first - floor, 'µs');
+  if (mode === 'in-process') {
+    figure(`[${mode}] per call ÷ bare isolated-vm bridge (p50 gaps)`, roundTrip.steady / bridge, '×', {
+      max: 1.3,
+    });
+  } else {
+    figure(`[${mode}] per call − bare Node IPC round trip (p50)`, roundTrip.steady - ipc, 'µs', { max: 15 });
+  }
   const warm = await readyUs(pool);
   figure(
     `[${mode}] sandbox ready from warm pool p50 (run → first tool call)`,
@@ -210,6 +347,14 @@ for (const mode of ['in-process', 'process'] as SandboxMode[]) {
   const { done, ms } = await parallel(pool);
   figure(`[${mode}] 1,000 parallel tool calls completed`, done, 'calls', { min: 1_000 });
   figure(`[${mode}] 1,000 parallel tool calls wall time`, ms, 'ms');
+  const slow = await parallelSlowMs(pool);
+  figure(`[${mode}] ${PARALLEL_CALLS} parallel ${SLOW_CALL_MS} ms calls, default limits, median`, slow, 'ms');
+  figure(
+    `[${mode}]   ÷ bare isolated-vm bridge`,
+    slow / bridgeParallel,
+    '×',
+    mode === 'in-process' ? { max: 2 } : undefined,
+  );
   const big = await bigResult(pool, rows, json);
   figure(
     `[${mode}] 10 MB tool result reaching the script ÷ host JSON.parse`,

@@ -1,7 +1,10 @@
 #!/usr/bin/env node
-// Launcher: isolated-vm needs `--no-node-snapshot`, so the CLI re-executes itself with that flag
-// when it is missing, forwarding arguments, standard streams, exit code and signals. Help and
-// version requests need no isolate: they are answered here, without a second Node start-up.
+// Launcher. isolated-vm needs `--no-node-snapshot` in a process that creates isolates; with the
+// default `process` sandbox mode the CLI process creates none (its worker processes are spawned
+// with the flag), so the CLI runs right here, in one Node start-up. Only a call that may create
+// isolates in the CLI process itself (a configuration with `sandbox.mode: "in-process"`, the jobs
+// `worker`; see src/cli/isolate-host.ts) re-executes Node with the flag, forwarding arguments,
+// standard streams, exit code and signals.
 // The Node check runs before dist/ (which needs a newer Node) is imported.
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -9,16 +12,21 @@ import { exitUnlessSupportedNode } from './check-node.js';
 
 exitUnlessSupportedNode('codecall');
 
-const main = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
+const dist = new URL('../dist/cli/', import.meta.url);
+const main = fileURLToPath(new URL('main.js', dist));
 const cli = await import(main);
-if (process.execArgv.includes('--no-node-snapshot') || cli.answersWithoutIsolate(process.argv.slice(2))) {
+const argv = process.argv.slice(2);
+const host = cli.answersWithoutIsolate(argv)
+  ? undefined
+  : await import(new URL('isolate-host.js', dist).href);
+if (host === undefined || host.hostHasNoSnapshotFlag() || !host.needsNoSnapshotHost(argv)) {
   await cli.runCli();
 } else {
   // The child watches fd 3 (IPC) to exit when this launcher is gone, even by SIGKILL.
   const watch = new URL('./exit-with-launcher.js', import.meta.url).href;
   const child = spawn(
     process.execPath,
-    ['--no-node-snapshot', '--import', watch, ...process.execArgv, main, ...process.argv.slice(2)],
+    ['--no-node-snapshot', '--import', watch, ...process.execArgv, main, ...argv],
     {
       stdio: ['inherit', 'inherit', 'inherit', 'ipc'],
     },

@@ -2,7 +2,9 @@
  * @module
  * The shape of one CLI command. Commands never call `process.exit`; they return an exit code
  * (0 success, 1 the job failed, 2 usage or configuration error) and write only to `io`.
+ * Every command reads its arguments with {@link parseCommandArgs} (`node:util` `parseArgs`).
  */
+import { parseArgs, type ParseArgsConfig } from 'node:util';
 
 /** Streams and environment a command may use. */
 export interface CliIo {
@@ -62,3 +64,32 @@ export function describeHistoryError(error: unknown): string {
 
 /** What `codecall --help` and `codecall <name> --help` show, kept apart from the implementation. */
 export type CommandHelp = Pick<CliCommand, 'name' | 'summary' | 'usage'>;
+
+/** The first quoted name in a `parseArgs` error message (`'--config <value>'` → `--config`). */
+function quotedOption(message: string): string {
+  return /'([^' ]+)/.exec(message)?.[1] ?? '';
+}
+
+/**
+ * The one argument parser of the CLI: `node:util` `parseArgs`, strict (unknown options and
+ * missing values are errors), with its errors turned into a {@link UsageError} that names the
+ * flag: `unknown option "--confg".`, `--config needs a value.`, `--json takes no value.`,
+ * `unknown argument "stray".`.
+ */
+export function parseCommandArgs<const T extends Omit<ParseArgsConfig, 'strict' | 'tokens'>>(
+  config: T,
+): ReturnType<typeof parseArgs<T & { strict: true }>> {
+  try {
+    return parseArgs({ ...config, strict: true } as T & { strict: true });
+  } catch (error) {
+    const { code, message } = error as { code?: string; message: string };
+    const name = quotedOption(message);
+    if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') throw new UsageError(`unknown option "${name}".`);
+    if (code === 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL') throw new UsageError(`unknown argument "${name}".`);
+    if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') {
+      if (/does not take an argument/.test(message)) throw new UsageError(`${name} takes no value.`);
+      throw new UsageError(`${name} needs a value.`);
+    }
+    throw new UsageError(message);
+  }
+}

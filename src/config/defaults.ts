@@ -13,8 +13,15 @@ export const DEFAULT_CPU_TIME_MS = 30_000;
 export const DEFAULT_MEMORY_MB = 256;
 /** Tool calls one script run may make. */
 export const DEFAULT_MAX_TOOL_CALLS = 1_000;
-/** Tool calls of one run that may be in flight at once. */
-export const DEFAULT_MAX_CONCURRENT_TOOL_CALLS = 16;
+/**
+ * Tool calls of one run that may be in flight at once. A slow server is protected by its own
+ * `maxConcurrentCalls` ({@link DEFAULT_SERVER_MAX_CONCURRENT_CALLS}, across all runs), and a
+ * run's host memory by `maxPendingToolArgsBytes` and `maxToolCalls`; this per-run cap only has
+ * to stop one run from queueing unbounded work, so it lets a script's `Promise.all` over
+ * hundreds of calls to fast tools (or to several servers) proceed at once. It was 16, which
+ * made 1,000 parallel 1 ms calls take 5× a bare bridge (63 waves).
+ */
+export const DEFAULT_MAX_CONCURRENT_TOOL_CALLS = 256;
 /** Serialized bytes of one tool call's arguments. */
 export const DEFAULT_MAX_TOOL_ARGS_BYTES = 1_048_576;
 /** Serialized bytes of one tool result delivered to a script. */

@@ -9,6 +9,7 @@
  * that ran go to the tool graph (in memory at once) and to the history store (durably).
  */
 import { renderDeclarations, type RenderDeclarationsOptions } from '../compile/index.js';
+import { loadConfig } from '../config/index.js';
 import type { SandboxLimits } from '../isolate/index.js';
 import {
   createToolSearch,
@@ -189,27 +190,39 @@ export class CodecallRuntime {
     const onHistoryError = options.onHistoryError ?? warnHistoryNotSaved;
     let runtime: CodecallRuntime | undefined;
     const onDecision = options.tools?.onApprovalDecision;
-    const session = await ExecutionSession.open({
-      ...options,
-      tools: {
-        ...options.tools,
-        onApprovalDecision: (record) => {
-          runtime?.recordApproval(record);
-          onDecision?.(record);
+    const config = options.config ?? (await loadConfig(options.load ?? {}));
+    // The history store opens while the MCP servers and the sandbox start (start-up time).
+    const opening = Promise.allSettled([
+      ExecutionSession.open({
+        ...options,
+        config,
+        tools: {
+          ...options.tools,
+          onApprovalDecision: (record) => {
+            runtime?.recordApproval(record);
+            onDecision?.(record);
+          },
         },
-      },
-      onSequence: (sequence) => runtime?.recordSequence(sequence),
-    });
-    let history: UsageHistoryStore | undefined;
+        onSequence: (sequence) => runtime?.recordSequence(sequence),
+      }),
+      (async (): Promise<UsageHistoryStore> => {
+        if (options.history) return options.history;
+        if (options.history === false || !config.history.enabled) return new MemoryHistoryStore();
+        return SqliteHistoryStore.open({ path: config.history.path, maxRuns: config.history.maxRuns });
+      })(),
+    ]);
+    const [opened, store] = await opening;
+    if (opened.status === 'rejected' || store.status === 'rejected') {
+      await Promise.allSettled([
+        opened.status === 'fulfilled' ? opened.value.close() : undefined,
+        // A store the caller passed in stays theirs to close.
+        store.status === 'fulfilled' && !options.history ? store.value.close() : undefined,
+      ]);
+      throw opened.status === 'rejected' ? opened.reason : (store as PromiseRejectedResult).reason;
+    }
+    const session = opened.value;
+    const history: UsageHistoryStore = store.value;
     try {
-      if (options.history) history = options.history;
-      else if (options.history === false || !session.config.history.enabled)
-        history = new MemoryHistoryStore();
-      else
-        history = await SqliteHistoryStore.open({
-          path: session.config.history.path,
-          maxRuns: session.config.history.maxRuns,
-        });
       const state = await history.load();
       const { limit: _limit, ...ranking } = session.config.search;
       const indexed = session.tools.catalog();
@@ -217,7 +230,7 @@ export class CodecallRuntime {
       runtime = new CodecallRuntime(session, search, history, onHistoryError, indexed);
       return runtime;
     } catch (error) {
-      await Promise.allSettled([session.close(), history?.close()]);
+      await Promise.allSettled([session.close(), history.close()]);
       throw error;
     }
   }

@@ -7,7 +7,7 @@
  * history for tool search).
  */
 import { randomUUID } from 'node:crypto';
-import { compileScript, renderDeclarations, type RenderDeclarationsOptions } from '../compile/index.js';
+import { compileScriptAsync, renderDeclarations, type RenderDeclarationsOptions } from '../compile/index.js';
 import { DEFAULT_MAX_CODE_BYTES } from '../config/defaults.js';
 import { resolveSandboxLimits, type SandboxLimits, type SandboxPool } from '../isolate/index.js';
 import type { Approver, CatalogTool, ToolPool } from '../tools/index.js';
@@ -261,7 +261,8 @@ export function createExecutor(options: ExecutorOptions): Executor {
   return {
     async execute(source: string, executeOptions: ExecuteOptions = {}): Promise<ExecutionResult> {
       const session = executeOptions.session;
-      const compiled = compileScript(source, { maxCodeBytes, persistTopLevel: session !== undefined });
+      // Off the event loop (esbuild's service process), so tool calls of other runs go on.
+      const compiled = await compileScriptAsync(source, { maxCodeBytes, persistTopLevel: session !== undefined });
       if (!compiled.ok) return emptyResult('SYNTAX_ERROR', compiled.error.message);
       // Every tool is bound, so a call to one not opened to code reaches the host and is
       // refused there with a message naming the `allowedCallers` key that would open it.

@@ -6,7 +6,12 @@
  * are dropped: the model sees only its own code.
  */
 import type { ThrownReport } from './engine.js';
-import { SCRIPT_FILENAME } from './engine.js';
+
+/**
+ * Filename the model's script carries in stack traces. Defined here, not in the engine, so that
+ * a host in process mode reads script errors without loading isolated-vm.
+ */
+export const SCRIPT_FILENAME = 'script.js';
 
 /** Marker of the position table at the end of compiled code (written by `compileScript`). */
 const CODE_MAP_MARKER = '\n//# codecall-map=';

@@ -25,10 +25,10 @@
  */
 import ivm from 'isolated-vm';
 
+import { SCRIPT_FILENAME } from './describe-error.js';
 import type { SandboxLimits } from './limits.js';
 
-/** Filename the model's script carries in stack traces. */
-export const SCRIPT_FILENAME = 'script.js';
+export { SCRIPT_FILENAME };
 
 /** Where an engine run sends what the script does. */
 export interface EngineSink {

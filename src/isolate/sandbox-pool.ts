@@ -38,7 +38,7 @@ import {
 import { CodecallError } from '../errors.js';
 import type { ExecutionErrorCode, ExecutionResult, SandboxToolBinding, ToolInvoker } from '../types.js';
 import { findDistFile, loadPreludeSource } from './assets.js';
-import { IsolateEngine, type EngineRunRequest } from './engine.js';
+import type { EngineRunRequest, IsolateEngine } from './engine.js';
 import { resolveSandboxLimits, type SandboxLimits } from './limits.js';
 import { RunController, type RunBackend } from './run-controller.js';
 import { WorkerProcess, type WorkerProcessOptions } from './worker-process.js';
@@ -171,6 +171,15 @@ type Waiter = {
 };
 
 /**
+ * True when this process runs without Node's start-up snapshot (`--no-node-snapshot` on the
+ * command line or in `NODE_OPTIONS`), as isolated-vm requires of a process that creates isolates.
+ */
+function nodeSnapshotDisabled(): boolean {
+  const flag = '--no-node-snapshot';
+  return process.execArgv.includes(flag) || (process.env.NODE_OPTIONS ?? '').split(/\s+/).includes(flag);
+}
+
+/**
  * A pool of sandboxes that run compiled model code.
  *
  * @example
@@ -259,6 +268,18 @@ export class SandboxPool {
     };
     const prelude = loadPreludeSource();
     if (mode === 'in-process') {
+      if (!nodeSnapshotDisabled()) {
+        throw new CodecallError(
+          'SANDBOX_UNAVAILABLE',
+          'The in-process sandbox needs Node started with --no-node-snapshot (isolated-vm requires it: ' +
+            "an isolate created beside Node's start-up snapshot can crash the process). Fix: run " +
+            '`node --no-node-snapshot …` (or NODE_OPTIONS=--no-node-snapshot), or use mode "process", ' +
+            'whose worker processes get the flag themselves.',
+          { details: { field: 'mode' } },
+        );
+      }
+      // Loaded only here: a process-mode host never loads isolated-vm.
+      const { IsolateEngine } = await import('./engine.js');
       const engine = new IsolateEngine({ prelude, spareMemoryMb: resolved.memoryMb });
       engine.warm();
       return new SandboxPool(mode, limits, 1, sessions, engine);

@@ -1,7 +1,10 @@
 /**
- * The `codecall` launcher (bin/codecall.js re-executes node with --no-node-snapshot): its child,
- * the real CLI, must not outlive it. Supervisors and MCP clients stop servers with SIGKILL, which
- * the launcher cannot forward; the child notices its launcher's IPC channel close and exits.
+ * The `codecall` launcher (bin/codecall.js). With the default `process` sandbox mode it runs the
+ * CLI in its own process (one Node start-up; the sandbox workers get --no-node-snapshot
+ * themselves). When the CLI process may create isolates itself (`sandbox.mode: "in-process"`)
+ * it re-executes node with --no-node-snapshot, and that child, the real CLI, must not outlive
+ * it: supervisors and MCP clients stop servers with SIGKILL, which the launcher cannot forward;
+ * the child notices its launcher's IPC channel close and exits.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -27,6 +30,39 @@ function childrenOf(pid: number): number[] {
   return text === '' ? [] : text.split(/\s+/).map(Number);
 }
 
+/** The command line of `pid` (Linux /proc). */
+function commandLine(pid: number): string[] {
+  return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
+}
+
+/** Starts `codecall serve --http` on a temp configuration and resolves once it listens. */
+async function serveHttp(config: object): Promise<ReturnType<typeof spawn>> {
+  const dir = mkdtempSync(join(tmpdir(), 'codecall-launcher-'));
+  const file = join(dir, 'codecall.json');
+  writeFileSync(file, JSON.stringify(config));
+  const launcher = spawn(process.execPath, [BIN, 'serve', '--http', '--port', '0', '--config', file], {
+    cwd: dir,
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  started.push(launcher.pid!);
+  let stderr = '';
+  await new Promise<void>((resolvePromise, reject) => {
+    launcher.stderr!.on('data', (d: Buffer) => {
+      stderr += d.toString();
+      if (/listening on http:/.test(stderr)) resolvePromise();
+    });
+    launcher.once('exit', (code) => reject(new Error(`launcher exited (${code}): ${stderr}`)));
+  });
+  return launcher;
+}
+
+/** The children of `pid` that run the CLI (dist/cli/main.js). */
+function cliChildrenOf(pid: number): number[] {
+  return childrenOf(pid).filter((child) =>
+    commandLine(child).some((arg) => arg.endsWith(join('dist', 'cli', 'main.js'))),
+  );
+}
+
 const started: number[] = [];
 afterEach(() => {
   // A failed run must not leave a server behind.
@@ -34,26 +70,27 @@ afterEach(() => {
 });
 
 describe.skipIf(process.platform !== 'linux')('codecall launcher', () => {
-  it('SIGKILL on the launcher: the serving child exits too, not reparented to init', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'codecall-launcher-'));
-    const config = join(dir, 'codecall.json');
-    writeFileSync(config, JSON.stringify({ mcpServers: {}, history: { enabled: false } }));
-    const launcher = spawn(process.execPath, [BIN, 'serve', '--http', '--port', '0', '--config', config], {
-      cwd: dir,
-      stdio: ['ignore', 'ignore', 'pipe'],
+  it('process mode (the default): the CLI runs in the launcher itself, no second node start-up', async () => {
+    const launcher = await serveHttp({ mcpServers: {}, history: { enabled: false } });
+    const children = childrenOf(launcher.pid!);
+    // Its children are the sandbox workers (started with the flag), never a re-executed CLI.
+    expect(children.length).toBeGreaterThan(0);
+    expect(cliChildrenOf(launcher.pid!)).toEqual([]);
+    for (const child of children) expect(commandLine(child)).toContain('--no-node-snapshot');
+    launcher.kill('SIGTERM');
+    await new Promise((r) => launcher.once('exit', r));
+  });
+
+  it('in-process mode: re-executed with --no-node-snapshot; SIGKILL on the launcher ends that child too', async () => {
+    const launcher = await serveHttp({
+      mcpServers: {},
+      history: { enabled: false },
+      sandbox: { mode: 'in-process' },
     });
-    let stderr = '';
-    const listening = new Promise<void>((resolvePromise, reject) => {
-      launcher.stderr.on('data', (d: Buffer) => {
-        stderr += d.toString();
-        if (/listening on http:/.test(stderr)) resolvePromise();
-      });
-      launcher.once('exit', (code) => reject(new Error(`launcher exited (${code}): ${stderr}`)));
-    });
-    await listening;
-    const [child] = childrenOf(launcher.pid!);
-    started.push(launcher.pid!, child!);
+    const [child] = cliChildrenOf(launcher.pid!);
     expect(child).toBeGreaterThan(0);
+    started.push(child!);
+    expect(commandLine(child!)).toContain('--no-node-snapshot');
     expect(alive(child!)).toBe(true);
     const exited = new Promise((r) => launcher.once('exit', r));
     launcher.kill('SIGKILL');

@@ -70,7 +70,7 @@ describe('lazy loading', () => {
     expect(loads([main, 'serve', '--help']).stdout).toContain('Usage: codecall serve');
   });
 
-  it('the launcher answers --help and --version itself, and re-executes Node only to run a command', () => {
+  it('the launcher runs commands itself, and re-executes Node only for an in-process sandbox', () => {
     const launcher = join('bin', 'codecall.js');
     for (const args of [['--help'], ['exec', '--help'], ['--version']]) {
       const { stderr, stdout, status } = loads([launcher, ...args], []);
@@ -78,8 +78,21 @@ describe('lazy loading', () => {
       expect(stdout.length).toBeGreaterThan(0);
       expect(cliProcesses(stderr)).toBe(1);
     }
-    // A command runs in a re-executed child (the hook is passed on with the Node flags).
-    expect(cliProcesses(loads([launcher, 'exec', 'no-such-script.js'], []).stderr)).toBe(2);
+    // Process mode (the default): the command runs in the launcher's own process.
+    const processMode = loads(
+      [launcher, 'exec', 'no-such-script.js', '--config', 'examples/codecall.json'],
+      [],
+    );
+    expect(processMode.stderr).toContain('cannot read the script');
+    expect(cliProcesses(processMode.stderr)).toBe(1);
+    // An in-process sandbox needs --no-node-snapshot in the CLI process: a re-executed child
+    // (the hook is passed on with the Node flags).
+    const dir = mkdtempSync(join(tmpdir(), 'codecall-lazy-'));
+    const config = join(dir, 'codecall.json');
+    writeFileSync(config, JSON.stringify({ mcpServers: {}, sandbox: { mode: 'in-process' } }));
+    const inProcess = loads([launcher, 'exec', 'no-such-script.js', '--config', config], []);
+    expect(inProcess.stderr).toContain('cannot read the script');
+    expect(cliProcesses(inProcess.stderr)).toBe(2);
   });
 
   it('codecall exec loads no provider SDK, tokenizer, job queue, MCP server stack or agent', () => {
@@ -92,7 +105,9 @@ describe('lazy loading', () => {
     ]);
     expect(status).toBe(0);
     expect(stdout).toContain('Scanned 2400 line items');
-    expect(loaded).toContain('pkg:isolated-vm');
+    // Process mode: isolates live in the worker processes; the host never loads isolated-vm.
+    expect(loaded).toContain('dist:isolate/sandbox-pool.js');
+    expect(loaded.has('pkg:isolated-vm')).toBe(false);
     expect(heavy.filter((m) => loaded.has(m))).toEqual([]);
     expect(loaded.has('pkg:hono')).toBe(false);
     expect([...loaded].filter((m) => /^dist:(agent|server|jobs|providers)\//.test(m))).toEqual([]);

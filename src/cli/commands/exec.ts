@@ -7,15 +7,25 @@
  */
 import { readFile, stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
+import { warmCompiler } from '../../compile/index.js';
 import { CodecallError } from '../../errors.js';
 import { CodecallRuntime, FileRunJournal } from '../../execute/index.js';
 import type { ExecutionResult } from '../../types.js';
-import { describeHistoryError, UsageError, type CliCommand, type CliIo } from '../command.js';
+import {
+  describeHistoryError,
+  parseCommandArgs,
+  UsageError,
+  type CliCommand,
+  type CliIo,
+} from '../command.js';
 import { checkApproveFlag, createCliApprover } from '../cli-approver.js';
 import { configNoticeWriter } from '../config-notices.js';
 import { neutralizeControls } from '../terminal-text.js';
 import { canPrompt, ensureConfigTrusted } from '../trust.js';
 import { execHelp } from './exec.help.js';
+
+/** Sandbox worker processes `codecall exec` starts: it runs one script. */
+export const EXEC_SANDBOX_WORKERS = 1;
 
 /** Bytes of script read from a file or stdin (compileScript enforces the configured limit). */
 const MAX_SCRIPT_READ_BYTES = 16 * 1_048_576;
@@ -38,53 +48,33 @@ const JOURNAL_CODES = ['REPLAY_DIVERGED', 'REPLAY_IN_DOUBT', 'JOURNAL_WRITE_FAIL
 
 /** Parses the arguments of `codecall exec`. */
 export function parseExecArgs(argv: string[]): ExecArgs {
-  let file: string | undefined;
-  let config: string | undefined;
-  let json = false;
-  let journal: string | undefined;
-  let resume: string | undefined;
-  let repeatInDoubt = false;
-  const valueOf = (option: string, i: number): string => {
-    const value = argv[i];
-    if (value === undefined || value.startsWith('--')) throw new UsageError(`${option} needs a file.`);
-    return value;
-  };
-  const approve: string[] = [];
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    if (arg === '--json') json = true;
-    else if (arg === '--approve') {
-      const value = argv[++i];
-      if (value === undefined || value.startsWith('--'))
-        throw new UsageError('--approve needs a tool or all.');
-      approve.push(checkApproveFlag(value));
-    } else if (arg.startsWith('--approve=')) approve.push(checkApproveFlag(arg.slice('--approve='.length)));
-    else if (arg === '--repeat-in-doubt') repeatInDoubt = true;
-    else if (arg === '--journal') journal = valueOf(arg, ++i);
-    else if (arg.startsWith('--journal=')) journal = arg.slice('--journal='.length);
-    else if (arg === '--resume') resume = valueOf(arg, ++i);
-    else if (arg.startsWith('--resume=')) resume = arg.slice('--resume='.length);
-    else if (arg === '--config') {
-      const value = argv[++i];
-      if (value === undefined || (value.startsWith('--') && value !== '-'))
-        throw new UsageError('--config needs a path.');
-      config = value;
-    } else if (arg.startsWith('--config=')) config = arg.slice('--config='.length);
-    else if (arg.startsWith('--')) throw new UsageError(`unknown option "${arg}".`);
-    else if (file === undefined) file = arg;
-    else throw new UsageError(`one script at a time; got "${file}" and "${arg}".`);
-  }
+  const { values, positionals } = parseCommandArgs({
+    args: argv,
+    options: {
+      config: { type: 'string' },
+      json: { type: 'boolean' },
+      approve: { type: 'string', multiple: true },
+      journal: { type: 'string' },
+      resume: { type: 'string' },
+      'repeat-in-doubt': { type: 'boolean' },
+    },
+    allowPositionals: true,
+  });
+  const [file, extra] = positionals;
   if (file === undefined) throw new UsageError('give a script file, or - to read it from stdin.');
+  if (extra !== undefined) throw new UsageError(`one script at a time; got "${file}" and "${extra}".`);
+  const { journal, resume } = values;
+  const repeatInDoubt = values['repeat-in-doubt'] === true;
   if (journal !== undefined && resume !== undefined)
     throw new UsageError('--journal starts a recorded run and --resume continues one: give one of them.');
   if (repeatInDoubt && resume === undefined) throw new UsageError('--repeat-in-doubt goes with --resume.');
   if (journal === '' || resume === '') throw new UsageError('--journal and --resume need a file.');
   return {
     file,
-    json,
-    approve,
+    json: values.json === true,
+    approve: (values.approve ?? []).map(checkApproveFlag),
     repeatInDoubt,
-    ...(config !== undefined ? { config } : {}),
+    ...(values.config !== undefined ? { config: values.config } : {}),
     ...(journal !== undefined ? { journal } : {}),
     ...(resume !== undefined ? { resume } : {}),
   };
@@ -176,6 +166,8 @@ async function run(argv: string[], io: CliIo): Promise<number> {
   const source = await readScript(args.file, io);
   const journaling = await journalOptions(args, io);
   await ensureConfigTrusted(io, { config: args.config, interactive: args.file !== '-' && canPrompt(io) });
+  // esbuild's service starts while the MCP servers and the sandbox worker do.
+  warmCompiler();
   // The runtime, like the agent's: the calls each run makes are learned by the tool graph and
   // appended to the usage history (`codecall graph` shows them).
   const runtime = await CodecallRuntime.open({
@@ -190,6 +182,9 @@ async function run(argv: string[], io: CliIo): Promise<number> {
         io.stderr.write(`codecall exec: ${neutralizeControls(event.error.message.split('\n')[0]!)}\n`);
       },
     },
+    // One script runs: one sandbox worker (process mode), not a pool that boots beside the
+    // MCP servers for nothing.
+    sandbox: { workers: EXEC_SANDBOX_WORKERS },
     onHistoryError: (error) => {
       io.stderr.write(`codecall exec: ${describeHistoryError(error)}\n`);
     },

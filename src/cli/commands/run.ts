@@ -7,7 +7,13 @@
  */
 import { createOrchestrator, type AgentMode, type AgentStep, type RunResult } from '../../agent/index.js';
 import { isCodecallError, type CodecallError } from '../../errors.js';
-import { describeHistoryError, UsageError, type CliCommand, type CliIo } from '../command.js';
+import {
+  describeHistoryError,
+  parseCommandArgs,
+  UsageError,
+  type CliCommand,
+  type CliIo,
+} from '../command.js';
 import { checkApproveFlag, createCliApprover } from '../cli-approver.js';
 import { configNoticeWriter } from '../config-notices.js';
 import { canPrompt, ensureConfigTrusted } from '../trust.js';
@@ -32,60 +38,40 @@ const MAX_PROGRESS_ERROR_CHARS = 160;
 
 /** Parses the arguments of `codecall run`. */
 export function parseRunArgs(argv: string[]): RunArgs {
-  const words: string[] = [];
-  const out: Partial<RunArgs> & { mode: AgentMode; json: boolean; approve: string[] } = {
+  const { values, positionals } = parseCommandArgs({
+    args: argv,
+    options: {
+      json: { type: 'boolean' },
+      model: { type: 'string' },
+      'base-url': { type: 'string' },
+      config: { type: 'string' },
+      approve: { type: 'string', multiple: true },
+      mode: { type: 'string' },
+      'max-steps': { type: 'string' },
+    },
+    allowPositionals: true,
+  });
+  const out: Omit<RunArgs, 'task'> = {
     mode: 'code',
-    json: false,
-    approve: [],
+    json: values.json === true,
+    approve: (values.approve ?? []).map(checkApproveFlag),
   };
-  const valueOf = (flag: string, index: number): string => {
-    const value = argv[index];
-    if (value === undefined || value.startsWith('--')) throw new UsageError(`${flag} needs a value.`);
-    return value;
-  };
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    const eq = arg.startsWith('--') ? arg.indexOf('=') : -1;
-    const flag = eq > 0 ? arg.slice(0, eq) : arg;
-    const inline = eq > 0 ? arg.slice(eq + 1) : undefined;
-    const take = (): string => inline ?? valueOf(flag, ++i);
-    switch (flag) {
-      case '--json':
-        out.json = true;
-        break;
-      case '--model':
-        out.model = take();
-        break;
-      case '--base-url':
-        out.baseURL = take();
-        break;
-      case '--config':
-        out.config = take();
-        break;
-      case '--approve':
-        out.approve.push(checkApproveFlag(take()));
-        break;
-      case '--mode': {
-        const mode = take();
-        if (mode !== 'code' && mode !== 'direct')
-          throw new UsageError(`--mode is code or direct, not "${mode}".`);
-        out.mode = mode;
-        break;
-      }
-      case '--max-steps': {
-        const text = take();
-        const steps = Number(text);
-        if (!/^\d+$/.test(text) || !Number.isSafeInteger(steps) || steps < 1)
-          throw new UsageError(`--max-steps needs a positive integer, not "${text}".`);
-        out.maxSteps = steps;
-        break;
-      }
-      default:
-        if (arg.startsWith('--')) throw new UsageError(`unknown option "${arg}".`);
-        words.push(arg);
-    }
+  if (values.model !== undefined) out.model = values.model;
+  if (values['base-url'] !== undefined) out.baseURL = values['base-url'];
+  if (values.config !== undefined) out.config = values.config;
+  if (values.mode !== undefined) {
+    if (values.mode !== 'code' && values.mode !== 'direct')
+      throw new UsageError(`--mode is code or direct, not "${values.mode}".`);
+    out.mode = values.mode;
   }
-  const task = words.join(' ').trim();
+  const text = values['max-steps'];
+  if (text !== undefined) {
+    const steps = Number(text);
+    if (!/^\d+$/.test(text) || !Number.isSafeInteger(steps) || steps < 1)
+      throw new UsageError(`--max-steps needs a positive integer, not "${text}".`);
+    out.maxSteps = steps;
+  }
+  const task = positionals.join(' ').trim();
   if (task === '')
     throw new UsageError(
       'give the task, e.g. codecall run "Which team members exceeded their Q3 travel budget?".',

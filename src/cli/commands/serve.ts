@@ -24,7 +24,7 @@ import {
   startStdioServer,
   type ExecuteCodeEvent,
 } from '../../server/index.js';
-import { UsageError, type CliCommand, type CliIo } from '../command.js';
+import { parseCommandArgs, UsageError, type CliCommand, type CliIo } from '../command.js';
 import { configNoticeWriter } from '../config-notices.js';
 import { canPrompt, ensureConfigTrusted } from '../trust.js';
 import { serveHelp, SERVE_TOKEN_ENV } from './serve.help.js';
@@ -71,50 +71,36 @@ function positiveInteger(flag: string, value: string, allowZero: boolean): numbe
 
 /** Parses the arguments of `codecall serve` (`env` supplies the token default). */
 export function parseServeArgs(argv: string[], env: NodeJS.ProcessEnv = {}): ServeArgs {
-  const args: ServeArgs = { http: false, allowedOrigins: [], passThrough: true };
-  let token: string | undefined;
-  for (let i = 0; i < argv.length; i++) {
-    const raw = argv[i]!;
-    const eq = raw.startsWith('--') ? raw.indexOf('=') : -1;
-    const flag = eq > 0 ? raw.slice(0, eq) : raw;
-    const value = (): string => {
-      const v = eq > 0 ? raw.slice(eq + 1) : argv[++i];
-      if (v === undefined || (eq < 0 && v.startsWith('--'))) throw new UsageError(`${flag} needs a value.`);
-      return v;
-    };
-    switch (flag) {
-      case '--config':
-        args.config = value();
-        break;
-      case '--http':
-        args.http = true;
-        break;
-      case '--host':
-        args.host = value();
-        break;
-      case '--port':
-        args.port = positiveInteger('--port', value(), true);
-        if (args.port > 65_535) throw new UsageError(`--port must be at most 65535; got ${args.port}.`);
-        break;
-      case '--token':
-        token = value();
-        break;
-      case '--allow-origin':
-        args.allowedOrigins.push(value());
-        break;
-      case '--max-concurrent-runs':
-        args.maxConcurrentRuns = positiveInteger('--max-concurrent-runs', value(), false);
-        break;
-      case '--no-pass-through':
-        args.passThrough = false;
-        break;
-      case '--redis':
-        args.redis = value();
-        break;
-      default:
-        throw new UsageError(`unknown ${raw.startsWith('-') ? 'option' : 'argument'} "${raw}".`);
-    }
+  const { values } = parseCommandArgs({
+    args: argv,
+    options: {
+      config: { type: 'string' },
+      http: { type: 'boolean' },
+      host: { type: 'string' },
+      port: { type: 'string' },
+      token: { type: 'string' },
+      'allow-origin': { type: 'string', multiple: true },
+      'max-concurrent-runs': { type: 'string' },
+      'no-pass-through': { type: 'boolean' },
+      redis: { type: 'string' },
+    },
+    allowPositionals: false,
+  });
+  const args: ServeArgs = {
+    http: values.http === true,
+    allowedOrigins: values['allow-origin'] ?? [],
+    passThrough: values['no-pass-through'] !== true,
+  };
+  if (values.config !== undefined) args.config = values.config;
+  if (values.host !== undefined) args.host = values.host;
+  if (values.port !== undefined) {
+    args.port = positiveInteger('--port', values.port, true);
+    if (args.port > 65_535) throw new UsageError(`--port must be at most 65535; got ${args.port}.`);
   }
+  if (values['max-concurrent-runs'] !== undefined)
+    args.maxConcurrentRuns = positiveInteger('--max-concurrent-runs', values['max-concurrent-runs'], false);
+  if (values.redis !== undefined) args.redis = values.redis;
+  let token = values.token;
   if (
     !args.http &&
     (args.host !== undefined ||

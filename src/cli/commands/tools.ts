@@ -7,7 +7,7 @@
 import { renderDeclarations } from '../../compile/index.js';
 import { loadConfig } from '../../config/index.js';
 import { ToolPool, type CatalogTool, type ServerStatus } from '../../tools/index.js';
-import { UsageError, type CliCommand, type CliIo } from '../command.js';
+import { parseCommandArgs, UsageError, type CliCommand, type CliIo } from '../command.js';
 import { configNoticeWriter } from '../config-notices.js';
 import { neutralizeControls } from '../terminal-text.js';
 import { canPrompt, ensureConfigTrusted } from '../trust.js';
@@ -24,18 +24,13 @@ interface ToolsArgs {
 
 /** Parses `--config <path>` / `--config=<path>` and boolean flags; rejects anything else. */
 export function parseToolsArgs(argv: string[]): ToolsArgs {
-  const args: ToolsArgs = { json: false, declarations: false };
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    if (arg === '--json') args.json = true;
-    else if (arg === '--declarations') args.declarations = true;
-    else if (arg === '--config') {
-      const value = argv[++i];
-      if (value === undefined || value.startsWith('--')) throw new UsageError('--config needs a path.');
-      args.config = value;
-    } else if (arg.startsWith('--config=')) args.config = arg.slice('--config='.length);
-    else throw new UsageError(`unknown argument "${arg}".`);
-  }
+  const { values } = parseCommandArgs({
+    args: argv,
+    options: { config: { type: 'string' }, json: { type: 'boolean' }, declarations: { type: 'boolean' } },
+    allowPositionals: false,
+  });
+  const args: ToolsArgs = { json: values.json === true, declarations: values.declarations === true };
+  if (values.config !== undefined) args.config = values.config;
   if (args.json && args.declarations) throw new UsageError('use either --json or --declarations, not both.');
   return args;
 }

@@ -1,6 +1,7 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CodecallRuntime, type ToolResultEvent } from '../../../src/execute/index.js';
 import { SqliteHistoryStore } from '../../../src/search/sqlite-history-store.js';
@@ -92,6 +93,43 @@ describe('CodecallRuntime over the example expense server', () => {
       );
       expect(result.status).toBe('error');
       expect(result.stderr + (result.error?.message ?? '')).toMatch(/allowedCallers/);
+    } finally {
+      await runtime.close();
+    }
+  });
+});
+
+describe('CodecallRuntime.open', () => {
+  it('opens the usage history while the MCP servers start, not after', async () => {
+    const work = mkdtempSync(join(dir, 'concurrent-'));
+    const historyPath = join(work, 'history.sqlite');
+    // A server that starts only once the history database exists: opening the history after
+    // the servers would leave it waiting, and it gives up after 10 s (then open rejects).
+    const server = join(work, 'waits-for-history.mjs');
+    const expenses = pathToFileURL(
+      resolve(import.meta.dirname, '../../../examples/expense-server/server.mjs'),
+    ).href;
+    writeFileSync(
+      server,
+      `import { existsSync } from 'node:fs';
+       const until = Date.now() + 10_000;
+       while (!existsSync(${JSON.stringify(historyPath)})) {
+         if (Date.now() > until) { console.error('no history database'); process.exit(1); }
+         await new Promise((r) => setTimeout(r, 10));
+       }
+       await import(${JSON.stringify(expenses)});`,
+    );
+    const config = join(work, 'codecall.json');
+    writeFileSync(
+      config,
+      JSON.stringify({
+        mcpServers: { expenses: { command: process.execPath, args: [server] } },
+        history: { path: historyPath },
+      }),
+    );
+    const runtime = await CodecallRuntime.open({ load: { path: config } });
+    try {
+      expect(runtime.tools.catalog().map((t) => t.name)).toContain('expenses.get_team_members');
     } finally {
       await runtime.close();
     }

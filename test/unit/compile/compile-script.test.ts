@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 
-import { compileScript } from '../../../src/compile/index.js';
+import { compileScript, compileScriptAsync } from '../../../src/compile/index.js';
 
 /** Evaluates compiled code's function with stub globals, outside any sandbox (pure JS check). */
 async function evaluate(code: string): Promise<unknown> {
@@ -107,5 +107,30 @@ describe('compileScript', () => {
     const generated = code.split('\n');
     const throwLine = generated.findIndex((line) => line.includes('throw new Error'));
     expect(table[throwLine]![1]).toBe(6);
+  });
+});
+
+describe('compileScriptAsync', () => {
+  it('gives what compileScript gives: code, syntax errors, imports, limits', async () => {
+    const sources: [string, { maxCodeBytes?: number }?][] = [
+      ['const n: number = await tools.math.add({ a: 1, b: 2 });\nconsole.log(n);\nreturn n;'],
+      // Read by the TypeScript loader as a call with a type argument.
+      ['const f = (a) => a < 1 > (0);\nreturn f(2);'],
+      ['Try this:\n```ts\nconst a = 1;\nconst b = a +* 2;\n```'],
+      ["import fs from 'node:fs';\nconsole.log(fs.readFileSync('/etc/passwd'));"],
+      ['module.exports = 1;'],
+      ['```ts\n\n```'],
+      ['x'.repeat(2_000), { maxCodeBytes: 1_000 }],
+    ];
+    for (const [source, options] of sources) {
+      const sync = compileScript(source, options);
+      const async = await compileScriptAsync(source, options);
+      expect(async).toEqual(sync);
+    }
+    // The list covers both outcomes.
+    const outcomes = await Promise.all(
+      sources.map(([source, options]) => compileScriptAsync(source, options)),
+    );
+    expect(outcomes.map((r) => r.ok)).toEqual([true, true, false, false, false, false, false]);
   });
 });

@@ -111,6 +111,37 @@ describe.each<SandboxMode>(['in-process', 'process'])('SandboxPool (%s)', (mode)
     expect(maxInFlight).toBe(barrier);
   });
 
+  it('by default lets 200 parallel calls of one run be in flight at once (servers cap their own)', async () => {
+    const parallel = 200;
+    expect(resolveSandboxLimits({}).maxConcurrentToolCalls).toBeGreaterThanOrEqual(parallel);
+    let inFlight = 0;
+    let maxInFlight = 0;
+    let release!: () => void;
+    const everyoneArrived = new Promise<void>((resolve) => (release = resolve));
+    // Each call waits until all of them are in flight: a lower default cap never gets there and
+    // the run ends at its wall time instead.
+    const result = await runScript(
+      pool,
+      `const out = await Promise.all(Array.from({ length: ${parallel} }, (_, i) => tools.slow.echo({ i })));
+       console.log(out.length);`,
+      {
+        limits: { wallTimeMs: 10_000 },
+        tools: {
+          'slow.echo': async (args) => {
+            inFlight++;
+            maxInFlight = Math.max(maxInFlight, inFlight);
+            if (inFlight === parallel) release();
+            await everyoneArrived;
+            return args.i;
+          },
+        },
+      },
+    );
+    expect(result.status).toBe('ok');
+    expect(result.stdout).toBe(`${parallel}\n`);
+    expect(maxInFlight).toBe(parallel);
+  });
+
   it('completes 1,000 parallel tool calls', async () => {
     const result = await runScript(
       pool,
