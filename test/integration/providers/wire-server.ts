@@ -25,6 +25,23 @@ export interface WireReply {
   body?: unknown;
   /** Wait before answering (to provoke client timeouts); the wait ends if the client leaves. */
   delayMs?: number;
+  /**
+   * Answer as server-sent events instead of `body`: each entry is written as `event: <event>`
+   * (when given) and `data: <JSON, or the string as is>`, then a blank line, one write each.
+   */
+  sse?: { event?: string; data: unknown }[];
+  /** With `sse`: after the events, keep the connection open without writing (a stalled stream). */
+  stall?: boolean;
+}
+
+/** Anthropic's server-sent events: `event: <type>` and the event as `data`. */
+export function anthropicEvents(events: Record<string, unknown>[]): { event: string; data: unknown }[] {
+  return events.map((event) => ({ event: String(event['type']), data: event }));
+}
+
+/** OpenAI's server-sent chunks: `data: <chunk>` each, then `data: [DONE]`. */
+export function openaiChunks(chunks: Record<string, unknown>[]): { data: unknown }[] {
+  return [...chunks.map((chunk) => ({ data: chunk })), { data: '[DONE]' }];
 }
 
 /** A loopback server with a reply queue per path. */
@@ -92,6 +109,19 @@ export class WireServer {
         });
       });
       if (response.destroyed || response.writableEnded) return;
+    }
+    if (reply.sse !== undefined) {
+      response.writeHead(reply.status ?? 200, {
+        'content-type': 'text/event-stream; charset=utf-8',
+        'cache-control': 'no-cache',
+        ...reply.headers,
+      });
+      for (const { event, data } of reply.sse) {
+        const text = typeof data === 'string' ? data : JSON.stringify(data);
+        response.write(`${event === undefined ? '' : `event: ${event}\n`}data: ${text}\n\n`);
+      }
+      if (reply.stall !== true) response.end();
+      return;
     }
     response.writeHead(reply.status ?? 200, { 'content-type': 'application/json', ...reply.headers });
     response.end(JSON.stringify(reply.body ?? {}));
