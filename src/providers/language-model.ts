@@ -34,6 +34,11 @@ export interface ToolCallPart {
    * models do), this is the raw argument string, so the caller can tell the model what was wrong.
    */
   input: unknown;
+  /**
+   * Opaque data the provider needs back with this call in later requests (Gemini's
+   * `thoughtSignature`). Kept as it came; other providers ignore it.
+   */
+  providerData?: Record<string, unknown>;
 }
 
 /** One piece of an assistant message. */
