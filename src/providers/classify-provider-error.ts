@@ -140,18 +140,23 @@ export function kindOfStatus(status: number | undefined, retryable?: boolean): P
 /**
  * A failure of a plain `fetch`-based SDK that is not an HTTP error: the caller's abort, an
  * attempt timeout (`TimeoutError`), or a connection failure (`TypeError: fetch failed`,
- * `ECONNREFUSED`…). `undefined` for anything else.
+ * `ECONNREFUSED`, an HTTP/2 stream or session error…, on the error or its cause). `undefined`
+ * for anything else.
  */
 export function classifyTransportError(error: unknown): ProviderFailure | undefined {
   if (!(error instanceof Error)) return undefined;
-  const code = (error as { code?: unknown }).code ?? (error.cause as { code?: unknown } | undefined)?.code;
+  const codes = [(error as { code?: unknown }).code, (error.cause as { code?: unknown } | undefined)?.code];
   if (error.name === 'TimeoutError') {
     return { kind: 'retryable', message: `request timed out (${error.message})`, cause: error };
   }
   if (error.name === 'AbortError') return { kind: 'aborted', message: error.message, cause: error };
   if (
     (error instanceof TypeError && /fetch failed|network/i.test(error.message)) ||
-    (typeof code === 'string' && /^(ECONN|EPIPE|ENOTFOUND|EAI_AGAIN|ETIMEDOUT|UND_ERR)/.test(code))
+    codes.some(
+      (code) =>
+        typeof code === 'string' &&
+        /^(ECONN|EPIPE|ENOTFOUND|EAI_AGAIN|ETIMEDOUT|UND_ERR|ERR_HTTP2)/.test(code),
+    )
   ) {
     const reason = error.cause instanceof Error ? `: ${error.cause.message}` : '';
     return { kind: 'retryable', message: `${error.message}${reason}`, cause: error };

@@ -1,13 +1,15 @@
 /**
  * @module
  * A loopback HTTP server (node:http on 127.0.0.1, port 0) that speaks the Anthropic Messages and
- * OpenAI Chat Completions wire formats, so the real SDK clients can be tested end to end. It
+ * OpenAI Chat Completions wire formats (or, with `http2`, cleartext HTTP/2 for the AWS SDK,
+ * whose Bedrock client speaks only that), so the real SDK clients can be tested end to end. It
  * records every request and answers from a queue of scripted replies; bodies are shaped like
  * the real services' responses and errors.
  */
 import { expect } from 'vitest';
 import { isCodecallError } from '../../../src/errors.js';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttp2Server, type Http2Session } from 'node:http2';
 import type { AddressInfo } from 'node:net';
 
 /** A request the server received. */
@@ -47,22 +49,34 @@ export function openaiChunks(chunks: Record<string, unknown>[]): { data: unknown
 /** A loopback server with a reply queue per path. */
 export class WireServer {
   readonly requests: RecordedRequest[] = [];
-  readonly #server: Server;
+  readonly #server: Server | ReturnType<typeof createHttp2Server>;
+  readonly #sessions = new Set<Http2Session>();
   readonly #queues = new Map<string, WireReply[]>();
   #origin = '';
   #closed = false;
 
-  private constructor(server: Server) {
+  private constructor(server: Server | ReturnType<typeof createHttp2Server>) {
     this.#server = server;
   }
 
-  /** Starts listening on 127.0.0.1 with an OS-chosen port. */
-  static async open(): Promise<WireServer> {
+  /** Starts listening on 127.0.0.1 with an OS-chosen port (HTTP/1.1, or h2c with `http2`). */
+  static async open(options: { http2?: boolean } = {}): Promise<WireServer> {
     const holder: { instance?: WireServer } = {};
-    const server = createServer((request, response) => {
+    const handler = (request: IncomingMessage, response: ServerResponse): void => {
       void holder.instance!.#handle(request, response);
-    });
+    };
+    const server =
+      options.http2 === true
+        ? // The compatibility API's request and response have the methods used here.
+          createHttp2Server(handler as never)
+        : createServer(handler);
     const instance = new WireServer(server);
+    if (options.http2 === true) {
+      server.on('session', (session: Http2Session) => {
+        instance.#sessions.add(session);
+        session.once('close', () => instance.#sessions.delete(session));
+      });
+    }
     holder.instance = instance;
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     instance.#origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -130,7 +144,8 @@ export class WireServer {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    this.#server.closeAllConnections();
+    if ('closeAllConnections' in this.#server) this.#server.closeAllConnections();
+    for (const session of this.#sessions) session.destroy();
     await new Promise<void>((resolve) => this.#server.close(() => resolve()));
   }
 
