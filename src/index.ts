@@ -136,6 +136,7 @@ export type {
   ModelSpec,
   ProviderName,
 } from './providers/create-language-model.js';
+export type { BedrockCredentials } from './providers/bedrock/bedrock-model.js';
 export type { ProviderRetryEvent } from './providers/retry-provider-call.js';
 export type {
   AssistantMessage,
@@ -146,6 +147,7 @@ export type {
   LanguageModel,
   Message,
   StopReason,
+  StreamOptions,
   TextPart,
   TokenUsage,
   ToolCallPart,
