@@ -52,13 +52,13 @@ export interface CreateLanguageModelOptions {
    * (local servers; no `Authorization` header is sent then) and for `bedrock:` (a Bedrock API
    * key; without one, requests are signed with AWS credentials).
    */
-  apiKey?: string;
+  apiKey?: string | undefined;
   /**
    * Root URL of the API: Anthropic without `/v1`, OpenAI-compatible with `/v1`
    * (`http://localhost:11434/v1` for Ollama).
    * @defaultValue `ANTHROPIC_BASE_URL` or `OPENAI_BASE_URL` from `env`, else the provider's own.
    */
-  baseURL?: string;
+  baseURL?: string | undefined;
   /**
    * Where keys and base URLs are looked up.
    * @defaultValue `process.env`
@@ -95,7 +95,7 @@ export interface CreateLanguageModelOptions {
    * Bedrock only: the AWS region.
    * @defaultValue `AWS_REGION`, else `AWS_DEFAULT_REGION` from `env`.
    */
-  region?: string;
+  region?: string | undefined;
   /**
    * Bedrock only: AWS credentials to sign requests with (SigV4).
    * @defaultValue `AWS_ACCESS_KEY_ID` / `AWS_SECRET_ACCESS_KEY` / `AWS_SESSION_TOKEN` from `env`
