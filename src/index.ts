@@ -162,6 +162,7 @@ export type {
   ModelSpec,
   ProviderName,
 } from './providers/create-language-model.js';
+export type { BedrockCredentials } from './providers/bedrock/bedrock-model.js';
 export type { ProviderRetryEvent } from './providers/retry-provider-call.js';
 export type {
   AssistantMessage,
@@ -172,6 +173,7 @@ export type {
   LanguageModel,
   Message,
   StopReason,
+  StreamOptions,
   TextPart,
   TokenUsage,
   ToolCallPart,

@@ -40,6 +40,7 @@ import type {
 import type { ApprovalDecision, Approver } from '../tools/index.js';
 import type { ExecutionResult } from '../types.js';
 import { ContextMeter } from './context-meter.js';
+import { callModel } from './runner/call-model.js';
 import { chooseModel } from './runner/choose-model.js';
 import { dispatchToolCall, renderValue } from './runner/dispatch-tool-call.js';
 import { streamEvents } from './runner/event-stream.js';
@@ -95,8 +96,9 @@ export interface Orchestrator {
   run(input: RunInput, options?: RunOptions): Promise<RunResult>;
   /**
    * Runs a task (or continues a conversation) and yields its events as they happen; the last
-   * is `done` (with the result) or `error` (with the error and the partial run). Stopping the
-   * iteration early cancels the run.
+   * is `done` (with the result) or `error` (with the error and the partial run). The model's
+   * text comes as `text-delta` events while it writes (models with a `stream` method; others
+   * in one piece per step). Stopping the iteration early cancels the run.
    */
   stream(input: RunInput, options?: RunOptions): AsyncGenerator<AgentEvent, void, undefined>;
   /** Tool search over the live catalog (what `search_tools` answers from). */
@@ -191,7 +193,7 @@ class AgentOrchestrator implements Orchestrator {
   }
 
   async run(input: RunInput, options: RunOptions = {}): Promise<RunResult> {
-    for await (const event of this.stream(input, options)) {
+    for await (const event of this.#events(input, options, false)) {
       if (event.type === 'approval-request')
         event.deny(
           'nobody can answer approval requests of run(): pass onApproval to run() or createOrchestrator(), or answer the approval-request events of stream()',
@@ -202,7 +204,16 @@ class AgentOrchestrator implements Orchestrator {
     throw new CodecallError('ABORTED', 'The run ended without a result.');
   }
 
-  async *stream(input: RunInput, options: RunOptions = {}): AsyncGenerator<AgentEvent, void, undefined> {
+  stream(input: RunInput, options: RunOptions = {}): AsyncGenerator<AgentEvent, void, undefined> {
+    return this.#events(input, options, true);
+  }
+
+  /** The events of one run; `streamText`: report the model's text as it is written (`text-delta`). */
+  async *#events(
+    input: RunInput,
+    options: RunOptions,
+    streamText: boolean,
+  ): AsyncGenerator<AgentEvent, void, undefined> {
     // A generator: a closed orchestrator or a bad input rejects the first `next()`, as before.
     if (this.#closing) throw new CodecallError('CLOSED', 'Cannot run: the orchestrator is closed.');
     const messages = normalizeRunInput(input);
@@ -213,7 +224,7 @@ class AgentOrchestrator implements Orchestrator {
       start: async (emit) => {
         this.#running.add(stop);
         try {
-          const result = await this.#loop(state, hooks, options.signal, stop.signal, emit);
+          const result = await this.#loop(state, hooks, options.signal, stop.signal, emit, streamText);
           emit({ type: 'done', result });
         } catch (error) {
           if (!isCodecallError(error)) throw error;
@@ -261,6 +272,7 @@ class AgentOrchestrator implements Orchestrator {
     callerSignal: AbortSignal | undefined,
     stopSignal: AbortSignal,
     emit: (event: AgentEvent) => void,
+    streamText: boolean,
   ): Promise<RunResult> {
     const options = this.#options;
     const scope = new RunScope({
@@ -368,7 +380,12 @@ class AgentOrchestrator implements Orchestrator {
         const chatSpan = telemetry.startChat(runSpan, index, request, model);
         let response;
         try {
-          response = await scope.race(model.generate(request, { signal: scope.signal }));
+          response = await scope.race(
+            callModel(model, request, {
+              signal: scope.signal,
+              onTextDelta: streamText ? (text) => emit({ type: 'text-delta', step: index, text }) : undefined,
+            }),
+          );
         } catch (error) {
           telemetry.endChat(chatSpan, { error });
           throw error;

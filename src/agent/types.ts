@@ -170,6 +170,15 @@ export type AgentEvent =
       tools: string[];
     }
   | { type: 'step-start'; step: number; request: AgentRequestSummary }
+  | {
+      /**
+       * Text the model wrote, as it writes it (`stream()` only): the pieces of one step joined are
+       * its `response.text`. A model without a `stream` method reports its text in one piece.
+       */
+      type: 'text-delta';
+      step: number;
+      text: string;
+    }
   | { type: 'model-response'; step: number; response: AgentModelResponse; usage: TokenUsage }
   | { type: 'tool-call-start'; step: number; id: string; name: string; input: unknown }
   | { type: 'execution-start'; step: number; toolCallId: string; code: string }

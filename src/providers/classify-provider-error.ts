@@ -125,3 +125,41 @@ export function classifyProviderError(error: unknown, classes: SdkErrorClasses):
     cause: error,
   };
 }
+
+/**
+ * The kind of a failure an SDK reports by HTTP status alone (`@google/genai`, the AWS SDK):
+ * auth for 401/403, retryable for {@link RETRYABLE_STATUSES} or when `retryable` says so, else
+ * fatal.
+ */
+export function kindOfStatus(status: number | undefined, retryable?: boolean): ProviderFailure['kind'] {
+  if (status !== undefined && AUTH_STATUSES.has(status)) return 'auth';
+  if (retryable === true) return 'retryable';
+  return status !== undefined && RETRYABLE_STATUSES.has(status) ? 'retryable' : 'fatal';
+}
+
+/**
+ * A failure of a plain `fetch`-based SDK that is not an HTTP error: the caller's abort, an
+ * attempt timeout (`TimeoutError`), or a connection failure (`TypeError: fetch failed`,
+ * `ECONNREFUSED`, an HTTP/2 stream or session error…, on the error or its cause). `undefined`
+ * for anything else.
+ */
+export function classifyTransportError(error: unknown): ProviderFailure | undefined {
+  if (!(error instanceof Error)) return undefined;
+  const codes = [(error as { code?: unknown }).code, (error.cause as { code?: unknown } | undefined)?.code];
+  if (error.name === 'TimeoutError') {
+    return { kind: 'retryable', message: `request timed out (${error.message})`, cause: error };
+  }
+  if (error.name === 'AbortError') return { kind: 'aborted', message: error.message, cause: error };
+  if (
+    (error instanceof TypeError && /fetch failed|network/i.test(error.message)) ||
+    codes.some(
+      (code) =>
+        typeof code === 'string' &&
+        /^(ECONN|EPIPE|ENOTFOUND|EAI_AGAIN|ETIMEDOUT|UND_ERR|ERR_HTTP2)/.test(code),
+    )
+  ) {
+    const reason = error.cause instanceof Error ? `: ${error.cause.message}` : '';
+    return { kind: 'retryable', message: `${error.message}${reason}`, cause: error };
+  }
+  return undefined;
+}

@@ -1,8 +1,9 @@
 /**
  * @module
- * The provider-neutral model interface: one method, {@link LanguageModel.generate}, that takes a
- * conversation plus tool definitions and returns content, tool calls, a stop reason and token
- * usage. Providers (Anthropic, OpenAI-compatible) are pure mappers to and from these types.
+ * The provider-neutral model interface: {@link LanguageModel.generate} takes a conversation plus
+ * tool definitions and returns content, tool calls, a stop reason and token usage; the optional
+ * {@link LanguageModel.stream} does the same while reporting the model's text as it is written.
+ * Providers (Anthropic, OpenAI-compatible, Gemini, Bedrock) are mappers to and from these types.
  */
 import type { JsonSchema } from '../types.js';
 
@@ -33,6 +34,11 @@ export interface ToolCallPart {
    * models do), this is the raw argument string, so the caller can tell the model what was wrong.
    */
   input: unknown;
+  /**
+   * Opaque data the provider needs back with this call in later requests (Gemini's
+   * `thoughtSignature`). Kept as it came; other providers ignore it.
+   */
+  providerData?: Record<string, unknown>;
 }
 
 /** One piece of an assistant message. */
@@ -126,6 +132,15 @@ export interface GenerateOptions {
   signal?: AbortSignal;
 }
 
+/** Per-call options of {@link LanguageModel.stream}. */
+export interface StreamOptions extends GenerateOptions {
+  /**
+   * Called with each piece of text as the model writes it, in order; the pieces joined are the
+   * text parts of the response. Not called for tool-call arguments.
+   */
+  onTextDelta?: (text: string) => void;
+}
+
 /**
  * A language model: one method that turns a request into a response.
  *
@@ -144,4 +159,12 @@ export interface LanguageModel {
   /** The model id as the provider knows it (`claude-sonnet-4-5`). */
   readonly modelId: string;
   generate(request: GenerateRequest, options?: GenerateOptions): Promise<GenerateResponse>;
+  /**
+   * Optional: the same request streamed. Resolves to the same response `generate` would return,
+   * after calling `options.onTextDelta` with the text as it arrives. Failures before the first
+   * byte of the answer are retried like `generate`'s; a stream that breaks later rejects with
+   * `PROVIDER_REQUEST_FAILED` (never retried: text was already reported). Models without it are
+   * asked with `generate` and their text reported whole.
+   */
+  stream?(request: GenerateRequest, options?: StreamOptions): Promise<GenerateResponse>;
 }

@@ -56,7 +56,15 @@ function loads(
 }
 
 const main = join('dist', 'cli', 'main.js');
-const heavy = ['pkg:@anthropic-ai/sdk', 'pkg:openai', 'pkg:js-tiktoken', 'pkg:bullmq', 'pkg:ioredis'];
+const heavy = [
+  'pkg:@anthropic-ai/sdk',
+  'pkg:openai',
+  'pkg:@google/genai',
+  'pkg:@aws-sdk/client-bedrock-runtime',
+  'pkg:js-tiktoken',
+  'pkg:bullmq',
+  'pkg:ioredis',
+];
 
 describe('lazy loading', () => {
   it('codecall --help and <cmd> --help load no command implementation and no package', () => {

@@ -5,12 +5,13 @@
  * failures are retried with codecall's backoff (the provider's `isRetryable`, `retry-after`);
  * credentials rejected become `PROVIDER_AUTH`, the rest `PROVIDER_REQUEST_FAILED`.
  */
-import type { LanguageModelV4 } from '@ai-sdk/provider';
+import type { LanguageModelV4, LanguageModelV4StreamPart } from '@ai-sdk/provider';
 import { APICallError } from 'ai';
 import {
   DEFAULT_PROVIDER_INITIAL_RETRY_DELAY_MS,
   DEFAULT_PROVIDER_MAX_RETRIES,
   DEFAULT_PROVIDER_MAX_RETRY_DELAY_MS,
+  DEFAULT_PROVIDER_TIMEOUT_MS,
 } from '../../config/defaults.js';
 import { CodecallError } from '../../errors.js';
 import {
@@ -23,10 +24,12 @@ import type {
   GenerateRequest,
   GenerateResponse,
   LanguageModel,
+  StreamOptions,
 } from '../../providers/language-model.js';
 import { retryProviderCall, type ProviderRetryEvent } from '../../providers/retry-provider-call.js';
+import { streamProviderCall } from '../../providers/stream-provider-call.js';
 import { convertToAiSdkCallOptions } from './convert-to-ai-sdk-prompt.js';
-import { mapAiSdkResponse } from './map-ai-sdk-response.js';
+import { AiSdkStreamAccumulator, mapAiSdkResponse } from './map-ai-sdk-response.js';
 
 /** Options of {@link fromAiSdkModel}. */
 export interface FromAiSdkModelOptions {
@@ -74,23 +77,43 @@ class AiSdkLanguageModel implements LanguageModel {
   }
 
   async generate(request: GenerateRequest, options: GenerateOptions = {}): Promise<GenerateResponse> {
-    const { signal } = options;
     return retryProviderCall(
       async (attemptSignal) =>
         mapAiSdkResponse(await this.#model.doGenerate(convertToAiSdkCallOptions(request, attemptSignal))),
-      {
-        providerName: this.provider,
-        keyVariable: `the ${this.provider} provider's API key`,
-        policy: {
-          maxRetries: this.#options.maxRetries ?? DEFAULT_PROVIDER_MAX_RETRIES,
-          initialDelayMs: this.#options.initialRetryDelayMs ?? DEFAULT_PROVIDER_INITIAL_RETRY_DELAY_MS,
-          maxDelayMs: this.#options.maxRetryDelayMs ?? DEFAULT_PROVIDER_MAX_RETRY_DELAY_MS,
-        },
-        classify: (error) => classify(error, signal),
-        signal,
-        onRetry: this.#options.onRetry,
-      },
+      this.#retryOptions(options.signal),
     );
+  }
+
+  /**
+   * {@link LanguageModel.stream} through the provider's `doStream`; opening it is retried, a
+   * stream that reports an `error` part fails with `PROVIDER_REQUEST_FAILED`.
+   */
+  async stream(request: GenerateRequest, options: StreamOptions = {}): Promise<GenerateResponse> {
+    const accumulator = new AiSdkStreamAccumulator(options.onTextDelta);
+    await streamProviderCall<LanguageModelV4StreamPart>(
+      async (attemptSignal) => {
+        const { stream } = await this.#model.doStream(convertToAiSdkCallOptions(request, attemptSignal));
+        return stream;
+      },
+      (part) => accumulator.add(part),
+      { ...this.#retryOptions(options.signal), idleTimeoutMs: DEFAULT_PROVIDER_TIMEOUT_MS },
+    );
+    return accumulator.finish(this.provider);
+  }
+
+  #retryOptions(signal: AbortSignal | undefined) {
+    return {
+      providerName: this.provider,
+      keyVariable: `the ${this.provider} provider's API key`,
+      policy: {
+        maxRetries: this.#options.maxRetries ?? DEFAULT_PROVIDER_MAX_RETRIES,
+        initialDelayMs: this.#options.initialRetryDelayMs ?? DEFAULT_PROVIDER_INITIAL_RETRY_DELAY_MS,
+        maxDelayMs: this.#options.maxRetryDelayMs ?? DEFAULT_PROVIDER_MAX_RETRY_DELAY_MS,
+      },
+      classify: (error: unknown) => classify(error, signal),
+      signal,
+      onRetry: this.#options.onRetry,
+    };
   }
 }
 

@@ -3,15 +3,24 @@
  * {@link LanguageModel} over the Anthropic Messages API via `@anthropic-ai/sdk`. Requests are
  * built by the pure mappers next to this file; the SDK's own retries are off so that
  * {@link retryProviderCall} is the only retry layer. Prompt caching puts breakpoints on the
- * last tool, the system prompt and the last message.
+ * last tool, the system prompt and the last message. `stream` reads the same request as
+ * server-sent events.
  */
 import type Anthropic from '@anthropic-ai/sdk';
 import type { MessageCreateParamsNonStreaming } from '@anthropic-ai/sdk/resources/messages/messages.js';
 import { DEFAULT_PROVIDER_MAX_OUTPUT_TOKENS } from '../../config/defaults.js';
 import { classifyProviderError } from '../classify-provider-error.js';
-import type { GenerateOptions, GenerateRequest, GenerateResponse, LanguageModel } from '../language-model.js';
+import type {
+  GenerateOptions,
+  GenerateRequest,
+  GenerateResponse,
+  LanguageModel,
+  StreamOptions,
+} from '../language-model.js';
 import type { ProviderRetryEvent, RetryPolicy } from '../retry-provider-call.js';
 import { retryProviderCall } from '../retry-provider-call.js';
+import { streamProviderCall } from '../stream-provider-call.js';
+import { AnthropicStreamAccumulator } from './accumulate-anthropic-stream.js';
 import { convertFromAnthropicResponse } from './convert-from-anthropic-response.js';
 import { convertToAnthropicMessages } from './convert-to-anthropic-messages.js';
 import { convertToAnthropicTools } from './convert-to-anthropic-tools.js';
@@ -107,5 +116,27 @@ export class AnthropicLanguageModel implements LanguageModel {
       },
     );
     return convertFromAnthropicResponse(message);
+  }
+
+  /** {@link LanguageModel.stream} over the Messages API's server-sent events. */
+  async stream(request: GenerateRequest, options: StreamOptions = {}): Promise<GenerateResponse> {
+    this.#sdk ??= this.#loadSdk();
+    const { client, Sdk } = await this.#sdk;
+    const body = buildAnthropicRequest(this.modelId, request, { promptCaching: this.#options.promptCaching });
+    const accumulator = new AnthropicStreamAccumulator(options.onTextDelta);
+    await streamProviderCall(
+      (signal) => client.messages.create({ ...body, stream: true }, { signal }),
+      (event) => accumulator.add(event),
+      {
+        providerName: 'Anthropic',
+        keyVariable: 'ANTHROPIC_API_KEY',
+        policy: this.#options.retry,
+        classify: (error) => classifyProviderError(error, Sdk),
+        signal: options.signal,
+        onRetry: this.#options.onRetry,
+        idleTimeoutMs: this.#options.timeoutMs,
+      },
+    );
+    return convertFromAnthropicResponse(accumulator.finish());
   }
 }

@@ -9,9 +9,17 @@ import type OpenAI from 'openai';
 import type { ChatCompletionCreateParamsNonStreaming } from 'openai/resources/chat/completions/completions.js';
 import { DEFAULT_PROVIDER_MAX_OUTPUT_TOKENS } from '../../config/defaults.js';
 import { classifyProviderError } from '../classify-provider-error.js';
-import type { GenerateOptions, GenerateRequest, GenerateResponse, LanguageModel } from '../language-model.js';
+import type {
+  GenerateOptions,
+  GenerateRequest,
+  GenerateResponse,
+  LanguageModel,
+  StreamOptions,
+} from '../language-model.js';
 import type { ProviderRetryEvent, RetryPolicy } from '../retry-provider-call.js';
 import { retryProviderCall } from '../retry-provider-call.js';
+import { streamProviderCall } from '../stream-provider-call.js';
+import { OpenAIStreamAccumulator } from './accumulate-openai-stream.js';
 import { convertFromOpenAIResponse } from './convert-from-openai-response.js';
 import { convertToOpenAIMessages } from './convert-to-openai-messages.js';
 import { convertToOpenAITools } from './convert-to-openai-tools.js';
@@ -104,5 +112,34 @@ export class OpenAILanguageModel implements LanguageModel {
       },
     );
     return convertFromOpenAIResponse(completion);
+  }
+
+  /**
+   * {@link LanguageModel.stream} over Chat Completions chunks; asks for usage in the last chunk
+   * (`stream_options.include_usage`).
+   */
+  async stream(request: GenerateRequest, options: StreamOptions = {}): Promise<GenerateResponse> {
+    this.#sdk ??= this.#loadSdk();
+    const { client, Sdk } = await this.#sdk;
+    const body = buildOpenAIRequest(this.modelId, request, { maxTokensField: this.#options.maxTokensField });
+    const accumulator = new OpenAIStreamAccumulator(options.onTextDelta);
+    await streamProviderCall(
+      (signal) =>
+        client.chat.completions.create(
+          { ...body, stream: true, stream_options: { include_usage: true } },
+          { signal },
+        ),
+      (chunk) => accumulator.add(chunk),
+      {
+        providerName: this.#providerName,
+        keyVariable: 'OPENAI_API_KEY',
+        policy: this.#options.retry,
+        classify: (error) => classifyProviderError(error, Sdk),
+        signal: options.signal,
+        onRetry: this.#options.onRetry,
+        idleTimeoutMs: this.#options.timeoutMs,
+      },
+    );
+    return convertFromOpenAIResponse(accumulator.finish(this.#providerName));
   }
 }

@@ -274,6 +274,7 @@ describe('code mode over the example expense server', () => {
       'tool-call-end',
       'step-end',
       'step-start',
+      'text-delta',
       'model-response',
       'step-end',
       'done',

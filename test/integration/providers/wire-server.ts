@@ -1,13 +1,15 @@
 /**
  * @module
  * A loopback HTTP server (node:http on 127.0.0.1, port 0) that speaks the Anthropic Messages and
- * OpenAI Chat Completions wire formats, so the real SDK clients can be tested end to end. It
+ * OpenAI Chat Completions wire formats (or, with `http2`, cleartext HTTP/2 for the AWS SDK,
+ * whose Bedrock client speaks only that), so the real SDK clients can be tested end to end. It
  * records every request and answers from a queue of scripted replies; bodies are shaped like
  * the real services' responses and errors.
  */
 import { expect } from 'vitest';
 import { isCodecallError } from '../../../src/errors.js';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttp2Server, type Http2Session } from 'node:http2';
 import type { AddressInfo } from 'node:net';
 
 /** A request the server received. */
@@ -25,27 +27,56 @@ export interface WireReply {
   body?: unknown;
   /** Wait before answering (to provoke client timeouts); the wait ends if the client leaves. */
   delayMs?: number;
+  /**
+   * Answer as server-sent events instead of `body`: each entry is written as `event: <event>`
+   * (when given) and `data: <JSON, or the string as is>`, then a blank line, one write each.
+   */
+  sse?: { event?: string; data: unknown }[];
+  /** With `sse`: after the events, keep the connection open without writing (a stalled stream). */
+  stall?: boolean;
+}
+
+/** Anthropic's server-sent events: `event: <type>` and the event as `data`. */
+export function anthropicEvents(events: Record<string, unknown>[]): { event: string; data: unknown }[] {
+  return events.map((event) => ({ event: String(event['type']), data: event }));
+}
+
+/** OpenAI's server-sent chunks: `data: <chunk>` each, then `data: [DONE]`. */
+export function openaiChunks(chunks: Record<string, unknown>[]): { data: unknown }[] {
+  return [...chunks.map((chunk) => ({ data: chunk })), { data: '[DONE]' }];
 }
 
 /** A loopback server with a reply queue per path. */
 export class WireServer {
   readonly requests: RecordedRequest[] = [];
-  readonly #server: Server;
+  readonly #server: Server | ReturnType<typeof createHttp2Server>;
+  readonly #sessions = new Set<Http2Session>();
   readonly #queues = new Map<string, WireReply[]>();
   #origin = '';
   #closed = false;
 
-  private constructor(server: Server) {
+  private constructor(server: Server | ReturnType<typeof createHttp2Server>) {
     this.#server = server;
   }
 
-  /** Starts listening on 127.0.0.1 with an OS-chosen port. */
-  static async open(): Promise<WireServer> {
+  /** Starts listening on 127.0.0.1 with an OS-chosen port (HTTP/1.1, or h2c with `http2`). */
+  static async open(options: { http2?: boolean } = {}): Promise<WireServer> {
     const holder: { instance?: WireServer } = {};
-    const server = createServer((request, response) => {
+    const handler = (request: IncomingMessage, response: ServerResponse): void => {
       void holder.instance!.#handle(request, response);
-    });
+    };
+    const server =
+      options.http2 === true
+        ? // The compatibility API's request and response have the methods used here.
+          createHttp2Server(handler as never)
+        : createServer(handler);
     const instance = new WireServer(server);
+    if (options.http2 === true) {
+      server.on('session', (session: Http2Session) => {
+        instance.#sessions.add(session);
+        session.once('close', () => instance.#sessions.delete(session));
+      });
+    }
     holder.instance = instance;
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     instance.#origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -93,6 +124,19 @@ export class WireServer {
       });
       if (response.destroyed || response.writableEnded) return;
     }
+    if (reply.sse !== undefined) {
+      response.writeHead(reply.status ?? 200, {
+        'content-type': 'text/event-stream; charset=utf-8',
+        'cache-control': 'no-cache',
+        ...reply.headers,
+      });
+      for (const { event, data } of reply.sse) {
+        const text = typeof data === 'string' ? data : JSON.stringify(data);
+        response.write(`${event === undefined ? '' : `event: ${event}\n`}data: ${text}\n\n`);
+      }
+      if (reply.stall !== true) response.end();
+      return;
+    }
     response.writeHead(reply.status ?? 200, { 'content-type': 'application/json', ...reply.headers });
     response.end(JSON.stringify(reply.body ?? {}));
   }
@@ -100,7 +144,8 @@ export class WireServer {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    this.#server.closeAllConnections();
+    if ('closeAllConnections' in this.#server) this.#server.closeAllConnections();
+    for (const session of this.#sessions) session.destroy();
     await new Promise<void>((resolve) => this.#server.close(() => resolve()));
   }
 

@@ -26,17 +26,54 @@ describe('parseModelSpec', () => {
   });
 
   it('rejects unknown or missing providers with PROVIDER_UNKNOWN listing the known ones', () => {
-    const unknown = failure(() => parseModelSpec('gemini:gemini-2.5-pro'));
+    const unknown = failure(() => parseModelSpec('mistral:mistral-large-latest'));
     expect(unknown.code).toBe('PROVIDER_UNKNOWN');
     expect(unknown.message).toContain('"anthropic:"');
     expect(unknown.message).toContain('"openai:"');
-    expect(unknown.details['knownProviders']).toEqual(['anthropic', 'openai']);
+    expect(unknown.message).toContain('"gemini:"');
+    expect(unknown.message).toContain('"bedrock:"');
+    expect(unknown.details['knownProviders']).toEqual(['anthropic', 'openai', 'gemini', 'bedrock']);
     expect(failure(() => parseModelSpec('claude-sonnet-4-6')).code).toBe('PROVIDER_UNKNOWN');
     expect(failure(() => parseModelSpec(':gpt-4.1')).code).toBe('PROVIDER_UNKNOWN');
   });
 
   it('rejects an empty model name', () => {
     expect(failure(() => parseModelSpec('openai:')).code).toBe('INVALID_ARGUMENT');
+  });
+});
+
+describe('createLanguageModel: gemini and bedrock', () => {
+  it('picks Gemini by name, with GEMINI_API_KEY or else GOOGLE_API_KEY, and names the variable when neither is set', () => {
+    const gemini = createLanguageModel('gemini:gemini-2.5-flash', { env: { GEMINI_API_KEY: 'AIza-x' } });
+    expect([gemini.provider, gemini.modelId]).toEqual(['gemini', 'gemini-2.5-flash']);
+    expect(typeof gemini.stream).toBe('function');
+    expect(createLanguageModel('gemini:gemini-2.5-pro', { env: { GOOGLE_API_KEY: 'AIza-y' } }).provider).toBe(
+      'gemini',
+    );
+    const missing = failure(() => createLanguageModel('gemini:gemini-2.5-flash', { env: {} }));
+    expect(missing.code).toBe('PROVIDER_MISSING_KEY');
+    expect(missing.message).toContain('GEMINI_API_KEY');
+  });
+
+  it('picks Bedrock by name (model ids with colons), needs a region and no key', () => {
+    const bedrock = createLanguageModel('bedrock:us.anthropic.claude-sonnet-4-5-20250929-v1:0', {
+      env: { AWS_REGION: 'us-west-2' },
+    });
+    expect([bedrock.provider, bedrock.modelId]).toEqual([
+      'bedrock',
+      'us.anthropic.claude-sonnet-4-5-20250929-v1:0',
+    ]);
+    expect(
+      createLanguageModel('bedrock:amazon.nova-pro-v1:0', { region: 'eu-central-1', env: {} }).provider,
+    ).toBe('bedrock');
+    const noRegion = failure(() => createLanguageModel('bedrock:amazon.nova-pro-v1:0', { env: {} }));
+    expect(noRegion.code).toBe('PROVIDER_MISSING_KEY');
+    expect(noRegion.message).toContain('AWS_REGION');
+    const badRegion = failure(() =>
+      createLanguageModel('bedrock:amazon.nova-pro-v1:0', { region: 'https://evil.example', env: {} }),
+    );
+    expect(badRegion.code).toBe('INVALID_ARGUMENT');
+    expect(badRegion.details['field']).toBe('region');
   });
 });
 

@@ -1,0 +1,150 @@
+/**
+ * @module
+ * {@link LanguageModel} over Amazon Bedrock's Converse API via `@aws-sdk/client-bedrock-runtime`,
+ * imported at the first request (an optional peer dependency). Requests are signed with AWS
+ * SigV4 from the credentials given (or the SDK's default chain: environment, profiles, SSO,
+ * instance roles), or carry a Bedrock API key as a bearer token. The SDK's retries are off
+ * (`maxAttempts: 1`) so that {@link retryProviderCall} is the only retry layer;
+ * {@link withAttemptTimeout} bounds each attempt.
+ */
+import type * as Bedrock from '@aws-sdk/client-bedrock-runtime';
+import type { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
+import { CodecallError } from '../../errors.js';
+import { withAttemptTimeout } from '../attempt-timeout.js';
+import { classifyTransportError, kindOfStatus, type ProviderFailure } from '../classify-provider-error.js';
+import type { GenerateOptions, GenerateRequest, GenerateResponse, LanguageModel } from '../language-model.js';
+import type { ProviderRetryEvent, RetryPolicy } from '../retry-provider-call.js';
+import { retryProviderCall } from '../retry-provider-call.js';
+import { buildBedrockRequest, convertFromBedrockResponse } from './convert-bedrock.js';
+
+/** AWS credentials for SigV4 signing. */
+export interface BedrockCredentials {
+  accessKeyId: string;
+  secretAccessKey: string;
+  sessionToken?: string | undefined;
+}
+
+/** Resolved options of {@link BedrockLanguageModel}. */
+export interface BedrockLanguageModelOptions {
+  /** A Bedrock model or inference-profile id (`us.anthropic.claude-sonnet-4-5-20250929-v1:0`). */
+  modelId: string;
+  region: string;
+  /** A Bedrock API key, sent as a bearer token instead of signing. */
+  apiKey?: string | undefined;
+  /** Explicit credentials; the SDK's default chain when absent. */
+  credentials?: BedrockCredentials | undefined;
+  /** Endpoint URL (`https://bedrock-runtime.us-east-1.amazonaws.com`); the region's when absent. */
+  baseURL?: string | undefined;
+  timeoutMs: number;
+  retry: RetryPolicy;
+  /** `cachePoint` blocks after the tools and the system prompt. */
+  promptCaching: boolean;
+  onRetry?: ((event: ProviderRetryEvent) => void) | undefined;
+}
+
+type BedrockModule = typeof Bedrock;
+
+/** Sorts a failed AWS SDK attempt for the retry loop (`$metadata.httpStatusCode`, `$retryable`). */
+export function classifyBedrockError(error: unknown): ProviderFailure {
+  const fields = (typeof error === 'object' && error !== null ? error : {}) as {
+    name?: unknown;
+    message?: unknown;
+    $fault?: unknown;
+    $retryable?: unknown;
+    $metadata?: { httpStatusCode?: unknown; requestId?: unknown };
+  };
+  const status =
+    typeof fields.$metadata?.httpStatusCode === 'number' ? fields.$metadata.httpStatusCode : undefined;
+  if (fields.$fault === 'client' || fields.$fault === 'server' || status !== undefined) {
+    const name = typeof fields.name === 'string' ? fields.name : undefined;
+    const requestId = fields.$metadata?.requestId;
+    const throttled =
+      name === 'ThrottlingException' ||
+      name === 'ServiceUnavailableException' ||
+      name === 'ModelNotReadyException';
+    return {
+      kind: kindOfStatus(status, fields.$retryable !== undefined || throttled),
+      ...(status === undefined ? {} : { status }),
+      ...(name === undefined ? {} : { errorType: name }),
+      message: typeof fields.message === 'string' && fields.message !== '' ? fields.message : String(name),
+      ...(typeof requestId === 'string' ? { requestId } : {}),
+      cause: error,
+    };
+  }
+  const transport = classifyTransportError(error);
+  if (transport !== undefined) return transport;
+  return { kind: 'fatal', message: error instanceof Error ? error.message : String(error), cause: error };
+}
+
+/**
+ * A model on Amazon Bedrock through the Converse API. Usually created with
+ * `createLanguageModel('bedrock:<model id>')`.
+ */
+export class BedrockLanguageModel implements LanguageModel {
+  readonly provider = 'bedrock';
+  readonly modelId: string;
+  #sdk: Promise<{ client: BedrockRuntimeClient; Sdk: BedrockModule }> | undefined;
+  readonly #options: BedrockLanguageModelOptions;
+
+  constructor(options: BedrockLanguageModelOptions) {
+    this.modelId = options.modelId;
+    this.#options = options;
+  }
+
+  async #loadSdk(): Promise<{ client: BedrockRuntimeClient; Sdk: BedrockModule }> {
+    let Sdk: BedrockModule;
+    try {
+      Sdk = await import('@aws-sdk/client-bedrock-runtime');
+    } catch (error) {
+      throw new CodecallError(
+        'PROVIDER_REQUEST_FAILED',
+        'The bedrock provider needs the @aws-sdk/client-bedrock-runtime package: run `npm install @aws-sdk/client-bedrock-runtime`.',
+        {
+          details: { provider: 'Bedrock', package: '@aws-sdk/client-bedrock-runtime', retryable: false },
+          cause: error,
+        },
+      );
+    }
+    const options = this.#options;
+    const client = new Sdk.BedrockRuntimeClient({
+      region: options.region,
+      maxAttempts: 1,
+      ...(options.baseURL === undefined ? {} : { endpoint: options.baseURL }),
+      ...(options.apiKey !== undefined
+        ? { token: { token: options.apiKey }, authSchemePreference: ['httpBearerAuth'] }
+        : options.credentials !== undefined
+          ? {
+              credentials: {
+                accessKeyId: options.credentials.accessKeyId,
+                secretAccessKey: options.credentials.secretAccessKey,
+                ...(options.credentials.sessionToken === undefined
+                  ? {}
+                  : { sessionToken: options.credentials.sessionToken }),
+              },
+            }
+          : {}),
+    });
+    return { client, Sdk };
+  }
+
+  async generate(request: GenerateRequest, options: GenerateOptions = {}): Promise<GenerateResponse> {
+    this.#sdk ??= this.#loadSdk();
+    const { client, Sdk } = await this.#sdk;
+    const input = buildBedrockRequest(this.modelId, request, { promptCaching: this.#options.promptCaching });
+    const response = await retryProviderCall(
+      (signal) =>
+        withAttemptTimeout(signal, this.#options.timeoutMs, (abortSignal) =>
+          client.send(new Sdk.ConverseCommand(input), { abortSignal }),
+        ),
+      {
+        providerName: 'Bedrock',
+        keyVariable: this.#options.apiKey === undefined ? 'AWS_ACCESS_KEY_ID' : 'AWS_BEARER_TOKEN_BEDROCK',
+        policy: this.#options.retry,
+        classify: classifyBedrockError,
+        signal: options.signal,
+        onRetry: this.#options.onRetry,
+      },
+    );
+    return convertFromBedrockResponse(response);
+  }
+}
