@@ -262,7 +262,10 @@ export function createExecutor(options: ExecutorOptions): Executor {
     async execute(source: string, executeOptions: ExecuteOptions = {}): Promise<ExecutionResult> {
       const session = executeOptions.session;
       // Off the event loop (esbuild's service process), so tool calls of other runs go on.
-      const compiled = await compileScriptAsync(source, { maxCodeBytes, persistTopLevel: session !== undefined });
+      const compiled = await compileScriptAsync(source, {
+        maxCodeBytes,
+        persistTopLevel: session !== undefined,
+      });
       if (!compiled.ok) return emptyResult('SYNTAX_ERROR', compiled.error.message);
       // Every tool is bound, so a call to one not opened to code reaches the host and is
       // refused there with a message naming the `allowedCallers` key that would open it.
