@@ -137,6 +137,8 @@ export const jobsSchema = z.strictObject({
   connection: z.string().min(1).optional(),
   queue: z.string().min(1).max(128).optional(),
   concurrency: positiveInt.optional(),
+  /** Mount the BullMQ dashboard at /admin/queues on `codecall serve --http` (BullMQ backend only). */
+  dashboard: z.boolean().optional(),
 });
 
 /**

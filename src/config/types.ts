@@ -164,6 +164,8 @@ export interface JobsConfig {
   queue?: string;
   /** Jobs run at once by the local backend. */
   concurrency?: number;
+  /** Mount the BullMQ dashboard at `/admin/queues` on `codecall serve --http` (BullMQ backend only). */
+  dashboard?: boolean;
 }
 
 /** A fully resolved codecall configuration. */

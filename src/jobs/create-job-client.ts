@@ -7,6 +7,7 @@
 import type { JobsConfig } from '../config/index.js';
 import { CodecallError } from '../errors.js';
 import type { BullmqJobBackendOptions } from './bullmq-job-backend.js';
+import type { JobDashboardOptions, JobDashboardRoutes } from './job-dashboard.js';
 import type { JobWorkerHandle, JobWorkerOptions } from './bullmq-worker.js';
 import type { JobBackend } from './job-types.js';
 import { createLocalJobBackend } from './local-job-backend.js';
@@ -35,6 +36,15 @@ export async function createJobClient(options: JobClientOptions): Promise<JobBac
 export async function startWorker(options: JobWorkerOptions): Promise<JobWorkerHandle> {
   const { startJobWorker } = await import('./bullmq-worker.js');
   return startJobWorker(options);
+}
+
+/**
+ * The BullMQ dashboard (`@bull-board`) over a queue, as routes for `/admin/queues` on the HTTP
+ * server; loads bull-board and BullMQ on first use.
+ */
+export async function openJobDashboard(options: JobDashboardOptions): Promise<JobDashboardRoutes> {
+  const { createJobDashboardRoutes } = await import('./job-dashboard.js');
+  return createJobDashboardRoutes(options);
 }
 
 /** Options of {@link openJobBackend}. */
