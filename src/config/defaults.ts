@@ -229,5 +229,9 @@ export const DEFAULT_JOBS_MAX_EVENT_STREAMS = 64;
 export const DEFAULT_JOBS_CONNECT_TIMEOUT_MS = 10_000;
 /** Transitions a Redis usage-history store loads at most (the most used tool graphs stay far below). */
 export const DEFAULT_JOBS_HISTORY_MAX_TRANSITIONS = 1_000_000;
+/** Bytes (UTF-8 JSON) of the conversation a `run` job may carry in `messages`. */
+export const DEFAULT_JOBS_MAX_MESSAGES_BYTES = 1_048_576;
+/** Messages a `run` job may carry. */
+export const DEFAULT_JOBS_MAX_MESSAGES = 1_000;
 /** Lifetime of the cookie the jobs dashboard (`/admin/queues`) sets after `?token=`, in seconds (12 h). */
 export const DEFAULT_JOBS_DASHBOARD_COOKIE_MAX_AGE_S = 43_200;

@@ -5,7 +5,7 @@
  * `bullmq`. Curated exports only.
  */
 export { MAX_IDEMPOTENCY_KEY_CHARS, MAX_JOB_PRIORITY, parseJobSpec } from './job-spec.js';
-export type { ExecJobSpec, JobLimits, JobSpec, JobSpecInput, RunJobSpec } from './job-spec.js';
+export type { ExecJobSpec, JobLimits, JobMessage, JobSpec, JobSpecInput, RunJobSpec } from './job-spec.js';
 export type {
   ExecJobOutput,
   JobBackend,
