@@ -233,5 +233,9 @@ export const DEFAULT_JOBS_HISTORY_MAX_TRANSITIONS = 1_000_000;
 export const DEFAULT_JOBS_MAX_MESSAGES_BYTES = 1_048_576;
 /** Messages a `run` job may carry. */
 export const DEFAULT_JOBS_MAX_MESSAGES = 1_000;
+/** Interval at which the Postgres job backend re-reads a job's row (events, wait, a running job's cancel). */
+export const DEFAULT_JOBS_PG_POLL_MS = 500;
+/** Heartbeat of a Postgres job's worker, in seconds: a job whose worker died goes back to the queue after it. */
+export const DEFAULT_JOBS_PG_HEARTBEAT_S = 30;
 /** Lifetime of the cookie the jobs dashboard (`/admin/queues`) sets after `?token=`, in seconds (12 h). */
 export const DEFAULT_JOBS_DASHBOARD_COOKIE_MAX_AGE_S = 43_200;

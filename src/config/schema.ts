@@ -133,7 +133,7 @@ export const serveSchema = z.strictObject({
 
 /** `jobs`: where `codecall serve --http` and the job client keep jobs (local, or BullMQ on Redis). */
 export const jobsSchema = z.strictObject({
-  backend: z.enum(['local', 'bullmq']).optional(),
+  backend: z.enum(['local', 'bullmq', 'postgres']).optional(),
   connection: z.string().min(1).optional(),
   queue: z.string().min(1).max(128).optional(),
   concurrency: positiveInt.optional(),

@@ -26,7 +26,15 @@ export { createLocalJobBackend } from './local-job-backend.js';
 export type { LocalJobBackendOptions } from './local-job-backend.js';
 export { isRetryableJobError, JOB_ABORT_REASONS, JobHandBackError, runJob } from './run-job.js';
 export type { RunJobOptions } from './run-job.js';
-export { createJobClient, openJobBackend, openJobDashboard, startWorker } from './create-job-client.js';
+export {
+  createJobClient,
+  createPgJobClient,
+  openJobBackend,
+  openJobDashboard,
+  startPgWorker,
+  startWorker,
+} from './create-job-client.js';
+export type { PgJobConnectionOptions, PgJobWorkerOptions } from './postgres-jobs.js';
 export type { JobDashboardOptions, JobDashboardRoutes } from './job-dashboard.js';
 export type { JobClientOptions, OpenJobBackendOptions } from './create-job-client.js';
 export type { BullmqJobBackendOptions } from './bullmq-job-backend.js';

@@ -44,7 +44,13 @@ describe('lazy BullMQ', () => {
       expect(packages.has('zod')).toBe(true);
       expect(
         [...packages].filter(
-          (p) => p === 'bullmq' || p === 'ioredis' || p.startsWith('@bull-board/') || p === 'express',
+          (p) =>
+            p === 'bullmq' ||
+            p === 'ioredis' ||
+            p.startsWith('@bull-board/') ||
+            p === 'express' ||
+            p === 'pg-boss' ||
+            p === 'pg',
         ),
       ).toEqual([]);
     });

@@ -241,7 +241,7 @@ async function run(argv: string[], io: CliIo): Promise<number> {
         env: io.env,
       });
       log(
-        `jobs at /v1/jobs (${jobs.kind === 'local' ? 'run in this process' : 'on BullMQ for codecall worker'})`,
+        `jobs at /v1/jobs (${jobs.kind === 'local' ? 'run in this process' : jobs.kind === 'postgres' ? 'on PostgreSQL for codecall worker' : 'on BullMQ for codecall worker'})`,
       );
       if (parsed.dashboard ?? jobsConfig.dashboard ?? false) {
         if (jobs.kind !== 'bullmq' || jobsConfig.connection === undefined)
