@@ -13,7 +13,11 @@
  */
 import { transformSync, type Message } from 'esbuild';
 
-import { DEFAULT_MAX_CODE_BYTES } from '../config/defaults.js';
+import {
+  DEFAULT_COMPILE_CACHE_ENTRIES,
+  DEFAULT_COMPILE_CACHE_MAX_BYTES,
+  DEFAULT_MAX_CODE_BYTES,
+} from '../config/defaults.js';
 
 /** Options for {@link compileScript}. */
 export interface CompileScriptOptions {
@@ -253,6 +257,34 @@ export function compileScript(source: string, options: CompileScriptOptions = {}
   const maxCodeBytes = options.maxCodeBytes ?? DEFAULT_MAX_CODE_BYTES;
   if (typeof source !== 'string')
     return syntaxError('The script must be a string of JavaScript or TypeScript.', 1, 1);
+  const key = `${maxCodeBytes}\0${source}`;
+  const cached = compiled.get(key);
+  if (cached !== undefined) {
+    // Most recently used last.
+    compiled.delete(key);
+    compiled.set(key, cached);
+    return structuredClone(cached.result);
+  }
+  const result = compileUncached(source, maxCodeBytes);
+  const bytes = key.length + (result.ok ? result.code.length : result.error.message.length);
+  if (bytes <= DEFAULT_COMPILE_CACHE_MAX_BYTES / 4) {
+    compiled.set(key, { result: structuredClone(result), bytes });
+    compiledBytes += bytes;
+    for (const [oldKey, entry] of compiled) {
+      if (compiled.size <= DEFAULT_COMPILE_CACHE_ENTRIES && compiledBytes <= DEFAULT_COMPILE_CACHE_MAX_BYTES)
+        break;
+      compiled.delete(oldKey);
+      compiledBytes -= entry.bytes;
+    }
+  }
+  return result;
+}
+
+/** Compiled scripts by `maxCodeBytes \0 source`, oldest first (bounded by entries and bytes). */
+const compiled = new Map<string, { result: CompileResult; bytes: number }>();
+let compiledBytes = 0;
+
+function compileUncached(source: string, maxCodeBytes: number): CompileResult {
   const bytes = Buffer.byteLength(source);
   if (bytes > maxCodeBytes) {
     return syntaxError(
