@@ -255,15 +255,18 @@ export {
   createJobClient,
   createJobRoutes,
   createLocalJobBackend,
+  createPgJobClient,
   JOBS_HTTP_PATH,
   parseJobSpec,
   RuntimeRegistry,
+  startPgWorker,
   startWorker,
 } from './jobs/index.js';
 export type {
   JobBackend,
   JobClientOptions,
   JobEvent,
+  JobMessage,
   JobProgress,
   JobRecord,
   JobResult,
@@ -276,6 +279,8 @@ export type {
   JobWorkerOptions,
   ListJobsOptions,
   LocalJobBackendOptions,
+  PgJobConnectionOptions,
+  PgJobWorkerOptions,
   RuntimeRegistryOptions,
   WaitJobOptions,
 } from './jobs/index.js';

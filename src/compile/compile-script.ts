@@ -13,7 +13,11 @@
  */
 import { transform as esbuildTransform, transformSync, type Message, type TransformOptions } from 'esbuild';
 
-import { DEFAULT_MAX_CODE_BYTES } from '../config/defaults.js';
+import {
+  DEFAULT_COMPILE_CACHE_ENTRIES,
+  DEFAULT_COMPILE_CACHE_MAX_BYTES,
+  DEFAULT_MAX_CODE_BYTES,
+} from '../config/defaults.js';
 import { applyEdits, persistTopLevel } from './persist-top-level.js';
 
 /** Options for {@link compileScript}. */
@@ -255,10 +259,42 @@ type Stage =
   | { ok: true; wrapped: string; extracted: Extracted; prepared: Prepared; sourceLines: string[] }
   | CompileResult;
 
+/** Compiled scripts by `maxCodeBytes \0 persistTopLevel \0 source`, oldest first (bounded by entries and bytes). */
+const compiled = new Map<string, { result: CompileResult; bytes: number }>();
+let compiledBytes = 0;
+
+function cacheKey(source: string, options: CompileScriptOptions): string {
+  const maxCodeBytes = options.maxCodeBytes ?? DEFAULT_MAX_CODE_BYTES;
+  return `${maxCodeBytes}\0${options.persistTopLevel === true ? 1 : 0}\0${source}`;
+}
+
+/** A copy of the cached result of `key`, if any (so a caller's change never reaches the next). */
+function cachedResult(key: string): CompileResult | undefined {
+  const cached = compiled.get(key);
+  if (cached === undefined) return undefined;
+  // Most recently used last.
+  compiled.delete(key);
+  compiled.set(key, cached);
+  return structuredClone(cached.result);
+}
+
+function remember(key: string, result: CompileResult): CompileResult {
+  const bytes = key.length + (result.ok ? result.code.length : result.error.message.length);
+  if (bytes <= DEFAULT_COMPILE_CACHE_MAX_BYTES / 4) {
+    compiled.set(key, { result: structuredClone(result), bytes });
+    compiledBytes += bytes;
+    for (const [oldKey, entry] of compiled) {
+      if (compiled.size <= DEFAULT_COMPILE_CACHE_ENTRIES && compiledBytes <= DEFAULT_COMPILE_CACHE_MAX_BYTES)
+        break;
+      compiled.delete(oldKey);
+      compiledBytes -= entry.bytes;
+    }
+  }
+  return result;
+}
+
 function checkAndWrap(source: string, options: CompileScriptOptions): Stage {
   const maxCodeBytes = options.maxCodeBytes ?? DEFAULT_MAX_CODE_BYTES;
-  if (typeof source !== 'string')
-    return syntaxError('The script must be a string of JavaScript or TypeScript.', 1, 1);
   const bytes = Buffer.byteLength(source);
   if (bytes > maxCodeBytes) {
     return syntaxError(
@@ -342,8 +378,13 @@ function finish(
  * ```
  */
 export function compileScript(source: string, options: CompileScriptOptions = {}): CompileResult {
+  if (typeof source !== 'string')
+    return syntaxError('The script must be a string of JavaScript or TypeScript.', 1, 1);
+  const key = cacheKey(source, options);
+  const hit = cachedResult(key);
+  if (hit !== undefined) return hit;
   const stage = checkAndWrap(source, options);
-  if (!('wrapped' in stage)) return stage;
+  if (!('wrapped' in stage)) return remember(key, stage);
   let output: TransformOutput;
   try {
     output = transformSync(stage.wrapped, transformOptions('ts'));
@@ -351,10 +392,10 @@ export function compileScript(source: string, options: CompileScriptOptions = {}
     try {
       output = transformSync(stage.wrapped, transformOptions('js'));
     } catch {
-      return failed(tsError, stage);
+      return remember(key, failed(tsError, stage));
     }
   }
-  return finish(output, stage, options);
+  return remember(key, finish(output, stage, options));
 }
 
 /**
@@ -367,8 +408,13 @@ export async function compileScriptAsync(
   source: string,
   options: CompileScriptOptions = {},
 ): Promise<CompileResult> {
+  if (typeof source !== 'string')
+    return syntaxError('The script must be a string of JavaScript or TypeScript.', 1, 1);
+  const key = cacheKey(source, options);
+  const hit = cachedResult(key);
+  if (hit !== undefined) return hit;
   const stage = checkAndWrap(source, options);
-  if (!('wrapped' in stage)) return stage;
+  if (!('wrapped' in stage)) return remember(key, stage);
   let output: TransformOutput;
   try {
     output = await esbuildTransform(stage.wrapped, transformOptions('ts'));
@@ -376,10 +422,10 @@ export async function compileScriptAsync(
     try {
       output = await esbuildTransform(stage.wrapped, transformOptions('js'));
     } catch {
-      return failed(tsError, stage);
+      return remember(key, failed(tsError, stage));
     }
   }
-  return finish(output, stage, options);
+  return remember(key, finish(output, stage, options));
 }
 
 /**

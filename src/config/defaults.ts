@@ -54,6 +54,13 @@ export const DEFAULT_MAX_STDOUT_BYTES = 32_768;
 export const DEFAULT_MAX_STDERR_BYTES = 16_384;
 /** Bytes of model code accepted for one run. */
 export const DEFAULT_MAX_CODE_BYTES = 262_144;
+/**
+ * Compiled scripts kept per process, keyed by their source (a job queue or a client that runs the
+ * same script again skips esbuild, ~3 ms of CPU each); least recently used go first.
+ */
+export const DEFAULT_COMPILE_CACHE_ENTRIES = 128;
+/** Bytes of source plus compiled code the compile cache holds at most. */
+export const DEFAULT_COMPILE_CACHE_MAX_BYTES = 8_388_608;
 /** Worker processes in the sandbox pool (process isolation mode). */
 export const DEFAULT_SANDBOX_WORKERS = 2;
 /** Time to connect to one MCP server and list its tools. */
@@ -259,3 +266,13 @@ export const DEFAULT_APPROVAL_RULE_MAX_POINTER_CHARS = 1_024;
 export const DEFAULT_APPROVALS_LIST_LIMIT = 50;
 /** Approval decisions the history store keeps (older ones are pruned). */
 export const DEFAULT_APPROVALS_MAX_KEPT = 10_000;
+/** Bytes (UTF-8 JSON) of the conversation a `run` job may carry in `messages`. */
+export const DEFAULT_JOBS_MAX_MESSAGES_BYTES = 1_048_576;
+/** Messages a `run` job may carry. */
+export const DEFAULT_JOBS_MAX_MESSAGES = 1_000;
+/** Interval at which the Postgres job backend re-reads a job's row (events, wait, a running job's cancel). */
+export const DEFAULT_JOBS_PG_POLL_MS = 500;
+/** Heartbeat of a Postgres job's worker, in seconds: a job whose worker died goes back to the queue after it. */
+export const DEFAULT_JOBS_PG_HEARTBEAT_S = 30;
+/** Lifetime of the cookie the jobs dashboard (`/admin/queues`) sets after `?token=`, in seconds (12 h). */
+export const DEFAULT_JOBS_DASHBOARD_COOKIE_MAX_AGE_S = 43_200;

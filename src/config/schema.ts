@@ -161,10 +161,12 @@ export const serveSchema = z.strictObject({
 
 /** `jobs`: where `codecall serve --http` and the job client keep jobs (local, or BullMQ on Redis). */
 export const jobsSchema = z.strictObject({
-  backend: z.enum(['local', 'bullmq']).optional(),
+  backend: z.enum(['local', 'bullmq', 'postgres']).optional(),
   connection: z.string().min(1).optional(),
   queue: z.string().min(1).max(128).optional(),
   concurrency: positiveInt.optional(),
+  /** Mount the BullMQ dashboard at /admin/queues on `codecall serve --http` (BullMQ backend only). */
+  dashboard: z.boolean().optional(),
 });
 
 /** `approvals`: how long a call that needs approval waits, and the default for destructive tools. */

@@ -179,14 +179,16 @@ export type ServeLearning = 'shared' | 'off';
  * `bullmq` puts them on a Redis queue that `codecall worker` processes consume.
  */
 export interface JobsConfig {
-  /** `local` or `bullmq`; `bullmq` needs `connection`. */
-  backend?: 'local' | 'bullmq';
-  /** Redis URL (`redis://host:6379`); use `${VAR}` for a password. */
+  /** `local`, `bullmq` or `postgres` (pg-boss); `bullmq` and `postgres` need `connection`. */
+  backend?: 'local' | 'bullmq' | 'postgres';
+  /** Redis URL (`redis://host:6379`), or for `postgres` a `postgres://` URL; use `${VAR}` for a password. */
   connection?: string;
   /** Queue name. */
   queue?: string;
   /** Jobs run at once by the local backend. */
   concurrency?: number;
+  /** Mount the BullMQ dashboard at `/admin/queues` on `codecall serve --http` (BullMQ backend only). */
+  dashboard?: boolean;
 }
 
 /** Resolved `approvals` section. */

@@ -7,6 +7,8 @@
 import type { JobsConfig } from '../config/index.js';
 import { CodecallError } from '../errors.js';
 import type { BullmqJobBackendOptions } from './bullmq-job-backend.js';
+import type { JobDashboardOptions, JobDashboardRoutes } from './job-dashboard.js';
+import type { PgJobConnectionOptions, PgJobWorkerOptions } from './postgres-jobs.js';
 import type { JobWorkerHandle, JobWorkerOptions } from './bullmq-worker.js';
 import type { JobBackend } from './job-types.js';
 import { createLocalJobBackend } from './local-job-backend.js';
@@ -37,6 +39,30 @@ export async function startWorker(options: JobWorkerOptions): Promise<JobWorkerH
   return startJobWorker(options);
 }
 
+/**
+ * The BullMQ dashboard (`@bull-board`) over a queue, as routes for `/admin/queues` on the HTTP
+ * server; loads bull-board and BullMQ on first use.
+ */
+export async function openJobDashboard(options: JobDashboardOptions): Promise<JobDashboardRoutes> {
+  const { createJobDashboardRoutes } = await import('./job-dashboard.js');
+  return createJobDashboardRoutes(options);
+}
+
+/**
+ * Connects to a PostgreSQL job queue (pg-boss) to submit and follow jobs, the same interface as
+ * {@link createJobClient}; throws `JOBS_BACKEND_UNAVAILABLE` when the database cannot be reached.
+ */
+export async function createPgJobClient(options: PgJobConnectionOptions): Promise<JobBackend> {
+  const { openPgJobBackend } = await import('./postgres-jobs.js');
+  return openPgJobBackend(options);
+}
+
+/** Starts a worker on a PostgreSQL job queue (pg-boss). */
+export async function startPgWorker(options: PgJobWorkerOptions): Promise<JobWorkerHandle> {
+  const { startPgJobWorker } = await import('./postgres-jobs.js');
+  return startPgJobWorker(options);
+}
+
 /** Options of {@link openJobBackend}. */
 export interface OpenJobBackendOptions {
   /** The configuration's `jobs` section, with flags already applied. */
@@ -47,9 +73,21 @@ export interface OpenJobBackendOptions {
   env?: NodeJS.ProcessEnv;
 }
 
-/** The BullMQ backend when `jobs.backend` is `bullmq`, else the embedded one. */
+/** The BullMQ backend when `jobs.backend` is `bullmq`, the pg-boss one for `postgres`, else the embedded one. */
 export async function openJobBackend(options: OpenJobBackendOptions): Promise<JobBackend> {
   const { jobs } = options;
+  if (jobs.backend === 'postgres') {
+    if (jobs.connection === undefined)
+      throw new CodecallError(
+        'CONFIG_INVALID',
+        'jobs.backend is "postgres" but jobs.connection is not set; add "connection": "postgres://user@host:5432/db".',
+        { details: { path: 'jobs.connection' } },
+      );
+    return createPgJobClient({
+      connection: jobs.connection,
+      ...(jobs.queue !== undefined ? { queue: jobs.queue } : {}),
+    });
+  }
   if (jobs.backend === 'bullmq' || (jobs.backend === undefined && jobs.connection !== undefined)) {
     if (jobs.connection === undefined) {
       throw new CodecallError(

@@ -5,7 +5,7 @@
  * `bullmq`. Curated exports only.
  */
 export { MAX_IDEMPOTENCY_KEY_CHARS, MAX_JOB_PRIORITY, parseJobSpec } from './job-spec.js';
-export type { ExecJobSpec, JobLimits, JobSpec, JobSpecInput, RunJobSpec } from './job-spec.js';
+export type { ExecJobSpec, JobLimits, JobMessage, JobSpec, JobSpecInput, RunJobSpec } from './job-spec.js';
 export type {
   ExecJobOutput,
   JobBackend,
@@ -26,7 +26,16 @@ export { createLocalJobBackend } from './local-job-backend.js';
 export type { LocalJobBackendOptions } from './local-job-backend.js';
 export { isRetryableJobError, JOB_ABORT_REASONS, JobHandBackError, runJob } from './run-job.js';
 export type { RunJobOptions } from './run-job.js';
-export { createJobClient, openJobBackend, startWorker } from './create-job-client.js';
+export {
+  createJobClient,
+  createPgJobClient,
+  openJobBackend,
+  openJobDashboard,
+  startPgWorker,
+  startWorker,
+} from './create-job-client.js';
+export type { PgJobConnectionOptions, PgJobWorkerOptions } from './postgres-jobs.js';
+export type { JobDashboardOptions, JobDashboardRoutes } from './job-dashboard.js';
 export type { JobClientOptions, OpenJobBackendOptions } from './create-job-client.js';
 export type { BullmqJobBackendOptions } from './bullmq-job-backend.js';
 export type { JobWorkerHandle, JobWorkerOptions } from './bullmq-worker.js';

@@ -10,6 +10,8 @@ import { z } from 'zod';
 import {
   DEFAULT_JOBS_CONFIG_NAME,
   DEFAULT_JOBS_MAX_ATTEMPTS,
+  DEFAULT_JOBS_MAX_MESSAGES,
+  DEFAULT_JOBS_MAX_MESSAGES_BYTES,
   DEFAULT_JOBS_MAX_PROMPT_BYTES,
   DEFAULT_MAX_CODE_BYTES,
 } from '../config/defaults.js';
@@ -78,21 +80,72 @@ const execSpecSchema = z.strictObject({
   ...commonFields,
 });
 
-const runSpecSchema = z.strictObject({
-  kind: z.literal('run'),
-  prompt: z
-    .string()
-    .min(1)
-    .refine(
-      (prompt) => bytes(prompt) <= DEFAULT_JOBS_MAX_PROMPT_BYTES,
-      `is larger than ${DEFAULT_JOBS_MAX_PROMPT_BYTES} bytes`,
+/**
+ * One message of a conversation, as an agent run's `result.messages` returns them (user text,
+ * assistant text and tool calls, tool results).
+ */
+const messageSchema = z.discriminatedUnion('role', [
+  z.strictObject({ role: z.literal('user'), content: z.string() }),
+  z.strictObject({
+    role: z.literal('assistant'),
+    content: z.array(
+      z.discriminatedUnion('type', [
+        z.strictObject({ type: z.literal('text'), text: z.string() }),
+        z.strictObject({
+          type: z.literal('tool_call'),
+          id: z.string().min(1).max(256),
+          name: z.string().min(1).max(256),
+          input: z.unknown(),
+        }),
+      ]),
     ),
-  model: z.string().min(1).max(200).optional(),
-  mode: z.enum(['code', 'direct']).optional(),
-  maxSteps: positiveInt.max(1_000).optional(),
-  maxRunTimeMs: positiveInt.optional(),
-  ...commonFields,
-});
+  }),
+  z.strictObject({
+    role: z.literal('tool'),
+    results: z.array(
+      z.strictObject({
+        toolCallId: z.string().min(1).max(256),
+        content: z.string(),
+        isError: z.boolean().optional(),
+      }),
+    ),
+  }),
+]);
+
+const runSpecSchema = z
+  .strictObject({
+    kind: z.literal('run'),
+    prompt: z
+      .string()
+      .min(1)
+      .refine(
+        (prompt) => bytes(prompt) <= DEFAULT_JOBS_MAX_PROMPT_BYTES,
+        `is larger than ${DEFAULT_JOBS_MAX_PROMPT_BYTES} bytes`,
+      )
+      .optional(),
+    /** A conversation to continue (a previous run's `result.messages` plus the user's next message). */
+    messages: z
+      .array(messageSchema)
+      .min(1)
+      .max(DEFAULT_JOBS_MAX_MESSAGES)
+      .refine((messages) => messages.at(-1)?.role === 'user', {
+        message: 'must end with the user\'s message ({"role": "user", "content": "..."})',
+      })
+      .refine(
+        (messages) => bytes(JSON.stringify(messages)) <= DEFAULT_JOBS_MAX_MESSAGES_BYTES,
+        `is larger than ${DEFAULT_JOBS_MAX_MESSAGES_BYTES} bytes of JSON`,
+      )
+      .optional(),
+    model: z.string().min(1).max(200).optional(),
+    mode: z.enum(['code', 'direct']).optional(),
+    maxSteps: positiveInt.max(1_000).optional(),
+    maxRunTimeMs: positiveInt.optional(),
+    ...commonFields,
+  })
+  .refine((spec) => (spec.prompt === undefined) !== (spec.messages === undefined), {
+    message: 'a run job has either "prompt" (a task) or "messages" (a conversation to continue), not both',
+    path: ['prompt'],
+  });
 
 /** The schema of a job spec as submitted. */
 export const jobSpecSchema = z.discriminatedUnion('kind', [execSpecSchema, runSpecSchema]);
@@ -122,10 +175,15 @@ export interface ExecJobSpec extends JobSpecBase {
   limits?: JobLimits;
 }
 
-/** An agent task. */
+/** One message of a `run` job's conversation (the shape of an agent run's `result.messages`). */
+export type JobMessage = z.infer<typeof messageSchema>;
+
+/** An agent task: a `prompt`, or `messages` (a conversation to continue); exactly one of the two. */
 export interface RunJobSpec extends JobSpecBase {
   kind: 'run';
-  prompt: string;
+  prompt?: string;
+  /** A conversation ending with the user's message; `prompt` is then absent. */
+  messages?: JobMessage[];
   /** `provider:model` or `demo`; default: the configuration's `agent.model`, else `$CODECALL_MODEL` on the worker. */
   model?: string;
   mode?: 'code' | 'direct';
@@ -158,7 +216,7 @@ export function parseJobSpec(input: unknown): JobSpec {
     throw new CodecallError(
       'INVALID_ARGUMENT',
       `Invalid job: ${problems.join('; ')}. A job is {"kind": "exec", "code": "..."} or ` +
-        '{"kind": "run", "prompt": "..."}, with optional config, idempotencyKey, priority, deadline, attempts.',
+        '{"kind": "run", "prompt": "..."} (or "messages": [...] instead of "prompt"), with optional config, idempotencyKey, priority, deadline, attempts.',
       { details: { issues: problems } },
     );
   }

@@ -125,8 +125,8 @@ export interface ListJobsOptions {
  * the BullMQ backend (a Redis queue consumed by `codecall worker` processes).
  */
 export interface JobBackend {
-  /** `local` or `bullmq`. */
-  readonly kind: 'local' | 'bullmq';
+  /** `local`, `bullmq` or `postgres`. */
+  readonly kind: 'local' | 'bullmq' | 'postgres';
   /** Queues a job; throws `INVALID_ARGUMENT` for a bad spec. */
   submit(spec: JobSpecInput): Promise<JobSubmission>;
   /** The job, or `undefined` when there is none (never was, or removed by retention). */

@@ -13,7 +13,7 @@
  * `cancelled`, a passed deadline `expired`, and a worker shutdown throws {@link JobHandBackError}
  * so the backend puts the job back in the queue for another worker.
  */
-import { createOrchestrator, type AgentEvent } from '../agent/index.js';
+import { createOrchestrator, type AgentEvent, type RunInput } from '../agent/index.js';
 import { isCodecallError } from '../errors.js';
 import type { RunJournal } from '../execute/index.js';
 import type { SandboxLimits } from '../types.js';
@@ -260,7 +260,8 @@ async function runAgent(
     ...(spec.maxSteps !== undefined ? { maxSteps: spec.maxSteps } : {}),
     ...(spec.maxRunTimeMs !== undefined ? { maxRunTimeMs: spec.maxRunTimeMs } : {}),
   });
-  for await (const event of agent.stream(spec.prompt, { signal })) {
+  const input = spec.messages !== undefined ? (spec.messages as RunInput) : spec.prompt!;
+  for await (const event of agent.stream(input, { signal })) {
     if (event.type === 'step-end') progress(summarizeStep(event));
     else if (event.type === 'execution-end') {
       const { result } = event.execution;

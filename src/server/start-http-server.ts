@@ -78,19 +78,24 @@ export interface HttpServerOptions extends CodecallServerOptions {
   maxSessionsPerClient?: number;
   /** Idle time after which a session is closed. @defaultValue {@link DEFAULT_SERVE_SESSION_IDLE_MS} */
   sessionIdleMs?: number;
-  /** Extra routes (e.g. the jobs API); called only after the same checks as `/mcp`. */
-  routes?: HttpRoutes;
+  /** Extra routes (e.g. the jobs API, the jobs dashboard); called only after the same checks as `/mcp`. */
+  routes?: HttpRoutes | HttpRoutes[];
 }
 
 /** Extra routes served beside `/mcp`, behind the same token, Host/Origin checks and body bound (e.g. the jobs API). */
 export interface HttpRoutes {
   /** True when these routes serve `pathname`. */
   matches(pathname: string): boolean;
+  /**
+   * The routes check the bearer token themselves (`context.token`), e.g. a browser dashboard that
+   * also accepts a cookie; the server still applies its Host/Origin checks. @defaultValue false
+   */
+  readonly ownAuth?: boolean;
   /** Serves one request that passed the checks; bodies are bounded by `maxBodyBytes`. */
   handle(
     request: IncomingMessage,
     response: ServerResponse,
-    context: { maxBodyBytes: number },
+    context: { maxBodyBytes: number; token?: string },
   ): Promise<void>;
 }
 
@@ -215,6 +220,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
     allowedHosts: allowedHosts.map((h) => h.toLowerCase()),
     allowedOrigins,
   };
+  const routeSets = routes === undefined ? [] : Array.isArray(routes) ? routes : [routes];
   const runLimiter = serverOptions.runLimiter ?? new RunLimiter();
   const sessions = new Map<string, Session>();
   const live = new Set<Session>();
@@ -288,8 +294,8 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
 
   const handle = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
     const url = new URL(request.url ?? '/', 'http://localhost');
-    const extra = routes?.matches(url.pathname) === true;
-    if (url.pathname !== MCP_HTTP_PATH && !extra) {
+    const extra = routeSets.find((set) => set.matches(url.pathname));
+    if (url.pathname !== MCP_HTTP_PATH && extra === undefined) {
       response
         .writeHead(404, { 'content-type': 'text/plain' })
         .end(`Not found: the MCP endpoint is ${MCP_HTTP_PATH}.\n`);
@@ -301,7 +307,11 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
       policy,
     );
     if (refusal !== undefined) return sendJsonRpcError(response, 403, `Forbidden: ${refusal}`);
-    if (token !== undefined && !hasBearerToken(request.headers.authorization, token)) {
+    if (
+      token !== undefined &&
+      extra?.ownAuth !== true &&
+      !hasBearerToken(request.headers.authorization, token)
+    ) {
       return sendJsonRpcError(
         response,
         401,
@@ -309,7 +319,8 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
         { 'www-authenticate': 'Bearer' },
       );
     }
-    if (extra) return routes!.handle(request, response, { maxBodyBytes });
+    if (extra !== undefined)
+      return extra.handle(request, response, { maxBodyBytes, ...(token !== undefined ? { token } : {}) });
     let body: unknown;
     if (request.method === 'POST') {
       const declared = Number(request.headers['content-length'] ?? 0);

@@ -6,6 +6,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startWorker, type JobRecord, type JobWorkerHandle } from '../../src/jobs/index.js';
 import {
@@ -109,6 +110,42 @@ describe.skipIf(!hasRedisServer())('codecall jobs (real redis-server)', () => {
     const waited = await cli(['wait', id, '--queue', 'cli', '--json'], env);
     expect((JSON.parse(waited.stdout) as JobRecord).result?.status).toBe('cancelled');
     expect(waited.code).toBe(1);
+  });
+
+  it('submits a run job continuing a conversation (--messages), the task words as the next user message', async () => {
+    const conversation = join(dir, 'conversation.json');
+    writeFileSync(
+      conversation,
+      JSON.stringify([
+        { role: 'user', content: 'What was Q3 travel spend?' },
+        { role: 'assistant', content: [{ type: 'text', text: '5,100.' }] },
+      ]),
+    );
+    const submitted = await cli(
+      ['submit', 'run', '--messages', conversation, 'And in Q2?', '--queue', 'cli-messages', '--json'],
+      env,
+    );
+    expect(submitted.code).toBe(0);
+    const { id } = JSON.parse(submitted.stdout) as { id: string };
+    const queue = new Queue('cli-messages', { connection: { url: redis.url } });
+    try {
+      const job = await queue.getJob(id);
+      expect(job?.data).toMatchObject({
+        kind: 'run',
+        messages: [
+          { role: 'user', content: 'What was Q3 travel spend?' },
+          { role: 'assistant', content: [{ type: 'text', text: '5,100.' }] },
+          { role: 'user', content: 'And in Q2?' },
+        ],
+      });
+      expect(job?.data).not.toHaveProperty('prompt');
+    } finally {
+      await queue.close();
+    }
+    writeFileSync(join(dir, 'bad.json'), '{not json');
+    const bad = await cli(['submit', 'run', '--messages', join(dir, 'bad.json'), '--queue', 'cli'], env);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/--messages .*bad\.json is not JSON/);
   });
 
   it('refuses usage errors with exit 2 and says how to reach Redis', async () => {

@@ -31,6 +31,8 @@ Submit options:
   --deadline <iso>      do not start after, and stop at, this time (e.g. 2030-01-01T06:00:00Z)
   --attempts <n>        attempts on infrastructure faults (default 3)
   --model <spec>        run jobs: the model (default: the worker configuration's agent.model)
+  --messages <file | -> run jobs: continue a conversation (a JSON array of messages, e.g. a previous
+                        run's messages); the task words, if any, are appended as the user's message
   --mode code|direct    run jobs: how the model uses tools
   --max-steps <n>       run jobs: model requests before the run stops
   --wait                after submitting, wait as \`jobs wait\` does

@@ -16,6 +16,7 @@ import {
   type JobBackend,
   type JobProgress,
   type JobRecord,
+  type JobMessage,
   type JobSpecInput,
 } from '../../jobs/index.js';
 import { UsageError, type CliCommand, type CliIo } from '../command.js';
@@ -106,6 +107,7 @@ const OPTIONS = {
   deadline: { type: 'string' },
   attempts: { type: 'string' },
   model: { type: 'string' },
+  messages: { type: 'string' },
   mode: { type: 'string' },
   'max-steps': { type: 'string' },
   wait: { type: 'boolean' },
@@ -152,7 +154,19 @@ async function buildSpec(words: string[], values: Values, io: CliIo): Promise<Jo
   }
   if (kind === 'run') {
     const prompt = rest.join(' ').trim();
-    if (prompt === '')
+    let messages: unknown[] | undefined;
+    if (values.messages !== undefined) {
+      const text = await readSource(values.messages, io);
+      try {
+        messages = JSON.parse(text) as unknown[];
+      } catch {
+        throw new UsageError(`--messages ${values.messages} is not JSON; give a JSON array of messages.`);
+      }
+      if (!Array.isArray(messages))
+        throw new UsageError(`--messages ${values.messages} must hold a JSON array of messages.`);
+      // The task words, when given, are the user's next message.
+      if (prompt !== '') messages = [...messages, { role: 'user', content: prompt }];
+    } else if (prompt === '')
       throw new UsageError('submit run needs the task, e.g. codecall jobs submit run "Summarise Q3 travel".');
     const mode = values.mode;
     if (mode !== undefined && mode !== 'code' && mode !== 'direct')
@@ -160,7 +174,7 @@ async function buildSpec(words: string[], values: Values, io: CliIo): Promise<Jo
     const maxSteps = positiveOption('--max-steps', values['max-steps']);
     return {
       kind: 'run',
-      prompt,
+      ...(messages !== undefined ? { messages: messages as JobMessage[] } : { prompt }),
       ...(values.model !== undefined ? { model: values.model } : {}),
       ...(mode !== undefined ? { mode } : {}),
       ...(maxSteps !== undefined ? { maxSteps } : {}),

@@ -15,7 +15,14 @@ import {
 } from '../../config/defaults.js';
 import { loadConfig, type ServeConfig } from '../../config/index.js';
 import { CodecallRuntime } from '../../execute/index.js';
-import { createJobRoutes, openJobBackend, RuntimeRegistry, type JobBackend } from '../../jobs/index.js';
+import {
+  createJobRoutes,
+  openJobBackend,
+  openJobDashboard,
+  RuntimeRegistry,
+  type JobBackend,
+  type JobDashboardRoutes,
+} from '../../jobs/index.js';
 import {
   assertSafeBinding,
   isLoopbackHost,
@@ -47,6 +54,8 @@ export interface ServeArgs {
   passThrough: boolean;
   /** `--redis`: jobs go to BullMQ on this Redis. */
   redis?: string;
+  /** `--dashboard`: mount the BullMQ dashboard at /admin/queues (default: `jobs.dashboard`). */
+  dashboard?: boolean;
 }
 
 /** Settings of one `codecall serve`, every source merged: flag > environment > config > default. */
@@ -83,6 +92,7 @@ export function parseServeArgs(argv: string[], env: NodeJS.ProcessEnv = {}): Ser
       'max-concurrent-runs': { type: 'string' },
       'no-pass-through': { type: 'boolean' },
       redis: { type: 'string' },
+      dashboard: { type: 'boolean' },
     },
     allowPositionals: false,
   });
@@ -91,6 +101,7 @@ export function parseServeArgs(argv: string[], env: NodeJS.ProcessEnv = {}): Ser
     allowedOrigins: values['allow-origin'] ?? [],
     passThrough: values['no-pass-through'] !== true,
   };
+  if (values.dashboard === true) args.dashboard = true;
   if (values.config !== undefined) args.config = values.config;
   if (values.host !== undefined) args.host = values.host;
   if (values.port !== undefined) {
@@ -106,9 +117,10 @@ export function parseServeArgs(argv: string[], env: NodeJS.ProcessEnv = {}): Ser
     (args.host !== undefined ||
       args.port !== undefined ||
       token !== undefined ||
-      args.allowedOrigins.length > 0)
+      args.allowedOrigins.length > 0 ||
+      args.dashboard === true)
   )
-    throw new UsageError('--host, --port, --token and --allow-origin apply to --http only.');
+    throw new UsageError('--host, --port, --token, --allow-origin and --dashboard apply to --http only.');
   token ??= env[SERVE_TOKEN_ENV] === '' ? undefined : env[SERVE_TOKEN_ENV];
   if (args.http && token !== undefined) args.token = token;
   return args;
@@ -201,22 +213,37 @@ async function run(argv: string[], io: CliIo): Promise<number> {
   const more = starting > 0 ? `; ${starting} more starting` : '';
   let close: (() => Promise<void>) | undefined;
   let jobs: JobBackend | undefined;
+  let dashboard: JobDashboardRoutes | undefined;
   try {
     if (args.http) {
+      const jobsConfig = {
+        ...config.jobs,
+        ...(parsed.redis !== undefined ? { backend: 'bullmq' as const, connection: parsed.redis } : {}),
+      };
       jobs = await openJobBackend({
-        jobs: {
-          ...config.jobs,
-          ...(parsed.redis !== undefined ? { backend: 'bullmq', connection: parsed.redis } : {}),
-        },
+        jobs: jobsConfig,
         runtimes: new RuntimeRegistry({ configs: {}, borrowed: { default: runtime } }),
         env: io.env,
       });
       log(
-        `jobs at /v1/jobs (${jobs.kind === 'local' ? 'run in this process' : 'on BullMQ for codecall worker'})`,
+        `jobs at /v1/jobs (${jobs.kind === 'local' ? 'run in this process' : jobs.kind === 'postgres' ? 'on PostgreSQL for codecall worker' : 'on BullMQ for codecall worker'})`,
       );
+      if (parsed.dashboard ?? jobsConfig.dashboard ?? false) {
+        if (jobs.kind !== 'bullmq' || jobsConfig.connection === undefined)
+          throw new UsageError(
+            'the dashboard (--dashboard, jobs.dashboard) shows a BullMQ queue: add --redis <url> or set jobs.connection.',
+          );
+        dashboard = await openJobDashboard({
+          connection: jobsConfig.connection,
+          ...(jobsConfig.queue !== undefined ? { queue: jobsConfig.queue } : {}),
+        });
+        log(
+          `dashboard at /admin/queues${args.token !== undefined ? ' (open /admin/queues?token=<token> once in a browser)' : ''}`,
+        );
+      }
       const http = await startHttpServer({
         ...serverOptions,
-        routes: createJobRoutes(jobs),
+        routes: dashboard ? [createJobRoutes(jobs), dashboard] : createJobRoutes(jobs),
         host: args.host,
         port: args.port,
         allowedOrigins: args.allowedOrigins,
@@ -250,6 +277,7 @@ async function run(argv: string[], io: CliIo): Promise<number> {
   } finally {
     unsubscribe();
     await close?.();
+    await dashboard?.close();
     await jobs?.close();
     await runtime.close();
   }

@@ -31,6 +31,7 @@ Options:
   --queue <name>             queue to consume (default: jobs.queue in the configuration, else "${DEFAULT_JOBS_QUEUE}")
   --concurrency <n>          jobs run at once (default ${DEFAULT_JOBS_WORKER_CONCURRENCY})
   --redis <url>              Redis (default: $CODECALL_REDIS_URL, else jobs.connection in the configuration)
+  --postgres <url>           consume a PostgreSQL queue (pg-boss) instead of Redis: postgres://user@host:5432/db
   --shutdown-grace-ms <n>    time running jobs get to finish on SIGTERM before they are handed
                              back to the queue (default ${DEFAULT_JOBS_SHUTDOWN_GRACE_MS})
   --lock-duration-ms <n>     job lock; a worker that dies loses its jobs after this (default ${DEFAULT_JOBS_LOCK_DURATION_MS})

@@ -6,8 +6,12 @@
  * finish for the grace period, then hands them back to the queue; a second signal exits at once.
  */
 import { parseArgs } from 'node:util';
-import { DEFAULT_JOBS_CONFIG_NAME, DEFAULT_JOBS_WORKER_CONCURRENCY } from '../../config/defaults.js';
-import { startWorker, type NamedConfigSource } from '../../jobs/index.js';
+import {
+  DEFAULT_JOBS_CONFIG_NAME,
+  DEFAULT_JOBS_QUEUE,
+  DEFAULT_JOBS_WORKER_CONCURRENCY,
+} from '../../config/defaults.js';
+import { startPgWorker, startWorker, type NamedConfigSource } from '../../jobs/index.js';
 import { UsageError, type CliCommand, type CliIo } from '../command.js';
 import { positiveOption, resolveJobConnection } from './jobs.js';
 import { workerHelp } from './worker.help.js';
@@ -42,6 +46,7 @@ async function run(argv: string[], io: CliIo): Promise<number> {
         queue: { type: 'string' },
         concurrency: { type: 'string' },
         redis: { type: 'string' },
+        postgres: { type: 'string' },
         'shutdown-grace-ms': { type: 'string' },
         'lock-duration-ms': { type: 'string' },
         'stalled-interval-ms': { type: 'string' },
@@ -55,14 +60,23 @@ async function run(argv: string[], io: CliIo): Promise<number> {
   }
   const configs = parseNamedConfigs(values.config ?? []);
   const defaultSource = configs[DEFAULT_JOBS_CONFIG_NAME] ?? Object.values(configs)[0]!;
-  const connection = await resolveJobConnection(
-    {
-      ...(values.redis !== undefined ? { redis: values.redis } : {}),
-      ...(typeof defaultSource === 'string' ? { config: defaultSource } : {}),
-      ...(values.queue !== undefined ? { queue: values.queue } : {}),
-    },
-    io,
-  );
+  if (values.postgres !== undefined && values.redis !== undefined)
+    throw new UsageError('--postgres and --redis name two different queues; give one.');
+  const connection =
+    values.postgres !== undefined
+      ? {
+          url: values.postgres,
+          queue: values.queue ?? DEFAULT_JOBS_QUEUE,
+          display: `PostgreSQL ${new URL(values.postgres).host}`,
+        }
+      : await resolveJobConnection(
+          {
+            ...(values.redis !== undefined ? { redis: values.redis } : {}),
+            ...(typeof defaultSource === 'string' ? { config: defaultSource } : {}),
+            ...(values.queue !== undefined ? { queue: values.queue } : {}),
+          },
+          io,
+        );
   const log = (line: string): void => {
     io.stderr.write(`codecall worker: ${line}\n`);
   };
@@ -70,26 +84,58 @@ async function run(argv: string[], io: CliIo): Promise<number> {
   const grace = positiveOption('--shutdown-grace-ms', values['shutdown-grace-ms']);
   const lock = positiveOption('--lock-duration-ms', values['lock-duration-ms']);
   const stalled = positiveOption('--stalled-interval-ms', values['stalled-interval-ms']);
-  const worker = await startWorker({
-    connection: connection.url,
-    queue: connection.queue,
-    runtimes: {
-      configs,
-      cwd: io.cwd,
-      env: io.env,
-      runtimeOptions: {
-        tools: { onServerError: (event) => log(`${event.server}: ${event.error.message.split('\n')[0]}`) },
-        onHistoryError: (error) => log(`usage history: ${(error as Error)?.message ?? String(error)}`),
-      },
-    },
+  const runtimes = {
+    configs,
+    cwd: io.cwd,
     env: io.env,
-    onLog: log,
-    ...(values['shared-history'] ? { sharedHistory: true } : {}),
-    ...(concurrency !== undefined ? { concurrency } : {}),
-    ...(grace !== undefined ? { shutdownGraceMs: grace } : {}),
-    ...(lock !== undefined ? { lockDurationMs: lock } : {}),
-    ...(stalled !== undefined ? { stalledIntervalMs: stalled } : {}),
-  });
+    runtimeOptions: {
+      tools: {
+        onServerError: (event: { server: string; error: Error }) =>
+          log(`${event.server}: ${event.error.message.split('\n')[0]}`),
+      },
+      onHistoryError: (error: unknown) => log(`usage history: ${(error as Error)?.message ?? String(error)}`),
+    },
+  };
+  if (
+    values.postgres !== undefined &&
+    (values['shared-history'] || lock !== undefined || stalled !== undefined)
+  )
+    throw new UsageError(
+      '--shared-history, --lock-duration-ms and --stalled-interval-ms are for Redis queues; a Postgres worker uses heartbeats.',
+    );
+  const worker =
+    values.postgres !== undefined
+      ? await startPgWorker({
+          connection: connection.url,
+          queue: connection.queue,
+          runtimes,
+          env: io.env,
+          onLog: log,
+          ...(concurrency !== undefined ? { concurrency } : {}),
+          ...(grace !== undefined ? { shutdownGraceMs: grace } : {}),
+        })
+      : await startWorker({
+          connection: connection.url,
+          queue: connection.queue,
+          runtimes: {
+            configs,
+            cwd: io.cwd,
+            env: io.env,
+            runtimeOptions: {
+              tools: {
+                onServerError: (event) => log(`${event.server}: ${event.error.message.split('\n')[0]}`),
+              },
+              onHistoryError: (error) => log(`usage history: ${(error as Error)?.message ?? String(error)}`),
+            },
+          },
+          env: io.env,
+          onLog: log,
+          ...(values['shared-history'] ? { sharedHistory: true } : {}),
+          ...(concurrency !== undefined ? { concurrency } : {}),
+          ...(grace !== undefined ? { shutdownGraceMs: grace } : {}),
+          ...(lock !== undefined ? { lockDurationMs: lock } : {}),
+          ...(stalled !== undefined ? { stalledIntervalMs: stalled } : {}),
+        });
   log(
     `${worker.name} consuming queue "${connection.queue}" on ${connection.display} ` +
       `(concurrency ${concurrency ?? DEFAULT_JOBS_WORKER_CONCURRENCY}; configurations: ${Object.keys(configs).join(', ')})`,

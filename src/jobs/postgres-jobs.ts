@@ -1,0 +1,405 @@
+/**
+ * @module
+ * The PostgreSQL job backend and worker, on **pg-boss** (BullMQ has no PostgreSQL backend; pg-boss
+ * is the most used Node job queue on Postgres: `SKIP LOCKED` claims, retries with backoff,
+ * heartbeats for dead workers, retention). Same {@link JobBackend} interface and job semantics
+ * as the BullMQ backend, for teams that have Postgres but not Redis. Imported lazily: only code
+ * that opens a Postgres backend or worker loads `pg-boss` and `pg`.
+ *
+ * Differences from BullMQ, all said in docs/jobs.md: job ids are UUIDs (an idempotency key maps
+ * to a fixed UUID derived from it); `events` reports state changes by polling
+ * ({@link DEFAULT_JOBS_PG_POLL_MS}), with no per-step progress; `logs` are the attempts and
+ * failure read from the job's row; a running job sees a cancel within
+ * {@link DEFAULT_JOBS_PG_POLL_MS} (its worker polls the row).
+ */
+import { createHash, randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import { PgBoss, type JobWithMetadata } from 'pg-boss';
+import {
+  DEFAULT_JOBS_ATTEMPTS,
+  DEFAULT_JOBS_BACKOFF_MS,
+  DEFAULT_JOBS_CONNECT_TIMEOUT_MS,
+  DEFAULT_JOBS_KEEP_AGE_MS,
+  DEFAULT_JOBS_LIST_LIMIT,
+  DEFAULT_JOBS_MAX_LIST_LIMIT,
+  DEFAULT_JOBS_PG_HEARTBEAT_S,
+  DEFAULT_JOBS_PG_POLL_MS,
+  DEFAULT_JOBS_SHUTDOWN_GRACE_MS,
+  DEFAULT_JOBS_WORKER_CONCURRENCY,
+} from '../config/defaults.js';
+import { CodecallError } from '../errors.js';
+import { queueName, withTimeout } from './bullmq-shared.js';
+import { cutLogLine, waitForJobEnd } from './job-helpers.js';
+import { MAX_JOB_PRIORITY, parseJobSpec, type JobSpec, type JobSpecInput } from './job-spec.js';
+import type {
+  JobBackend,
+  JobEvent,
+  JobRecord,
+  JobResult,
+  JobState,
+  JobSubmission,
+  ListJobsOptions,
+  WaitJobOptions,
+} from './job-types.js';
+import type { JobWorkerHandle } from './bullmq-worker.js';
+import { isRetryableJobError, JOB_ABORT_REASONS, JobHandBackError, runJob } from './run-job.js';
+import { RuntimeRegistry, type RuntimeRegistryOptions } from './runtime-registry.js';
+
+/** What a Postgres job row holds in `data`. */
+interface PgJobData {
+  spec: JobSpec;
+}
+
+/** Options of {@link openPgJobBackend} and {@link startPgJobWorker}. */
+export interface PgJobConnectionOptions {
+  /** `postgres://user:password@host:5432/db` */
+  connection: string;
+  /** @defaultValue {@link DEFAULT_JOBS_QUEUE} */
+  queue?: string;
+}
+
+/** Options of {@link startPgJobWorker}. */
+export interface PgJobWorkerOptions extends PgJobConnectionOptions {
+  runtimes: RuntimeRegistryOptions;
+  /** @defaultValue {@link DEFAULT_JOBS_WORKER_CONCURRENCY} */
+  concurrency?: number;
+  /** @defaultValue {@link DEFAULT_JOBS_SHUTDOWN_GRACE_MS} */
+  shutdownGraceMs?: number;
+  /** @defaultValue `<hostname>:<pid>` */
+  name?: string;
+  env?: NodeJS.ProcessEnv;
+  onLog?: (line: string) => void;
+}
+
+const FINISHED: ReadonlySet<JobState> = new Set(['completed', 'failed']);
+/** pg-boss's schema (its default). */
+const SCHEMA = 'pgboss';
+
+/** The fixed UUID of an idempotency key (so a second submit of the key conflicts with the first). */
+export function jobIdOfKey(key: string): string {
+  const hex = createHash('sha256').update(`codecall-job:${key}`, 'utf8').digest('hex');
+  const variant = ((parseInt(hex[16]!, 16) & 0x3) | 0x8).toString(16);
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-5${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
+}
+
+/** codecall priority 1 (highest) … MAX; pg-boss runs higher numbers first. Unset runs first, as on BullMQ. */
+const toPgPriority = (priority: number | undefined): number =>
+  priority === undefined ? MAX_JOB_PRIORITY + 1 : MAX_JOB_PRIORITY + 1 - priority;
+const fromPgPriority = (priority: number): number | undefined =>
+  priority > MAX_JOB_PRIORITY ? undefined : MAX_JOB_PRIORITY + 1 - priority;
+
+function unavailable(connection: string, error: unknown): CodecallError {
+  let host = 'the database';
+  try {
+    host = new URL(connection).host;
+  } catch {
+    // keep the generic name: the URL may carry a password, never echo it
+  }
+  return new CodecallError(
+    'JOBS_BACKEND_UNAVAILABLE',
+    `Cannot reach PostgreSQL at ${host}: ${(error as Error)?.message ?? String(error)}. ` +
+      'Start PostgreSQL, or fix the connection URL (jobs.connection / --postgres).',
+    { cause: error },
+  );
+}
+
+async function openBoss(options: PgJobConnectionOptions): Promise<{ boss: PgBoss; name: string }> {
+  const name = queueName(options.queue);
+  const boss = new PgBoss({ connectionString: options.connection, schedule: false });
+  boss.on('error', () => {});
+  try {
+    await withTimeout(boss.start(), DEFAULT_JOBS_CONNECT_TIMEOUT_MS, 'connecting');
+    if ((await boss.getQueue(name)) === null) {
+      await boss
+        .createQueue(name, {
+          retryLimit: DEFAULT_JOBS_ATTEMPTS - 1,
+          retryBackoff: true,
+          retryDelay: Math.max(1, Math.round(DEFAULT_JOBS_BACKOFF_MS / 1_000)),
+          heartbeatSeconds: DEFAULT_JOBS_PG_HEARTBEAT_S,
+          deleteAfterSeconds: Math.round(DEFAULT_JOBS_KEEP_AGE_MS / 1_000),
+        })
+        .catch(async (error: unknown) => {
+          // Another process created it first.
+          if ((await boss.getQueue(name)) === null) throw error;
+        });
+    }
+  } catch (error) {
+    await boss.stop({ graceful: false, timeout: 5_000 }).catch(() => {});
+    throw unavailable(options.connection, error);
+  }
+  return { boss, name };
+}
+
+function toRecord(job: JobWithMetadata<PgJobData>): JobRecord {
+  const spec = job.data.spec;
+  const started = job.startedOn !== null && job.startedOn !== undefined && job.state !== 'created';
+  const attemptsMade =
+    job.retryCount + (job.state === 'active' || job.state === 'completed' || job.state === 'failed' ? 1 : 0);
+  let state: JobState;
+  let result: JobResult | undefined;
+  let failedReason: string | undefined;
+  switch (job.state) {
+    case 'created':
+      state = job.startAfter.getTime() > Date.now() ? 'delayed' : 'waiting';
+      break;
+    case 'retry':
+      state = 'delayed';
+      break;
+    case 'active':
+      state = 'active';
+      break;
+    case 'completed':
+      state = 'completed';
+      result = job.output as JobResult;
+      break;
+    case 'cancelled':
+      state = 'completed';
+      result = {
+        kind: spec.kind,
+        status: 'cancelled',
+        error: { code: 'JOB_CANCELLED', message: 'The job was cancelled.' },
+        attempt: Math.max(1, attemptsMade),
+        durationMs: 0,
+      };
+      break;
+    default:
+      state = 'failed';
+      failedReason = String((job.output as { message?: unknown } | null)?.message ?? 'failed');
+  }
+  const priority = fromPgPriority(job.priority);
+  return {
+    id: job.id,
+    kind: spec.kind,
+    config: spec.config,
+    state,
+    ...(result ? { result } : {}),
+    ...(failedReason !== undefined ? { failedReason } : {}),
+    attemptsMade,
+    attempts: job.retryLimit + 1,
+    ...(priority !== undefined ? { priority } : {}),
+    ...(spec.deadline !== undefined ? { deadline: spec.deadline } : {}),
+    ...(spec.labels ? { labels: spec.labels } : {}),
+    createdAt: new Date(job.createdOn).getTime(),
+    ...(started ? { startedAt: new Date(job.startedOn).getTime() } : {}),
+    ...(job.completedOn ? { finishedAt: new Date(job.completedOn).getTime() } : {}),
+    ...(job.state === 'cancelled' ? { cancelRequested: true } : {}),
+  };
+}
+
+const sleep = (ms: number, signal?: AbortSignal): Promise<void> =>
+  new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    signal?.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(timer);
+        resolve();
+      },
+      { once: true },
+    );
+  });
+
+/** Opens the Postgres backend; throws `JOBS_BACKEND_UNAVAILABLE` when the database cannot be reached. */
+export async function openPgJobBackend(options: PgJobConnectionOptions): Promise<JobBackend> {
+  const { boss, name } = await openBoss(options);
+  let closing: Promise<void> | undefined;
+  const assertOpen = (): void => {
+    if (closing) throw new CodecallError('CLOSED', 'The job client is closed.');
+  };
+  const find = async (id: string): Promise<JobWithMetadata<PgJobData> | undefined> => {
+    if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id)) return undefined;
+    const [job] = await boss.findJobs<PgJobData>(name, { id });
+    return job;
+  };
+  const get = async (id: string): Promise<JobRecord | undefined> => {
+    assertOpen();
+    const job = await find(id);
+    return job ? toRecord(job) : undefined;
+  };
+  async function* events(id: string, opts: { signal?: AbortSignal } = {}): AsyncGenerator<JobEvent> {
+    let record = await get(id);
+    if (!record) throw new CodecallError('JOB_NOT_FOUND', `No job "${id}".`, { details: { id } });
+    let last: JobState | undefined;
+    for (;;) {
+      if (record.state !== last) {
+        last = record.state;
+        yield { type: 'state', id, state: record.state };
+      }
+      if (FINISHED.has(record.state)) {
+        yield { type: 'done', id, job: record };
+        return;
+      }
+      if (opts.signal?.aborted || closing) return;
+      await sleep(DEFAULT_JOBS_PG_POLL_MS, opts.signal);
+      if (opts.signal?.aborted || closing) return;
+      const next = await get(id);
+      if (!next) return;
+      record = next;
+    }
+  }
+  const close = (): Promise<void> =>
+    (closing ??= boss.stop({ graceful: false, timeout: 5_000 }).catch(() => {}));
+
+  return {
+    kind: 'postgres',
+    async submit(input: JobSpecInput): Promise<JobSubmission> {
+      assertOpen();
+      const spec = parseJobSpec(input);
+      const id = spec.idempotencyKey !== undefined ? jobIdOfKey(spec.idempotencyKey) : randomUUID();
+      const attempts = spec.attempts ?? DEFAULT_JOBS_ATTEMPTS;
+      const sent = await boss.send(name, { spec } satisfies PgJobData, {
+        id,
+        priority: toPgPriority(spec.priority),
+        retryLimit: attempts - 1,
+      });
+      return { id, deduplicated: sent === null };
+    },
+    get,
+    async wait(id: string, opts: WaitJobOptions = {}): Promise<JobRecord> {
+      assertOpen();
+      if (!(await find(id))) throw new CodecallError('JOB_NOT_FOUND', `No job "${id}".`, { details: { id } });
+      return waitForJobEnd((signal) => events(id, { signal }), id, opts);
+    },
+    events,
+    async logs(id: string): Promise<string[]> {
+      const record = await get(id);
+      if (!record) return [];
+      const lines = [`created ${new Date(record.createdAt).toISOString()}`];
+      for (let attempt = 1; attempt <= record.attemptsMade; attempt++) lines.push(`attempt ${attempt}`);
+      if (record.failedReason !== undefined) lines.push(cutLogLine(`failed: ${record.failedReason}`));
+      if (record.result) lines.push(`completed: ${record.result.status}`);
+      return lines;
+    },
+    async cancel(id: string): Promise<boolean> {
+      assertOpen();
+      const job = await find(id);
+      if (!job || ['completed', 'cancelled', 'failed'].includes(job.state)) return false;
+      await boss.cancel(name, id);
+      return true;
+    },
+    async list(opts: ListJobsOptions = {}): Promise<JobRecord[]> {
+      assertOpen();
+      const limit = Math.min(opts.limit ?? DEFAULT_JOBS_LIST_LIMIT, DEFAULT_JOBS_MAX_LIST_LIMIT);
+      const states = opts.states ? new Set(opts.states) : undefined;
+      // Newest first: pg-boss's findJobs is oldest first, so read the ids from its table.
+      const { rows } = await boss
+        .getDb()
+        .executeSql(`SELECT id FROM ${SCHEMA}.job WHERE name = $1 ORDER BY created_on DESC LIMIT $2`, [
+          name,
+          states ? DEFAULT_JOBS_MAX_LIST_LIMIT : limit,
+        ]);
+      const out: JobRecord[] = [];
+      for (const row of rows as { id: string }[]) {
+        const record = await get(row.id);
+        if (record && (!states || states.has(record.state))) out.push(record);
+        if (out.length >= limit) break;
+      }
+      return out;
+    },
+    close,
+    [Symbol.asyncDispose]: close,
+  };
+}
+
+/** Starts a worker on the Postgres queue; resolves once it is connected. */
+export async function startPgJobWorker(options: PgJobWorkerOptions): Promise<JobWorkerHandle> {
+  const { boss, name: queue } = await openBoss(options);
+  const name = options.name ?? `${hostname()}:${process.pid}`;
+  const log = (line: string): void => options.onLog?.(line);
+  const runtimes = new RuntimeRegistry({ env: options.env ?? process.env, ...options.runtimes });
+  const stopping = new AbortController();
+  let active = 0;
+
+  const handle = async ([job]: JobWithMetadata<PgJobData>[]): Promise<JobResult> => {
+    const id = job!.id;
+    const attempt = job!.retryCount + 1;
+    let spec: JobSpec;
+    const giveUp = async (message: string): Promise<never> => {
+      // Not retryable: use up the attempts so pg-boss fails the job now.
+      await boss
+        .getDb()
+        .executeSql(`UPDATE ${SCHEMA}.job SET retry_limit = retry_count WHERE name = $1 AND id = $2`, [
+          queue,
+          id,
+        ]);
+      throw new Error(message);
+    };
+    try {
+      spec = parseJobSpec(job!.data.spec);
+    } catch (error) {
+      return giveUp((error as Error).message);
+    }
+    const controller = new AbortController();
+    const abort = (reason: string): void => {
+      if (!controller.signal.aborted) controller.abort(reason);
+    };
+    const onStop = (): void => abort(JOB_ABORT_REASONS.shutdown);
+    stopping.signal.addEventListener('abort', onStop, { once: true });
+    job!.signal.addEventListener('abort', () => abort(JOB_ABORT_REASONS.cancel), { once: true });
+    // A cancel from any client: the row leaves `active`.
+    const watch = setInterval(() => {
+      void boss
+        .findJobs<PgJobData>(queue, { id })
+        .then(([row]) => {
+          if (row && row.state === 'cancelled') abort(JOB_ABORT_REASONS.cancel);
+        })
+        .catch(() => {});
+    }, DEFAULT_JOBS_PG_POLL_MS);
+    active++;
+    log(`job ${id} (${spec.kind}) attempt ${attempt} started`);
+    try {
+      const result = await runJob({
+        spec,
+        runtimes,
+        attempt,
+        worker: name,
+        signal: controller.signal,
+        ...(options.env ? { env: options.env } : {}),
+      });
+      log(`job ${id} ${result.status}`);
+      return result;
+    } catch (error) {
+      const message = (error as Error)?.message ?? String(error);
+      if (error instanceof JobHandBackError) {
+        log(`job ${id} handed back to the queue`);
+        throw new Error(`handed back by ${name} (shutting down)`, { cause: error });
+      }
+      log(`job ${id} attempt ${attempt} failed: ${message}`);
+      if (!isRetryableJobError(error)) return giveUp(message);
+      throw error;
+    } finally {
+      active--;
+      clearInterval(watch);
+      stopping.signal.removeEventListener('abort', onStop);
+    }
+  };
+
+  await boss.work<PgJobData, JobResult, { batchSize: 1; localConcurrency: number; includeMetadata: true }>(
+    queue,
+    {
+      batchSize: 1,
+      localConcurrency: options.concurrency ?? DEFAULT_JOBS_WORKER_CONCURRENCY,
+      includeMetadata: true,
+    },
+    handle,
+  );
+
+  let closing: Promise<void> | undefined;
+  const close = (): Promise<void> => {
+    closing ??= (async () => {
+      const grace = options.shutdownGraceMs ?? DEFAULT_JOBS_SHUTDOWN_GRACE_MS;
+      const timer = setTimeout(() => stopping.abort(), grace);
+      try {
+        await boss.offWork(queue, { wait: true });
+      } catch {
+        // stopping anyway
+      } finally {
+        clearTimeout(timer);
+        await boss.stop({ graceful: false, timeout: 5_000 }).catch(() => {});
+        await runtimes.close();
+      }
+    })();
+    return closing;
+  };
+  return { name, running: () => active, close, [Symbol.asyncDispose]: close };
+}
