@@ -21,7 +21,7 @@ import {
   type ToolUsage,
   type UsageHistoryStore,
 } from '../search/index.js';
-import type { CatalogTool, ToolPool, UpstreamToolResult } from '../tools/index.js';
+import type { CatalogTool, ToolCallOptions, ToolPool, UpstreamToolResult } from '../tools/index.js';
 import type { ExecutionResult, ToolCaller } from '../types.js';
 import { ExecutionSession, type ExecutionSessionOptions } from './execution-session.js';
 import type { ToolResultListener } from './executor.js';
@@ -89,6 +89,10 @@ export interface RuntimeCallOptions {
   signal?: AbortSignal;
   /** @defaultValue 'direct' */
   caller?: ToolCaller;
+  /** Told of the server's progress notifications (gateway pass-through). */
+  onProgress?: ToolCallOptions['onProgress'];
+  /** Answers the server's sampling/elicitation requests during the call (gateway pass-through). */
+  asker?: ToolCallOptions['asker'];
 }
 
 /** The default of {@link CodecallRuntimeOptions.onHistoryError}: a process warning. */
@@ -237,6 +241,8 @@ export class CodecallRuntime {
     return this.tools.call(name, args, {
       caller: options.caller ?? 'direct',
       ...(options.signal ? { signal: options.signal } : {}),
+      ...(options.onProgress ? { onProgress: options.onProgress } : {}),
+      ...(options.asker ? { asker: options.asker } : {}),
     });
   }
 
@@ -249,6 +255,8 @@ export class CodecallRuntime {
     return this.tools.callResult(name, args, {
       caller: options.caller ?? 'direct',
       ...(options.signal ? { signal: options.signal } : {}),
+      ...(options.onProgress ? { onProgress: options.onProgress } : {}),
+      ...(options.asker ? { asker: options.asker } : {}),
     });
   }
 

@@ -44,6 +44,7 @@ import { formatResultForModel, type CodecallRuntime } from '../execute/index.js'
 import type { CatalogTool } from '../tools/index.js';
 import type { ExecutionResult } from '../types.js';
 import type { ServeLearning } from '../config/index.js';
+import { attachGateway } from './gateway.js';
 import { RunLimiter } from './run-limiter.js';
 
 /** Told after every `execute_code` run (for logs and tests). */
@@ -70,6 +71,14 @@ export interface CodecallServerOptions {
    * @defaultValue true
    */
   passThrough?: boolean;
+  /**
+   * Expose pass-through tools under their original names when no other exposed tool has that
+   * name (and it is neither `search_tools` nor `execute_code`); prompts and resource URIs keep
+   * theirs when one connected server alone offers them. A gateway in front of one server is then
+   * transparent. Clashing names stay `<server>__<tool>`.
+   * @defaultValue false
+   */
+  originalNames?: boolean;
   /**
    * Interval of progress notifications of a running `execute_code` (only when the request has
    * a `progressToken`).
@@ -189,11 +198,22 @@ function withServerNote(result: CallToolResult, runtime: CodecallRuntime): CallT
  * The tools exposed for direct calls, by their `<server>__<tool>` name. Names are assigned over
  * the whole catalog (the agent loop's names), so a tool keeps its name as others come and go.
  */
-function passThroughTools(catalog: readonly CatalogTool[]): Map<string, CatalogTool> {
+function passThroughTools(catalog: readonly CatalogTool[], originalNames: boolean): Map<string, CatalogTool> {
   const names = assignDirectNames(catalog);
+  const exposed = catalog.filter((tool) => tool.allowedCallers.includes('direct') && !tool.deferLoading);
+  const counts = new Map<string, number>();
+  for (const tool of exposed) counts.set(tool.tool, (counts.get(tool.tool) ?? 0) + 1);
+  const namespaced = new Set(exposed.map((tool) => names.get(tool.name)!));
   const out = new Map<string, CatalogTool>();
-  for (const tool of catalog)
-    if (tool.allowedCallers.includes('direct') && !tool.deferLoading) out.set(names.get(tool.name)!, tool);
+  for (const tool of exposed) {
+    const original =
+      originalNames &&
+      counts.get(tool.tool) === 1 &&
+      tool.tool !== SEARCH_TOOLS_NAME &&
+      tool.tool !== EXECUTE_CODE_NAME &&
+      (!namespaced.has(tool.tool) || names.get(tool.name) === tool.tool);
+    out.set(original ? tool.tool : names.get(tool.name)!, tool);
+  }
   return out;
 }
 
@@ -213,6 +233,7 @@ export function createCodecallServer(options: CodecallServerOptions): Server {
   const { runtime } = options;
   const limiter = options.runLimiter ?? new RunLimiter();
   const passThrough = options.passThrough ?? true;
+  const originalNames = options.originalNames ?? false;
   const progressIntervalMs = options.progressIntervalMs ?? DEFAULT_SERVE_PROGRESS_INTERVAL_MS;
   const sequenceGapMs = options.sequenceGapMs ?? DEFAULT_SERVE_SEQUENCE_GAP_MS;
   const learn = (options.learning ?? 'shared') === 'shared';
@@ -236,9 +257,18 @@ export function createCodecallServer(options: CodecallServerOptions): Server {
     instructions: CODECALL_SERVER_INSTRUCTIONS,
   });
   const inFlight = new Set<AbortController>();
+  const gateway = attachGateway(server, { runtime, originalNames });
+  const connectedKey = (): string =>
+    JSON.stringify(
+      runtime.tools
+        .upstreams()
+        .filter((u) => u.state === 'connected')
+        .map((u) => u.name),
+    );
+  let connected = connectedKey();
 
   const exposed = (): Map<string, CatalogTool> =>
-    passThrough ? passThroughTools(runtime.tools.catalog()) : new Map();
+    passThrough ? passThroughTools(runtime.tools.catalog(), originalNames) : new Map();
   let direct = exposed();
   const directNameOf = (tool: CatalogTool): string | undefined => {
     for (const [name, candidate] of direct) if (candidate.name === tool.name) return name;
@@ -252,10 +282,16 @@ export function createCodecallServer(options: CodecallServerOptions): Server {
     const changed = signature(next) !== signature(direct);
     direct = next;
     if (changed && server.transport) server.sendToolListChanged().catch(() => {});
+    const nowConnected = connectedKey();
+    if (nowConnected !== connected) {
+      connected = nowConnected;
+      gateway.upstreamsChanged();
+    }
   });
 
   server.onclose = () => {
     unsubscribe();
+    gateway.close();
     for (const controller of inFlight) controller.abort(new Error('the MCP server closed'));
   };
 
@@ -387,11 +423,26 @@ export function createCodecallServer(options: CodecallServerOptions): Server {
           `${direct.size > 0 ? ` and ${[...direct.keys()].join(', ')}` : ''}.`,
       );
     }
+    const untrack = gateway.trackCall(tool.server, extra.requestId);
     try {
       const startedAt = Date.now();
+      const progressToken = extra._meta?.progressToken;
       const result = await runtime.callToolResult(tool.name, args ?? {}, {
         signal: extra.signal,
         caller: 'direct',
+        asker: gateway.askerFor(extra),
+        // The server's progress on this call reaches the client under the client's own token.
+        ...(progressToken !== undefined
+          ? {
+              onProgress: (progress) => {
+                const notification: ServerNotification = {
+                  method: 'notifications/progress',
+                  params: { ...progress, progressToken },
+                };
+                extra.sendNotification(notification).catch(() => {});
+              },
+            }
+          : {}),
       });
       // The upstream result as it came: a client that asked for this tool gets its images,
       // audio, resources, structuredContent, _meta and isError (scripts get plain values).
@@ -409,6 +460,8 @@ export function createCodecallServer(options: CodecallServerOptions): Server {
       return passed;
     } catch (error) {
       return textResult(errorText(error, options.onError), true);
+    } finally {
+      untrack();
     }
   };
 

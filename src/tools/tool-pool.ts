@@ -5,7 +5,14 @@
  * dropped servers, and checks every call on the host: caller policy, input schema, timeout,
  * cancellation; results are normalized into plain values.
  */
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import {
+  ErrorCode,
+  McpError,
+  type CallToolResult,
+  type Progress,
+  type ServerCapabilities,
+} from '@modelcontextprotocol/sdk/types.js';
+import type { z } from 'zod';
 import { closestName } from '../config/json-path.js';
 import type { CodecallConfig, ServerConfig, ServerMap, ToolPolicyConfig } from '../config/types.js';
 import {
@@ -31,6 +38,8 @@ import {
   type ServerErrorEvent,
   type ServerState,
   type TransportFactory,
+  type UpstreamNotification,
+  type UpstreamRequest,
 } from './server-connection.js';
 import { InputValidatorCache, type InputValidator } from './validate-input.js';
 
@@ -112,7 +121,41 @@ export interface ToolCallOptions {
    * @defaultValue the tool's `timeoutMs`, else the server's `toolTimeoutMs`
    */
   timeoutMs?: number;
+  /** Told of the server's progress notifications for this call (direct pass-through). */
+  onProgress?: (progress: Progress) => void;
+  /**
+   * Answers the server's sampling and elicitation requests while this call is in flight (the
+   * gateway's MCP client). Without one, such a request is refused with a message saying why.
+   */
+  asker?: UpstreamAsker;
 }
+
+/** Answers an upstream server's `sampling/createMessage` or `elicitation/create` request. */
+export type UpstreamAsker = (
+  request: UpstreamRequest,
+  signal: AbortSignal,
+) => Promise<Record<string, unknown>>;
+
+/** An upstream server as the gateway sees it. */
+export interface UpstreamServer {
+  /** The server's key in `mcpServers`. */
+  name: string;
+  state: ServerState;
+  /** What it declared at initialization; undefined while it is not connected. */
+  capabilities: ServerCapabilities | undefined;
+}
+
+/** Options of {@link ToolPool.requestUpstream}. */
+export interface UpstreamRequestOptions {
+  signal?: AbortSignal;
+  /** @defaultValue the server's `toolTimeoutMs` */
+  timeoutMs?: number;
+  /** Told of the server's progress notifications for this request. */
+  onProgress?: (progress: Progress) => void;
+}
+
+/** Listener of {@link ToolPool.onUpstreamNotification}. */
+export type UpstreamNotificationListener = (server: string, notification: UpstreamNotification) => void;
 
 /** The state of one server, for `codecall tools` and error reports. */
 export interface ServerStatus {
@@ -212,6 +255,9 @@ export class ToolPool {
   private closed = false;
   private closing: Promise<void> | undefined;
   private startup: Promise<void> = Promise.resolve();
+  private readonly upstreamListeners = new Set<UpstreamNotificationListener>();
+  /** Who answers each server's sampling/elicitation requests: the direct calls in flight, last first. */
+  private readonly askers = new Map<string, UpstreamAsker[]>();
 
   private constructor(
     connections: ServerConnection[],
@@ -239,6 +285,10 @@ export class ToolPool {
     const names = [...new Set([...Object.keys(servers), ...Object.keys(transports)])];
     const holder: { pool?: ToolPool } = {};
     const onToolsChanged = (): void => holder.pool?.rebuild(true);
+    const onNotification = (server: string) => (notification: UpstreamNotification) =>
+      holder.pool?.notifyUpstream(server, notification);
+    const onRequest = (server: string, request: UpstreamRequest, signal: AbortSignal) =>
+      holder.pool!.askFor(server, request, signal);
     const onError = (event: ServerErrorEvent): void => {
       try {
         options.onServerError?.(event);
@@ -258,6 +308,8 @@ export class ToolPool {
         ...(options.reconnect ? { reconnect: options.reconnect } : {}),
         onToolsChanged,
         onError,
+        onNotification: onNotification(name),
+        onRequest,
       });
     });
     const pool = new ToolPool(
@@ -485,12 +537,24 @@ export class ToolPool {
     const validator = this.validatorsOf(entry.connection).get(tool.name, tool.inputSchema);
     this.reportValidator(entry.connection, tool.name, validator);
     validator.validate(input);
-    const raw = await entry.connection.call(tool.tool, input, {
-      signal: options.signal,
-      timeoutMs: options.timeoutMs ?? tool.timeoutMs,
-      qualifiedName: tool.name,
-    });
-    return { tool, raw };
+    const server = entry.connection.name;
+    const asker = options.asker;
+    if (asker) this.askers.set(server, [...(this.askers.get(server) ?? []), asker]);
+    try {
+      const raw = await entry.connection.call(tool.tool, input, {
+        signal: options.signal,
+        timeoutMs: options.timeoutMs ?? tool.timeoutMs,
+        qualifiedName: tool.name,
+        onProgress: options.onProgress,
+      });
+      return { tool, raw };
+    } finally {
+      if (asker) {
+        const left = (this.askers.get(server) ?? []).filter((a) => a !== asker);
+        if (left.length > 0) this.askers.set(server, left);
+        else this.askers.delete(server);
+      }
+    }
   }
 
   /** The input validators of one server's current tool list. */
@@ -523,11 +587,81 @@ export class ToolPool {
     return connection ? (this.validators.get(connection)?.cache.size ?? 0) : 0;
   }
 
+  /** Every configured server with its state and declared capabilities (for the gateway). */
+  upstreams(): UpstreamServer[] {
+    return this.connections.map((c) => ({ name: c.name, state: c.state, capabilities: c.capabilities }));
+  }
+
+  /**
+   * Sends a request other than `tools/call` (`resources/*`, `prompts/*`, `completion/complete`,
+   * `logging/setLevel`) to one server, within its tool timeout, and resolves with its result
+   * checked against `resultSchema`. Rejects with a `CodecallError` (`SERVER_UNAVAILABLE`,
+   * `TOOL_TIMEOUT`, `ABORTED`, `TOOL_CALL_FAILED` carrying the server's `mcpCode`).
+   */
+  async requestUpstream<T>(
+    server: string,
+    request: { method: string; params?: Record<string, unknown> },
+    resultSchema: z.ZodType<T>,
+    options: UpstreamRequestOptions = {},
+  ): Promise<T> {
+    const connection = this.connections.find((c) => c.name === server);
+    if (!connection || this.closed)
+      throw new CodecallError(
+        this.closed ? 'CLOSED' : 'SERVER_UNAVAILABLE',
+        `No MCP server "${server}"${this.closed ? ' (the tool pool is closed)' : ''}.`,
+        { details: { server } },
+      );
+    return connection.request(request, resultSchema, {
+      signal: options.signal,
+      timeoutMs: options.timeoutMs ?? connection.config.toolTimeoutMs,
+      qualifiedName: `${request.method} on MCP server "${server}"`,
+      onProgress: options.onProgress,
+    });
+  }
+
+  /** Calls `listener` with what upstream servers notify (resources, prompts, log messages). */
+  onUpstreamNotification(listener: UpstreamNotificationListener): () => void {
+    this.upstreamListeners.add(listener);
+    return () => this.upstreamListeners.delete(listener);
+  }
+
+  private notifyUpstream(server: string, notification: UpstreamNotification): void {
+    if (this.closed) return;
+    for (const listener of this.upstreamListeners) {
+      try {
+        listener(server, notification);
+      } catch {
+        // A listener's failure must not break the pool.
+      }
+    }
+  }
+
+  /** Routes a server's sampling/elicitation request to the client of its latest direct call. */
+  private askFor(
+    server: string,
+    request: UpstreamRequest,
+    signal: AbortSignal,
+  ): Promise<Record<string, unknown>> {
+    const asker = this.askers.get(server)?.at(-1);
+    if (!asker) {
+      const what = request.method === 'sampling/createMessage' ? 'sampling' : 'elicitation';
+      const error = new McpError(
+        ErrorCode.InvalidRequest,
+        `codecall cannot forward this ${what} request (${request.method}): it forwards them only during a ` +
+          'direct tool call from an MCP client, not from execute_code scripts or between calls.',
+      );
+      error.message = error.message.replace(/^MCP error -?\d+: /, '');
+      return Promise.reject(error);
+    }
+    return asker(request, signal);
+  }
+
   /** Closes every server (children exit). Idempotent. */
   close(): Promise<void> {
     if (this.closing) return this.closing;
     this.closed = true;
     this.listeners.clear();
+    this.upstreamListeners.clear();
     this.validators.clear();
     this.closing = Promise.allSettled(this.connections.map((c) => c.close())).then(() => undefined);
     return this.closing;

@@ -208,6 +208,7 @@ async function run(argv: string[], io: CliIo): Promise<number> {
     passThrough: args.passThrough,
     runLimiter: new RunLimiter({ maxConcurrent: args.maxConcurrentRuns }),
     ...(config.serve.learning !== undefined ? { learning: config.serve.learning } : {}),
+    ...(config.serve.originalNames !== undefined ? { originalNames: config.serve.originalNames } : {}),
   };
   const tools = runtime.catalog();
   const servers = new Set(tools.map((t) => t.server)).size;
