@@ -12,7 +12,7 @@ import {
   type Progress,
   type ServerCapabilities,
 } from '@modelcontextprotocol/sdk/types.js';
-import type { z } from 'zod';
+import { z } from 'zod';
 import { closestName } from '../config/json-path.js';
 import type { CodecallConfig, ServerConfig, ServerMap, ToolPolicyConfig } from '../config/types.js';
 import {
@@ -189,7 +189,29 @@ export type CatalogListener = (catalog: readonly CatalogTool[]) => void;
 interface Entry {
   tool: CatalogTool;
   connection: ServerConnection;
+  /** A tool codecall adds, answered on the host rather than by `tools/call`. */
+  synthetic?: 'read_resource';
 }
+
+/**
+ * The tool codecall adds to every server that offers resources, so scripts can read them:
+ * `await tools.<server>.read_resource({ uri })` sends `resources/read` under the same host checks
+ * and limits as a tool call. Open to code only unless `tools.read_resource.allowedCallers` says
+ * otherwise (MCP clients read resources through `resources/read`). Not added when the server has
+ * a tool of that name. The server's `allowedCallers` applies to it as to its tools.
+ */
+export const READ_RESOURCE_TOOL = 'read_resource';
+
+const READ_RESOURCE_INPUT_SCHEMA: JsonSchema = {
+  type: 'object',
+  properties: {
+    uri: { type: 'string', description: 'The URI of the resource, as the server lists it (resources/list).' },
+  },
+  required: ['uri'],
+  additionalProperties: false,
+};
+
+const ReadResourcePageSchema = z.looseObject({ contents: z.array(z.unknown()) });
 
 function isCodecallConfig(value: CodecallConfig | ServerMap): value is CodecallConfig {
   return (
@@ -400,6 +422,33 @@ export class ToolPool {
         aliases.set(`${tool.namespace}.${tool.member}`, entry);
         tools.push(tool);
       }
+      const taken = new Set([...members.keys(), ...members.values()]);
+      if (connection.capabilities?.resources && !taken.has(READ_RESOURCE_TOOL)) {
+        const policy: ToolPolicyConfig =
+          (Object.hasOwn(config.tools, READ_RESOURCE_TOOL) ? config.tools[READ_RESOURCE_TOOL] : undefined) ??
+          {};
+        const tool: CatalogTool = Object.freeze({
+          name: qualifiedName(connection.name, READ_RESOURCE_TOOL),
+          server: connection.name,
+          tool: READ_RESOURCE_TOOL,
+          namespace: namespaces.get(connection.name)!,
+          member: READ_RESOURCE_TOOL,
+          description:
+            `Reads a resource of MCP server "${connection.name}" by its URI (MCP resources/read). ` +
+            'Returns { contents: [{ uri, mimeType, text } or { uri, mimeType, blob (base64) }] }.',
+          inputSchema: READ_RESOURCE_INPUT_SCHEMA,
+          allowedCallers: [
+            ...(policy.allowedCallers ?? config.allowedCallers ?? (['code_execution'] as const)),
+          ],
+          allowedCallersSource: policy.allowedCallers ? 'tool' : config.allowedCallers ? 'server' : 'default',
+          deferLoading: policy.deferLoading ?? config.deferLoading,
+          timeoutMs: policy.timeoutMs ?? config.toolTimeoutMs,
+        });
+        const entry: Entry = { tool, connection, synthetic: 'read_resource' };
+        entries.set(tool.name, entry);
+        aliases.set(`${tool.namespace}.${tool.member}`, entry);
+        tools.push(tool);
+      }
     }
     for (const [alias, entry] of aliases) if (!entries.has(alias)) entries.set(alias, entry);
     this.entries = entries;
@@ -450,6 +499,7 @@ export class ToolPool {
         warnings: [...c.warnings],
       };
       const listed = new Set(c.tools.map((t) => t.name));
+      if (c.capabilities?.resources) listed.add(READ_RESOURCE_TOOL);
       if (c.state === 'connected') {
         for (const configured of Object.keys(c.config.tools)) {
           if (!listed.has(configured)) {
@@ -541,6 +591,19 @@ export class ToolPool {
     const asker = options.asker;
     if (asker) this.askers.set(server, [...(this.askers.get(server) ?? []), asker]);
     try {
+      if (entry.synthetic === 'read_resource') {
+        const read = await entry.connection.request(
+          { method: 'resources/read', params: { uri: (input as { uri: string }).uri } },
+          ReadResourcePageSchema,
+          {
+            signal: options.signal,
+            timeoutMs: options.timeoutMs ?? tool.timeoutMs,
+            qualifiedName: tool.name,
+          },
+        );
+        const value = { contents: read.contents };
+        return { tool, raw: { content: [], structuredContent: value } as RawToolResult };
+      }
       const raw = await entry.connection.call(tool.tool, input, {
         signal: options.signal,
         timeoutMs: options.timeoutMs ?? tool.timeoutMs,

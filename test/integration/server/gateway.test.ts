@@ -38,10 +38,10 @@ afterAll(async () => {
 });
 
 /** A runtime over conformance fixture servers named `names`, each listing 2 resources a page. */
-async function openRuntime(names: string[]): Promise<CodecallRuntime> {
+async function openRuntime(names: string[], serverConfig: object = {}): Promise<CodecallRuntime> {
   const configPath = join(dir, `${names.join('-')}.json`);
   const mcpServers = Object.fromEntries(
-    names.map((name) => [name, { command: 'unused', deferLoading: false }]),
+    names.map((name) => [name, { command: 'unused', deferLoading: false, ...serverConfig }]),
   );
   writeFileSync(configPath, JSON.stringify({ mcpServers, history: { enabled: false } }));
   const runtime = await CodecallRuntime.open({
@@ -272,6 +272,50 @@ describe('a gateway in front of two servers', () => {
       arguments: { message: 'who?' },
     });
     expect(text(elicited)).toMatch(/did not declare the "elicitation" capability/);
+  });
+});
+
+describe('scripts read resources', () => {
+  it('through tools.<server>.read_resource({ uri }), declared, found by search, code only', async () => {
+    const runtime = await openRuntime(['docs']);
+    const client = await connect(runtime);
+    const run = await client.callTool({
+      name: 'execute_code',
+      arguments: {
+        code:
+          "const r = await tools.docs.read_resource({ uri: 'test://template/7/data' });\n" +
+          'console.log(JSON.parse(r.contents[0].text).data, r.contents[0].mimeType);',
+      },
+    });
+    expect(text(run)).toBe('stdout:\nData for ID: 7 application/json\n\nexit status: ok after 1 tool call');
+    const missing = await client.callTool({
+      name: 'execute_code',
+      arguments: { code: "await tools.docs.read_resource({ uri: 'test://nothing' });" },
+    });
+    expect(text(missing)).toMatch(
+      /docs\.read_resource failed: MCP error -32002: Resource not found: test:\/\/nothing/,
+    );
+    const found = await client.callTool({
+      name: 'search_tools',
+      arguments: { query: 'read resource by uri' },
+    });
+    expect(text(found)).toMatch(/docs\.read_resource/);
+    expect(text(found)).toMatch(/read_resource\(args: \{[^}]*uri: string/);
+    // MCP clients read through resources/read; the synthetic tool is not passed through.
+    expect((await client.listTools()).tools.map((t) => t.name)).not.toContain('docs__read_resource');
+  });
+
+  it("under the server's caller policy", async () => {
+    const runtime = await openRuntime(['closed'], { allowedCallers: ['direct'] });
+    const client = await connect(runtime);
+    const run = await client.callTool({
+      name: 'execute_code',
+      arguments: { code: "await tools.closed.read_resource({ uri: 'test://static-text' });" },
+    });
+    expect(run.isError).toBe(true);
+    expect(text(run)).toMatch(
+      /closed\.read_resource may not be called from code: mcpServers\.closed\.allowedCallers/,
+    );
   });
 });
 
