@@ -171,12 +171,20 @@ describe('a gateway in front of two servers', () => {
     const touched = await client.callTool({ name: 'beta_srv__touch_watched_resource', arguments: {} });
     expect(text(touched)).toBe('notified');
     await expect.poll(() => updates).toEqual(['beta-srv+test://watched-resource']);
+    expect(otherUpdates).toEqual([]);
+    // Two sessions subscribed: one leaving keeps the upstream subscription for the other.
+    await other.subscribeResource({ uri: 'beta-srv+test://watched-resource' });
     await client.unsubscribeResource({ uri: 'beta-srv+test://watched-resource' });
+    expect(text(await other.callTool({ name: 'beta_srv__touch_watched_resource', arguments: {} }))).toBe(
+      'notified',
+    );
+    await expect.poll(() => otherUpdates).toEqual(['beta-srv+test://watched-resource']);
+    await other.unsubscribeResource({ uri: 'beta-srv+test://watched-resource' });
     // The last subscriber gone, the gateway unsubscribed upstream too.
     expect(text(await client.callTool({ name: 'beta_srv__touch_watched_resource', arguments: {} }))).toBe(
       'nobody subscribed',
     );
-    expect(otherUpdates).toEqual([]);
+    expect(updates).toHaveLength(1);
   });
 
   it('lists and gets prompts as <namespace>__<prompt>, and completes their arguments', async () => {
@@ -215,17 +223,21 @@ describe('a gateway in front of two servers', () => {
     client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => void logs.push(n.params));
     await client.callTool({ name: 'alpha__test_tool_with_logging', arguments: {} });
     expect(logs).toEqual([]); // no level set: this session did not ask for logs
+    // Another session asks for warnings and above; then this one for info (the upstream's level now).
+    const quiet = await connect(runtime);
+    const quietLogs: unknown[] = [];
+    quiet.setNotificationHandler(LoggingMessageNotificationSchema, (n) => void quietLogs.push(n.params));
+    await quiet.setLoggingLevel('warning');
     await client.setLoggingLevel('info');
     await client.callTool({ name: 'alpha__test_tool_with_logging', arguments: {} });
     await expect.poll(() => logs.length).toBe(3);
+    await quiet.ping();
+    expect(quietLogs).toEqual([]);
     expect(logs.map((l) => [l.level, l.logger, l.data])).toEqual([
       ['info', 'alpha/conformance', 'Tool execution started'],
       ['info', 'alpha/conformance', 'Tool processing data'],
       ['info', 'alpha/conformance', 'Tool execution completed'],
     ]);
-    await client.setLoggingLevel('warning');
-    await client.callTool({ name: 'alpha__test_tool_with_logging', arguments: {} });
-    expect(logs).toHaveLength(3);
   });
 
   it("forwards the upstream's progress under the client's token", async () => {
