@@ -393,6 +393,9 @@ export function createConformanceServer(options: ConformanceServerOptions = {}):
   });
 
   server.setRequestHandler(CompleteRequestSchema, (request) => {
+    const ref = request.params.ref;
+    if (ref.type === 'ref/prompt' && !PROMPTS.some((prompt) => prompt.name === ref.name))
+      throw new McpError(ErrorCode.InvalidParams, `Unknown prompt ${ref.name}`);
     const prefix = request.params.argument.value.toLowerCase();
     const values = COMPLETIONS.filter((value) => value.startsWith(prefix));
     return { completion: { values, total: values.length, hasMore: false } };
