@@ -31,7 +31,6 @@ import {
 import {
   EXECUTE_CODE_NAME,
   SEARCH_TOOLS_NAME,
-  assignDirectNames,
   executeCodeDefinition,
   parseExecuteCodeInput,
   parseSearchToolsInput,
@@ -44,6 +43,7 @@ import { formatResultForModel, type CodecallRuntime } from '../execute/index.js'
 import type { CatalogTool } from '../tools/index.js';
 import type { ExecutionResult } from '../types.js';
 import type { ServeLearning } from '../config/index.js';
+import { passThroughTools } from './gateway-names.js';
 import { attachGateway } from './gateway.js';
 import { RunLimiter } from './run-limiter.js';
 
@@ -192,29 +192,6 @@ function withServerNote(result: CallToolResult, runtime: CodecallRuntime): CallT
   return note === undefined
     ? result
     : { ...result, content: [...result.content, { type: 'text', text: note }] };
-}
-
-/**
- * The tools exposed for direct calls, by their `<server>__<tool>` name. Names are assigned over
- * the whole catalog (the agent loop's names), so a tool keeps its name as others come and go.
- */
-function passThroughTools(catalog: readonly CatalogTool[], originalNames: boolean): Map<string, CatalogTool> {
-  const names = assignDirectNames(catalog);
-  const exposed = catalog.filter((tool) => tool.allowedCallers.includes('direct') && !tool.deferLoading);
-  const counts = new Map<string, number>();
-  for (const tool of exposed) counts.set(tool.tool, (counts.get(tool.tool) ?? 0) + 1);
-  const namespaced = new Set(exposed.map((tool) => names.get(tool.name)!));
-  const out = new Map<string, CatalogTool>();
-  for (const tool of exposed) {
-    const original =
-      originalNames &&
-      counts.get(tool.tool) === 1 &&
-      tool.tool !== SEARCH_TOOLS_NAME &&
-      tool.tool !== EXECUTE_CODE_NAME &&
-      (!namespaced.has(tool.tool) || names.get(tool.name) === tool.tool);
-    out.set(original ? tool.tool : names.get(tool.name)!, tool);
-  }
-  return out;
 }
 
 /**

@@ -10,7 +10,8 @@
  * connected server alone keeps its original names and URIs (a gateway in front of one server is
  * transparent).
  */
-import { assignIdentifiers } from '../tools/index.js';
+import { assignDirectNames, EXECUTE_CODE_NAME, SEARCH_TOOLS_NAME } from '../meta/index.js';
+import { assignIdentifiers, type CatalogTool, type UpstreamServer } from '../tools/index.js';
 
 /** The separator between a server's namespace and a prompt name (as in pass-through tool names). */
 export const PROMPT_NAME_SEPARATOR = '__';
@@ -74,4 +75,69 @@ export class GatewayNames {
     const rest = uri.slice(plus + 1);
     return server !== undefined && /^[A-Za-z][A-Za-z0-9+.-]*:/.test(rest) ? { server, uri: rest } : undefined;
   }
+}
+
+/**
+ * The tools `codecall serve` passes through to clients, by the name clients see: tools the
+ * configuration opens to direct calls (`allowedCallers` contains `"direct"`, `deferLoading:
+ * false`), named `<namespace>__<tool>` over the whole catalog (so a tool keeps its name as others
+ * come and go), or the original name with `originalNames` when no other exposed tool has it.
+ */
+export function passThroughTools(
+  catalog: readonly CatalogTool[],
+  originalNames: boolean,
+): Map<string, CatalogTool> {
+  const names = assignDirectNames(catalog);
+  const exposed = catalog.filter((tool) => tool.allowedCallers.includes('direct') && !tool.deferLoading);
+  const counts = new Map<string, number>();
+  for (const tool of exposed) counts.set(tool.tool, (counts.get(tool.tool) ?? 0) + 1);
+  const namespaced = new Set(exposed.map((tool) => names.get(tool.name)!));
+  const out = new Map<string, CatalogTool>();
+  for (const tool of exposed) {
+    const original =
+      originalNames &&
+      counts.get(tool.tool) === 1 &&
+      tool.tool !== SEARCH_TOOLS_NAME &&
+      tool.tool !== EXECUTE_CODE_NAME &&
+      (!namespaced.has(tool.tool) || names.get(tool.name) === tool.tool);
+    out.set(original ? tool.tool : names.get(tool.name)!, tool);
+  }
+  return out;
+}
+
+/** How `codecall serve` names what one upstream server offers (for `codecall tools`). */
+export interface ServedNames {
+  /** Pass-through tool names by qualified tool name (`server.tool`); absent: not passed through. */
+  tools: Map<string, string>;
+  /** Per server: the prompt-name and resource-URI patterns clients see, when it offers those. */
+  servers: Map<string, { prompts?: string; resources?: string }>;
+}
+
+/** The names `codecall serve` gives the catalog and the upstream servers' prompts and resources. */
+export function servedNames(
+  catalog: readonly CatalogTool[],
+  upstreams: readonly UpstreamServer[],
+  originalNames: boolean,
+): ServedNames {
+  const tools = new Map<string, string>();
+  for (const [name, tool] of passThroughTools(catalog, originalNames)) tools.set(tool.name, name);
+  const names = new GatewayNames(upstreams.map((u) => u.name));
+  const connected = upstreams.filter((u) => u.state === 'connected' && u.capabilities !== undefined);
+  const sole = (test: (u: UpstreamServer) => unknown): string | undefined => {
+    const offering = connected.filter(test);
+    return originalNames && offering.length === 1 ? offering[0]!.name : undefined;
+  };
+  const promptsSole = sole((u) => u.capabilities?.prompts);
+  const resourcesSole = sole((u) => u.capabilities?.resources);
+  const servers = new Map<string, { prompts?: string; resources?: string }>();
+  for (const upstream of connected) {
+    const entry: { prompts?: string; resources?: string } = {};
+    if (upstream.capabilities?.prompts)
+      entry.prompts =
+        promptsSole === upstream.name ? '<prompt>' : names.promptName(upstream.name, '<prompt>');
+    if (upstream.capabilities?.resources)
+      entry.resources = resourcesSole === upstream.name ? '<uri>' : names.uri(upstream.name, '<uri>');
+    servers.set(upstream.name, entry);
+  }
+  return { tools, servers };
 }
