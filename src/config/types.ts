@@ -152,6 +152,8 @@ export interface ServeConfig {
    * and resource URIs when one server alone offers them); `false` (the default) namespaces them.
    */
   originalNames?: boolean;
+  /** Resource subscriptions one session may hold. */
+  maxSubscriptionsPerSession?: number;
 }
 
 /** Who learns from `codecall serve` sessions: all of them, into one shared graph, or nobody. */

@@ -37,7 +37,11 @@ import {
   renderSearchResult,
   searchToolsDefinition,
 } from '../meta/index.js';
-import { DEFAULT_SERVE_PROGRESS_INTERVAL_MS, DEFAULT_SERVE_SEQUENCE_GAP_MS } from '../config/defaults.js';
+import {
+  DEFAULT_SERVE_MAX_SUBSCRIPTIONS_PER_SESSION,
+  DEFAULT_SERVE_PROGRESS_INTERVAL_MS,
+  DEFAULT_SERVE_SEQUENCE_GAP_MS,
+} from '../config/defaults.js';
 import { CodecallError, isCodecallError } from '../errors.js';
 import { formatResultForModel, type CodecallRuntime } from '../execute/index.js';
 import type { CatalogTool } from '../tools/index.js';
@@ -79,6 +83,11 @@ export interface CodecallServerOptions {
    * @defaultValue false
    */
   originalNames?: boolean;
+  /**
+   * Resource subscriptions this session may hold; past it `resources/subscribe` is refused.
+   * @defaultValue {@link DEFAULT_SERVE_MAX_SUBSCRIPTIONS_PER_SESSION}
+   */
+  maxSubscriptions?: number;
   /**
    * Interval of progress notifications of a running `execute_code` (only when the request has
    * a `progressToken`).
@@ -234,7 +243,13 @@ export function createCodecallServer(options: CodecallServerOptions): Server {
     instructions: CODECALL_SERVER_INSTRUCTIONS,
   });
   const inFlight = new Set<AbortController>();
-  const gateway = attachGateway(server, { runtime, originalNames });
+  const maxSubscriptions = options.maxSubscriptions ?? DEFAULT_SERVE_MAX_SUBSCRIPTIONS_PER_SESSION;
+  if (!Number.isInteger(maxSubscriptions) || maxSubscriptions < 1)
+    throw new CodecallError(
+      'INVALID_ARGUMENT',
+      `maxSubscriptions must be an integer ≥ 1; got ${maxSubscriptions}.`,
+    );
+  const gateway = attachGateway(server, { runtime, originalNames, maxSubscriptions });
   const connectedKey = (): string =>
     JSON.stringify(
       runtime.tools

@@ -42,6 +42,7 @@ import {
   type ServerNotification,
   type ServerRequest,
 } from '@modelcontextprotocol/sdk/types.js';
+import { DEFAULT_SERVE_MAX_SUBSCRIPTIONS_PER_SESSION } from '../config/defaults.js';
 import { isCodecallError } from '../errors.js';
 import type { CodecallRuntime } from '../execute/index.js';
 import type { ToolPool, UpstreamAsker, UpstreamServer } from '../tools/index.js';
@@ -57,6 +58,8 @@ export interface GatewayOptions {
    * prompts (resources). @defaultValue false
    */
   originalNames?: boolean;
+  /** Resource subscriptions the session may hold. @defaultValue {@link DEFAULT_SERVE_MAX_SUBSCRIPTIONS_PER_SESSION} */
+  maxSubscriptions?: number;
 }
 
 /** What {@link attachGateway} gives the server that owns the session. */
@@ -143,6 +146,7 @@ export function gatewayCapabilities(upstreams: readonly UpstreamServer[]): Serve
 export function attachGateway(server: Server, options: GatewayOptions): Gateway {
   const pool = options.runtime.tools;
   const originalNames = options.originalNames ?? false;
+  const maxSubscriptions = options.maxSubscriptions ?? DEFAULT_SERVE_MAX_SUBSCRIPTIONS_PER_SESSION;
   const capabilities = gatewayCapabilities(pool.upstreams());
   server.registerCapabilities(capabilities);
   const names = new GatewayNames(pool.upstreams().map((u) => u.name));
@@ -311,6 +315,12 @@ export function attachGateway(server: Server, options: GatewayOptions): Gateway 
       server.setRequestHandler(SubscribeRequestSchema, async (req, extra) => {
         const target = resourceTarget(req.params.uri);
         if (subscribed.has(req.params.uri)) return {};
+        if (subscribed.size >= maxSubscriptions)
+          throw protocolError(
+            ErrorCode.InvalidRequest,
+            `This session holds ${subscribed.size} resource subscriptions, the most codecall serve allows ` +
+              '(serve.maxSubscriptionsPerSession); unsubscribe from one first.',
+          );
         const key = JSON.stringify([target.server, target.uri]);
         const count = subscriptions.get(key) ?? 0;
         if (count === 0)

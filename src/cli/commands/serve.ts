@@ -209,6 +209,9 @@ async function run(argv: string[], io: CliIo): Promise<number> {
     runLimiter: new RunLimiter({ maxConcurrent: args.maxConcurrentRuns }),
     ...(config.serve.learning !== undefined ? { learning: config.serve.learning } : {}),
     ...(config.serve.originalNames !== undefined ? { originalNames: config.serve.originalNames } : {}),
+    ...(config.serve.maxSubscriptionsPerSession !== undefined
+      ? { maxSubscriptions: config.serve.maxSubscriptionsPerSession }
+      : {}),
   };
   const tools = runtime.catalog();
   const servers = new Set(tools.map((t) => t.server)).size;

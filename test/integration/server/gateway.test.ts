@@ -187,6 +187,18 @@ describe('a gateway in front of two servers', () => {
     expect(updates).toHaveLength(1);
   });
 
+  it('bounds the subscriptions of one session (maxSubscriptions), and says how to go on', async () => {
+    const bounded = await connect(runtime, { maxSubscriptions: 2 });
+    await bounded.subscribeResource({ uri: 'alpha+test://static-text' });
+    await bounded.subscribeResource({ uri: 'alpha+test://static-binary' });
+    await bounded.subscribeResource({ uri: 'alpha+test://static-text' }); // held already: no new one
+    await expect(bounded.subscribeResource({ uri: 'beta-srv+test://static-text' })).rejects.toThrow(
+      /holds 2 resource subscriptions, the most codecall serve allows \(serve\.maxSubscriptionsPerSession\); unsubscribe from one first/,
+    );
+    await bounded.unsubscribeResource({ uri: 'alpha+test://static-binary' });
+    await bounded.subscribeResource({ uri: 'beta-srv+test://static-text' });
+  });
+
   it('lists and gets prompts as <namespace>__<prompt>, and completes their arguments', async () => {
     const first = await client.listPrompts();
     expect(first.prompts.map((p) => p.name)).toEqual([
