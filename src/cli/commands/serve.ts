@@ -23,6 +23,7 @@ import {
   startHttpServer,
   startStdioServer,
   type ExecuteCodeEvent,
+  type HttpRoutes,
 } from '../../server/index.js';
 import { UsageError, type CliCommand, type CliIo } from '../command.js';
 import { configNoticeWriter } from '../config-notices.js';
@@ -47,6 +48,8 @@ export interface ServeArgs {
   passThrough: boolean;
   /** `--redis`: jobs go to BullMQ on this Redis. */
   redis?: string;
+  /** `--legacy-sse`: also serve the legacy HTTP+SSE transport at /sse and /messages. */
+  legacySse?: boolean;
 }
 
 /** Settings of one `codecall serve`, every source merged: flag > environment > config > default. */
@@ -108,6 +111,9 @@ export function parseServeArgs(argv: string[], env: NodeJS.ProcessEnv = {}): Ser
       case '--no-pass-through':
         args.passThrough = false;
         break;
+      case '--legacy-sse':
+        args.legacySse = true;
+        break;
       case '--redis':
         args.redis = value();
         break;
@@ -123,6 +129,7 @@ export function parseServeArgs(argv: string[], env: NodeJS.ProcessEnv = {}): Ser
       args.allowedOrigins.length > 0)
   )
     throw new UsageError('--host, --port, --token and --allow-origin apply to --http only.');
+  if (args.legacySse === true && !args.http) throw new UsageError('--legacy-sse applies to --http only.');
   token ??= env[SERVE_TOKEN_ENV] === '' ? undefined : env[SERVE_TOKEN_ENV];
   if (args.http && token !== undefined) args.token = token;
   return args;
@@ -219,8 +226,13 @@ async function run(argv: string[], io: CliIo): Promise<number> {
   const more = starting > 0 ? `; ${starting} more starting` : '';
   let close: (() => Promise<void>) | undefined;
   let jobs: JobBackend | undefined;
+  let legacySse: (HttpRoutes & { close(): Promise<void> }) | undefined;
   try {
     if (args.http) {
+      if (parsed.legacySse === true) {
+        const { createLegacySseRoutes } = await import('../../server/legacy-sse-routes.js');
+        legacySse = createLegacySseRoutes(serverOptions);
+      }
       jobs = await openJobBackend({
         jobs: {
           ...config.jobs,
@@ -234,7 +246,7 @@ async function run(argv: string[], io: CliIo): Promise<number> {
       );
       const http = await startHttpServer({
         ...serverOptions,
-        routes: createJobRoutes(jobs),
+        routes: withLegacySse(createJobRoutes(jobs), legacySse),
         host: args.host,
         port: args.port,
         allowedOrigins: args.allowedOrigins,
@@ -268,6 +280,7 @@ async function run(argv: string[], io: CliIo): Promise<number> {
   } finally {
     unsubscribe();
     await close?.();
+    await legacySse?.close();
     await jobs?.close();
     await runtime.close();
   }
@@ -278,3 +291,15 @@ export const serveCommand: CliCommand = {
   ...serveHelp,
   run,
 };
+
+/** `routes`, plus the legacy SSE routes when they are on. */
+function withLegacySse(routes: HttpRoutes, legacySse: HttpRoutes | undefined): HttpRoutes {
+  if (!legacySse) return routes;
+  return {
+    matches: (pathname) => legacySse.matches(pathname) || routes.matches(pathname),
+    handle: (request, response, context) =>
+      legacySse.matches(new URL(request.url ?? '/', 'http://localhost').pathname)
+        ? legacySse.handle(request, response, context)
+        : routes.handle(request, response, context),
+  };
+}
