@@ -42,7 +42,7 @@ async function exercise(client: MCPClient): Promise<void> {
     {
       code: "const r = await tools.fixture.read_resource({ uri: 'test://static-text' }); console.log(r.contents[0].text)",
     },
-    { toolCallId: 'call-1', messages: [] },
+    { toolCallId: 'call-1', messages: [], context: {} },
   );
   expect(JSON.stringify(run)).toMatch(/This is the content of the static text resource\./);
   const { resources } = await client.listResources();
