@@ -155,6 +155,8 @@ export const DEFAULT_SERVE_PROGRESS_INTERVAL_MS = 1_000;
  * 0: answer at once; servers join in the background and clients get `notifications/tools/list_changed`.
  */
 export const DEFAULT_SERVE_WAIT_FOR_SERVERS_MS = 0;
+/** Resource subscriptions one `codecall serve` session may hold (`serve.maxSubscriptionsPerSession`). */
+export const DEFAULT_SERVE_MAX_SUBSCRIPTIONS_PER_SESSION = 1_000;
 /** Model requests (steps) one agent run may make before it stops with `MAX_STEPS_EXCEEDED`. */
 export const DEFAULT_AGENT_MAX_STEPS = 20;
 /** Wall time of one agent run (model requests, scripts and tool calls); past it the run stops with `RUN_TIMEOUT`. */

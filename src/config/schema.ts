@@ -157,6 +157,8 @@ export const serveSchema = z.strictObject({
   sessionIdleMs: positiveInt.optional(),
   learning: z.enum(['shared', 'off']).optional(),
   waitForServersMs: z.number().int().min(0).optional(),
+  originalNames: z.boolean().optional(),
+  maxSubscriptionsPerSession: positiveInt.optional(),
 });
 
 /** `jobs`: where `codecall serve --http` and the job client keep jobs (local, or BullMQ on Redis). */

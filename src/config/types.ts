@@ -170,6 +170,13 @@ export interface ServeConfig {
   learning?: ServeLearning;
   /** Milliseconds to wait for the MCP servers before answering clients (0: answer at once). */
   waitForServersMs?: number;
+  /**
+   * Expose upstream tools under their original names when unique across servers (and prompts
+   * and resource URIs when one server alone offers them); `false` (the default) namespaces them.
+   */
+  originalNames?: boolean;
+  /** Resource subscriptions one session may hold. */
+  maxSubscriptionsPerSession?: number;
 }
 
 /** Who learns from `codecall serve` sessions: all of them, into one shared graph, or nobody. */

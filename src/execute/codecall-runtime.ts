@@ -22,7 +22,14 @@ import {
   type ToolUsage,
   type UsageHistoryStore,
 } from '../search/index.js';
-import type { ApprovalRecord, Approver, CatalogTool, ToolPool, UpstreamToolResult } from '../tools/index.js';
+import type {
+  ApprovalRecord,
+  Approver,
+  CatalogTool,
+  ToolCallOptions,
+  ToolPool,
+  UpstreamToolResult,
+} from '../tools/index.js';
 import type { ExecutionResult, ToolCaller } from '../types.js';
 import { ExecutionSession, type ExecutionSessionOptions } from './execution-session.js';
 import type { ToolResultListener } from './executor.js';
@@ -110,6 +117,10 @@ export interface RuntimeCallOptions {
   approver?: Approver;
   /** The run the call belongs to, for the approval request and the audit trail. */
   runId?: string;
+  /** Told of the server's progress notifications (gateway pass-through). */
+  onProgress?: ToolCallOptions['onProgress'];
+  /** Answers the server's sampling/elicitation requests during the call (gateway pass-through). */
+  asker?: ToolCallOptions['asker'];
 }
 
 /** The default of {@link CodecallRuntimeOptions.onHistoryError}: a process warning. */
@@ -285,6 +296,8 @@ export class CodecallRuntime {
       ...(options.signal ? { signal: options.signal } : {}),
       ...(options.approver ? { approver: options.approver } : {}),
       ...(options.runId !== undefined ? { runId: options.runId } : {}),
+      ...(options.onProgress ? { onProgress: options.onProgress } : {}),
+      ...(options.asker ? { asker: options.asker } : {}),
     });
   }
 
@@ -299,6 +312,8 @@ export class CodecallRuntime {
       ...(options.signal ? { signal: options.signal } : {}),
       ...(options.approver ? { approver: options.approver } : {}),
       ...(options.runId !== undefined ? { runId: options.runId } : {}),
+      ...(options.onProgress ? { onProgress: options.onProgress } : {}),
+      ...(options.asker ? { asker: options.asker } : {}),
     });
   }
 

@@ -32,20 +32,25 @@ import {
 import {
   EXECUTE_CODE_NAME,
   SEARCH_TOOLS_NAME,
-  assignDirectNames,
   executeCodeDefinition,
   parseExecuteCodeInput,
   parseSearchToolsInput,
   renderSearchResult,
   searchToolsDefinition,
 } from '../meta/index.js';
-import { DEFAULT_SERVE_PROGRESS_INTERVAL_MS, DEFAULT_SERVE_SEQUENCE_GAP_MS } from '../config/defaults.js';
+import {
+  DEFAULT_SERVE_MAX_SUBSCRIPTIONS_PER_SESSION,
+  DEFAULT_SERVE_PROGRESS_INTERVAL_MS,
+  DEFAULT_SERVE_SEQUENCE_GAP_MS,
+} from '../config/defaults.js';
 import { CodecallError, isCodecallError } from '../errors.js';
 import { formatResultForModel, type CodecallRuntime } from '../execute/index.js';
 import type { CatalogTool } from '../tools/index.js';
 import type { ExecutionResult } from '../types.js';
 import type { ServeLearning } from '../config/index.js';
 import { elicitationApprover } from './elicitation-approver.js';
+import { passThroughTools } from './gateway-names.js';
+import { attachGateway } from './gateway.js';
 import { RunLimiter } from './run-limiter.js';
 
 /** Told after every `execute_code` run (for logs and tests). */
@@ -72,6 +77,19 @@ export interface CodecallServerOptions {
    * @defaultValue true
    */
   passThrough?: boolean;
+  /**
+   * Expose pass-through tools under their original names when no other exposed tool has that
+   * name (and it is neither `search_tools` nor `execute_code`); prompts and resource URIs keep
+   * theirs when one connected server alone offers them. A gateway in front of one server is then
+   * transparent. Clashing names stay `<server>__<tool>`.
+   * @defaultValue false
+   */
+  originalNames?: boolean;
+  /**
+   * Resource subscriptions this session may hold; past it `resources/subscribe` is refused.
+   * @defaultValue {@link DEFAULT_SERVE_MAX_SUBSCRIPTIONS_PER_SESSION}
+   */
+  maxSubscriptions?: number;
   /**
    * Interval of progress notifications of a running `execute_code` (only when the request has
    * a `progressToken`).
@@ -188,18 +206,6 @@ function withServerNote(result: CallToolResult, runtime: CodecallRuntime): CallT
 }
 
 /**
- * The tools exposed for direct calls, by their `<server>__<tool>` name. Names are assigned over
- * the whole catalog (the agent loop's names), so a tool keeps its name as others come and go.
- */
-function passThroughTools(catalog: readonly CatalogTool[]): Map<string, CatalogTool> {
-  const names = assignDirectNames(catalog);
-  const out = new Map<string, CatalogTool>();
-  for (const tool of catalog)
-    if (tool.allowedCallers.includes('direct') && !tool.deferLoading) out.set(names.get(tool.name)!, tool);
-  return out;
-}
-
-/**
  * Creates an MCP server (the SDK's low-level `Server`) answering from `runtime`. Connect it to
  * any transport; closing it (or its transport) cancels its in-flight runs. One runtime may
  * back many servers (one per HTTP session).
@@ -215,6 +221,7 @@ export function createCodecallServer(options: CodecallServerOptions): Server {
   const { runtime } = options;
   const limiter = options.runLimiter ?? new RunLimiter();
   const passThrough = options.passThrough ?? true;
+  const originalNames = options.originalNames ?? false;
   const progressIntervalMs = options.progressIntervalMs ?? DEFAULT_SERVE_PROGRESS_INTERVAL_MS;
   const sequenceGapMs = options.sequenceGapMs ?? DEFAULT_SERVE_SEQUENCE_GAP_MS;
   const learn = (options.learning ?? 'shared') === 'shared';
@@ -240,9 +247,24 @@ export function createCodecallServer(options: CodecallServerOptions): Server {
   const inFlight = new Set<AbortController>();
   // Owner of this MCP session's sandbox sessions: other clients never see them, even by name.
   const sandboxOwner = `mcp:${randomUUID()}`;
+  const maxSubscriptions = options.maxSubscriptions ?? DEFAULT_SERVE_MAX_SUBSCRIPTIONS_PER_SESSION;
+  if (!Number.isInteger(maxSubscriptions) || maxSubscriptions < 1)
+    throw new CodecallError(
+      'INVALID_ARGUMENT',
+      `maxSubscriptions must be an integer ≥ 1; got ${maxSubscriptions}.`,
+    );
+  const gateway = attachGateway(server, { runtime, originalNames, maxSubscriptions });
+  const connectedKey = (): string =>
+    JSON.stringify(
+      runtime.tools
+        .upstreams()
+        .filter((u) => u.state === 'connected')
+        .map((u) => u.name),
+    );
+  let connected = connectedKey();
 
   const exposed = (): Map<string, CatalogTool> =>
-    passThrough ? passThroughTools(runtime.tools.catalog()) : new Map();
+    passThrough ? passThroughTools(runtime.tools.catalog(), originalNames) : new Map();
   let direct = exposed();
   const directNameOf = (tool: CatalogTool): string | undefined => {
     for (const [name, candidate] of direct) if (candidate.name === tool.name) return name;
@@ -256,10 +278,16 @@ export function createCodecallServer(options: CodecallServerOptions): Server {
     const changed = signature(next) !== signature(direct);
     direct = next;
     if (changed && server.transport) server.sendToolListChanged().catch(() => {});
+    const nowConnected = connectedKey();
+    if (nowConnected !== connected) {
+      connected = nowConnected;
+      gateway.upstreamsChanged();
+    }
   });
 
   server.onclose = () => {
     unsubscribe();
+    gateway.close();
     for (const controller of inFlight) controller.abort(new Error('the MCP server closed'));
     runtime.closeSandboxSessions(sandboxOwner);
   };
@@ -400,12 +428,27 @@ export function createCodecallServer(options: CodecallServerOptions): Server {
           `${direct.size > 0 ? ` and ${[...direct.keys()].join(', ')}` : ''}.`,
       );
     }
+    const untrack = gateway.trackCall(tool.server, extra.requestId);
     try {
       const startedAt = Date.now();
+      const progressToken = extra._meta?.progressToken;
       const result = await runtime.callToolResult(tool.name, args ?? {}, {
         signal: extra.signal,
         caller: 'direct',
         approver,
+        asker: gateway.askerFor(extra),
+        // The server's progress on this call reaches the client under the client's own token.
+        ...(progressToken !== undefined
+          ? {
+              onProgress: (progress) => {
+                const notification: ServerNotification = {
+                  method: 'notifications/progress',
+                  params: { ...progress, progressToken },
+                };
+                extra.sendNotification(notification).catch(() => {});
+              },
+            }
+          : {}),
       });
       // The upstream result as it came: a client that asked for this tool gets its images,
       // audio, resources, structuredContent, _meta and isError (scripts get plain values).
@@ -423,6 +466,8 @@ export function createCodecallServer(options: CodecallServerOptions): Server {
       return passed;
     } catch (error) {
       return textResult(errorText(error, options.onError), true);
+    } finally {
+      untrack();
     }
   };
 

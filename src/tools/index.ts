@@ -10,6 +10,10 @@ export type {
   ServerStatus,
   ToolCallOptions,
   ToolPoolOptions,
+  UpstreamAsker,
+  UpstreamNotificationListener,
+  UpstreamRequestOptions,
+  UpstreamServer,
   UpstreamToolResult,
 } from './tool-pool.js';
 export type {
@@ -17,6 +21,8 @@ export type {
   ServerErrorEvent,
   ServerState,
   TransportFactory,
+  UpstreamNotification,
+  UpstreamRequest,
 } from './server-connection.js';
 export { assignIdentifiers, qualifiedName, toIdentifier } from './names.js';
 export {

@@ -11,7 +11,19 @@ import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { CallToolResultSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import {
+  CallToolResultSchema,
+  CreateMessageRequestSchema,
+  ElicitRequestSchema,
+  LoggingMessageNotificationSchema,
+  PromptListChangedNotificationSchema,
+  ResourceListChangedNotificationSchema,
+  ResourceUpdatedNotificationSchema,
+  ToolListChangedNotificationSchema,
+  type Progress,
+  type ServerCapabilities,
+} from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import {
   DEFAULT_RECONNECT_INITIAL_DELAY_MS,
@@ -70,7 +82,40 @@ export interface ServerConnectionOptions {
   /** Called after the tool list changed (list_changed, or a reconnect listed different tools). */
   onToolsChanged: () => void;
   onError: (event: ServerErrorEvent) => void;
+  /**
+   * Told of what the server notifies besides `tools/list_changed`: resource updates, resource
+   * and prompt list changes, log messages (the gateway forwards them to its clients).
+   */
+  onNotification?: (notification: UpstreamNotification) => void;
+  /**
+   * Answers the requests the server sends its client: `sampling/createMessage` and
+   * `elicitation/create` (the gateway forwards them to the MCP client of the call in flight).
+   */
+  onRequest?: UpstreamRequestHandler;
 }
+
+/** A notification an upstream server sent, as the gateway forwards it. */
+export interface UpstreamNotification {
+  method:
+    | 'notifications/resources/updated'
+    | 'notifications/resources/list_changed'
+    | 'notifications/prompts/list_changed'
+    | 'notifications/message';
+  params?: Record<string, unknown>;
+}
+
+/** A request an upstream server sent to codecall as its client (sampling, elicitation). */
+export interface UpstreamRequest {
+  method: 'sampling/createMessage' | 'elicitation/create';
+  params: Record<string, unknown>;
+}
+
+/** Answers an {@link UpstreamRequest} of `server`; rejects with the error the server gets. */
+export type UpstreamRequestHandler = (
+  server: string,
+  request: UpstreamRequest,
+  signal: AbortSignal,
+) => Promise<Record<string, unknown>>;
 
 /** Options of one call. */
 export interface ConnectionCallOptions {
@@ -78,6 +123,8 @@ export interface ConnectionCallOptions {
   timeoutMs: number;
   /** Qualified name, for messages. */
   qualifiedName: string;
+  /** Told of the server's progress notifications for this call (the request then carries a token). */
+  onProgress?: ((progress: Progress) => void) | undefined;
 }
 
 const ListToolsPageSchema = z.looseObject({
@@ -313,7 +360,12 @@ export class ServerConnection {
     );
     const onClose = (): void => controller.abort(new Error('codecall is closing'));
     this.closing.signal.addEventListener('abort', onClose, { once: true });
-    const client = new Client({ name: 'codecall', version: '0.1.0' }, { capabilities: {} });
+    // codecall declares sampling and elicitation so servers may ask; the gateway forwards each
+    // request to its MCP client, or refuses it clearly when that client cannot answer.
+    const client = new Client(
+      { name: 'codecall', version: '0.1.0' },
+      { capabilities: this.options.onRequest ? { sampling: {}, elicitation: {} } : {} },
+    );
     let transport: Transport | undefined;
     try {
       transport = await this.createTransport();
@@ -326,6 +378,7 @@ export class ServerConnection {
       client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
         if (generation === this.generation) void this.refreshTools();
       });
+      this.forwardUpstream(client, generation);
       await Promise.race([
         client.connect(transport, { signal: controller.signal, timeout: timeoutMs }),
         aborted,
@@ -384,6 +437,77 @@ export class ServerConnection {
     }
     this.warnings = warnings.slice(0, 50);
     return tools;
+  }
+
+  /** Forwards the server's notifications and requests (gateway) while `generation` is current. */
+  private forwardUpstream(client: Client, generation: number): void {
+    const notify = this.options.onNotification;
+    if (notify) {
+      for (const schema of [
+        ResourceUpdatedNotificationSchema,
+        ResourceListChangedNotificationSchema,
+        PromptListChangedNotificationSchema,
+        LoggingMessageNotificationSchema,
+      ]) {
+        client.setNotificationHandler(schema, (notification) => {
+          if (generation !== this.generation) return;
+          try {
+            notify(notification as UpstreamNotification);
+          } catch {
+            // A listener's failure must not break the connection.
+          }
+        });
+      }
+    }
+    const answer = this.options.onRequest;
+    if (answer) {
+      client.setRequestHandler(
+        CreateMessageRequestSchema,
+        (request, extra) => answer(this.name, request as UpstreamRequest, extra.signal) as never,
+      );
+      client.setRequestHandler(
+        ElicitRequestSchema,
+        (request, extra) => answer(this.name, request as UpstreamRequest, extra.signal) as never,
+      );
+    }
+  }
+
+  /** What the server declared at initialization (undefined while it is not connected). */
+  get capabilities(): ServerCapabilities | undefined {
+    return this.state === 'connected' ? this.client?.getServerCapabilities() : undefined;
+  }
+
+  /**
+   * Sends a request other than `tools/call` (resources, prompts, completion, logging) to the
+   * server, within `timeoutMs`; rejects with a CodecallError as {@link ServerConnection.call} does.
+   */
+  async request<T>(
+    request: { method: string; params?: Record<string, unknown> },
+    resultSchema: z.ZodType<T>,
+    options: ConnectionCallOptions,
+  ): Promise<T> {
+    const { qualifiedName, timeoutMs } = options;
+    const started = Date.now();
+    const controller = new AbortController();
+    const outer = options.signal;
+    const forward = (): void => controller.abort(outer!.reason);
+    if (outer) {
+      if (outer.aborted) throw this.abortedError(qualifiedName, outer);
+      outer.addEventListener('abort', forward, { once: true });
+    }
+    try {
+      if (this.state !== 'connected') await this.waitUntilReady(qualifiedName, controller.signal, timeoutMs);
+      const client = this.client;
+      if (!client || this.state !== 'connected') throw this.unavailable(qualifiedName);
+      const remaining = Math.max(1, timeoutMs - (Date.now() - started));
+      const requestOptions: RequestOptions = { signal: controller.signal, timeout: remaining };
+      if (options.onProgress) requestOptions.onprogress = options.onProgress;
+      return await client.request(request as never, resultSchema as never, requestOptions);
+    } catch (error) {
+      throw this.callError(error, qualifiedName, timeoutMs, outer);
+    } finally {
+      outer?.removeEventListener('abort', forward);
+    }
   }
 
   /** Re-lists tools after `notifications/tools/list_changed`; coalesces bursts. */
@@ -505,10 +629,12 @@ export class ServerConnection {
       if (!client || this.state !== 'connected') throw this.unavailable(qualifiedName);
       generation = this.generation;
       const remaining = Math.max(1, timeoutMs - (Date.now() - started));
+      const requestOptions: RequestOptions = { signal: controller.signal, timeout: remaining };
+      if (options.onProgress) requestOptions.onprogress = options.onProgress;
       return (await client.request(
         { method: 'tools/call', params: { name: tool, arguments: args as Record<string, unknown> } },
         CallToolResultSchema,
-        { signal: controller.signal, timeout: remaining },
+        requestOptions,
       )) as RawToolResult;
     } catch (error) {
       if (generation !== undefined && generation === this.oversized?.generation && !outer?.aborted)

@@ -5,7 +5,14 @@
  * dropped servers, and checks every call on the host: caller policy, input schema, approval,
  * timeout, cancellation; results are normalized into plain values.
  */
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import {
+  ErrorCode,
+  McpError,
+  type CallToolResult,
+  type Progress,
+  type ServerCapabilities,
+} from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
 import { closestName } from '../config/json-path.js';
 import type {
   CodecallConfig,
@@ -46,6 +53,8 @@ import {
   type ServerErrorEvent,
   type ServerState,
   type TransportFactory,
+  type UpstreamNotification,
+  type UpstreamRequest,
 } from './server-connection.js';
 import { InputValidatorCache, type InputValidator } from './validate-input.js';
 
@@ -155,7 +164,41 @@ export interface ToolCallOptions {
   runId?: string | undefined;
   /** 0-based index of the call among its run's calls, for the approval request and the audit trail. */
   callIndex?: number | undefined;
+  /** Told of the server's progress notifications for this call (direct pass-through). */
+  onProgress?: (progress: Progress) => void;
+  /**
+   * Answers the server's sampling and elicitation requests while this call is in flight (the
+   * gateway's MCP client). Without one, such a request is refused with a message saying why.
+   */
+  asker?: UpstreamAsker;
 }
+
+/** Answers an upstream server's `sampling/createMessage` or `elicitation/create` request. */
+export type UpstreamAsker = (
+  request: UpstreamRequest,
+  signal: AbortSignal,
+) => Promise<Record<string, unknown>>;
+
+/** An upstream server as the gateway sees it. */
+export interface UpstreamServer {
+  /** The server's key in `mcpServers`. */
+  name: string;
+  state: ServerState;
+  /** What it declared at initialization; undefined while it is not connected. */
+  capabilities: ServerCapabilities | undefined;
+}
+
+/** Options of {@link ToolPool.requestUpstream}. */
+export interface UpstreamRequestOptions {
+  signal?: AbortSignal;
+  /** @defaultValue the server's `toolTimeoutMs` */
+  timeoutMs?: number;
+  /** Told of the server's progress notifications for this request. */
+  onProgress?: (progress: Progress) => void;
+}
+
+/** Listener of {@link ToolPool.onUpstreamNotification}. */
+export type UpstreamNotificationListener = (server: string, notification: UpstreamNotification) => void;
 
 /** The state of one server, for `codecall tools` and error reports. */
 export interface ServerStatus {
@@ -189,7 +232,29 @@ export type CatalogListener = (catalog: readonly CatalogTool[]) => void;
 interface Entry {
   tool: CatalogTool;
   connection: ServerConnection;
+  /** A tool codecall adds, answered on the host rather than by `tools/call`. */
+  synthetic?: 'read_resource';
 }
+
+/**
+ * The tool codecall adds to every server that offers resources, so scripts can read them:
+ * `await tools.<server>.read_resource({ uri })` sends `resources/read` under the same host checks
+ * and limits as a tool call. Open to code only unless `tools.read_resource.allowedCallers` says
+ * otherwise (MCP clients read resources through `resources/read`). Not added when the server has
+ * a tool of that name. The server's `allowedCallers` applies to it as to its tools.
+ */
+export const READ_RESOURCE_TOOL = 'read_resource';
+
+const READ_RESOURCE_INPUT_SCHEMA: JsonSchema = {
+  type: 'object',
+  properties: {
+    uri: { type: 'string', description: 'The URI of the resource, as the server lists it (resources/list).' },
+  },
+  required: ['uri'],
+  additionalProperties: false,
+};
+
+const ReadResourcePageSchema = z.looseObject({ contents: z.array(z.unknown()) });
 
 function isCodecallConfig(value: CodecallConfig | ServerMap): value is CodecallConfig {
   return (
@@ -261,6 +326,9 @@ export class ToolPool {
     onDecision: ((record: ApprovalRecord) => void) | undefined;
     requireForDestructive: boolean;
   };
+  private readonly upstreamListeners = new Set<UpstreamNotificationListener>();
+  /** Who answers each server's sampling/elicitation requests: the direct calls in flight, last first. */
+  private readonly askers = new Map<string, UpstreamAsker[]>();
 
   private constructor(
     connections: ServerConnection[],
@@ -290,6 +358,10 @@ export class ToolPool {
     const names = [...new Set([...Object.keys(servers), ...Object.keys(transports)])];
     const holder: { pool?: ToolPool } = {};
     const onToolsChanged = (): void => holder.pool?.rebuild(true);
+    const onNotification = (server: string) => (notification: UpstreamNotification) =>
+      holder.pool?.notifyUpstream(server, notification);
+    const onRequest = (server: string, request: UpstreamRequest, signal: AbortSignal) =>
+      holder.pool!.askFor(server, request, signal);
     const onError = (event: ServerErrorEvent): void => {
       try {
         options.onServerError?.(event);
@@ -309,6 +381,8 @@ export class ToolPool {
         ...(options.reconnect ? { reconnect: options.reconnect } : {}),
         onToolsChanged,
         onError,
+        onNotification: onNotification(name),
+        onRequest,
       });
     });
     const pool = new ToolPool(
@@ -423,6 +497,33 @@ export class ToolPool {
         aliases.set(`${tool.namespace}.${tool.member}`, entry);
         tools.push(tool);
       }
+      const taken = new Set([...members.keys(), ...members.values()]);
+      if (connection.capabilities?.resources && !taken.has(READ_RESOURCE_TOOL)) {
+        const policy: ToolPolicyConfig =
+          (Object.hasOwn(config.tools, READ_RESOURCE_TOOL) ? config.tools[READ_RESOURCE_TOOL] : undefined) ??
+          {};
+        const tool: CatalogTool = Object.freeze({
+          name: qualifiedName(connection.name, READ_RESOURCE_TOOL),
+          server: connection.name,
+          tool: READ_RESOURCE_TOOL,
+          namespace: namespaces.get(connection.name)!,
+          member: READ_RESOURCE_TOOL,
+          description:
+            `Reads a resource of MCP server "${connection.name}" by its URI (MCP resources/read). ` +
+            'Returns { contents: [{ uri, mimeType, text } or { uri, mimeType, blob (base64) }] }.',
+          inputSchema: READ_RESOURCE_INPUT_SCHEMA,
+          allowedCallers: [
+            ...(policy.allowedCallers ?? config.allowedCallers ?? (['code_execution'] as const)),
+          ],
+          allowedCallersSource: policy.allowedCallers ? 'tool' : config.allowedCallers ? 'server' : 'default',
+          deferLoading: policy.deferLoading ?? config.deferLoading,
+          timeoutMs: policy.timeoutMs ?? config.toolTimeoutMs,
+        });
+        const entry: Entry = { tool, connection, synthetic: 'read_resource' };
+        entries.set(tool.name, entry);
+        aliases.set(`${tool.namespace}.${tool.member}`, entry);
+        tools.push(tool);
+      }
     }
     for (const [alias, entry] of aliases) if (!entries.has(alias)) entries.set(alias, entry);
     this.entries = entries;
@@ -473,6 +574,7 @@ export class ToolPool {
         warnings: [...c.warnings],
       };
       const listed = new Set(c.tools.map((t) => t.name));
+      if (c.capabilities?.resources) listed.add(READ_RESOURCE_TOOL);
       if (c.state === 'connected') {
         for (const configured of Object.keys(c.config.tools)) {
           if (!listed.has(configured)) {
@@ -579,13 +681,38 @@ export class ToolPool {
           onDecision: this.approval.onDecision,
         },
       );
-    if (this.closed) throw new CodecallError('CLOSED', `Cannot call ${name}: the tool pool is closed.`);
-    const raw = await entry.connection.call(tool.tool, input, {
-      signal: options.signal,
-      timeoutMs: options.timeoutMs ?? tool.timeoutMs,
-      qualifiedName: tool.name,
-    });
-    return { tool, raw };
+    const server = entry.connection.name;
+    const asker = options.asker;
+    if (asker) this.askers.set(server, [...(this.askers.get(server) ?? []), asker]);
+    try {
+      if (this.closed) throw new CodecallError('CLOSED', `Cannot call ${name}: the tool pool is closed.`);
+      if (entry.synthetic === 'read_resource') {
+        const read = await entry.connection.request(
+          { method: 'resources/read', params: { uri: (input as { uri: string }).uri } },
+          ReadResourcePageSchema,
+          {
+            signal: options.signal,
+            timeoutMs: options.timeoutMs ?? tool.timeoutMs,
+            qualifiedName: tool.name,
+          },
+        );
+        const value = { contents: read.contents };
+        return { tool, raw: { content: [], structuredContent: value } as RawToolResult };
+      }
+      const raw = await entry.connection.call(tool.tool, input, {
+        signal: options.signal,
+        timeoutMs: options.timeoutMs ?? tool.timeoutMs,
+        qualifiedName: tool.name,
+        onProgress: options.onProgress,
+      });
+      return { tool, raw };
+    } finally {
+      if (asker) {
+        const left = (this.askers.get(server) ?? []).filter((a) => a !== asker);
+        if (left.length > 0) this.askers.set(server, left);
+        else this.askers.delete(server);
+      }
+    }
   }
 
   /** The input validators of one server's current tool list. */
@@ -618,11 +745,81 @@ export class ToolPool {
     return connection ? (this.validators.get(connection)?.cache.size ?? 0) : 0;
   }
 
+  /** Every configured server with its state and declared capabilities (for the gateway). */
+  upstreams(): UpstreamServer[] {
+    return this.connections.map((c) => ({ name: c.name, state: c.state, capabilities: c.capabilities }));
+  }
+
+  /**
+   * Sends a request other than `tools/call` (`resources/*`, `prompts/*`, `completion/complete`,
+   * `logging/setLevel`) to one server, within its tool timeout, and resolves with its result
+   * checked against `resultSchema`. Rejects with a `CodecallError` (`SERVER_UNAVAILABLE`,
+   * `TOOL_TIMEOUT`, `ABORTED`, `TOOL_CALL_FAILED` carrying the server's `mcpCode`).
+   */
+  async requestUpstream<T>(
+    server: string,
+    request: { method: string; params?: Record<string, unknown> },
+    resultSchema: z.ZodType<T>,
+    options: UpstreamRequestOptions = {},
+  ): Promise<T> {
+    const connection = this.connections.find((c) => c.name === server);
+    if (!connection || this.closed)
+      throw new CodecallError(
+        this.closed ? 'CLOSED' : 'SERVER_UNAVAILABLE',
+        `No MCP server "${server}"${this.closed ? ' (the tool pool is closed)' : ''}.`,
+        { details: { server } },
+      );
+    return connection.request(request, resultSchema, {
+      signal: options.signal,
+      timeoutMs: options.timeoutMs ?? connection.config.toolTimeoutMs,
+      qualifiedName: `${request.method} on MCP server "${server}"`,
+      onProgress: options.onProgress,
+    });
+  }
+
+  /** Calls `listener` with what upstream servers notify (resources, prompts, log messages). */
+  onUpstreamNotification(listener: UpstreamNotificationListener): () => void {
+    this.upstreamListeners.add(listener);
+    return () => this.upstreamListeners.delete(listener);
+  }
+
+  private notifyUpstream(server: string, notification: UpstreamNotification): void {
+    if (this.closed) return;
+    for (const listener of this.upstreamListeners) {
+      try {
+        listener(server, notification);
+      } catch {
+        // A listener's failure must not break the pool.
+      }
+    }
+  }
+
+  /** Routes a server's sampling/elicitation request to the client of its latest direct call. */
+  private askFor(
+    server: string,
+    request: UpstreamRequest,
+    signal: AbortSignal,
+  ): Promise<Record<string, unknown>> {
+    const asker = this.askers.get(server)?.at(-1);
+    if (!asker) {
+      const what = request.method === 'sampling/createMessage' ? 'sampling' : 'elicitation';
+      const error = new McpError(
+        ErrorCode.InvalidRequest,
+        `codecall cannot forward this ${what} request (${request.method}): it forwards them only during a ` +
+          'direct tool call from an MCP client, not from execute_code scripts or between calls.',
+      );
+      error.message = error.message.replace(/^MCP error -?\d+: /, '');
+      return Promise.reject(error);
+    }
+    return asker(request, signal);
+  }
+
   /** Closes every server (children exit). Idempotent. */
   close(): Promise<void> {
     if (this.closing) return this.closing;
     this.closed = true;
     this.listeners.clear();
+    this.upstreamListeners.clear();
     this.validators.clear();
     this.closing = Promise.allSettled(this.connections.map((c) => c.close())).then(() => undefined);
     return this.closing;

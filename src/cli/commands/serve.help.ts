@@ -33,6 +33,8 @@ Options:
   --allow-origin <origin>    also accept this browser Origin (repeatable; loopback origins always pass)
   --max-concurrent-runs <n>  execute_code runs at once (default ${DEFAULT_SERVE_MAX_CONCURRENT_RUNS})
   --no-pass-through          expose only search_tools and execute_code
+  --legacy-sse               with --http: also serve the legacy HTTP+SSE transport (GET /sse,
+                             POST /messages) for clients older than Streamable HTTP
   --redis <url>              with --http: keep jobs (/v1/jobs) on this Redis for \`codecall worker\`
                              processes, instead of running them in this process (see docs/jobs.md)
   --dashboard                with --http and a BullMQ queue: the @bull-board dashboard at /admin/queues,

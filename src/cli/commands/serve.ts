@@ -30,6 +30,7 @@ import {
   startHttpServer,
   startStdioServer,
   type ExecuteCodeEvent,
+  type HttpRoutes,
 } from '../../server/index.js';
 import { parseCommandArgs, UsageError, type CliCommand, type CliIo } from '../command.js';
 import { configNoticeWriter } from '../config-notices.js';
@@ -56,6 +57,8 @@ export interface ServeArgs {
   redis?: string;
   /** `--dashboard`: mount the BullMQ dashboard at /admin/queues (default: `jobs.dashboard`). */
   dashboard?: boolean;
+  /** `--legacy-sse`: also serve the legacy HTTP+SSE transport at /sse and /messages. */
+  legacySse?: boolean;
 }
 
 /** Settings of one `codecall serve`, every source merged: flag > environment > config > default. */
@@ -93,6 +96,7 @@ export function parseServeArgs(argv: string[], env: NodeJS.ProcessEnv = {}): Ser
       'no-pass-through': { type: 'boolean' },
       redis: { type: 'string' },
       dashboard: { type: 'boolean' },
+      'legacy-sse': { type: 'boolean' },
     },
     allowPositionals: false,
   });
@@ -102,6 +106,7 @@ export function parseServeArgs(argv: string[], env: NodeJS.ProcessEnv = {}): Ser
     passThrough: values['no-pass-through'] !== true,
   };
   if (values.dashboard === true) args.dashboard = true;
+  if (values['legacy-sse'] === true) args.legacySse = true;
   if (values.config !== undefined) args.config = values.config;
   if (values.host !== undefined) args.host = values.host;
   if (values.port !== undefined) {
@@ -121,6 +126,7 @@ export function parseServeArgs(argv: string[], env: NodeJS.ProcessEnv = {}): Ser
       args.dashboard === true)
   )
     throw new UsageError('--host, --port, --token, --allow-origin and --dashboard apply to --http only.');
+  if (args.legacySse === true && !args.http) throw new UsageError('--legacy-sse applies to --http only.');
   token ??= env[SERVE_TOKEN_ENV] === '' ? undefined : env[SERVE_TOKEN_ENV];
   if (args.http && token !== undefined) args.token = token;
   return args;
@@ -206,6 +212,10 @@ async function run(argv: string[], io: CliIo): Promise<number> {
     passThrough: args.passThrough,
     runLimiter: new RunLimiter({ maxConcurrent: args.maxConcurrentRuns }),
     ...(config.serve.learning !== undefined ? { learning: config.serve.learning } : {}),
+    ...(config.serve.originalNames !== undefined ? { originalNames: config.serve.originalNames } : {}),
+    ...(config.serve.maxSubscriptionsPerSession !== undefined
+      ? { maxSubscriptions: config.serve.maxSubscriptionsPerSession }
+      : {}),
   };
   const tools = runtime.catalog();
   const servers = new Set(tools.map((t) => t.server)).size;
@@ -214,8 +224,13 @@ async function run(argv: string[], io: CliIo): Promise<number> {
   let close: (() => Promise<void>) | undefined;
   let jobs: JobBackend | undefined;
   let dashboard: JobDashboardRoutes | undefined;
+  let legacySse: (HttpRoutes & { close(): Promise<void> }) | undefined;
   try {
     if (args.http) {
+      if (parsed.legacySse === true) {
+        const { createLegacySseRoutes } = await import('../../server/legacy-sse-routes.js');
+        legacySse = createLegacySseRoutes(serverOptions);
+      }
       const jobsConfig = {
         ...config.jobs,
         ...(parsed.redis !== undefined ? { backend: 'bullmq' as const, connection: parsed.redis } : {}),
@@ -243,7 +258,7 @@ async function run(argv: string[], io: CliIo): Promise<number> {
       }
       const http = await startHttpServer({
         ...serverOptions,
-        routes: dashboard ? [createJobRoutes(jobs), dashboard] : createJobRoutes(jobs),
+        routes: [createJobRoutes(jobs), ...(dashboard ? [dashboard] : []), ...(legacySse ? [legacySse] : [])],
         host: args.host,
         port: args.port,
         allowedOrigins: args.allowedOrigins,
@@ -278,6 +293,7 @@ async function run(argv: string[], io: CliIo): Promise<number> {
     unsubscribe();
     await close?.();
     await dashboard?.close();
+    await legacySse?.close();
     await jobs?.close();
     await runtime.close();
   }

@@ -13,7 +13,9 @@ export const toolsHelp: CommandHelp = {
 
 Lists the tools of every configured MCP server: qualified name (server.tool), the name scripts
 use (tools.<server>.<tool>), who may call it (direct: the model; code: scripts), and a one-line
-description. Servers that fail to start are reported with the end of their stderr.
+description, and the name \`codecall serve\` gives it when it passes it through ([serve: …]).
+Under each server, how \`codecall serve\` names its prompts and resource URIs (when it has any).
+Servers that fail to start are reported with the end of their stderr.
 
 Options:
   --config <path>   configuration file (default: ./codecall.json, then ./.mcp.json)

@@ -6,6 +6,7 @@
  */
 import { renderDeclarations } from '../../compile/index.js';
 import { loadConfig } from '../../config/index.js';
+import { servedNames, type ServedNames } from '../../server/gateway-names.js';
 import { ToolPool, type CatalogTool, type ServerStatus } from '../../tools/index.js';
 import { parseCommandArgs, UsageError, type CliCommand, type CliIo } from '../command.js';
 import { configNoticeWriter } from '../config-notices.js';
@@ -44,7 +45,7 @@ function callers(tool: CatalogTool): string {
   return tool.allowedCallers.map((c) => (c === 'code_execution' ? 'code' : c)).join('+') || 'none';
 }
 
-function renderPlain(tools: readonly CatalogTool[], servers: ServerStatus[]): string {
+function renderPlain(tools: readonly CatalogTool[], servers: ServerStatus[], served: ServedNames): string {
   const out: string[] = [];
   for (const server of servers) {
     const list = tools.filter((t) => t.server === server.name);
@@ -55,13 +56,21 @@ function renderPlain(tools: readonly CatalogTool[], servers: ServerStatus[]): st
       out.push(...server.error.split('\n').map((l) => `  ! ${l}`));
     }
     for (const warning of server.warnings) out.push(`  ! ${warning}`);
+    const gateway = served.servers.get(server.name);
+    const offered = [
+      ...(gateway?.prompts ? [`prompts as ${gateway.prompts}`] : []),
+      ...(gateway?.resources ? [`resources as ${gateway.resources}`] : []),
+    ];
+    if (offered.length > 0) out.push(`  codecall serve: ${offered.join(', ')}`);
     const nameWidth = Math.max(0, ...list.map((t) => t.name.length));
     const sandboxWidth = Math.max(0, ...list.map((t) => `tools.${t.namespace}.${t.member}`.length));
     const callerWidth = Math.max(0, ...list.map((t) => callers(t).length));
     for (const tool of list) {
+      const direct = served.tools.get(tool.name);
       out.push(
         `  ${tool.name.padEnd(nameWidth)}  ${`tools.${tool.namespace}.${tool.member}`.padEnd(sandboxWidth)}  ` +
-          `${callers(tool).padEnd(callerWidth)}  ${oneLine(tool.description || tool.title || '', DESCRIPTION_COLUMN_CHARS)}`,
+          `${callers(tool).padEnd(callerWidth)}  ${oneLine(tool.description || tool.title || '', DESCRIPTION_COLUMN_CHARS)}` +
+          `${direct !== undefined ? ` [serve: ${direct}]` : ''}`,
       );
     }
     out.push('');
@@ -83,6 +92,7 @@ async function run(argv: string[], io: CliIo): Promise<number> {
   try {
     const tools = pool.catalog();
     const servers = pool.serverStatus();
+    const served = servedNames(tools, pool.upstreams(), config.serve.originalNames ?? false);
     if (args.declarations) {
       // Names, descriptions and server errors come from MCP servers: no raw control sequences.
       io.stdout.write(
@@ -92,7 +102,10 @@ async function run(argv: string[], io: CliIo): Promise<number> {
       );
     } else if (args.json) {
       const json = {
-        servers,
+        servers: servers.map((status) => {
+          const gateway = served.servers.get(status.name);
+          return gateway && (gateway.prompts || gateway.resources) ? { ...status, serve: gateway } : status;
+        }),
         tools: tools.map((t) => ({
           name: t.name,
           server: t.server,
@@ -103,12 +116,13 @@ async function run(argv: string[], io: CliIo): Promise<number> {
           requireApproval: t.requireApproval ?? false,
           requireApprovalSource: t.requireApprovalSource ?? 'default',
           deferLoading: t.deferLoading,
+          ...(served.tools.has(t.name) ? { serveName: served.tools.get(t.name) } : {}),
           description: t.description,
         })),
       };
       io.stdout.write(`${JSON.stringify(json, null, 2)}\n`);
     } else {
-      io.stdout.write(neutralizeControls(renderPlain(tools, servers)));
+      io.stdout.write(neutralizeControls(renderPlain(tools, servers, served)));
     }
     return servers.some((s) => s.state !== 'connected') ? 1 : 0;
   } finally {

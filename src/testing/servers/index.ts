@@ -18,6 +18,8 @@ export { createExpenseServer, MAX_EXPENSES_PAGE } from './expense-server.js';
 export type { ExpenseServerOptions } from './expense-server.js';
 export { createMisbehavingServer } from './misbehaving-server.js';
 export type { MisbehavingServerOptions, MisbehavingServerProbe } from './misbehaving-server.js';
+export { CONFORMANCE_PNG_BASE64, createConformanceServer } from './conformance-server.js';
+export type { ConformanceServerOptions } from './conformance-server.js';
 export { inMemoryTransport } from './in-memory.js';
 export { serveHttp } from './serve-http.js';
 export type { HttpMcpEndpoint, ServeHttpOptions } from './serve-http.js';

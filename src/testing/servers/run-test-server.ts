@@ -5,6 +5,7 @@
  * need a real child process.
  */
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { createConformanceServer } from './conformance-server.js';
 import { createExpenseServer } from './expense-server.js';
 import { createMisbehavingServer } from './misbehaving-server.js';
 import { serveHttp, type HttpMcpEndpoint } from './serve-http.js';
@@ -12,7 +13,7 @@ import { serveHttp, type HttpMcpEndpoint } from './serve-http.js';
 /** Options of {@link runTestServer}. */
 export interface RunTestServerOptions {
   /** Which server. */
-  server: 'expenses' | 'misbehaving';
+  server: 'expenses' | 'misbehaving' | 'conformance';
   /** Serve over Streamable HTTP instead of stdio. @defaultValue false */
   http?: boolean;
   /** HTTP port. @defaultValue 0 (any free port) */
@@ -37,7 +38,9 @@ export async function runTestServer(options: RunTestServerOptions): Promise<Http
   const create = () =>
     options.server === 'expenses'
       ? createExpenseServer(options.seed === undefined ? {} : { seed: options.seed })
-      : createMisbehavingServer({ allowCrash: options.allowCrash ?? false }).server;
+      : options.server === 'conformance'
+        ? createConformanceServer()
+        : createMisbehavingServer({ allowCrash: options.allowCrash ?? false }).server;
   if (options.http) {
     const endpoint = await serveHttp(create, options.port === undefined ? {} : { port: options.port });
     process.stderr.write(`${options.server} MCP server listening on ${endpoint.url}\n`);

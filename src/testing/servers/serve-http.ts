@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { Server as McpLowLevelServer } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 
 /** Options of {@link serveHttp}. */
@@ -69,12 +70,12 @@ function readBody(request: IncomingMessage): Promise<unknown> {
  * ```
  */
 export async function serveHttp(
-  createMcpServer: () => McpServer,
+  createMcpServer: () => McpServer | McpLowLevelServer,
   options: ServeHttpOptions = {},
 ): Promise<HttpMcpEndpoint> {
   const path = options.path ?? '/mcp';
   const transports = new Map<string, StreamableHTTPServerTransport>();
-  const servers = new Set<McpServer>();
+  const servers = new Set<McpServer | McpLowLevelServer>();
 
   const handle = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
     const url = new URL(request.url ?? '/', 'http://localhost');

@@ -1,0 +1,517 @@
+/**
+ * @module
+ * The gateway half of codecall's MCP server: what upstream servers offer besides tools passes
+ * through one session — resources (list with pagination, read, templates, subscribe and
+ * unsubscribe with `notifications/resources/updated`, `list_changed`), prompts (list, get),
+ * `completion/complete`, logging (`logging/setLevel` forwarded, upstream log messages forwarded
+ * to the sessions that set a level), and the sampling and elicitation requests servers send
+ * during a direct tool call (forwarded to the client when it declared the capability, refused
+ * with a message saying so otherwise). Names and URIs are namespaced by {@link GatewayNames}.
+ *
+ * Capabilities are those of the connected upstream servers; while some are still starting the
+ * gateway cannot know theirs, so it declares resources, prompts, completions and logging too
+ * (lists are empty until a server offering them arrives, announced by `list_changed`).
+ */
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import {
+  CompleteRequestSchema,
+  CompleteResultSchema,
+  CreateMessageResultSchema,
+  ElicitResultSchema,
+  EmptyResultSchema,
+  ErrorCode,
+  GetPromptRequestSchema,
+  GetPromptResultSchema,
+  ListPromptsRequestSchema,
+  ListPromptsResultSchema,
+  ListResourcesRequestSchema,
+  ListResourcesResultSchema,
+  ListResourceTemplatesRequestSchema,
+  ListResourceTemplatesResultSchema,
+  LoggingLevelSchema,
+  McpError,
+  ReadResourceRequestSchema,
+  ReadResourceResultSchema,
+  SetLevelRequestSchema,
+  SubscribeRequestSchema,
+  UnsubscribeRequestSchema,
+  type LoggingLevel,
+  type RequestId,
+  type ServerCapabilities,
+  type ServerNotification,
+  type ServerRequest,
+} from '@modelcontextprotocol/sdk/types.js';
+import { DEFAULT_SERVE_MAX_SUBSCRIPTIONS_PER_SESSION } from '../config/defaults.js';
+import { isCodecallError } from '../errors.js';
+import type { CodecallRuntime } from '../execute/index.js';
+import type { ToolPool, UpstreamAsker, UpstreamServer } from '../tools/index.js';
+import { GatewayNames } from './gateway-names.js';
+
+type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
+
+/** Options of {@link attachGateway}. */
+export interface GatewayOptions {
+  runtime: CodecallRuntime;
+  /**
+   * Keep original prompt names and resource URIs when one connected server alone offers
+   * prompts (resources). @defaultValue false
+   */
+  originalNames?: boolean;
+  /** Resource subscriptions the session may hold. @defaultValue {@link DEFAULT_SERVE_MAX_SUBSCRIPTIONS_PER_SESSION} */
+  maxSubscriptions?: number;
+}
+
+/** What {@link attachGateway} gives the server that owns the session. */
+export interface Gateway {
+  /** Answers the upstream's sampling/elicitation requests during one direct call of this session. */
+  askerFor(extra: Extra): UpstreamAsker;
+  /** Marks a direct call to `server` in flight (its log messages are sent on that request's stream). */
+  trackCall(server: string, requestId: RequestId): () => void;
+  /** Tells the client the resource and prompt lists may have changed (a server joined or left). */
+  upstreamsChanged(): void;
+  close(): void;
+}
+
+const LEVELS = LoggingLevelSchema.options;
+
+/** Subscriptions of every session of one pool, counted per server and URI. */
+const subscriptionsByPool = new WeakMap<ToolPool, Map<string, number>>();
+
+function protocolError(code: number, message: string): McpError {
+  const error = new McpError(code, message);
+  error.message = message;
+  return error;
+}
+
+/** An upstream failure as the client should see it: the server's own error code, when it sent one. */
+function upstreamError(error: unknown): McpError {
+  if (error instanceof McpError) return error;
+  if (isCodecallError(error)) {
+    const code = error.details.mcpCode;
+    const cause = error.cause instanceof Error ? error.cause.message : undefined;
+    if (typeof code === 'number' && cause !== undefined)
+      return protocolError(code, cause.replace(/^(MCP error -?\d+: )+/, ''));
+    return protocolError(ErrorCode.InternalError, error.message);
+  }
+  return protocolError(
+    ErrorCode.InternalError,
+    'codecall failed unexpectedly; the server log has the details.',
+  );
+}
+
+function encodeCursor(server: string, cursor: string | undefined): string {
+  return Buffer.from(JSON.stringify([server, cursor ?? null])).toString('base64url');
+}
+
+function decodeCursor(cursor: string): { server: string; cursor: string | undefined } {
+  try {
+    const value: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+    if (
+      Array.isArray(value) &&
+      typeof value[0] === 'string' &&
+      (value[1] === null || typeof value[1] === 'string')
+    )
+      return { server: value[0], cursor: (value[1] as string | null) ?? undefined };
+  } catch {
+    // Fall through to the error below.
+  }
+  throw protocolError(
+    ErrorCode.InvalidParams,
+    'Invalid cursor: pass the nextCursor of the previous page as it came.',
+  );
+}
+
+/** The capabilities the gateway declares for `upstreams` (see the module comment). */
+export function gatewayCapabilities(upstreams: readonly UpstreamServer[]): ServerCapabilities {
+  const starting = upstreams.some((u) => u.state === 'connecting' || u.state === 'reconnecting');
+  const some = (test: (capabilities: ServerCapabilities) => unknown): boolean =>
+    starting || upstreams.some((u) => u.capabilities !== undefined && Boolean(test(u.capabilities)));
+  const capabilities: ServerCapabilities = {};
+  if (some((c) => c.resources))
+    capabilities.resources = {
+      listChanged: true,
+      ...(some((c) => c.resources?.subscribe) ? { subscribe: true } : {}),
+    };
+  if (some((c) => c.prompts)) capabilities.prompts = { listChanged: true };
+  if (some((c) => c.completions)) capabilities.completions = {};
+  if (some((c) => c.logging)) capabilities.logging = {};
+  return capabilities;
+}
+
+/**
+ * Declares the gateway's capabilities on `server` (before it connects) and answers resources,
+ * prompts, completion and logging requests from `runtime`'s upstream servers.
+ */
+export function attachGateway(server: Server, options: GatewayOptions): Gateway {
+  const pool = options.runtime.tools;
+  const originalNames = options.originalNames ?? false;
+  const maxSubscriptions = options.maxSubscriptions ?? DEFAULT_SERVE_MAX_SUBSCRIPTIONS_PER_SESSION;
+  const capabilities = gatewayCapabilities(pool.upstreams());
+  server.registerCapabilities(capabilities);
+  const names = new GatewayNames(pool.upstreams().map((u) => u.name));
+  const subscriptions = subscriptionsByPool.get(pool) ?? new Map<string, number>();
+  subscriptionsByPool.set(pool, subscriptions);
+  /** This session's subscriptions: `[server, uri]` by the URI the client used. */
+  const subscribed = new Map<string, [string, string]>();
+  let logLevel: LoggingLevel | undefined;
+  const calls = new Map<string, RequestId[]>();
+
+  const offering = (test: (c: ServerCapabilities) => unknown): string[] =>
+    pool
+      .upstreams()
+      .filter((u) => u.state === 'connected' && u.capabilities !== undefined && test(u.capabilities))
+      .map((u) => u.name);
+  /** The one server offering a capability, when names stay original; else undefined. */
+  const soleServer = (test: (c: ServerCapabilities) => unknown): string | undefined => {
+    if (!originalNames) return undefined;
+    const servers = offering(test);
+    return servers.length === 1 ? servers[0] : undefined;
+  };
+  const hasResources = (c: ServerCapabilities): unknown => c.resources;
+  const hasPrompts = (c: ServerCapabilities): unknown => c.prompts;
+
+  const resourceTarget = (uri: string): { server: string; uri: string } => {
+    const parsed = names.parseUri(uri);
+    if (parsed) return parsed;
+    const sole = soleServer(hasResources);
+    if (sole !== undefined) return { server: sole, uri };
+    throw protocolError(
+      -32002,
+      `Resource not found: ${JSON.stringify(uri).slice(0, 200)}. URIs of this gateway are "<server>+<uri>" as resources/list names them.`,
+    );
+  };
+  const outUri = (server: string, uri: string): string =>
+    soleServer(hasResources) === server ? uri : names.uri(server, uri);
+  const promptTarget = (name: string): { server: string; name: string } => {
+    const sole = soleServer(hasPrompts);
+    if (sole !== undefined) return { server: sole, name };
+    const parsed = names.parsePromptName(name);
+    if (parsed) return parsed;
+    throw protocolError(
+      ErrorCode.InvalidParams,
+      `Unknown prompt ${JSON.stringify(name).slice(0, 200)}. Prompts of this gateway are "<server>__<prompt>" as prompts/list names them.`,
+    );
+  };
+  const outPrompt = (server: string, name: string): string =>
+    soleServer(hasPrompts) === server ? name : names.promptName(server, name);
+
+  /** One page of a listing across servers: one upstream page per request, the cursor names where. */
+  const listAcross = async <T>(
+    test: (c: ServerCapabilities) => unknown,
+    cursor: string | undefined,
+    fetch: (
+      server: string,
+      cursor: string | undefined,
+    ) => Promise<{ items: T[]; nextCursor?: string | undefined }>,
+    extra: Extra,
+  ): Promise<{ items: T[]; nextCursor?: string }> => {
+    const servers = offering(test);
+    let index = 0;
+    let upstreamCursor: string | undefined;
+    if (cursor !== undefined) {
+      const decoded = decodeCursor(cursor);
+      index = servers.indexOf(decoded.server);
+      if (index < 0) return { items: [] };
+      upstreamCursor = decoded.cursor;
+    }
+    const items: T[] = [];
+    for (; index < servers.length; index++, upstreamCursor = undefined) {
+      const serverName = servers[index]!;
+      if (extra.signal.aborted) break;
+      const page = await fetch(serverName, upstreamCursor).catch(
+        (error: unknown): { items: T[]; nextCursor?: string | undefined } => {
+          // One failing server does not hide the others' items.
+          if (servers.length === 1) throw upstreamError(error);
+          return { items: [] };
+        },
+      );
+      items.push(...page.items);
+      if (page.nextCursor !== undefined)
+        return { items, nextCursor: encodeCursor(serverName, page.nextCursor) };
+      if (items.length > 0 && index + 1 < servers.length)
+        return { items, nextCursor: encodeCursor(servers[index + 1]!, undefined) };
+    }
+    return { items };
+  };
+
+  const request = <T>(
+    serverName: string,
+    method: string,
+    params: Record<string, unknown>,
+    schema: Parameters<ToolPool['requestUpstream']>[2],
+    extra: Extra,
+  ): Promise<T> =>
+    pool
+      .requestUpstream(serverName, { method, params }, schema, { signal: extra.signal })
+      .catch((error: unknown) => {
+        throw upstreamError(error);
+      }) as Promise<T>;
+
+  if (capabilities.resources) {
+    server.setRequestHandler(ListResourcesRequestSchema, async (req, extra) => {
+      const page = await listAcross(
+        hasResources,
+        req.params?.cursor,
+        async (name, cursor) => {
+          const result = await request<{ resources: { uri: string }[]; nextCursor?: string }>(
+            name,
+            'resources/list',
+            cursor === undefined ? {} : { cursor },
+            ListResourcesResultSchema,
+            extra,
+          );
+          return {
+            items: result.resources.map((r) => ({ ...r, uri: outUri(name, r.uri) })),
+            nextCursor: result.nextCursor,
+          };
+        },
+        extra,
+      );
+      return {
+        resources: page.items,
+        ...(page.nextCursor !== undefined ? { nextCursor: page.nextCursor } : {}),
+      };
+    });
+    server.setRequestHandler(ListResourceTemplatesRequestSchema, async (req, extra) => {
+      const page = await listAcross(
+        hasResources,
+        req.params?.cursor,
+        async (name, cursor) => {
+          const result = await request<{ resourceTemplates: { uriTemplate: string }[]; nextCursor?: string }>(
+            name,
+            'resources/templates/list',
+            cursor === undefined ? {} : { cursor },
+            ListResourceTemplatesResultSchema,
+            extra,
+          );
+          return {
+            items: result.resourceTemplates.map((t) => ({ ...t, uriTemplate: outUri(name, t.uriTemplate) })),
+            nextCursor: result.nextCursor,
+          };
+        },
+        extra,
+      );
+      return {
+        resourceTemplates: page.items,
+        ...(page.nextCursor !== undefined ? { nextCursor: page.nextCursor } : {}),
+      };
+    });
+    server.setRequestHandler(ReadResourceRequestSchema, async (req, extra) => {
+      const target = resourceTarget(req.params.uri);
+      const result = await request<{ contents: { uri: string }[] }>(
+        target.server,
+        'resources/read',
+        { ...req.params, uri: target.uri },
+        ReadResourceResultSchema,
+        extra,
+      );
+      return {
+        ...result,
+        contents: result.contents.map((c) => ({ ...c, uri: outUri(target.server, c.uri) })),
+      };
+    });
+    if (capabilities.resources.subscribe) {
+      server.setRequestHandler(SubscribeRequestSchema, async (req, extra) => {
+        const target = resourceTarget(req.params.uri);
+        if (subscribed.has(req.params.uri)) return {};
+        if (subscribed.size >= maxSubscriptions)
+          throw protocolError(
+            ErrorCode.InvalidRequest,
+            `This session holds ${subscribed.size} resource subscriptions, the most codecall serve allows ` +
+              '(serve.maxSubscriptionsPerSession); unsubscribe from one first.',
+          );
+        const key = JSON.stringify([target.server, target.uri]);
+        const count = subscriptions.get(key) ?? 0;
+        if (count === 0)
+          await request(target.server, 'resources/subscribe', { uri: target.uri }, EmptyResultSchema, extra);
+        subscriptions.set(key, count + 1);
+        subscribed.set(req.params.uri, [target.server, target.uri]);
+        return {};
+      });
+      server.setRequestHandler(UnsubscribeRequestSchema, async (req, extra) => {
+        const target = subscribed.get(req.params.uri);
+        if (!target) return {};
+        subscribed.delete(req.params.uri);
+        await release(target, extra.signal);
+        return {};
+      });
+    }
+  }
+
+  /** Drops one session's subscription; the last one unsubscribes upstream. */
+  const release = async ([serverName, uri]: [string, string], signal?: AbortSignal): Promise<void> => {
+    const key = JSON.stringify([serverName, uri]);
+    const count = (subscriptions.get(key) ?? 1) - 1;
+    if (count > 0) {
+      subscriptions.set(key, count);
+      return;
+    }
+    subscriptions.delete(key);
+    await pool
+      .requestUpstream(serverName, { method: 'resources/unsubscribe', params: { uri } }, EmptyResultSchema, {
+        ...(signal ? { signal } : {}),
+      })
+      .catch(() => {});
+  };
+
+  if (capabilities.prompts) {
+    server.setRequestHandler(ListPromptsRequestSchema, async (req, extra) => {
+      const page = await listAcross(
+        hasPrompts,
+        req.params?.cursor,
+        async (name, cursor) => {
+          const result = await request<{ prompts: { name: string }[]; nextCursor?: string }>(
+            name,
+            'prompts/list',
+            cursor === undefined ? {} : { cursor },
+            ListPromptsResultSchema,
+            extra,
+          );
+          return {
+            items: result.prompts.map((p) => ({ ...p, name: outPrompt(name, p.name) })),
+            nextCursor: result.nextCursor,
+          };
+        },
+        extra,
+      );
+      return {
+        prompts: page.items,
+        ...(page.nextCursor !== undefined ? { nextCursor: page.nextCursor } : {}),
+      };
+    });
+    server.setRequestHandler(GetPromptRequestSchema, async (req, extra) => {
+      const target = promptTarget(req.params.name);
+      return request(
+        target.server,
+        'prompts/get',
+        { ...req.params, name: target.name },
+        GetPromptResultSchema,
+        extra,
+      );
+    });
+  }
+
+  if (capabilities.completions) {
+    server.setRequestHandler(CompleteRequestSchema, async (req, extra) => {
+      const ref = req.params.ref;
+      let target: { server: string; ref: Record<string, unknown> };
+      if (ref.type === 'ref/prompt') {
+        const prompt = promptTarget(ref.name);
+        target = { server: prompt.server, ref: { ...ref, name: prompt.name } };
+      } else {
+        const resource = resourceTarget(ref.uri);
+        target = { server: resource.server, ref: { ...ref, uri: resource.uri } };
+      }
+      return request(
+        target.server,
+        'completion/complete',
+        { ...req.params, ref: target.ref },
+        CompleteResultSchema,
+        extra,
+      );
+    });
+  }
+
+  if (capabilities.logging) {
+    server.setRequestHandler(SetLevelRequestSchema, async (req, extra) => {
+      logLevel = req.params.level;
+      // Upstream servers are shared by every session: the last level set wins there, and each
+      // session filters what it receives by its own level.
+      await Promise.all(
+        offering((c) => c.logging).map((name) =>
+          pool
+            .requestUpstream(
+              name,
+              { method: 'logging/setLevel', params: { level: logLevel } },
+              EmptyResultSchema,
+              {
+                signal: extra.signal,
+              },
+            )
+            .catch(() => {}),
+        ),
+      );
+      return {};
+    });
+  }
+
+  const send = (notification: ServerNotification, relatedRequestId?: RequestId): void => {
+    if (!server.transport) return;
+    server
+      .notification(notification, relatedRequestId !== undefined ? { relatedRequestId } : undefined)
+      .catch(() => {});
+  };
+
+  const unsubscribe = pool.onUpstreamNotification((serverName, notification) => {
+    switch (notification.method) {
+      case 'notifications/resources/updated': {
+        const uri = notification.params?.uri;
+        if (typeof uri !== 'string') return;
+        for (const [clientUri, [s, u]] of subscribed)
+          if (s === serverName && u === uri)
+            send({
+              method: 'notifications/resources/updated',
+              params: { ...notification.params, uri: clientUri },
+            });
+        return;
+      }
+      case 'notifications/resources/list_changed':
+        if (capabilities.resources) send({ method: notification.method });
+        return;
+      case 'notifications/prompts/list_changed':
+        if (capabilities.prompts) send({ method: notification.method });
+        return;
+      case 'notifications/message': {
+        const params = notification.params ?? {};
+        const level = params.level as LoggingLevel;
+        if (!capabilities.logging || logLevel === undefined || !LEVELS.includes(level)) return;
+        if (LEVELS.indexOf(level) < LEVELS.indexOf(logLevel)) return;
+        const logger = typeof params.logger === 'string' ? `${serverName}/${params.logger}` : serverName;
+        send(
+          { method: 'notifications/message', params: { ...params, data: params.data, level, logger } },
+          calls.get(serverName)?.at(-1),
+        );
+        return;
+      }
+    }
+  });
+
+  return {
+    askerFor(extra) {
+      return async (upstream, signal) => {
+        const sampling = upstream.method === 'sampling/createMessage';
+        const capability = sampling ? 'sampling' : 'elicitation';
+        if (!server.getClientCapabilities()?.[capability])
+          throw protocolError(
+            ErrorCode.InvalidRequest,
+            `The MCP client connected to codecall did not declare the "${capability}" capability, so this ` +
+              `${upstream.method} request cannot be forwarded to it. Use a client that supports ${capability}.`,
+          );
+        const result = await extra.sendRequest(
+          { method: upstream.method, params: upstream.params } as ServerRequest,
+          sampling ? CreateMessageResultSchema : ElicitResultSchema,
+          { signal: AbortSignal.any([signal, extra.signal]) },
+        );
+        return result as Record<string, unknown>;
+      };
+    },
+    trackCall(serverName, requestId) {
+      calls.set(serverName, [...(calls.get(serverName) ?? []), requestId]);
+      return () => {
+        const left = (calls.get(serverName) ?? []).filter((id) => id !== requestId);
+        if (left.length > 0) calls.set(serverName, left);
+        else calls.delete(serverName);
+      };
+    },
+    upstreamsChanged() {
+      if (capabilities.resources) send({ method: 'notifications/resources/list_changed' });
+      if (capabilities.prompts) send({ method: 'notifications/prompts/list_changed' });
+    },
+    close() {
+      unsubscribe();
+      for (const target of subscribed.values()) void release(target);
+      subscribed.clear();
+    },
+  };
+}
