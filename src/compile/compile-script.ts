@@ -11,7 +11,7 @@
  * positions to the model's original line and column, which the sandbox host uses to point
  * runtime errors at the model's own lines.
  */
-import { transformSync, type Message } from 'esbuild';
+import { transform as esbuildTransform, transformSync, type Message } from 'esbuild';
 
 import { DEFAULT_MAX_CODE_BYTES } from '../config/defaults.js';
 
@@ -228,16 +228,21 @@ function describe(message: Message, extracted: Extracted, sourceLines: string[])
   );
 }
 
+const TRANSFORM_OPTIONS = {
+  format: 'esm',
+  target: 'esnext',
+  sourcemap: 'external',
+  sourcefile: 'script',
+  logLevel: 'silent',
+  supported: { 'top-level-await': true },
+} as const;
+
 function transform(source: string, loader: 'ts' | 'js') {
-  return transformSync(source, {
-    loader,
-    format: 'esm',
-    target: 'esnext',
-    sourcemap: 'external',
-    sourcefile: 'script',
-    logLevel: 'silent',
-    supported: { 'top-level-await': true },
-  });
+  return transformSync(source, { ...TRANSFORM_OPTIONS, loader });
+}
+
+function transformAsync(source: string, loader: 'ts' | 'js') {
+  return esbuildTransform(source, { ...TRANSFORM_OPTIONS, loader });
 }
 
 /**
@@ -250,6 +255,58 @@ function transform(source: string, loader: 'ts' | 'js') {
  * ```
  */
 export function compileScript(source: string, options: CompileScriptOptions = {}): CompileResult {
+  const prepared = prepareScript(source, options);
+  if ('ok' in prepared) return prepared;
+  let output: { code: string; map: string };
+  try {
+    output = transform(prepared.wrapped, 'ts');
+  } catch (tsError) {
+    try {
+      output = transform(prepared.wrapped, 'js');
+    } catch {
+      return describeFailure(tsError, prepared);
+    }
+  }
+  return finishScript(output, prepared);
+}
+
+/**
+ * {@link compileScript} without blocking the event loop: esbuild compiles on its service process
+ * while the host serves others (what the executor uses; the synchronous form waits for it).
+ *
+ * @example
+ * ```ts
+ * const compiled = await compileScriptAsync('console.log(1 + 1)');
+ * ```
+ */
+export async function compileScriptAsync(
+  source: string,
+  options: CompileScriptOptions = {},
+): Promise<CompileResult> {
+  const prepared = prepareScript(source, options);
+  if ('ok' in prepared) return prepared;
+  let output: { code: string; map: string };
+  try {
+    output = await transformAsync(prepared.wrapped, 'ts');
+  } catch (tsError) {
+    try {
+      output = await transformAsync(prepared.wrapped, 'js');
+    } catch {
+      return describeFailure(tsError, prepared);
+    }
+  }
+  return finishScript(output, prepared);
+}
+
+interface PreparedScript {
+  wrapped: string;
+  extracted: Extracted;
+  sourceLines: string[];
+  imports: Array<{ text: string; line: number }>;
+}
+
+/** Bounds, code-fence extraction and wrapping: a syntax error result, or what to transform. */
+function prepareScript(source: string, options: CompileScriptOptions): PreparedScript | CompileResult {
   const maxCodeBytes = options.maxCodeBytes ?? DEFAULT_MAX_CODE_BYTES;
   if (typeof source !== 'string')
     return syntaxError('The script must be a string of JavaScript or TypeScript.', 1, 1);
@@ -268,24 +325,26 @@ export function compileScript(source: string, options: CompileScriptOptions = {}
   }
   const prepared = prepareBody(extracted.lines);
   const wrapped = `${WRAP_OPEN}\n${prepared.body}${WRAP_CLOSE}\n${prepared.imports.map((i) => i.text).join('\n')}`;
-  let output: { code: string; map: string };
-  try {
-    output = transform(wrapped, 'ts');
-  } catch (tsError) {
-    try {
-      output = transform(wrapped, 'js');
-    } catch {
-      const first = (tsError as { errors?: Message[] }).errors?.[0];
-      // Not a diagnostic (esbuild itself failed): a host problem, not the model's.
-      if (!first) throw tsError;
-      return describe(first, extracted, sourceLines);
-    }
-  }
+  return { wrapped, extracted, sourceLines, imports: prepared.imports };
+}
+
+/** The model's syntax error from esbuild's diagnostics; rethrows when esbuild itself failed. */
+function describeFailure(tsError: unknown, prepared: PreparedScript): CompileResult {
+  const first = (tsError as { errors?: Message[] }).errors?.[0];
+  // Not a diagnostic (esbuild itself failed): a host problem, not the model's.
+  if (!first) throw tsError;
+  return describe(first, prepared.extracted, prepared.sourceLines);
+}
+
+function finishScript(
+  output: { code: string; map: string },
+  { extracted, imports }: PreparedScript,
+): CompileResult {
   const code = output.code;
   const leftover = /^\s*import\b[^\n]*?(['"])([^'"\n]+)\1/m.exec(code);
   if (leftover) {
     const specifier = leftover[2]!;
-    const at = prepared.imports.find((entry) => entry.text.includes(specifier));
+    const at = imports.find((entry) => entry.text.includes(specifier));
     const line = at ? (extracted.lineMap[at.line] ?? 1) : 1;
     return syntaxError(
       `Line ${line}: \`import … from '${specifier}'\` is not available: the sandbox has no modules, files, network or packages. ` +

@@ -6,7 +6,7 @@
  * After each run the ordered list of tools it called successfully goes to `onSequence` (usage
  * history for tool search).
  */
-import { compileScript, renderDeclarations, type RenderDeclarationsOptions } from '../compile/index.js';
+import { compileScriptAsync, renderDeclarations, type RenderDeclarationsOptions } from '../compile/index.js';
 import { DEFAULT_MAX_CODE_BYTES } from '../config/defaults.js';
 import { resolveSandboxLimits, type SandboxLimits, type SandboxPool } from '../isolate/index.js';
 import type { CatalogTool, ToolPool } from '../tools/index.js';
@@ -151,7 +151,7 @@ export function createExecutor(options: ExecutorOptions): Executor {
 
   return {
     async execute(source: string, executeOptions: ExecuteOptions = {}): Promise<ExecutionResult> {
-      const compiled = compileScript(source, { maxCodeBytes });
+      const compiled = await compileScriptAsync(source, { maxCodeBytes });
       if (!compiled.ok) return emptyResult('SYNTAX_ERROR', compiled.error.message);
       // Every tool is bound, so a call to one not opened to code reaches the host and is
       // refused there with a message naming the `allowedCallers` key that would open it.

@@ -29,6 +29,11 @@ const MAX_ECHOED_NAME_CHARS = 80;
 const CALL_OVERHEAD_BYTES = 64;
 /** Unknown names whose suggestions are remembered per catalog. */
 const MAX_REMEMBERED_UNKNOWN_NAMES = 256;
+/**
+ * Unknown names of one run that get a "did you mean" lookup; later ones are refused without one
+ * (a script that calls hundreds of made-up names would otherwise buy host time with each).
+ */
+export const MAX_SUGGESTION_LOOKUPS_PER_RUN = 8;
 
 /** Where a run executes: an engine run in-process, or a run relayed to a worker. */
 export interface RunBackend {
@@ -112,6 +117,11 @@ class ToolNameIndex {
       }
     }
     this.#index = new NameIndex(this.#written.keys());
+  }
+
+  /** True when the suggestions for `name` are remembered (no lookup needed). */
+  remembers(name: string): boolean {
+    return this.#recent.has(name);
   }
 
   /** Up to {@link MAX_SUGGESTIONS} tool names close to `name`, as the script would write them. */
@@ -218,6 +228,7 @@ export class RunController implements EngineSink {
   readonly #startedAt = performance.now();
   #backend: RunBackend | undefined;
   #calls = 0;
+  #suggestionLookups = 0;
   #inFlight = 0;
   #resultBytes = 0;
   /** Bytes of arguments of calls queued or in flight (see `maxPendingToolArgsBytes`). */
@@ -304,7 +315,15 @@ export class RunController implements EngineSink {
     }
     const binding = this.#byName.get(name);
     if (binding === undefined) {
-      const matches = ToolNameIndex.of(this.#options.tools).closeMatches(name);
+      const names = ToolNameIndex.of(this.#options.tools);
+      if (!names.remembers(name) && ++this.#suggestionLookups > MAX_SUGGESTION_LOOKUPS_PER_RUN) {
+        return this.#reject(
+          id,
+          `Unknown tool "${echoName(name)}". Check the names in \`tools\` (search_tools finds them); this script already called ${MAX_SUGGESTION_LOOKUPS_PER_RUN} unknown names.`,
+          'UNKNOWN_TOOL',
+        );
+      }
+      const matches = names.closeMatches(name);
       const hint =
         matches.length > 0
           ? ` Did you mean: ${matches.join(', ')}?`
