@@ -259,6 +259,11 @@ export class CodecallRuntime {
     return this.#resolveHits(found, options);
   }
 
+  /** True when {@link CodecallRuntime.findTools} runs queries on the search worker thread. */
+  get searchOnWorker(): boolean {
+    return this.#searchHost?.onWorker ?? false;
+  }
+
   /** The search worker, started on first use when {@link CodecallRuntimeOptions.searchWorker} asks for it. */
   #searchHostFor(): SearchWorkerHost | undefined {
     if (this.#searchHost || this.#closing) return this.#searchHost;

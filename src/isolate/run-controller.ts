@@ -33,7 +33,7 @@ const MAX_REMEMBERED_UNKNOWN_NAMES = 256;
  * Unknown names of one run that get a "did you mean" lookup; later ones are refused without one
  * (a script that calls hundreds of made-up names would otherwise buy host time with each).
  */
-export const MAX_SUGGESTION_LOOKUPS_PER_RUN = 8;
+export const MAX_SUGGESTION_LOOKUPS_PER_RUN = 5;
 
 /** Where a run executes: an engine run in-process, or a run relayed to a worker. */
 export interface RunBackend {
