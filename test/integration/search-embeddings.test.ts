@@ -340,7 +340,10 @@ describe('search.embeddings in the configuration', () => {
 
 describe('search.embeddings in the runtime (what serve and the agent loop search with)', () => {
   /** A runtime over an in-memory MCP server with the TOOLS catalog (one server per prefix). */
-  async function openRuntime(search: Record<string, unknown>, searchWorker?: boolean): Promise<CodecallRuntime> {
+  async function openRuntime(
+    search: Record<string, unknown>,
+    searchWorker?: boolean,
+  ): Promise<CodecallRuntime> {
     const servers = new Map<string, HostileTool[]>();
     for (const tool of TOOLS) {
       const [server, name] = tool.name.split('.') as [string, string];
@@ -350,7 +353,10 @@ describe('search.embeddings in the runtime (what serve and the agent loop search
       [...servers].map(([key, tools]) => [key, inMemoryTransport(createHostileServer({ tools }).create)]),
     );
     return CodecallRuntime.open({
-      config: parseConfig({ mcpServers: {}, search }, { file: join(dir, 'runtime', 'codecall.json'), env: {} }),
+      config: parseConfig(
+        { mcpServers: {}, search },
+        { file: join(dir, 'runtime', 'codecall.json'), env: {} },
+      ),
       history: false,
       tools: { transports, requireAll: true },
       ...(searchWorker !== undefined ? { searchWorker } : {}),
@@ -415,7 +421,8 @@ describe('search.embeddings in the runtime (what serve and the agent loop search
       try {
         const queries = ['plot a diagram of my book sales', 'send an email', 'read_file', 'weather forecast'];
         const compare = async () => {
-          for (const query of queries) expect(await runtime.findTools(query)).toEqual(runtime.searchTools(query));
+          for (const query of queries)
+            expect(await runtime.findTools(query)).toEqual(runtime.searchTools(query));
           const regex = { regex: true };
           expect(await runtime.findTools('^viz\\.', regex)).toEqual(runtime.searchTools('^viz\\.', regex));
         };
