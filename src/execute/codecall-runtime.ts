@@ -196,6 +196,7 @@ export class CodecallRuntime {
       else
         history = await SqliteHistoryStore.open({
           path: session.config.history.path,
+          migrateFrom: session.config.history.migrateFrom,
           maxRuns: session.config.history.maxRuns,
         });
       const state = await history.load();
