@@ -1,7 +1,7 @@
 /**
  * Hostile-neighbour benchmark: two MCP clients of one codecall server process (two sessions of
  * `createCodecallServer` over one runtime, SDK clients over in-memory pairs), in front of a
- * hostile MCP server of 2,000 tools. The attacker runs one host-stall class at a time in a
+ * hostile MCP server of 2,000 tools in a process of its own (stdio). The attacker runs one host-stall class at a time in a
  * loop; the victim measures its `tools/list` round trips meanwhile.
  *
  * Classes: regex search that backtracks exponentially on V8 (`(a|aa)+$` against a 2,000-char
@@ -17,13 +17,14 @@
  * target, to show what the host costs a neighbour anyway.
  */
 import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { parseConfig } from '../src/config/index.js';
 import { CodecallRuntime } from '../src/execute/index.js';
 import { createCodecallServer } from '../src/server/index.js';
 import { createHostileServer, type HostileTool } from '../src/testing/servers/hostile-server.js';
-import { inMemoryTransport } from '../src/testing/servers/in-memory.js';
 import { figure, finish, nowUs, percentile } from './harness.js';
 
 const ROOT = resolve(import.meta.dirname ?? '.', '..');
@@ -137,55 +138,71 @@ async function window(
   return { latencies, rounds };
 }
 
-const hostile = createHostileServer({ tools: catalog() });
-const runtime = await CodecallRuntime.open({
-  config: parseConfig(
-    { mcpServers: {}, sandbox: { workers: 1 } },
-    { file: join(ROOT, 'codecall.json'), env: {} },
-  ),
-  history: false,
-  tools: { transports: { hostile: inMemoryTransport(hostile.create) }, requireAll: true },
-});
-try {
-  const victim = await connect(runtime);
-  const attacker = await connect(runtime);
-  // Warm up both paths (sandbox worker, compiler, validators, search worker).
-  await listLatencies(victim, WINDOW_SAMPLES);
-  for (const call of [...Object.values(BENIGN), ...Object.values(CLASSES)]) await attacker.callTool(call);
-  const labels = ['idle', ...Object.keys(BENIGN), ...Object.keys(CLASSES)];
-  const calls: Record<string, { name: string; arguments: Record<string, unknown> } | undefined> = {
-    idle: undefined,
-    ...BENIGN,
-    ...CLASSES,
-  };
-  const latencies = new Map<string, number[]>(labels.map((label) => [label, []]));
-  const rounds = new Map<string, number>(labels.map((label) => [label, 0]));
-  for (let round = 0; round < ROUNDS; round++) {
-    // Rotate the order so that no class always follows the same neighbour.
-    const order = labels.map((_, i) => labels[(i + round) % labels.length]!);
-    for (const label of order) {
-      const measured = await window(victim, attacker, calls[label]);
-      latencies.get(label)!.push(...measured.latencies);
-      rounds.set(label, rounds.get(label)! + measured.rounds);
-    }
-  }
-  const idleSamples = latencies.get('idle')!;
-  const idle = percentile(idleSamples, 99);
-  console.log(
-    `  victim tools/list idle p99: ${(idle / 1000).toFixed(2)} ms, p50 ${(percentile(idleSamples, 50) / 1000).toFixed(2)} ms ` +
-      `(${idleSamples.length} samples in ${ROUNDS} windows interleaved with the others)`,
-  );
-  for (const label of labels.slice(1)) {
-    const loaded = latencies.get(label)!;
-    figure(
-      `tools/list p99 under ${label} (${rounds.get(label)} rounds) / idle`,
-      percentile(loaded, 99) / idle,
-      '×',
-      label in CLASSES ? { max: 2 } : undefined,
-    );
-  }
-  await Promise.all([victim.close(), attacker.close()]);
-} finally {
-  await runtime.close();
+// The hostile MCP server runs in a process of its own (this bundle, started with `serve-hostile`),
+// over stdio, as an upstream server does: its own work is not the host's.
+if (process.argv[2] === 'serve-hostile') {
+  const server = createHostileServer({ tools: catalog() }).create();
+  process.stdin.on('end', () => void server.close());
+  await server.connect(new StdioServerTransport());
+} else {
+  await measure();
 }
-finish();
+
+async function measure(): Promise<void> {
+  const runtime = await CodecallRuntime.open({
+    config: parseConfig(
+      {
+        mcpServers: {
+          hostile: { command: process.execPath, args: [fileURLToPath(import.meta.url), 'serve-hostile'] },
+        },
+        sandbox: { workers: 1 },
+      },
+      { file: join(ROOT, 'codecall.json'), env: { ...process.env } as Record<string, string> },
+    ),
+    history: false,
+    tools: { requireAll: true },
+  });
+  try {
+    const victim = await connect(runtime);
+    const attacker = await connect(runtime);
+    // Warm up both paths (sandbox worker, compiler, validators, search worker).
+    await listLatencies(victim, WINDOW_SAMPLES);
+    for (const call of [...Object.values(BENIGN), ...Object.values(CLASSES)]) await attacker.callTool(call);
+    const labels = ['idle', ...Object.keys(BENIGN), ...Object.keys(CLASSES)];
+    const calls: Record<string, { name: string; arguments: Record<string, unknown> } | undefined> = {
+      idle: undefined,
+      ...BENIGN,
+      ...CLASSES,
+    };
+    const latencies = new Map<string, number[]>(labels.map((label) => [label, []]));
+    const rounds = new Map<string, number>(labels.map((label) => [label, 0]));
+    for (let round = 0; round < ROUNDS; round++) {
+      // Rotate the order so that no class always follows the same neighbour.
+      const order = labels.map((_, i) => labels[(i + round) % labels.length]!);
+      for (const label of order) {
+        const measured = await window(victim, attacker, calls[label]);
+        latencies.get(label)!.push(...measured.latencies);
+        rounds.set(label, rounds.get(label)! + measured.rounds);
+      }
+    }
+    const idleSamples = latencies.get('idle')!;
+    const idle = percentile(idleSamples, 99);
+    console.log(
+      `  victim tools/list idle p99: ${(idle / 1000).toFixed(2)} ms, p50 ${(percentile(idleSamples, 50) / 1000).toFixed(2)} ms ` +
+        `(${idleSamples.length} samples in ${ROUNDS} windows interleaved with the others)`,
+    );
+    for (const label of labels.slice(1)) {
+      const loaded = latencies.get(label)!;
+      figure(
+        `tools/list p99 under ${label} (${rounds.get(label)} rounds) / idle`,
+        percentile(loaded, 99) / idle,
+        '×',
+        label in CLASSES ? { max: 2 } : undefined,
+      );
+    }
+    await Promise.all([victim.close(), attacker.close()]);
+  } finally {
+    await runtime.close();
+  }
+  finish();
+}
