@@ -5,10 +5,25 @@
  * event loop. Messages are handled one at a time, in the order they were posted, so a query
  * always sees every update posted before it.
  */
+import { setPriority } from 'node:os';
 import { parentPort } from 'node:worker_threads';
 import { openEmbeddings } from './open-embeddings.js';
 import type { SearchWorkerReply, SearchWorkerRequest } from './search-host.js';
 import { createToolSearch, type ToolSearch } from './tool-search.js';
+
+/**
+ * Niceness of this thread: when the machine's cores are contended, the host's main thread (which
+ * answers every client) runs before one client's queries. Linux only, where `setpriority` on
+ * "process" 0 applies to the calling thread alone (elsewhere it would lower the whole process).
+ */
+const SEARCH_WORKER_NICENESS = 10;
+if (process.platform === 'linux') {
+  try {
+    setPriority(0, SEARCH_WORKER_NICENESS);
+  } catch {
+    // Not permitted here: the worker runs at the process's priority.
+  }
+}
 
 let search: ToolSearch | undefined;
 let closeEmbeddings: () => Promise<void> = () => Promise.resolve();
