@@ -374,7 +374,12 @@ describe('parseConfig', () => {
     expect(config.disabledServers).toEqual(['off']);
     expect(config.sandbox.mode).toBe('in-process');
     expect(config.sandbox.limits.memoryMb).toBe(64);
-    expect(config.history).toEqual({ enabled: false, path: '/project/h.sqlite', key: 'history.path', maxRuns: 50 });
+    expect(config.history).toEqual({
+      enabled: false,
+      path: '/project/h.sqlite',
+      key: 'history.path',
+      maxRuns: 50,
+    });
     expect(config.search).toEqual({ limit: 3 });
     expect(config.agent).toEqual({ model: 'm', maxSteps: 4 });
   });

@@ -126,7 +126,9 @@ describe('codecall search and codecall graph', () => {
     writeFileSync(join(dir, 'other.json'), JSON.stringify({ mcpServers: {} }));
     const other = join(dir, '.codecall', 'history.other.json.sqlite');
     const before = io();
-    expect(await graphCommand.run(['--config', join(dir, 'other.json'), '--format', 'json'], before.io)).toBe(0);
+    expect(await graphCommand.run(['--config', join(dir, 'other.json'), '--format', 'json'], before.io)).toBe(
+      0,
+    );
     expect(before.err()).toContain(
       `usage history ${history} (key: other.json, not yet written: the folder's shared history it will start from; 5 recorded runs)`,
     );
@@ -140,7 +142,9 @@ describe('codecall search and codecall graph', () => {
     expect(existsSync(other)).toBe(true);
 
     const after = io();
-    expect(await graphCommand.run(['--config', join(dir, 'other.json'), '--format', 'json'], after.io)).toBe(0);
+    expect(await graphCommand.run(['--config', join(dir, 'other.json'), '--format', 'json'], after.io)).toBe(
+      0,
+    );
     expect(after.err()).toContain(`usage history ${other} (key: other.json; 6 recorded runs)`);
     expect(JSON.parse(after.out()).sequences).toBe(6);
     const own = io();
