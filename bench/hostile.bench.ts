@@ -1,7 +1,7 @@
 /**
  * Hostile-neighbour benchmark: two MCP clients of one codecall server process (two sessions of
  * `createCodecallServer` over one runtime, SDK clients over in-memory pairs), in front of a
- * hostile MCP server of 2,000 tools. The attacker runs one host-stall class at a time in a
+ * hostile MCP server of 2,000 tools in a process of its own (stdio). The attacker runs one host-stall class at a time in a
  * loop; the victim measures its `tools/list` round trips meanwhile.
  *
  * Classes: regex search that backtracks exponentially on V8 (`(a|aa)+$` against a 2,000-char
@@ -10,24 +10,25 @@
  * of unknown tool names (did-you-mean over the catalog).
  *
  * Figure: the victim's `tools/list` p99 under each class as a ratio of its idle p99 measured in
- * the same run. Target ≤ 2. Benign calls of the same kinds (a plain regex search, a keyword
- * search, a script making valid calls) are measured the same way, without a target: search and
- * declaration rendering are synchronous, so a victim waits behind one whole search whatever its
- * pattern, and the ratio for a hostile class is only meaningful next to its benign twin.
+ * the same run: windows of idle and of every class alternate over several rounds (in a rotating
+ * order), so a machine that gets busier or quieter during the run moves floor and load alike,
+ * and each p99 pools 600 samples. Target ≤ 2. Benign calls of the same kinds (a plain regex
+ * search, a keyword search, a script making valid calls) are measured the same way, without a
+ * target, to show what the host costs a neighbour anyway.
  */
 import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { parseConfig } from '../src/config/index.js';
 import { CodecallRuntime } from '../src/execute/index.js';
 import { createCodecallServer } from '../src/server/index.js';
 import { createHostileServer, type HostileTool } from '../src/testing/servers/hostile-server.js';
-import { inMemoryTransport } from '../src/testing/servers/in-memory.js';
 import { figure, finish, nowUs, percentile } from './harness.js';
 
 const ROOT = resolve(import.meta.dirname ?? '.', '..');
 const TOOL_COUNT = 2_000;
-const SAMPLES = 150;
 
 function refDag(levels: number): Record<string, unknown> {
   const properties: Record<string, unknown> = { p0: { type: 'string' } };
@@ -97,9 +98,14 @@ const CLASSES: Record<string, { name: string; arguments: Record<string, unknown>
   },
 };
 
-async function listLatencies(victim: Client): Promise<number[]> {
+/** Victim round trips per window; windows of every class (and idle) are interleaved. */
+const WINDOW_SAMPLES = 100;
+/** Rounds: each round measures one window of idle and of every class, in a rotating order. */
+const ROUNDS = 6;
+
+async function listLatencies(victim: Client, samples: number): Promise<number[]> {
   const out: number[] = [];
-  for (let i = 0; i < SAMPLES; i++) {
+  for (let i = 0; i < samples; i++) {
     const started = nowUs();
     await victim.listTools();
     out.push(nowUs() - started);
@@ -109,48 +115,94 @@ async function listLatencies(victim: Client): Promise<number[]> {
   return out;
 }
 
-const hostile = createHostileServer({ tools: catalog() });
-const runtime = await CodecallRuntime.open({
-  config: parseConfig(
-    { mcpServers: {}, sandbox: { workers: 1 } },
-    { file: join(ROOT, 'codecall.json'), env: {} },
-  ),
-  history: false,
-  tools: { transports: { hostile: inMemoryTransport(hostile.create) }, requireAll: true },
-});
-try {
-  const victim = await connect(runtime);
-  const attacker = await connect(runtime);
-  // Warm up both paths (sandbox worker, compiler, validators).
-  await listLatencies(victim);
-  for (const call of Object.values(CLASSES)) await attacker.callTool(call);
-  const idle = percentile(await listLatencies(victim), 99);
-  console.log(`  victim tools/list idle p99: ${(idle / 1000).toFixed(2)} ms (${SAMPLES} samples)`);
-  for (const [label, call] of [...Object.entries(BENIGN), ...Object.entries(CLASSES)]) {
-    let stop = false;
-    let rounds = 0;
-    const attack = (async () => {
-      while (!stop) {
-        await attacker.callTool(call);
-        rounds++;
-        // In-memory transports answer in microtasks; a real client's next request arrives on a
-        // later turn of the loop (a socket read), so let timers run between rounds.
-        await new Promise((resolve) => setImmediate(resolve));
-      }
-    })();
-    const loaded = percentile(await listLatencies(victim), 99);
-    stop = true;
-    await attack;
-    const hostileClass = label in CLASSES;
-    figure(
-      `tools/list p99 under ${label} (${rounds} rounds) / idle`,
-      loaded / idle,
-      '×',
-      hostileClass ? { max: 2 } : undefined,
-    );
-  }
-  await Promise.all([victim.close(), attacker.close()]);
-} finally {
-  await runtime.close();
+/** One window: the victim's round trips while the attacker repeats `call` (none: idle). */
+async function window(
+  victim: Client,
+  attacker: Client,
+  call: { name: string; arguments: Record<string, unknown> } | undefined,
+): Promise<{ latencies: number[]; rounds: number }> {
+  let stop = false;
+  let rounds = 0;
+  const attack = (async () => {
+    while (call && !stop) {
+      await attacker.callTool(call);
+      rounds++;
+      // In-memory transports answer in microtasks; a real client's next request arrives on a
+      // later turn of the loop (a socket read), so let timers run between rounds.
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  })();
+  const latencies = await listLatencies(victim, WINDOW_SAMPLES);
+  stop = true;
+  await attack;
+  return { latencies, rounds };
 }
-finish();
+
+// The hostile MCP server runs in a process of its own (this bundle, started with `serve-hostile`),
+// over stdio, as an upstream server does: its own work is not the host's.
+if (process.argv[2] === 'serve-hostile') {
+  const server = createHostileServer({ tools: catalog() }).create();
+  process.stdin.on('end', () => void server.close());
+  await server.connect(new StdioServerTransport());
+} else {
+  await measure();
+}
+
+async function measure(): Promise<void> {
+  const runtime = await CodecallRuntime.open({
+    config: parseConfig(
+      {
+        mcpServers: {
+          hostile: { command: process.execPath, args: [fileURLToPath(import.meta.url), 'serve-hostile'] },
+        },
+        sandbox: { workers: 1 },
+      },
+      { file: join(ROOT, 'codecall.json'), env: { ...process.env } as Record<string, string> },
+    ),
+    history: false,
+    tools: { requireAll: true },
+  });
+  try {
+    const victim = await connect(runtime);
+    const attacker = await connect(runtime);
+    // Warm up both paths (sandbox worker, compiler, validators, search worker).
+    await listLatencies(victim, WINDOW_SAMPLES);
+    for (const call of [...Object.values(BENIGN), ...Object.values(CLASSES)]) await attacker.callTool(call);
+    const labels = ['idle', ...Object.keys(BENIGN), ...Object.keys(CLASSES)];
+    const calls: Record<string, { name: string; arguments: Record<string, unknown> } | undefined> = {
+      idle: undefined,
+      ...BENIGN,
+      ...CLASSES,
+    };
+    const latencies = new Map<string, number[]>(labels.map((label) => [label, []]));
+    const rounds = new Map<string, number>(labels.map((label) => [label, 0]));
+    for (let round = 0; round < ROUNDS; round++) {
+      // Rotate the order so that no class always follows the same neighbour.
+      const order = labels.map((_, i) => labels[(i + round) % labels.length]!);
+      for (const label of order) {
+        const measured = await window(victim, attacker, calls[label]);
+        latencies.get(label)!.push(...measured.latencies);
+        rounds.set(label, rounds.get(label)! + measured.rounds);
+      }
+    }
+    const idleSamples = latencies.get('idle')!;
+    const idle = percentile(idleSamples, 99);
+    console.log(
+      `  victim tools/list idle p99: ${(idle / 1000).toFixed(2)} ms, p50 ${(percentile(idleSamples, 50) / 1000).toFixed(2)} ms ` +
+        `(${idleSamples.length} samples in ${ROUNDS} windows interleaved with the others)`,
+    );
+    for (const label of labels.slice(1)) {
+      const loaded = latencies.get(label)!;
+      figure(
+        `tools/list p99 under ${label} (${rounds.get(label)} rounds) / idle`,
+        percentile(loaded, 99) / idle,
+        '×',
+        label in CLASSES ? { max: 2 } : undefined,
+      );
+    }
+    await Promise.all([victim.close(), attacker.close()]);
+  } finally {
+    await runtime.close();
+  }
+  finish();
+}

@@ -33,6 +33,11 @@ export const DEFAULT_MAX_TOOL_RESULT_BYTES = 32 * 1_048_576;
  * `structuredContent`).
  */
 export const DEFAULT_SERVER_MAX_MESSAGE_BYTES = 2 * DEFAULT_MAX_TOOL_RESULT_BYTES;
+/**
+ * Bytes waiting to be written to one stdio MCP server's stdin (the server is not reading): a
+ * message that would queue past it fails its call at once instead of growing host memory.
+ */
+export const DEFAULT_STDIO_MAX_QUEUED_WRITE_BYTES = 64 * 1_048_576;
 /** Serialized bytes of all tool results of one run. */
 export const DEFAULT_MAX_TOTAL_TOOL_RESULT_BYTES = 256 * 1_048_576;
 /**

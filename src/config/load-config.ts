@@ -212,6 +212,7 @@ export function parseConfig(json: unknown, options: ParseConfigOptions): Codecal
   }
   const serve = resolveServe(data.serve, issues);
   const historyPath = resolveHistoryPath(data.history?.path, configDir, env, issues);
+  const keyed = data.history?.path === undefined && !env[HISTORY_PATH_ENV] ? historyFileOf(file) : undefined;
   if (issues.length > 0) fail(file, issues);
   return {
     configPath: looksLikePath ? resolve(file) : undefined,
@@ -221,7 +222,9 @@ export function parseConfig(json: unknown, options: ParseConfigOptions): Codecal
     sandbox,
     history: {
       enabled: data.history?.enabled ?? true,
-      path: historyPath,
+      path: keyed ? resolve(configDir, keyed.path) : historyPath,
+      key: keyed ? keyed.key : data.history?.path !== undefined ? 'history.path' : HISTORY_PATH_ENV,
+      ...(keyed && keyed.path !== DEFAULT_HISTORY_PATH ? { migrateFrom: historyPath } : {}),
       maxRuns: data.history?.maxRuns ?? DEFAULT_HISTORY_MAX_RUNS,
     },
     search: definedOnly({ ...data.search }),
@@ -241,6 +244,23 @@ function workspaceFolderOf(configDir: string): string {
 
 /** The environment variable with which the user (not a project file) places the history store anywhere. */
 export const HISTORY_PATH_ENV = 'CODECALL_HISTORY_PATH';
+
+/**
+ * The history file of a configuration, by default (history is kept per configuration, keyed by the
+ * configuration file's name): `codecall.json` keeps {@link DEFAULT_HISTORY_PATH}, any other file
+ * `.codecall/history.<name>.sqlite` beside it, so two configurations in one folder learn apart.
+ */
+function historyFileOf(file: string): { key: string; path: string } {
+  const name = basename(file);
+  if (name === '' || name === 'codecall.json')
+    return { key: name || 'codecall.json', path: DEFAULT_HISTORY_PATH };
+  const safe =
+    name
+      .replace(/[^A-Za-z0-9._-]/g, '_')
+      .replace(/^\.+/, '')
+      .slice(0, 100) || 'config';
+  return { key: name, path: join(dirname(DEFAULT_HISTORY_PATH), `history.${safe}.sqlite`) };
+}
 
 /** `path` with symbolic links resolved as far as the path exists (the rest appended). */
 function realPathSoFar(path: string): string {

@@ -108,6 +108,13 @@ export interface HistoryConfig {
   enabled: boolean;
   /** Absolute path of the store. */
   path: string;
+  /**
+   * Whose history `path` is: the configuration file's name when history is kept per
+   * configuration (the default), `history.path` or `CODECALL_HISTORY_PATH` when one of them set it.
+   */
+  key: string;
+  /** The folder's shared store from before history was kept per configuration, copied once into a new `path`. */
+  migrateFrom?: string;
   /** Runs kept (older ones are pruned). @defaultValue {@link DEFAULT_HISTORY_MAX_RUNS} */
   maxRuns: number;
 }

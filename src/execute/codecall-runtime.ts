@@ -13,12 +13,15 @@ import { loadConfig } from '../config/index.js';
 import type { SandboxLimits } from '../isolate/index.js';
 import {
   createToolSearch,
+  DEFAULT_SEARCH_WORKER_MIN_TOOLS,
   MemoryHistoryStore,
+  SearchWorkerHost,
   SqliteHistoryStore,
   type SearchableTool,
   type ToolChain,
   type ToolSearch,
   type ToolSearchHit,
+  type ToolSearchResult,
   type ToolUsage,
   type UsageHistoryStore,
 } from '../search/index.js';
@@ -52,6 +55,13 @@ export interface CodecallRuntimeOptions extends Omit<ExecutionSessionOptions, 'o
    * @defaultValue a process warning (`HistoryWarning`, code `CODECALL_HISTORY_NOT_SAVED`) on stderr
    */
   onHistoryError?: (error: unknown) => void;
+  /**
+   * Where {@link CodecallRuntime.findTools} runs queries: `true` on a worker thread (the host's
+   * event loop never waits for a search), `false` in-process, `'auto'` on a worker thread when
+   * embeddings are configured or the catalog has at least `DEFAULT_SEARCH_WORKER_MIN_TOOLS` tools.
+   * @defaultValue 'auto'
+   */
+  searchWorker?: boolean | 'auto';
 }
 
 /** One hit of {@link CodecallRuntime.searchTools}. */
@@ -69,6 +79,8 @@ export interface RuntimeSearchResult {
   declarations: string;
   /** True when a regex search ran out of its time budget. */
   truncated: boolean;
+  /** Set by {@link CodecallRuntime.findTools} when the embedder failed (the hits are lexical + graph). */
+  embeddingError?: string;
 }
 
 /** Options of {@link CodecallRuntime.searchTools}. */
@@ -175,6 +187,8 @@ export class CodecallRuntime {
   readonly #onHistoryError: (error: unknown) => void;
   readonly #unsubscribe: () => void;
   readonly #pending = new Set<Promise<void>>();
+  readonly #searchWorker: boolean | 'auto';
+  #searchHost: SearchWorkerHost | undefined;
   #catalog = new Map<string, CatalogTool>();
   #closing: Promise<void> | undefined;
 
@@ -184,7 +198,9 @@ export class CodecallRuntime {
     history: UsageHistoryStore,
     onHistoryError: (error: unknown) => void,
     indexed: readonly CatalogTool[],
+    searchWorker: boolean | 'auto',
   ) {
+    this.#searchWorker = searchWorker;
     this.session = session;
     this.search = search;
     this.history = history;
@@ -219,7 +235,11 @@ export class CodecallRuntime {
       (async (): Promise<UsageHistoryStore> => {
         if (options.history) return options.history;
         if (options.history === false || !config.history.enabled) return new MemoryHistoryStore();
-        return SqliteHistoryStore.open({ path: config.history.path, maxRuns: config.history.maxRuns });
+        return SqliteHistoryStore.open({
+          path: config.history.path,
+          migrateFrom: config.history.migrateFrom,
+          maxRuns: config.history.maxRuns,
+        });
       })(),
     ]);
     const [opened, store] = await opening;
@@ -235,10 +255,17 @@ export class CodecallRuntime {
     const history: UsageHistoryStore = store.value;
     try {
       const state = await history.load();
-      const { limit: _limit, ...ranking } = session.config.search;
+      const { limit: _limit, embeddings: _embeddings, ...ranking } = session.config.search;
       const indexed = session.tools.catalog();
       const search = createToolSearch({ tools: indexed.map(searchable), state, ...ranking });
-      runtime = new CodecallRuntime(session, search, history, onHistoryError, indexed);
+      runtime = new CodecallRuntime(
+        session,
+        search,
+        history,
+        onHistoryError,
+        indexed,
+        options.searchWorker ?? 'auto',
+      );
       return runtime;
     } catch (error) {
       await Promise.allSettled([session.close(), history.close()]);
@@ -268,6 +295,53 @@ export class CodecallRuntime {
   searchTools(query: string, options: RuntimeSearchOptions = {}): RuntimeSearchResult {
     const limit = options.limit ?? this.config.search.limit ?? DEFAULT_RUNTIME_SEARCH_LIMIT;
     const found = this.search.searchDetailed(query, { limit, mode: options.regex ? 'regex' : 'hybrid' });
+    return this.#resolveHits(found, options);
+  }
+
+  /**
+   * Like {@link CodecallRuntime.searchTools}, off the event loop and with embeddings: queries run
+   * on a search worker thread (see `searchWorker`) and, when the configuration has
+   * `search.embeddings`, fuse the embedding ranking with the lexical + graph one. Without
+   * embeddings the hits are exactly those of `searchTools`. What `search_tools` answers from in
+   * the agent loop and in `codecall serve`.
+   */
+  async findTools(query: string, options: RuntimeSearchOptions = {}): Promise<RuntimeSearchResult> {
+    const limit = options.limit ?? this.config.search.limit ?? DEFAULT_RUNTIME_SEARCH_LIMIT;
+    const searchOptions = { limit, mode: options.regex ? ('regex' as const) : ('hybrid' as const) };
+    const host = this.#searchHostFor();
+    const found = host
+      ? await host.search(query, searchOptions)
+      : await this.search.searchAsync(query, searchOptions);
+    return this.#resolveHits(found, options);
+  }
+
+  /** True when {@link CodecallRuntime.findTools} runs queries on the search worker thread. */
+  get searchOnWorker(): boolean {
+    return this.#searchHost?.onWorker ?? false;
+  }
+
+  /** The search worker, started on first use when {@link CodecallRuntimeOptions.searchWorker} asks for it. */
+  #searchHostFor(): SearchWorkerHost | undefined {
+    if (this.#searchHost || this.#closing) return this.#searchHost;
+    const embeddings = this.config.search.embeddings;
+    const wanted =
+      this.#searchWorker === 'auto'
+        ? embeddings !== undefined || this.#catalog.size >= DEFAULT_SEARCH_WORKER_MIN_TOOLS
+        : this.#searchWorker;
+    if (!wanted) return undefined;
+    const { limit: _limit, embeddings: _embeddings, ...ranking } = this.config.search;
+    this.#searchHost = SearchWorkerHost.open({
+      tools: [...this.#catalog.values()].map(searchable),
+      state: this.search.serialize(),
+      ranking,
+      ...(embeddings ? { embeddings: { config: embeddings, baseDir: this.config.configDir } } : {}),
+      fallback: this.search,
+      onError: (error) => this.#onHistoryError(error),
+    });
+    return this.#searchHost;
+  }
+
+  #resolveHits(found: ToolSearchResult, options: RuntimeSearchOptions): RuntimeSearchResult {
     const hits: RuntimeSearchHit[] = [];
     for (const hit of found.hits) {
       const tool = this.#catalog.get(hit.name);
@@ -276,7 +350,13 @@ export class CodecallRuntime {
     const codeTools = hits.map((h) => h.tool).filter((t) => t.allowedCallers.includes('code_execution'));
     const declarations =
       codeTools.length > 0 ? renderDeclarations(codeTools, { callTool: false, ...options.declarations }) : '';
-    return { hits, chains: found.chains, declarations, truncated: found.truncated };
+    return {
+      hits,
+      chains: found.chains,
+      declarations,
+      truncated: found.truncated,
+      ...(found.embeddingError !== undefined ? { embeddingError: found.embeddingError } : {}),
+    };
   }
 
   /** Compiles and runs model code; the calls it made feed the tool graph. Never throws for script faults. */
@@ -325,6 +405,7 @@ export class CodecallRuntime {
     if (names.length === 0 || this.#closing) return;
     try {
       this.search.recordSequence(names);
+      this.#searchHost?.recordSequence(names);
     } catch (error) {
       this.#onHistoryError(error);
       return;
@@ -357,6 +438,7 @@ export class CodecallRuntime {
     if (usage.tools.length === 0 || this.#closing) return;
     try {
       this.search.recordUsage(usage);
+      this.#searchHost?.recordUsage(usage);
     } catch (error) {
       this.#onHistoryError(error);
       return;
@@ -385,8 +467,15 @@ export class CodecallRuntime {
     const removed = [...this.#catalog.keys()].filter((name) => !next.has(name));
     const changed = catalog.filter((tool) => !sameSearchFields(this.#catalog.get(tool.name), tool));
     try {
-      if (removed.length > 0) this.search.removeTools(removed);
-      if (changed.length > 0) this.search.addTools(changed.map(searchable));
+      if (removed.length > 0) {
+        this.search.removeTools(removed);
+        this.#searchHost?.removeTools(removed);
+      }
+      if (changed.length > 0) {
+        const tools = changed.map(searchable);
+        this.search.addTools(tools);
+        this.#searchHost?.addTools(tools);
+      }
     } catch (error) {
       this.#onHistoryError(error);
     }
@@ -398,7 +487,7 @@ export class CodecallRuntime {
     this.#closing ??= (async () => {
       this.#unsubscribe();
       await this.flush();
-      await Promise.allSettled([this.session.close(), this.history.close()]);
+      await Promise.allSettled([this.session.close(), this.history.close(), this.#searchHost?.close()]);
     })();
     return this.#closing;
   }

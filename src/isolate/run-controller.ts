@@ -30,6 +30,13 @@ const MAX_ECHOED_NAME_CHARS = 80;
 const CALL_OVERHEAD_BYTES = 64;
 /** Unknown names whose suggestions are remembered per catalog. */
 const MAX_REMEMBERED_UNKNOWN_NAMES = 256;
+/**
+ * Unknown names of one run that get a "did you mean" lookup; later ones are refused without one
+ * (a script that calls hundreds of made-up names would otherwise buy host time with each).
+ */
+export const MAX_SUGGESTION_LOOKUPS_PER_RUN = 5;
+/** Longest stretch of the host's loop spent answering queued unknown-name calls before it yields. */
+const UNKNOWN_NAME_SLICE_MS = 1;
 
 /** Where a run executes: an engine run in-process, or a run relayed to a worker. */
 export interface RunBackend {
@@ -113,6 +120,11 @@ class ToolNameIndex {
       }
     }
     this.#index = new NameIndex(this.#written.keys());
+  }
+
+  /** True when the suggestions for `name` are remembered (no lookup needed). */
+  remembers(name: string): boolean {
+    return this.#recent.has(name);
   }
 
   /** Up to {@link MAX_SUGGESTIONS} tool names close to `name`, as the script would write them. */
@@ -230,6 +242,9 @@ export class RunController implements EngineSink {
   readonly #startedAt = performance.now();
   #backend: RunBackend | undefined;
   #calls = 0;
+  #suggestionLookups = 0;
+  /** Unknown-name calls waiting for their answer (see `#answerUnknown`). */
+  readonly #unknown: Array<[number, string]> = [];
   #inFlight = 0;
   #resultBytes = 0;
   /** Bytes of arguments of calls queued or in flight (see `maxPendingToolArgsBytes`). */
@@ -300,6 +315,37 @@ export class RunController implements EngineSink {
     (stream === 0 ? this.#stdout : this.#stderr).append(text, droppedBytes);
   }
 
+  /** Answers queued unknown-name calls for up to {@link UNKNOWN_NAME_SLICE_MS}, then yields. */
+  #answerUnknown(): void {
+    const until = performance.now() + UNKNOWN_NAME_SLICE_MS;
+    while (this.#unknown.length > 0 && performance.now() < until) {
+      const [id, name] = this.#unknown.shift()!;
+      if (!this.#ended) this.#rejectUnknown(id, name);
+    }
+    if (this.#unknown.length > 0) setImmediate(() => this.#answerUnknown());
+  }
+
+  #rejectUnknown(id: number, name: string): void {
+    const names = ToolNameIndex.of(this.#options.tools);
+    if (!names.remembers(name) && ++this.#suggestionLookups > MAX_SUGGESTION_LOOKUPS_PER_RUN) {
+      return this.#reject(
+        id,
+        `Unknown tool "${echoName(name)}". Check the names in \`tools\` (search_tools finds them); this script already called ${MAX_SUGGESTION_LOOKUPS_PER_RUN} unknown names.`,
+        'UNKNOWN_TOOL',
+      );
+    }
+    const matches = names.closeMatches(name);
+    const hint =
+      matches.length > 0
+        ? ` Did you mean: ${matches.join(', ')}?`
+        : ' No tools are available to this script.';
+    return this.#reject(
+      id,
+      `Unknown tool "${echoName(name)}".${this.#options.tools.length > 0 && matches.length === 0 ? ' Check the names in `tools`.' : hint}`,
+      'UNKNOWN_TOOL',
+    );
+  }
+
   call(id: number, name: string, argsJson: string): void {
     if (this.#ended) return;
     // Every attempt counts, known tool or not: unknown names cost host work too.
@@ -316,16 +362,11 @@ export class RunController implements EngineSink {
     }
     const binding = this.#byName.get(name);
     if (binding === undefined) {
-      const matches = ToolNameIndex.of(this.#options.tools).closeMatches(name);
-      const hint =
-        matches.length > 0
-          ? ` Did you mean: ${matches.join(', ')}?`
-          : ' No tools are available to this script.';
-      return this.#reject(
-        id,
-        `Unknown tool "${echoName(name)}".${this.#options.tools.length > 0 && matches.length === 0 ? ' Check the names in `tools`.' : hint}`,
-        'UNKNOWN_TOOL',
-      );
+      // Answered in slices off this turn: a flood of unknown names (each a lookup and a reply)
+      // must not hold the host's loop for one long stretch.
+      this.#unknown.push([id, name]);
+      if (this.#unknown.length === 1) setImmediate(() => this.#answerUnknown());
+      return;
     }
     const argsBytes = Buffer.byteLength(argsJson);
     if (argsBytes > this.#limits.maxToolArgsBytes) {

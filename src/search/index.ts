@@ -55,6 +55,8 @@ export type { OpenAIEmbedderOptions } from './openai-embedder.js';
 export { DEFAULT_EMBEDDING_CACHE_MAX_ENTRIES, SqliteEmbeddingCache } from './sqlite-embedding-cache.js';
 export type { SqliteEmbeddingCacheOptions } from './sqlite-embedding-cache.js';
 export { openEmbeddings } from './open-embeddings.js';
+export { DEFAULT_SEARCH_WORKER_MIN_TOOLS, SearchWorkerHost } from './search-host.js';
+export type { SearchWorkerHostOptions } from './search-host.js';
 export type { EmbeddingsConfig, OpenedEmbeddings } from './open-embeddings.js';
 export type {
   EvalIndexOptions,

@@ -90,13 +90,13 @@ export const DEFAULT_LEXICAL_GUARD_SHARE = 0.9;
  */
 export const DEFAULT_EXPANSION_DOCS = 3;
 /**
- * When the hybrid ranking uses RM3: `'cold-start'` until the first run or use is recorded (the
- * tested default), `'no-feedback'` for queries without learned feedback, `'always'`. The lexical
- * ranking (`mode: 'bm25'`) uses it whenever `expansionDocs > 0`.
+ * When the hybrid ranking uses RM3: `'cold-start'` until the first run or use is recorded,
+ * `'no-feedback'` for queries without learned feedback (the tested default: docs/search.md),
+ * `'always'`. The lexical ranking (`mode: 'bm25'`) uses it whenever `expansionDocs > 0`.
  */
 export type ExpansionPolicy = 'cold-start' | 'no-feedback' | 'always';
 /** Tested default of {@link RankingOptions.expansionWhen}. */
-export const DEFAULT_EXPANSION_WHEN: ExpansionPolicy = 'cold-start';
+export const DEFAULT_EXPANSION_WHEN: ExpansionPolicy = 'no-feedback';
 /**
  * Best first-pass hits RM3's expanded query re-scores (a rerank: the long postings of expansion
  * terms are never walked, which keeps a query under 1 ms at 50,000 tools).

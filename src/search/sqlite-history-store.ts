@@ -17,7 +17,7 @@
  * `node:sqlite` is loaded only when a store is opened; its one-time ExperimentalWarning (and
  * only that one) is silenced while the module loads.
  */
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import {
@@ -57,6 +57,11 @@ export interface SqliteHistoryStoreOptions {
    * needs a file to share; use `MemoryHistoryStore` for history kept in memory.
    */
   path: string;
+  /**
+   * A store whose history a new `path` starts from (copied once, when `path` does not exist yet):
+   * the shared store of the folder, from before history was kept per configuration.
+   */
+  migrateFrom?: string | undefined;
   /**
    * Time to wait for another writer.
    * @defaultValue {@link DEFAULT_HISTORY_BUSY_TIMEOUT_MS}
@@ -276,6 +281,20 @@ function readUsages(db: DatabaseSync): Array<[string, string[]]> {
   return out;
 }
 
+/**
+ * Copies the codecall store at `from` into the new file `to` (`VACUUM INTO`: a consistent
+ * snapshot, WAL included, while other processes may still use `from`).
+ */
+function copyHistory(DatabaseSync: typeof Sqlite.DatabaseSync, from: string, to: string): void {
+  const source = new DatabaseSync(from, { readOnly: true });
+  try {
+    assertCodecallDatabase(source, from);
+    source.prepare('VACUUM INTO ?').run(to);
+  } finally {
+    source.close();
+  }
+}
+
 /** The schema version in the file, or undefined for a new (or foreign) file. */
 function schemaVersion(db: DatabaseSync): number | undefined {
   try {
@@ -371,6 +390,9 @@ export class SqliteHistoryStore implements UsageHistoryStore {
     let db: DatabaseSync | undefined;
     try {
       mkdirSync(dirname(path), { recursive: true });
+      if (options.migrateFrom !== undefined && !existsSync(path) && existsSync(options.migrateFrom)) {
+        copyHistory(DatabaseSync, options.migrateFrom, path);
+      }
       db = new DatabaseSync(path, { timeout: options.busyTimeoutMs ?? DEFAULT_HISTORY_BUSY_TIMEOUT_MS });
       // Before anything writes (WAL mode converts the file): only ever codecall's own database.
       assertCodecallDatabase(db, path);

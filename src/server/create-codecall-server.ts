@@ -336,7 +336,7 @@ export function createCodecallServer(options: CodecallServerOptions): Server {
       const input = parseSearchToolsInput(args ?? {});
       if ('error' in input) return textResult(input.error, true);
       try {
-        const found = runtime.searchTools(input.query, {
+        const found = await runtime.findTools(input.query, {
           ...(input.limit !== undefined ? { limit: input.limit } : {}),
           ...(input.regex !== undefined ? { regex: input.regex } : {}),
         });

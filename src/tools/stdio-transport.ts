@@ -14,6 +14,8 @@
 import { StdioClientTransport, type StdioServerParameters } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { deserializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import type { Writable } from 'node:stream';
+import { DEFAULT_STDIO_MAX_QUEUED_WRITE_BYTES } from '../config/defaults.js';
 
 const NEWLINE = 0x0a;
 
@@ -104,10 +106,12 @@ export class LineReader {
  */
 export class LinearStdioClientTransport extends StdioClientTransport {
   readonly reader: LineReader;
+  readonly #maxQueuedWriteBytes: number;
 
-  constructor(server: StdioServerParameters & { maxBufferSize?: number }) {
+  constructor(server: StdioServerParameters & { maxBufferSize?: number; maxQueuedWriteBytes?: number }) {
     super(server);
     this.reader = new LineReader(server.maxBufferSize ?? 10 * 1_048_576);
+    this.#maxQueuedWriteBytes = server.maxQueuedWriteBytes ?? DEFAULT_STDIO_MAX_QUEUED_WRITE_BYTES;
     const self = this as unknown as { _readBuffer?: unknown };
     // The SDK reads every stdout chunk through `_readBuffer.append` / `readMessage` / `clear`.
     if (self._readBuffer === undefined) {
@@ -116,5 +120,25 @@ export class LinearStdioClientTransport extends StdioClientTransport {
       );
     }
     self._readBuffer = this.reader;
+  }
+
+  /**
+   * Sends like the SDK, but refuses a message that would queue more than `maxQueuedWriteBytes`
+   * behind a server that stopped reading its stdin (the SDK would buffer without bound).
+   */
+  override send(message: JSONRPCMessage): Promise<void> {
+    const stdin = (this as unknown as { _process?: { stdin?: Writable | null } })._process?.stdin;
+    const queued = stdin?.writableLength ?? 0;
+    if (queued > 0) {
+      const bytes = Buffer.byteLength(JSON.stringify(message)) + 1;
+      if (queued + bytes > this.#maxQueuedWriteBytes) {
+        return Promise.reject(
+          new Error(
+            `The MCP server is not reading its input: ${queued} bytes already wait to be written to it, and this message (${bytes} bytes) would pass the limit of ${this.#maxQueuedWriteBytes} queued bytes. The server may be stuck or overloaded; retry later.`,
+          ),
+        );
+      }
+    }
+    return super.send(message);
   }
 }

@@ -112,27 +112,39 @@ export class NameIndex {
     const wanted = name.toLowerCase();
     if (wanted.length === 0 || wanted.length > this.#maxNameChars) return [];
     const maxDistance = options.maxDistance ?? Math.max(2, Math.floor(wanted.length / 4));
-    const shared = new Map<number, number>();
     const grams = [...new Set(trigrams(wanted))]
       .map((gram) => this.#postings.get(gram))
       .filter((list): list is number[] => list !== undefined)
       .sort((a, b) => a.length - b.length);
+    // Trigrams shared with each name, counted in a typed array (no map, no sort of the postings).
+    const shared = new Uint16Array(this.#names.length);
+    const touched: number[] = [];
     let read = 0;
     for (const list of grams) {
+      const end = Math.min(list.length, this.#maxPostings - read);
+      for (let i = 0; i < end; i++) {
+        const id = list[i]!;
+        if (shared[id]! === 0) touched.push(id);
+        shared[id]!++;
+      }
+      read += end;
       if (read >= this.#maxPostings) break;
-      for (const id of list.slice(0, this.#maxPostings - read)) shared.set(id, (shared.get(id) ?? 0) + 1);
-      read += list.length;
     }
-    const candidates = [...shared]
-      .sort((a, b) => b[1] - a[1] || a[0] - b[0])
-      .slice(0, this.#maxCandidates)
-      .map(([id]) => id);
+    // The names sharing the most trigrams, by counting sort (linear in the postings read).
+    const byCount: number[][] = [];
+    for (const id of touched) (byCount[shared[id]!] ??= []).push(id);
+    const candidates: number[] = [];
+    for (let count = byCount.length - 1; count > 0 && candidates.length < this.#maxCandidates; count--) {
+      const ids = byCount[count];
+      if (!ids) continue;
+      ids.sort((a, b) => a - b);
+      for (const id of ids.slice(0, this.#maxCandidates - candidates.length)) candidates.push(id);
+    }
     const scored: Array<{ id: number; score: number }> = [];
     for (const id of candidates) {
       const candidate = this.#lower[id]!;
       const contains = candidate.includes(wanted) || wanted.includes(candidate);
-      const distance = editDistance(wanted, candidate);
-      const score = contains ? Math.min(distance, 1) : distance;
+      const score = contains ? 1 : boundedEditDistance(wanted, candidate, maxDistance);
       if (score <= maxDistance) scored.push({ id, score });
     }
     return scored
@@ -140,6 +152,40 @@ export class NameIndex {
       .slice(0, limit)
       .map(({ id }) => this.#names[id]!);
   }
+}
+
+/**
+ * Levenshtein distance between `a` and `b` when it is at most `max`, else `max + 1`: only the
+ * diagonal band of width `2 * max + 1` is computed, and the scan stops once a row exceeds `max`.
+ */
+export function boundedEditDistance(a: string, b: string, max: number): number {
+  if (Math.abs(a.length - b.length) > max) return max + 1;
+  const over = max + 1;
+  let previous = new Int32Array(b.length + 1);
+  let current = new Int32Array(b.length + 1);
+  for (let j = 0; j <= b.length; j++) previous[j] = j <= max ? j : over;
+  for (let i = 1; i <= a.length; i++) {
+    const from = Math.max(1, i - max);
+    const to = Math.min(b.length, i + max);
+    current[0] = i <= max ? i : over;
+    // Cells left of the band are out of reach.
+    if (from > 1) current[from - 1] = over;
+    let rowMin = current[0];
+    const ai = a.charCodeAt(i - 1);
+    for (let j = from; j <= to; j++) {
+      const substitution = previous[j - 1]! + (ai === b.charCodeAt(j - 1) ? 0 : 1);
+      const value = Math.min(previous[j]! + 1, current[j - 1]! + 1, substitution, over);
+      current[j] = value;
+      if (value < rowMin) rowMin = value;
+    }
+    // The cell right of the band is out of reach for the next row.
+    if (to < b.length) current[to + 1] = over;
+    if (rowMin > max) return over;
+    const swap = previous;
+    previous = current;
+    current = swap;
+  }
+  return Math.min(previous[b.length]!, over);
 }
 
 /** Longest name {@link NameIndex} suggests for; longer ones are not compared. */

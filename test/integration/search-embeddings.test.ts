@@ -18,6 +18,13 @@ import { openEmbeddings } from '../../src/search/open-embeddings.js';
 import { SqliteEmbeddingCache } from '../../src/search/sqlite-embedding-cache.js';
 import { createToolSearch, type SearchableTool } from '../../src/search/tool-search.js';
 import { CATALOG } from '../unit/search/catalog.js';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import { parseConfig } from '../../src/config/index.js';
+import { CodecallRuntime } from '../../src/execute/index.js';
+import { createCodecallServer } from '../../src/server/index.js';
+import { createHostileServer, type HostileTool } from '../../src/testing/servers/hostile-server.js';
+import { inMemoryTransport } from '../../src/testing/servers/in-memory.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'codecall-embed-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -328,5 +335,109 @@ describe('search.embeddings in the configuration', () => {
       configDir,
     );
     expect(uncached.embeddingCache).toBeUndefined();
+  });
+});
+
+describe('search.embeddings in the runtime (what serve and the agent loop search with)', () => {
+  /** A runtime over an in-memory MCP server with the TOOLS catalog (one server per prefix). */
+  async function openRuntime(
+    search: Record<string, unknown>,
+    searchWorker?: boolean,
+  ): Promise<CodecallRuntime> {
+    const servers = new Map<string, HostileTool[]>();
+    for (const tool of TOOLS) {
+      const [server, name] = tool.name.split('.') as [string, string];
+      servers.set(server, [...(servers.get(server) ?? []), { name, description: tool.description ?? '' }]);
+    }
+    const transports = Object.fromEntries(
+      [...servers].map(([key, tools]) => [key, inMemoryTransport(createHostileServer({ tools }).create)]),
+    );
+    return CodecallRuntime.open({
+      config: parseConfig(
+        { mcpServers: {}, search },
+        { file: join(dir, 'runtime', 'codecall.json'), env: {} },
+      ),
+      history: false,
+      tools: { transports, requireAll: true },
+      ...(searchWorker !== undefined ? { searchWorker } : {}),
+    });
+  }
+
+  it('findTools fuses the configured embedder on the search worker; searchTools stays lexical', async () => {
+    const runtime = await openRuntime({
+      embeddings: { baseUrl: server.baseUrl, model: 'fake-embed', cache: false },
+    });
+    try {
+      const query = 'plot a diagram of my book sales';
+      const found = await runtime.findTools(query, { limit: 3 });
+      expect(runtime.searchOnWorker).toBe(true);
+      expect(found.embeddingError).toBeUndefined();
+      const chart = found.hits.find((hit) => hit.name === 'viz.generate_word_cloud_chart');
+      expect(chart?.reasons).toEqual(['close in meaning to the query (embedding rank 1)']);
+      expect(chart?.tool.server).toBe('viz');
+      expect(found.declarations).toContain('generate_word_cloud_chart');
+      expect(runtime.searchTools(query, { limit: 3 }).hits.map((hit) => hit.name)).not.toContain(
+        'viz.generate_word_cloud_chart',
+      );
+      // The embedder was asked over the wire: every tool once, then the query.
+      expect(server.inputs).toHaveLength(TOOLS.length + 1);
+      expect(server.inputs.at(-1)).toBe(query);
+
+      // codecall serve answers search_tools the same way.
+      const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+      await createCodecallServer({ runtime }).connect(serverSide);
+      const client = new Client({ name: 'test', version: '1.0.0' });
+      await client.connect(clientSide);
+      const answer = (await client.callTool({ name: 'search_tools', arguments: { query, limit: 3 } })) as {
+        content: Array<{ text: string }>;
+      };
+      expect(answer.content[0]!.text).toContain('viz.generate_word_cloud_chart');
+      expect(answer.content[0]!.text).toContain('close in meaning to the query');
+      await client.close();
+    } finally {
+      await runtime.close();
+    }
+  });
+
+  it('says why when the embedder fails, and answers lexically', async () => {
+    server.mode = 'http-500';
+    const runtime = await openRuntime({
+      embeddings: { baseUrl: server.baseUrl, model: 'fake-embed', cache: false },
+    });
+    try {
+      const found = await runtime.findTools('book sales', { limit: 3 });
+      expect(found.embeddingError).toMatch(/500/);
+      expect(found.hits.map((hit) => hit.name)).toEqual(
+        runtime.searchTools('book sales', { limit: 3 }).hits.map((hit) => hit.name),
+      );
+    } finally {
+      await runtime.close();
+    }
+  });
+
+  it('without an embedder, findTools (on the worker or not) equals searchTools exactly, as usage is learned', async () => {
+    for (const searchWorker of [true, false]) {
+      const runtime = await openRuntime({}, searchWorker);
+      try {
+        const queries = ['plot a diagram of my book sales', 'send an email', 'read_file', 'weather forecast'];
+        const compare = async () => {
+          for (const query of queries)
+            expect(await runtime.findTools(query)).toEqual(runtime.searchTools(query));
+          const regex = { regex: true };
+          expect(await runtime.findTools('^viz\\.', regex)).toEqual(runtime.searchTools('^viz\\.', regex));
+        };
+        await compare();
+        expect(runtime.searchOnWorker).toBe(searchWorker);
+        // What is learned after the worker started reaches it (chains), in order with the queries.
+        for (let i = 0; i < 3; i++) runtime.recordSequence(['weather.get_forecast', 'mail.send_email']);
+        runtime.recordUsage({ query: 'tell the team', tools: ['mail.send_email'] });
+        const learned = await runtime.findTools('weather forecast');
+        expect(learned.chains[0]?.tools).toEqual(['weather.get_forecast', 'mail.send_email']);
+        await compare();
+        await expect(runtime.findTools('  ')).rejects.toMatchObject({ code: 'SEARCH_INVALID_QUERY' });
+      } finally {
+        await runtime.close();
+      }
+    }
   });
 });

@@ -124,7 +124,7 @@ export async function dispatchToolCall(
     const input = parseSearchToolsInput(part.input);
     if ('error' in input) return finish('search_tools', input.error, true);
     try {
-      const result = runtime.searchTools(input.query, {
+      const result = await runtime.findTools(input.query, {
         ...(input.limit !== undefined ? { limit: input.limit } : {}),
         ...(input.regex !== undefined ? { regex: input.regex } : {}),
       });

@@ -50,7 +50,7 @@ Options:
   --expansion-docs <n>   RM3 pseudo-relevance feedback: top hits read (default 3; 0 = off)
   --expansion-terms <n>  RM3: terms added (default 10)
   --expansion-weight <x> RM3: weight of the added terms against the query (default 0.2)
-  --expansion-when <p>   when the hybrid ranking uses RM3: cold-start (default), no-feedback, always
+  --expansion-when <p>   when the hybrid ranking uses RM3: no-feedback (default), cold-start, always
   --expansion-rerank-docs <n>  RM3: best first-pass hits re-scored (default 100)
   --field-weights <list> BM25F weights, e.g. name=3,server=2,description=1,parameterNames=1,
                          parameterDescriptions=0.5 (unnamed fields keep their default)

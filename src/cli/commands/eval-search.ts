@@ -190,7 +190,7 @@ function table(result: EvaluateSearchResult, tools: number): string {
   lines.push(
     '',
     "Percentages; change in points (+feedback against BM25). Completeness@k: all of a query's tools in the top k.",
-    'BM25: the lexical ranking, with RM3 query expansion unless --expansion-docs 0; +graph and +feedback use RM3 only as --expansion-when says (default: before any usage).',
+    'BM25: the lexical ranking, with RM3 query expansion unless --expansion-docs 0; +graph and +feedback use RM3 only as --expansion-when says (default: for queries without learned feedback).',
   );
   return `${lines.join('\n')}\n`;
 }

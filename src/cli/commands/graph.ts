@@ -5,6 +5,7 @@
  * another, with the probability `count / Σ count`), and with `--inferred` the cold-start edges the
  * schemas of the configured servers imply.
  */
+import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../../config/index.js';
 import { createToolSearch, type ToolGraphEdge } from '../../search/tool-search.js';
@@ -121,20 +122,31 @@ async function run(argv: string[], io: CliIo): Promise<number> {
         onNotice: configNoticeWriter(io),
       })
     : undefined;
+  // Whose history this is: the configuration's own file (kept per configuration) or a path given.
+  let historyKey = historyPath !== undefined ? '--history' : undefined;
   if (historyPath === undefined && config) {
     if (!config.history.enabled) {
       io.stderr.write(
         'codecall graph: usage history is disabled in the configuration (history.enabled: false).\n',
       );
-    } else historyPath = config.history.path;
+    } else {
+      historyPath = config.history.path;
+      historyKey = config.history.key;
+      // Not yet written for this configuration: its history starts from the folder's shared store.
+      const shared = config.history.migrateFrom;
+      if (!existsSync(historyPath) && shared !== undefined && existsSync(shared)) {
+        historyPath = shared;
+        historyKey = `${config.history.key}, not yet written: the folder's shared history it will start from`;
+      }
+    }
   }
   const state = historyPath !== undefined ? await readHistory(historyPath) : undefined;
   if (historyPath !== undefined && state === undefined) {
     io.stderr.write(`codecall graph: no usage history at ${historyPath} yet.\n`);
   } else if (historyPath !== undefined && state !== undefined) {
-    // Where the graph comes from: every configuration whose history.path is this file shares it.
     io.stderr.write(
-      `codecall graph: usage history ${historyPath} (${state.sequences} recorded runs; shared by every configuration whose history.path points here).\n`,
+      `codecall graph: usage history ${historyPath} (key: ${historyKey}; ${state.sequences} recorded runs). ` +
+        'Each configuration file keeps its own unless history.path or CODECALL_HISTORY_PATH points several at one file.\n',
     );
   }
 

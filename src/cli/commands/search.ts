@@ -8,6 +8,7 @@
 import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../../config/index.js';
+import { openEmbeddings, type OpenedEmbeddings } from '../../search/open-embeddings.js';
 import { SqliteHistoryStore } from '../../search/sqlite-history-store.js';
 import { createToolSearch, type ToolSearchResult } from '../../search/tool-search.js';
 import type { ToolSearchState } from '../../search/tool-graph.js';
@@ -82,12 +83,24 @@ async function run(argv: string[], io: CliIo): Promise<number> {
     env: io.env,
     onNotice: configNoticeWriter(io),
   });
-  const historyPath = values.history ?? (config.history.enabled ? config.history.path : undefined);
+  let historyPath = values.history ?? (config.history.enabled ? config.history.path : undefined);
+  // A configuration whose own history is not written yet starts from the folder's shared one.
+  const shared = config.history.migrateFrom;
+  if (
+    values.history === undefined &&
+    historyPath !== undefined &&
+    !existsSync(historyPath) &&
+    shared !== undefined
+  )
+    historyPath = shared;
   const state = historyPath !== undefined ? await readHistory(historyPath) : undefined;
   const pool = await ToolPool.open(config);
+  let embeddings: OpenedEmbeddings | undefined;
   try {
     const tools = pool.catalog();
-    const { limit: configLimit, ...ranking } = config.search;
+    const { limit: configLimit, embeddings: embeddingsConfig, ...ranking } = config.search;
+    // With search.embeddings configured, the embedding ranking is fused in (searchAsync).
+    embeddings = embeddingsConfig ? await openEmbeddings(embeddingsConfig, config.configDir) : undefined;
     const search = createToolSearch({
       tools: tools.map((t) => ({
         name: t.name,
@@ -98,11 +111,19 @@ async function run(argv: string[], io: CliIo): Promise<number> {
       })),
       state,
       ...ranking,
+      ...(embeddings ?? {}),
     });
-    const result = search.searchDetailed(query, {
+    const result = await search.searchAsync(query, {
       limit: limit ?? configLimit ?? DEFAULT_CLI_SEARCH_LIMIT,
       mode: values.regex ? 'regex' : 'hybrid',
     });
+    if (result.embeddingError !== undefined) {
+      io.stderr.write(
+        neutralizeControls(
+          `codecall search: the embedder failed (${result.embeddingError}); hits are lexical + graph only.\n`,
+        ),
+      );
+    }
     const failed = pool.serverStatus().filter((s) => s.state !== 'connected');
     for (const server of failed) {
       io.stderr.write(
@@ -131,7 +152,7 @@ async function run(argv: string[], io: CliIo): Promise<number> {
     }
     return failed.length > 0 ? 1 : 0;
   } finally {
-    await pool.close();
+    await Promise.allSettled([pool.close(), embeddings?.close()]);
   }
 }
 

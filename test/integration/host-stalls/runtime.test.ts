@@ -13,6 +13,7 @@ import { isCodecallError } from '../../../src/errors.js';
 import { CodecallRuntime } from '../../../src/execute/index.js';
 import { createHostileServer, type HostileTool } from '../../../src/testing/servers/hostile-server.js';
 import { inMemoryTransport } from '../../../src/testing/servers/in-memory.js';
+import { MAX_SUGGESTION_LOOKUPS_PER_RUN } from '../../../src/isolate/run-controller.js';
 import { MAX_LOOP_DELAY_MS, withLoopDelay } from './loop-delay.js';
 
 const TOOL_COUNT = 5_000;
@@ -122,5 +123,47 @@ describe('host stalls through the library API', () => {
       /^Unknown tool "hostile\.tool_100_lst_record"\. Did you mean: tools\.hostile\.tool_100_list_record, tools\.hostile\.\w+, tools\.hostile\.\w+\?$/,
     );
     expect(counts).toBe('200 100');
+  });
+
+  it('a run gets "did you mean" for at most MAX_SUGGESTION_LOOKUPS_PER_RUN distinct unknown names', async () => {
+    const script = `
+      const names = [];
+      for (let i = 0; i < 12; i++) names.push('hostile.tool_' + (3000 + 4 * i) + '_gte_record');
+      names.push(names[0]);
+      const settled = await Promise.allSettled(names.map((n) => callTool(n, {})));
+      for (const s of settled) console.log(s.reason?.message);
+    `;
+    const result = await runtime.execute(script);
+    expect(result.status, JSON.stringify(result.error)).toBe('ok');
+    const lines = result.stdout.trim().split('\n');
+    expect(lines).toHaveLength(13);
+    const suggested = lines.filter((line) => line.includes('Did you mean: tools.hostile.'));
+    const capped = lines.filter((line) =>
+      line.endsWith(`this script already called ${MAX_SUGGESTION_LOOKUPS_PER_RUN} unknown names.`),
+    );
+    // The first names get suggestions, the rest a short refusal; a name asked again is remembered.
+    expect(suggested).toHaveLength(MAX_SUGGESTION_LOOKUPS_PER_RUN + 1);
+    expect(capped).toHaveLength(12 - MAX_SUGGESTION_LOOKUPS_PER_RUN);
+    expect(lines[0]).toMatch(
+      /^Unknown tool "hostile\.tool_3000_gte_record"\. Did you mean: tools\.hostile\.tool_300\d_get_record/,
+    );
+    expect(lines[12]).toBe(lines[0]);
+  });
+
+  it('findTools runs regex searches on the search worker: the event loop is not the one that scans', async () => {
+    const query = '(a|aa)+$';
+    // Main-thread busy time (event-loop utilization) of the same searches in-process and on the worker.
+    const busyMs = async (search: () => Promise<unknown>): Promise<number> => {
+      const before = performance.eventLoopUtilization();
+      for (let i = 0; i < 10; i++) await search();
+      return performance.eventLoopUtilization(before).active;
+    };
+    const onWorker = await runtime.findTools(query, { regex: true });
+    expect(runtime.searchOnWorker).toBe(true);
+    expect(onWorker).toEqual(runtime.searchTools(query, { regex: true }));
+    expect(onWorker.hits.map((hit) => hit.name)).toEqual(['hostile.aaaa']);
+    const inProcess = await busyMs(() => Promise.resolve(runtime.searchTools(query, { regex: true })));
+    const worker = await busyMs(() => runtime.findTools(query, { regex: true }));
+    expect(worker).toBeLessThan(inProcess / 3);
   });
 });

@@ -78,9 +78,12 @@ describe('loadConfig', () => {
     expect(config.mcpServers.legacy).toMatchObject({ transport: 'sse' });
     expect(config.mcpServers.typed).toMatchObject({ transport: 'stdio', command: 'node' });
     expect(config.sandbox.limits.wallTimeMs).toBe(DEFAULT_WALL_TIME_MS);
+    // History is kept per configuration file; the folder's shared store is where it starts from.
     expect(config.history).toEqual({
       enabled: true,
-      path: join(cwd, '.codecall', 'history.sqlite'),
+      path: join(cwd, '.codecall', 'history.mcp.json.sqlite'),
+      key: '.mcp.json',
+      migrateFrom: join(cwd, '.codecall', 'history.sqlite'),
       maxRuns: DEFAULT_HISTORY_MAX_RUNS,
     });
   });
@@ -371,7 +374,12 @@ describe('parseConfig', () => {
     expect(config.disabledServers).toEqual(['off']);
     expect(config.sandbox.mode).toBe('in-process');
     expect(config.sandbox.limits.memoryMb).toBe(64);
-    expect(config.history).toEqual({ enabled: false, path: '/project/h.sqlite', maxRuns: 50 });
+    expect(config.history).toEqual({
+      enabled: false,
+      path: '/project/h.sqlite',
+      key: 'history.path',
+      maxRuns: 50,
+    });
     expect(config.search).toEqual({ limit: 3 });
     expect(config.agent).toEqual({ model: 'm', maxSteps: 4 });
   });

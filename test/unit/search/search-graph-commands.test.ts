@@ -12,6 +12,8 @@ import { UsageError, type CliIo } from '../../../src/cli/command.js';
 import { graphCommand } from '../../../src/cli/commands/graph.js';
 import { searchCommand } from '../../../src/cli/commands/search.js';
 import { main } from '../../../src/cli/main.js';
+import { parseConfig } from '../../../src/config/index.js';
+import { CodecallRuntime } from '../../../src/execute/index.js';
 import { SqliteHistoryStore } from '../../../src/search/sqlite-history-store.js';
 import { bundleTestServer } from '../../integration/tools/bundle-test-server.js';
 
@@ -82,7 +84,7 @@ describe('codecall search and codecall graph', () => {
     const graph = JSON.parse(json.out());
     expect(graph.sequences).toBe(5);
     expect(json.err()).toBe(
-      `codecall graph: usage history ${history} (5 recorded runs; shared by every configuration whose history.path points here).\n`,
+      `codecall graph: usage history ${history} (key: codecall.json; 5 recorded runs). Each configuration file keeps its own unless history.path or CODECALL_HISTORY_PATH points several at one file.\n`,
     );
     expect(graph.edges).toEqual([
       expect.objectContaining({
@@ -117,6 +119,37 @@ describe('codecall search and codecall graph', () => {
     const inferred = io();
     expect(await graphCommand.run(['--inferred', '--format', 'json'], inferred.io)).toBe(0);
     expect(JSON.parse(inferred.out()).edges.length).toBeGreaterThanOrEqual(2);
+  });
+
+  it('keeps history per configuration file: a second one in the folder starts from the shared store, then learns apart', async () => {
+    // Runs after the test above: codecall.json's store (the folder's shared one) holds 5 runs.
+    writeFileSync(join(dir, 'other.json'), JSON.stringify({ mcpServers: {} }));
+    const other = join(dir, '.codecall', 'history.other.json.sqlite');
+    const before = io();
+    expect(await graphCommand.run(['--config', join(dir, 'other.json'), '--format', 'json'], before.io)).toBe(
+      0,
+    );
+    expect(before.err()).toContain(
+      `usage history ${history} (key: other.json, not yet written: the folder's shared history it will start from; 5 recorded runs)`,
+    );
+    expect(existsSync(other)).toBe(false);
+
+    const runtime = await CodecallRuntime.open({
+      config: parseConfig({ mcpServers: {} }, { file: join(dir, 'other.json'), env: {} }),
+    });
+    runtime.recordSequence(['expenses.get_expenses', 'expenses.get_team_members']);
+    await runtime.close();
+    expect(existsSync(other)).toBe(true);
+
+    const after = io();
+    expect(await graphCommand.run(['--config', join(dir, 'other.json'), '--format', 'json'], after.io)).toBe(
+      0,
+    );
+    expect(after.err()).toContain(`usage history ${other} (key: other.json; 6 recorded runs)`);
+    expect(JSON.parse(after.out()).sequences).toBe(6);
+    const own = io();
+    expect(await graphCommand.run(['--format', 'json'], own.io)).toBe(0);
+    expect(own.err()).toContain(`usage history ${history} (key: codecall.json; 5 recorded runs)`);
   });
 
   it('runs regex queries and reports bad ones as query errors', async () => {
