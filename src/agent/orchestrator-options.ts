@@ -135,6 +135,13 @@ export interface OrchestratorOptions extends RunHooks {
 export interface RunOptions extends RunHooks {
   /** Cancels the run: the model request, scripts and tool calls in flight. */
   signal?: AbortSignal;
+  /**
+   * `stream()` only: ask the model for its text as it writes it (`text-delta` events). Turn it
+   * off when nobody reads the deltas (a job, a CLI that prints whole steps): each step is then
+   * one plain request, as `run()` makes.
+   * @defaultValue true
+   */
+  streamText?: boolean;
 }
 
 /** A task, or a conversation to continue (its last message is the user's). */

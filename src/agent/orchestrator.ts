@@ -205,7 +205,7 @@ class AgentOrchestrator implements Orchestrator {
   }
 
   stream(input: RunInput, options: RunOptions = {}): AsyncGenerator<AgentEvent, void, undefined> {
-    return this.#events(input, options, true);
+    return this.#events(input, options, options.streamText ?? true);
   }
 
   /** The events of one run; `streamText`: report the model's text as it is written (`text-delta`). */

@@ -261,8 +261,13 @@ async function runAgent(
     ...(spec.maxRunTimeMs !== undefined ? { maxRunTimeMs: spec.maxRunTimeMs } : {}),
   });
   const input = spec.messages !== undefined ? (spec.messages as RunInput) : spec.prompt!;
-  for await (const event of agent.stream(input, { signal })) {
-    if (event.type === 'step-end') progress(summarizeStep(event));
+  // Nobody reads text deltas here, and nobody can answer an approval request while the job runs.
+  for await (const event of agent.stream(input, { signal, streamText: false })) {
+    if (event.type === 'approval-request')
+      event.deny(
+        'a run job cannot ask for approval: set requireApproval: false for the tool in the configuration the workers use, or run it as an exec job',
+      );
+    else if (event.type === 'step-end') progress(summarizeStep(event));
     else if (event.type === 'execution-end') {
       const { result } = event.execution;
       progress({

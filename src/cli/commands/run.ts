@@ -166,7 +166,7 @@ async function run(argv: string[], io: CliIo): Promise<number> {
   try {
     let result: RunResult | undefined;
     let failure: CodecallError | undefined;
-    for await (const event of agent.stream(args.task, { signal: io.signal })) {
+    for await (const event of agent.stream(args.task, { signal: io.signal, streamText: false })) {
       switch (event.type) {
         case 'run-start':
           io.stderr.write(

@@ -44,8 +44,16 @@ describe('commands read their arguments with it', () => {
       file: '-',
       json: true,
       config: 'c.json',
+      approve: [],
+      repeatInDoubt: false,
     });
-    expect(parseExecArgs(['s.ts'])).toEqual({ file: 's.ts', json: false });
+    expect(parseExecArgs(['s.ts', '--approve', 'a.b', '--resume', 'j.jsonl', '--repeat-in-doubt'])).toEqual({
+      file: 's.ts',
+      json: false,
+      approve: ['a.b'],
+      resume: 'j.jsonl',
+      repeatInDoubt: true,
+    });
     expect(() => parseExecArgs(['a.js', 'b.js'])).toThrow('one script at a time; got "a.js" and "b.js".');
     expect(() => parseExecArgs(['a.js', '--config'])).toThrow('--config needs a value.');
     expect(() => parseExecArgs(['--jsn', 'a.js'])).toThrow('unknown option "--jsn".');
@@ -71,6 +79,7 @@ describe('commands read their arguments with it', () => {
       baseURL: 'http://x',
       mode: 'direct',
       json: false,
+      approve: [],
     });
     expect(() => parseRunArgs(['task', '--mode', 'fast'])).toThrow('--mode is code or direct, not "fast".');
     expect(() => parseRunArgs(['task', '--max-steps', '0'])).toThrow(/--max-steps needs a positive integer/);
