@@ -219,4 +219,40 @@ describe('codecall run', () => {
       await new Promise<void>((r) => hanging.close(() => r()));
     }
   });
+
+  it("prints the model's answer with control sequences shown, not sent; --json keeps them exact", async () => {
+    const HOSTILE = '\u001b]52;c;cHduZWQ=\u0007\u001b]0;pwned\u0007\u001b[2J\u009b31m';
+    const answer = `Done ${HOSTILE} ok`;
+    // A loopback OpenAI Chat Completions server whose model answers at once with hostile text.
+    const model: Server = createServer((request, response) => {
+      request.resume();
+      request.on('end', () => {
+        response.writeHead(200, { 'content-type': 'application/json' });
+        response.end(
+          JSON.stringify({
+            id: 'chatcmpl-1',
+            object: 'chat.completion',
+            created: 0,
+            model: 'local',
+            choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content: answer } }],
+            usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },
+          }),
+        );
+      });
+    });
+    await new Promise<void>((r) => model.listen(0, '127.0.0.1', r));
+    const port = (model.address() as AddressInfo).port;
+    const args = ['run', TASK, '--model', 'openai:local', '--base-url', `http://127.0.0.1:${port}/v1`];
+    try {
+      const plain = await codecall([...args, '--config', 'examples/codecall.json']);
+      expect(plain.code, plain.stderr).toBe(0);
+      expect(plain.stdout).toBe('Done ␛]52;c;cHduZWQ=␇␛]0;pwned␇␛[2J\\u009b31m ok\n');
+      const json = await codecall([...args, '--config', 'examples/codecall.json', '--json']);
+      expect(json.code, json.stderr).toBe(0);
+      expect((JSON.parse(json.stdout) as { answer: string }).answer).toBe(answer);
+    } finally {
+      model.closeAllConnections();
+      await new Promise<void>((r) => model.close(() => r()));
+    }
+  });
 });

@@ -12,6 +12,7 @@ import { createToolSearch, type ToolGraphEdge } from '../../search/tool-search.j
 import { ToolPool } from '../../tools/index.js';
 import { UsageError, type CliCommand, type CliIo } from '../command.js';
 import { configNoticeWriter } from '../config-notices.js';
+import { neutralizeControls } from '../terminal-text.js';
 import { readHistory } from './search.js';
 import { graphHelp, DEFAULT_GRAPH_EDGE_LIMIT } from './graph.help.js';
 
@@ -172,7 +173,9 @@ async function run(argv: string[], io: CliIo): Promise<number> {
       );
       edges = [...edges].sort((a, b) => b.count - a.count || b.weight - a.weight).slice(0, limit);
     }
-    io.stdout.write(render(format, edges, state?.sequences ?? 0));
+    const rendered = render(format, edges, state?.sequences ?? 0);
+    // Tool names come from MCP servers: human formats show their control characters, JSON stays exact.
+    io.stdout.write(format === 'json' ? rendered : neutralizeControls(rendered));
     return 0;
   } finally {
     await pool?.close();

@@ -16,6 +16,7 @@ import {
 } from '../command.js';
 import { checkApproveFlag, createCliApprover } from '../cli-approver.js';
 import { configNoticeWriter } from '../config-notices.js';
+import { neutralizeControls } from '../terminal-text.js';
 import { canPrompt, ensureConfigTrusted } from '../trust.js';
 import { runHelp } from './run.help.js';
 
@@ -152,7 +153,8 @@ async function run(argv: string[], io: CliIo): Promise<number> {
     },
     runtimeOptions: {
       tools: {
-        onServerError: (event) => io.stderr.write(`codecall run: ${firstLine(event.error.message)}\n`),
+        onServerError: (event) =>
+          io.stderr.write(`codecall run: ${neutralizeControls(firstLine(event.error.message))}\n`),
       },
       onHistoryError: (error) => io.stderr.write(`codecall run: ${describeHistoryError(error)}\n`),
       // Calls that need approval (requireApproval): --approve, else a prompt on a terminal, else deny.
@@ -174,7 +176,7 @@ async function run(argv: string[], io: CliIo): Promise<number> {
           );
           break;
         case 'step-end':
-          io.stderr.write(formatStep(event.step, performance.now() - started));
+          io.stderr.write(neutralizeControls(formatStep(event.step, performance.now() - started)));
           break;
         case 'done':
           result = event.result;
@@ -195,18 +197,19 @@ async function run(argv: string[], io: CliIo): Promise<number> {
           `${JSON.stringify({ error: { code: failure.code, message: failure.message }, result: result ?? partialResult(failure) })}\n`,
         );
       }
-      io.stderr.write(`codecall run: ${stopped}\n`);
+      io.stderr.write(`codecall run: ${neutralizeControls(stopped)}\n`);
       if (result) io.stderr.write(`${formatRunSummary(result)}\n`);
       return 1;
     }
     if (result === undefined) throw new Error('the run ended without a result');
     if (args.json) io.stdout.write(`${JSON.stringify(result)}\n`);
-    else io.stdout.write(`${result.answer.trimEnd()}\n`);
+    // The answer is the model's text, which may echo what tools returned: no raw control sequences.
+    else io.stdout.write(`${neutralizeControls(result.answer.trimEnd())}\n`);
     io.stderr.write(`${formatRunSummary(result)}\n`);
     return 0;
   } catch (error) {
     if (isCodecallError(error) && RUN_FAILURES.has(error.code)) {
-      io.stderr.write(`codecall run: ${error.message}\n`);
+      io.stderr.write(`codecall run: ${neutralizeControls(error.message)}\n`);
       return 1;
     }
     throw error;

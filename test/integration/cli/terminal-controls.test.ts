@@ -12,6 +12,7 @@ import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { main } from '../../../src/cli/main.js';
 import { neutralizeControls } from '../../../src/cli/terminal-text.js';
+import { SqliteHistoryStore } from '../../../src/search/sqlite-history-store.js';
 
 const ROOT = resolve(import.meta.dirname, '../../..');
 const SDK = join(ROOT, 'node_modules', '@modelcontextprotocol', 'sdk', 'dist', 'esm');
@@ -127,5 +128,28 @@ describe('terminal control sequences in human output', () => {
     const json = await cli(['tools', '--json', '--config', config], dir);
     const parsed = JSON.parse(json.out) as { tools: { description: string }[] };
     expect(parsed.tools[0]!.description).toBe(`Weather lookup ${HOSTILE} forecast`);
+  });
+
+  it('graph: tool names from the usage history are shown, not executed; --format json stays exact', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'codecall-tty-graph-'));
+    const config = join(dir, 'codecall.json');
+    writeFileSync(config, JSON.stringify({ mcpServers: {} }));
+    const hostile = `weather.look${ESC}]0;pwned${BEL}`;
+    const store = await SqliteHistoryStore.open({ path: join(dir, '.codecall', 'history.sqlite') });
+    try {
+      for (let i = 0; i < 3; i++) await store.append([hostile, 'weather.report']);
+    } finally {
+      await store.close();
+    }
+    for (const format of ['text', 'mermaid', 'dot']) {
+      const shown = await cli(['graph', '--format', format, '--config', config], dir);
+      expect(shown.code, shown.err).toBe(0);
+      // Text shows stand-ins; mermaid and dot quote labels as JSON strings (\u001b), also inert.
+      expect(shown.out, format).toContain(format === 'text' ? 'look␛]0;pwned␇' : 'weather.look');
+      expect(shown.out, format).not.toMatch(RAW_CONTROL);
+    }
+    const json = await cli(['graph', '--format', 'json', '--config', config], dir);
+    const parsed = JSON.parse(json.out) as { edges: { from: string }[] };
+    expect(parsed.edges.map((e) => e.from)).toContain(hostile);
   });
 });
