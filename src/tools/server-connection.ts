@@ -8,7 +8,7 @@
 import { statSync } from 'node:fs';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
-import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.js';
@@ -40,6 +40,7 @@ import type { JsonSchema } from '../types.js';
 import type { RawToolResult } from './normalize-result.js';
 import type { ToolAnnotations } from './policy.js';
 import { LinearStdioClientTransport } from './stdio-transport.js';
+import { childEnvironment, childEnvironmentNames, describeChildEnvironment } from './child-environment.js';
 
 /** Creates the transport of one server; called again for each reconnect. */
 export type TransportFactory = () => Transport | Promise<Transport>;
@@ -240,6 +241,8 @@ export function withoutRepeatedMcpPrefix(message: string): string {
 /** MCP JSON-RPC error codes the SDK raises locally. */
 const CONNECTION_CLOSED = -32000;
 const REQUEST_TIMEOUT = -32001;
+/** The code of the error a connection attempt fails with when `connectTimeoutMs` runs out. */
+const CONNECT_TIMEOUT = 'CONNECT_TIMEOUT';
 
 /** One MCP server: transport, client, tools, reconnection. */
 export class ServerConnection {
@@ -300,18 +303,40 @@ export class ServerConnection {
     const reason = (error as Error)?.message ?? String(error);
     const tail = this.stderr.trim();
     const config = this.config;
-    const where =
-      config.transport === 'stdio' && !isDirectory(config.cwd)
-        ? // spawn says "spawn <command> ENOENT" for a missing cwd too: name the real culprit.
-          `Fix: "cwd" of mcpServers.${this.name} (${config.cwd}) is not an existing directory; create it or correct "cwd" (relative paths resolve against the configuration's directory).`
-        : config.transport === 'stdio'
-          ? // Never the expanded command line: its arguments may carry ${SECRET} values.
-            `Fix: check "command", "args" and "env" of mcpServers.${this.name} (run that command yourself to see its output).`
-          : `Fix: check "url" and "headers" of mcpServers.${this.name}, and that the server is reachable.`;
+    const timedOut = errorCode(error) === CONNECT_TIMEOUT || errorCode(error) === REQUEST_TIMEOUT;
+    const spawned = config.transport === 'stdio' && !this.options.transport;
+    const missingCwd = spawned && !isDirectory(config.cwd);
+    // Names only, never values: a child's environment carries secrets.
+    const environment = spawned && !missingCwd ? childEnvironmentNames(config.env) : undefined;
+    const slow = timedOut
+      ? ` If it is only slow to start, raise mcpServers.${this.name}.connectTimeoutMs (now ${this.options.connectTimeoutMs}).`
+      : '';
+    const where = missingCwd
+      ? // spawn says "spawn <command> ENOENT" for a missing cwd too: name the real culprit.
+        `Fix: "cwd" of mcpServers.${this.name} (${config.cwd}) is not an existing directory; create it or correct "cwd" (relative paths resolve against the configuration's directory).`
+      : config.transport === 'stdio'
+        ? // Never the expanded command line: its arguments may carry ${SECRET} values.
+          `Fix: check "command", "args" and "env" of mcpServers.${this.name} (run that command yourself to see its output).${slow}`
+        : `Fix: check "url" and "headers" of mcpServers.${this.name}, and that the server is reachable.${slow}`;
+    const stderrPart = tail
+      ? `\nIts stderr ends with:\n${tail}\n`
+      : spawned && timedOut
+        ? '\nIt wrote nothing to stderr.\n'
+        : ' ';
+    const environmentPart = environment ? `${describeChildEnvironment(this.name, environment)}\n` : '';
     return new CodecallError(
       'SERVER_START_FAILED',
-      `MCP server "${this.name}" did not start: ${reason}.${tail ? `\nIts stderr ends with:\n${tail}\n` : ' '}${where}`,
-      { details: { server: this.name, stderrTail: tail, reason }, cause: error },
+      `MCP server "${this.name}" did not start: ${reason}.${stderrPart}${environmentPart}${where}`,
+      {
+        details: {
+          server: this.name,
+          stderrTail: tail,
+          reason,
+          timedOut,
+          ...(environment ? { environment } : {}),
+        },
+        cause: error,
+      },
     );
   }
 
@@ -326,7 +351,7 @@ export class ServerConnection {
       const transport = new LinearStdioClientTransport({
         command: config.command,
         args: config.args,
-        env: { ...getDefaultEnvironment(), ...config.env },
+        env: childEnvironment(config.env),
         cwd: config.cwd,
         stderr: 'pipe',
         maxBufferSize: config.maxMessageBytes,
@@ -355,7 +380,12 @@ export class ServerConnection {
     const timeoutMs = this.options.connectTimeoutMs;
     const controller = new AbortController();
     const timer = setTimeout(
-      () => controller.abort(new Error(`no answer within ${timeoutMs} ms (connectTimeoutMs)`)),
+      () =>
+        controller.abort(
+          Object.assign(new Error(`no answer within ${timeoutMs} ms (connectTimeoutMs)`), {
+            code: CONNECT_TIMEOUT,
+          }),
+        ),
       timeoutMs,
     );
     const onClose = (): void => controller.abort(new Error('codecall is closing'));

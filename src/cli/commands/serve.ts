@@ -34,6 +34,7 @@ import {
 } from '../../server/index.js';
 import { parseCommandArgs, UsageError, type CliCommand, type CliIo } from '../command.js';
 import { configNoticeWriter } from '../config-notices.js';
+import { neutralizeControls } from '../terminal-text.js';
 import { canPrompt, ensureConfigTrusted } from '../trust.js';
 import { serveHelp, SERVE_TOKEN_ENV } from './serve.help.js';
 export { SERVE_TOKEN_ENV } from './serve.help.js';
@@ -180,7 +181,10 @@ async function run(argv: string[], io: CliIo): Promise<number> {
     config,
     tools: {
       background: true,
-      onServerError: (event) => log(`${event.server}: ${event.error.message.split('\n')[0]}`),
+      // The whole message: a start error's stderr tail, environment names and hints are the
+      // developer's only clue (a child that hangs behind a custom CA says nothing else).
+      onServerError: (event) =>
+        log(`${event.server}: ${neutralizeControls(event.error.message).replaceAll('\n', '\n  ')}`),
     },
     onHistoryError: (error) => log(`usage history: ${(error as Error)?.message ?? String(error)}`),
   });

@@ -179,4 +179,67 @@ describe('stdio servers', () => {
     expect(status.error).toContain(join(dir, 'no-such-dir'));
     expect(status.error).not.toContain('check "command"');
   });
+
+  it('a server that never answers: the connect timeout names the server, its stderr, the env names passed and how to pass more', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'codecall-stuck-'));
+    // Prints what a launcher behind a custom CA prints, and the names of its real environment, then hangs.
+    const script =
+      'console.error("npm error code SELF_SIGNED_CERT_IN_CHAIN");' +
+      'console.error("child env: " + Object.keys(process.env).sort().join(","));' +
+      'setInterval(() => {}, 60_000);';
+    const config = parseConfig(
+      {
+        mcpServers: {
+          stuck: {
+            command: process.execPath,
+            args: ['-e', script],
+            env: { STUCK_API_TOKEN: 'sk-stuck-SECRET-7' },
+            connectTimeoutMs: 4_000,
+          },
+        },
+      },
+      { file: join(dir, 'codecall.json'), env: {} },
+    );
+    const saved = process.env.NODE_EXTRA_CA_CERTS;
+    process.env.NODE_EXTRA_CA_CERTS = join(dir, 'corporate-ca.pem');
+    const events: ServerErrorEvent[] = [];
+    try {
+      const pool = await ToolPool.open(config, { onServerError: (event) => events.push(event) });
+      pools.push(pool);
+    } finally {
+      if (saved === undefined) delete process.env.NODE_EXTRA_CA_CERTS;
+      else process.env.NODE_EXTRA_CA_CERTS = saved;
+    }
+    expect(events.map((e) => [e.server, e.phase, e.error.code])).toEqual([
+      ['stuck', 'connect', 'SERVER_START_FAILED'],
+    ]);
+    const error = events[0]!.error;
+    const { message } = error;
+    expect(message).toContain(
+      'MCP server "stuck" did not start: no answer within 4000 ms (connectTimeoutMs).',
+    );
+    expect(message).toContain('npm error code SELF_SIGNED_CERT_IN_CHAIN');
+    // The names the error lists are exactly those the child saw.
+    const childNames = /child env: (.*)/.exec(message)![1]!.split(',');
+    const environment = error.details.environment as { inherited: string[]; configured: string[] };
+    expect([...environment.inherited, ...environment.configured].sort()).toEqual(childNames);
+    expect(environment.configured).toEqual(['STUCK_API_TOKEN']);
+    expect(environment.inherited).toContain('PATH');
+    expect(message).toContain(
+      `Environment passed to it (names only): inherited ${environment.inherited.join(', ')}; from "env": STUCK_API_TOKEN.`,
+    );
+    expect(message).toContain('A stdio server inherits only ');
+    // Other variables of the list may be set on the machine running the test: only ours is certain.
+    expect(error.details.environment).toMatchObject({
+      notPassed: expect.arrayContaining(['NODE_EXTRA_CA_CERTS']),
+    });
+    expect(message).toMatch(/\nSet here but not passed: NODE_EXTRA_CA_CERTS[,.]/);
+    expect(message).toContain(
+      'Pass a variable with "env": { "NODE_EXTRA_CA_CERTS": "${NODE_EXTRA_CA_CERTS}" } in mcpServers.stuck.',
+    );
+    expect(message).toContain('raise mcpServers.stuck.connectTimeoutMs (now 4000)');
+    // Names, never values.
+    expect(message).not.toContain('sk-stuck-SECRET-7');
+    expect(message).not.toContain('corporate-ca.pem');
+  });
 });
