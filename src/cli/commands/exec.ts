@@ -179,7 +179,10 @@ async function run(argv: string[], io: CliIo): Promise<number> {
     },
     tools: {
       onServerError: (event) => {
-        io.stderr.write(`codecall exec: ${neutralizeControls(event.error.message.split('\n')[0]!)}\n`);
+        // The whole message: a start error's stderr tail, environment names and hints.
+        io.stderr.write(
+          `codecall exec: ${neutralizeControls(event.error.message).replaceAll('\n', '\n  ')}\n`,
+        );
       },
     },
     // One script runs: one sandbox worker (process mode), not a pool that boots beside the

@@ -154,7 +154,10 @@ async function run(argv: string[], io: CliIo): Promise<number> {
     runtimeOptions: {
       tools: {
         onServerError: (event) =>
-          io.stderr.write(`codecall run: ${neutralizeControls(firstLine(event.error.message))}\n`),
+          // The whole message: a start error's stderr tail, environment names and hints.
+          io.stderr.write(
+            `codecall run: ${neutralizeControls(event.error.message).replaceAll('\n', '\n  ')}\n`,
+          ),
       },
       onHistoryError: (error) => io.stderr.write(`codecall run: ${describeHistoryError(error)}\n`),
       // Calls that need approval (requireApproval): --approve, else a prompt on a terminal, else deny.
