@@ -158,41 +158,47 @@ export class PostgresHistoryStore implements UsageHistoryStore {
 
   async load(): Promise<ToolSearchState> {
     this.#assertOpen();
+    let runs: { sequences: string }[] = [];
+    let edges: { from_tool: string; to_tool: string; count: string }[] = [];
+    let uses: { query: string; tools: unknown }[] = [];
     try {
-      const runs = await this.#pool.query<{ sequences: string }>(
-        `SELECT sequences FROM ${HISTORY_PG_SCHEMA}.history_runs WHERE namespace = $1`,
-        [this.#namespace],
-      );
-      const edges = await this.#pool.query<{ from_tool: string; to_tool: string; count: string }>(
-        `SELECT from_tool, to_tool, count FROM ${HISTORY_PG_SCHEMA}.history_transitions
-         WHERE namespace = $1 AND count > 0 ORDER BY count DESC, from_tool, to_tool LIMIT $2`,
-        [this.#namespace, this.#max],
-      );
-      const uses = await this.#pool.query<{ query: string; tools: unknown }>(
-        `SELECT query, tools FROM (SELECT id, query, tools FROM ${HISTORY_PG_SCHEMA}.history_usages
-         WHERE namespace = $1 ORDER BY id DESC LIMIT $2) newest ORDER BY id`,
-        [this.#namespace, this.#maxUses],
-      );
-      const sequences = Number(runs.rows[0]?.sequences ?? 0);
-      const transitions: ToolSearchState['transitions'] = [];
-      for (const row of edges.rows) {
-        const count = Number(row.count);
-        if (Number.isSafeInteger(count)) transitions.push([row.from_tool, row.to_tool, count]);
-      }
-      const state: ToolSearchState = {
-        version: 1,
-        sequences: Number.isSafeInteger(sequences) ? sequences : 0,
-        transitions,
-      };
-      const usages: Array<[string, string[]]> = [];
-      for (const row of uses.rows)
-        if (Array.isArray(row.tools) && row.tools.every((t) => typeof t === 'string'))
-          usages.push([row.query, row.tools as string[]]);
-      if (usages.length > 0) state.usages = usages;
-      return state;
+      // One snapshot: the run count and the pairs agree even while other workers write.
+      await this.#transaction(async (client) => {
+        ({ rows: runs } = await client.query<{ sequences: string }>(
+          `SELECT sequences FROM ${HISTORY_PG_SCHEMA}.history_runs WHERE namespace = $1`,
+          [this.#namespace],
+        ));
+        ({ rows: edges } = await client.query<{ from_tool: string; to_tool: string; count: string }>(
+          `SELECT from_tool, to_tool, count FROM ${HISTORY_PG_SCHEMA}.history_transitions
+           WHERE namespace = $1 AND count > 0 ORDER BY count DESC, from_tool, to_tool LIMIT $2`,
+          [this.#namespace, this.#max],
+        ));
+        ({ rows: uses } = await client.query<{ query: string; tools: unknown }>(
+          `SELECT query, tools FROM (SELECT id, query, tools FROM ${HISTORY_PG_SCHEMA}.history_usages
+           WHERE namespace = $1 ORDER BY id DESC LIMIT $2) newest ORDER BY id`,
+          [this.#namespace, this.#maxUses],
+        ));
+      }, 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
     } catch (error) {
       throw failed('Loading usage history', error);
     }
+    const sequences = Number(runs[0]?.sequences ?? 0);
+    const transitions: ToolSearchState['transitions'] = [];
+    for (const row of edges) {
+      const count = Number(row.count);
+      if (Number.isSafeInteger(count)) transitions.push([row.from_tool, row.to_tool, count]);
+    }
+    const state: ToolSearchState = {
+      version: 1,
+      sequences: Number.isSafeInteger(sequences) ? sequences : 0,
+      transitions,
+    };
+    const usages: Array<[string, string[]]> = [];
+    for (const row of uses)
+      if (Array.isArray(row.tools) && row.tools.every((t) => typeof t === 'string'))
+        usages.push([row.query, row.tools as string[]]);
+    if (usages.length > 0) state.usages = usages;
+    return state;
   }
 
   async append(sequence: readonly string[]): Promise<void> {
@@ -252,7 +258,7 @@ export class PostgresHistoryStore implements UsageHistoryStore {
   }
 
   /** Runs `work` in one transaction on one pooled connection; rolls back on any error. */
-  async #transaction(work: (client: PoolClient) => Promise<void>): Promise<void> {
+  async #transaction(work: (client: PoolClient) => Promise<void>, begin = 'BEGIN'): Promise<void> {
     const client = await this.#pool.connect();
     let broken = false;
     // A connection lost while checked out (server restart, terminated backend) emits 'error' on
@@ -262,7 +268,7 @@ export class PostgresHistoryStore implements UsageHistoryStore {
     };
     client.on('error', onError);
     try {
-      await client.query('BEGIN');
+      await client.query(begin);
       await work(client);
       await client.query('COMMIT');
     } catch (error) {
