@@ -81,6 +81,14 @@ describe.skipIf(missing)(
       await reader.close();
     });
 
+    it('records a run whose tool names PostgreSQL text cannot hold (NUL), without those names', async () => {
+      const store = await PostgresHistoryStore.open({ connection: server.url, namespace: 'nul' });
+      await store.append(['n.a', 'n.b', 'n.\u0000bad', 'n.c']);
+      await store.appendUsage({ query: 'q\u0000', tools: ['n.a'] });
+      expect(await store.load()).toEqual({ version: 1, sequences: 1, transitions: [['n.a', 'n.b', 1]] });
+      await store.close();
+    });
+
     it('writes a run atomically: a failing statement or a killed connection leaves nothing of it', async () => {
       const store = await PostgresHistoryStore.open({ connection: server.url, namespace: 'atomic' });
       await store.append(['t.a', 't.b']);
