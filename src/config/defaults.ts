@@ -258,6 +258,8 @@ export const DEFAULT_JOBS_MAX_EVENT_STREAMS = 64;
 export const DEFAULT_JOBS_CONNECT_TIMEOUT_MS = 10_000;
 /** Transitions a Redis usage-history store loads at most (the most used tool graphs stay far below). */
 export const DEFAULT_JOBS_HISTORY_MAX_TRANSITIONS = 1_000_000;
+/** Connections one PostgreSQL usage-history store (one configuration of one worker) opens at most. */
+export const DEFAULT_JOBS_HISTORY_PG_POOL_SIZE = 2;
 /** Bytes of a run journal file read back for a replay (`codecall exec --resume`); a larger file is refused. */
 export const DEFAULT_MAX_RUN_JOURNAL_BYTES = 256 * 1_048_576;
 /**

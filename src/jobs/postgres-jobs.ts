@@ -44,6 +44,7 @@ import type {
 import type { JobWorkerHandle } from './bullmq-worker.js';
 import { isRetryableJobError, JOB_ABORT_REASONS, JobHandBackError, runJob } from './run-job.js';
 import { RuntimeRegistry, type RuntimeRegistryOptions } from './runtime-registry.js';
+import { PostgresHistoryStore } from './postgres-history-store.js';
 
 /** What a Postgres job row holds in `data`. */
 interface PgJobData {
@@ -68,6 +69,11 @@ export interface PgJobWorkerOptions extends PgJobConnectionOptions {
   /** @defaultValue `<hostname>:<pid>` */
   name?: string;
   env?: NodeJS.ProcessEnv;
+  /**
+   * Keep usage history in the queue's PostgreSQL (one tool graph per configuration name, fed by
+   * every worker) instead of each configuration's local store. @defaultValue false
+   */
+  sharedHistory?: boolean;
   onLog?: (line: string) => void;
 }
 
@@ -306,7 +312,16 @@ export async function startPgJobWorker(options: PgJobWorkerOptions): Promise<Job
   const { boss, name: queue } = await openBoss(options);
   const name = options.name ?? `${hostname()}:${process.pid}`;
   const log = (line: string): void => options.onLog?.(line);
-  const runtimes = new RuntimeRegistry({ env: options.env ?? process.env, ...options.runtimes });
+  const runtimes = new RuntimeRegistry({
+    env: options.env ?? process.env,
+    ...options.runtimes,
+    ...(options.sharedHistory
+      ? {
+          history: (config: string) =>
+            PostgresHistoryStore.open({ connection: options.connection, namespace: `${queue}.${config}` }),
+        }
+      : {}),
+  });
   const stopping = new AbortController();
   let active = 0;
 

@@ -65,3 +65,5 @@ export type {
   EvaluateSearchResult,
   SearchMetrics,
 } from './evaluate-search.js';
+export { checkUsage } from './history-store.js';
+export { DEFAULT_MAX_SERIALIZED_USES } from './tool-search.js';

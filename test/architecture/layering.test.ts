@@ -84,6 +84,7 @@ const PACKAGE_HOMES: Record<string, string[]> = {
   bullmq: ['jobs'],
   ioredis: ['jobs'],
   'pg-boss': ['jobs'],
+  pg: ['jobs'],
   '@bull-board/api': ['jobs'],
   '@bull-board/express': ['jobs'],
   '@opentelemetry/api': ['agent'],

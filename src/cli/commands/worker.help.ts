@@ -36,8 +36,9 @@ Options:
                              back to the queue (default ${DEFAULT_JOBS_SHUTDOWN_GRACE_MS})
   --lock-duration-ms <n>     job lock; a worker that dies loses its jobs after this (default ${DEFAULT_JOBS_LOCK_DURATION_MS})
   --stalled-interval-ms <n>  how often to look for jobs of dead workers (default ${DEFAULT_JOBS_STALLED_INTERVAL_MS})
-  --shared-history           keep usage history in the queue's Redis: every worker's runs feed one
-                             tool graph per configuration name (default: each configuration's own store)
+  --shared-history           keep usage history in the queue's Redis (or PostgreSQL with --postgres): every
+                             worker's runs feed one tool graph per configuration name (default: each
+                             configuration's own store)
 
 Delivery is at-least-once: a job whose worker dies runs again from the start on another worker,
 and the tool calls it had made are made again (see docs/jobs.md).

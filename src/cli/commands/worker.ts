@@ -96,12 +96,9 @@ async function run(argv: string[], io: CliIo): Promise<number> {
       onHistoryError: (error: unknown) => log(`usage history: ${(error as Error)?.message ?? String(error)}`),
     },
   };
-  if (
-    values.postgres !== undefined &&
-    (values['shared-history'] || lock !== undefined || stalled !== undefined)
-  )
+  if (values.postgres !== undefined && (lock !== undefined || stalled !== undefined))
     throw new UsageError(
-      '--shared-history, --lock-duration-ms and --stalled-interval-ms are for Redis queues; a Postgres worker uses heartbeats.',
+      '--lock-duration-ms and --stalled-interval-ms are for Redis queues; a Postgres worker uses heartbeats.',
     );
   const worker =
     values.postgres !== undefined
@@ -111,6 +108,7 @@ async function run(argv: string[], io: CliIo): Promise<number> {
           runtimes,
           env: io.env,
           onLog: log,
+          ...(values['shared-history'] ? { sharedHistory: true } : {}),
           ...(concurrency !== undefined ? { concurrency } : {}),
           ...(grace !== undefined ? { shutdownGraceMs: grace } : {}),
         })
