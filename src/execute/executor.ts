@@ -221,8 +221,15 @@ export function createExecutor(options: ExecutorOptions): Executor {
   /** The invoker of one run: its calls carry the run id and their index (approvals, audit). */
   const invokerOf = (approver: Approver | undefined, runId: string): ToolInvoker => {
     let calls = 0;
-    return ({ name, args, signal }) =>
-      pool.call(name, args, { caller: 'code_execution', signal, approver, runId, callIndex: calls++ });
+    return ({ name, args, signal, line }) =>
+      pool.call(name, args, {
+        caller: 'code_execution',
+        signal,
+        approver,
+        runId,
+        callIndex: calls++,
+        line,
+      });
   };
   const observed = (listener: ToolResultListener, inner: ToolInvoker): ToolInvoker => {
     const tell = (event: ToolResultEvent): void => {
@@ -251,7 +258,12 @@ export function createExecutor(options: ExecutorOptions): Executor {
     if (bound?.catalog !== catalog)
       bound = {
         catalog,
-        tools: catalog.map((t) => ({ name: t.name, namespace: t.namespace, member: t.member })),
+        tools: catalog.map((t) =>
+          // Tools that may need approval report the script line of their calls (the request names it).
+          t.requireApproval !== undefined && t.requireApproval !== false
+            ? { name: t.name, namespace: t.namespace, member: t.member, reportsLine: true }
+            : { name: t.name, namespace: t.namespace, member: t.member },
+        ),
       };
     return bound.tools;
   };

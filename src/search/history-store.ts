@@ -60,6 +60,8 @@ export interface ApprovalAuditEntry {
   at: number;
   runId?: string;
   callIndex?: number;
+  /** The script line (1-based) that made the call, when known. */
+  line?: number;
 }
 
 /** Options of {@link UsageHistoryStore.listApprovals}. */
@@ -82,7 +84,8 @@ export function checkApprovalEntry(entry: unknown): ApprovalAuditEntry {
     Number.isFinite(e.at) &&
     (e.reason === undefined || typeof e.reason === 'string') &&
     (e.runId === undefined || typeof e.runId === 'string') &&
-    (e.callIndex === undefined || Number.isSafeInteger(e.callIndex));
+    (e.callIndex === undefined || Number.isSafeInteger(e.callIndex)) &&
+    (e.line === undefined || Number.isSafeInteger(e.line));
   if (!ok)
     throw new CodecallError(
       'INVALID_ARGUMENT',

@@ -46,9 +46,10 @@ export const DEFAULT_HISTORY_BUSY_TIMEOUT_MS = 5_000;
 /**
  * Schema version written by this code (2: runs carry their transitions, for pruning; 3: a
  * `usages` table of search queries and the tools used after them, for query feedback; 4: an
- * `approvals` table, the audit trail of approval decisions).
+ * `approvals` table, the audit trail of approval decisions; 5: approvals carry the script line
+ * of the call).
  */
-const SCHEMA_VERSION = 4;
+const SCHEMA_VERSION = 5;
 
 /** Options of {@link SqliteHistoryStore.open}. */
 export interface SqliteHistoryStoreOptions {
@@ -134,15 +135,15 @@ function appendUsage(message) {
   }
 }
 const insertApproval = db.prepare(
-  'INSERT INTO approvals (decided_at, tool, args_sha256, outcome, decided_by, reason, caller, run_id, call_index) ' +
-    'VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+  'INSERT INTO approvals (decided_at, tool, args_sha256, outcome, decided_by, reason, caller, run_id, call_index, line) ' +
+    'VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
 );
 const pruneApprovals = db.prepare('DELETE FROM approvals WHERE id <= (SELECT MAX(id) FROM approvals) - ?');
 function appendApproval(message) {
   db.exec('BEGIN IMMEDIATE');
   try {
     const e = message.entry;
-    insertApproval.run(e.at, e.tool, e.argsSha256, e.outcome, e.decidedBy, e.reason ?? null, e.caller, e.runId ?? null, e.callIndex ?? null);
+    insertApproval.run(e.at, e.tool, e.argsSha256, e.outcome, e.decidedBy, e.reason ?? null, e.caller, e.runId ?? null, e.callIndex ?? null, e.line ?? null);
     pruneApprovals.run(workerData.maxApprovals);
     db.exec('COMMIT');
   } catch (error) {
@@ -288,8 +289,14 @@ function schemaVersion(db: DatabaseSync): number | undefined {
   }
 }
 
-/** Schema 1 → 2: runs get their transitions (computed from their tools), so pruning can subtract them. */
+/**
+ * Schema 1 → 2: runs get their transitions (computed from their tools), so pruning can subtract
+ * them. 4 → 5: approvals get the script line of the call.
+ */
 function migrate(db: DatabaseSync): void {
+  const approvalColumns = db.prepare('PRAGMA table_info(approvals)').all() as Array<{ name: string }>;
+  if (!approvalColumns.some((c) => c.name === 'line'))
+    db.exec('ALTER TABLE approvals ADD COLUMN line INTEGER');
   const columns = db.prepare('PRAGMA table_info(runs)').all() as Array<{ name: string }>;
   if (!columns.some((c) => c.name === 'transitions')) db.exec('ALTER TABLE runs ADD COLUMN transitions TEXT');
   const update = db.prepare('UPDATE runs SET transitions = ? WHERE id = ?');
@@ -397,7 +404,7 @@ export class SqliteHistoryStore implements UsageHistoryStore {
           CREATE TABLE IF NOT EXISTS approvals (
             id INTEGER PRIMARY KEY, decided_at INTEGER NOT NULL, tool TEXT NOT NULL, args_sha256 TEXT NOT NULL,
             outcome TEXT NOT NULL, decided_by TEXT NOT NULL, reason TEXT, caller TEXT NOT NULL,
-            run_id TEXT, call_index INTEGER
+            run_id TEXT, call_index INTEGER, line INTEGER
           );
           INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', '${SCHEMA_VERSION}');
           INSERT OR IGNORE INTO meta (key, value) VALUES ('sequences', '0');
@@ -551,7 +558,7 @@ export class SqliteHistoryStore implements UsageHistoryStore {
       const limit = checkApprovalsLimit(options.limit);
       const rows = this.#open()
         .prepare(
-          'SELECT decided_at, tool, args_sha256, outcome, decided_by, reason, caller, run_id, call_index ' +
+          'SELECT decided_at, tool, args_sha256, outcome, decided_by, reason, caller, run_id, call_index, line ' +
             'FROM approvals ORDER BY id DESC LIMIT ?',
         )
         .all(limit) as Array<{
@@ -564,6 +571,7 @@ export class SqliteHistoryStore implements UsageHistoryStore {
         caller: string;
         run_id: string | null;
         call_index: number | null;
+        line: number | null;
       }>;
       return Promise.resolve(
         rows.map((row) => ({
@@ -576,6 +584,7 @@ export class SqliteHistoryStore implements UsageHistoryStore {
           at: Number(row.decided_at),
           ...(row.run_id !== null ? { runId: row.run_id } : {}),
           ...(row.call_index !== null ? { callIndex: Number(row.call_index) } : {}),
+          ...(row.line !== null ? { line: Number(row.line) } : {}),
         })),
       );
     } catch (error) {
