@@ -97,6 +97,13 @@ const left = [0, 0];
 const limit = [0, 0];
 let maxValues = 0;
 
+/**
+ * The calls of `store.get` / `store.set`, answered by the host (`STORE_GET_CALL` and
+ * `STORE_SET_CALL` in src/execute/script-store.ts): bound like tools, installed as `store`.
+ */
+const STORE_GET = 'codecall:store.get';
+const STORE_SET = 'codecall:store.set';
+
 /** Names (qualified and as written) of the tools whose calls report their script line. */
 let lineTools = new SetCtor<string>();
 /** Filename of the model's script in stack traces (`SCRIPT_FILENAME` on the host). */
@@ -360,7 +367,12 @@ function installTools(config: StartConfig): void {
     Record<string, unknown>
   >;
   lineTools = new SetCtor<string>();
+  let hasStore = false;
   for (const [name, namespace, member, reportsLine] of config.tools) {
+    if (name === STORE_GET || name === STORE_SET) {
+      hasStore = true;
+      continue;
+    }
     if (reportsLine === 1) {
       lineTools.add(name);
       lineTools.add(`${namespace}.${member}`);
@@ -383,6 +395,14 @@ function installTools(config: StartConfig): void {
     },
   });
   defineProperty(scope, 'tools', { value: toolsProxy, writable: true, configurable: true });
+  if (hasStore) {
+    const store = freeze({
+      get: (key: unknown) => callTool(STORE_GET, { key }),
+      set: (key: unknown, value?: unknown) =>
+        callTool(STORE_SET, value === undefined ? { key } : { key, value }),
+    });
+    defineProperty(scope, 'store', { value: store, writable: true, configurable: true });
+  }
   defineProperty(scope, 'callTool', {
     value: (name: unknown, args?: unknown) => callTool(StringCtor(name), args),
     writable: true,

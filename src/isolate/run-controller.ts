@@ -161,7 +161,7 @@ function parseArgs(json: string): unknown {
 }
 
 /** Host error codes a script sees as its error's `code` (others arrive as `TOOL_ERROR`). */
-const FORWARDED_CODES = new Set<string>(['APPROVAL_DENIED', 'APPROVAL_TIMEOUT']);
+const FORWARDED_CODES = new Set<string>(['APPROVAL_DENIED', 'APPROVAL_TIMEOUT', 'STORE_LIMIT']);
 
 /** The `code` the script's error carries for a call that failed on the host with `error`. */
 function scriptCodeOf(error: unknown): string {
