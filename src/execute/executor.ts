@@ -197,6 +197,8 @@ async function openJournal(
       recorded,
       inDoubt: options.replayInDoubt ?? 'refuse',
       isRepeatable: (name) => {
+        // A store call sets or reads one key: doing it again has the same effect.
+        if (isStoreCall(name)) return true;
         const hints = pool.catalog().find((tool) => tool.name === name)?.annotations;
         return hints?.idempotentHint === true || hints?.readOnlyHint === true;
       },

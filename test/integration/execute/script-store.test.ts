@@ -120,6 +120,7 @@ describe.each(['in-process', 'process'] as const)('store.set / store.get (%s san
         '// Replacing a value counts only the difference.',
         'await store.set("a", "w".repeat(90));',
         'console.log(String(await store.get("b")), (await store.get("a")).length);',
+        'try { await store.get(""); } catch (error) { console.log(error.message); }',
       ].join('\n'),
     );
     expect(result.error).toBeUndefined();
@@ -131,6 +132,9 @@ describe.each(['in-process', 'process'] as const)('store.set / store.get (%s san
       /^STORE_LIMIT store\.set refused: this configuration's store holds 83 bytes and this value would make it 166; the limit is 150 bytes \(store\.maxNamespaceBytes\)/,
     );
     expect(lines[2]).toBe('undefined 90');
+    expect(lines[3]).toBe(
+      'store.get and store.set take a key: a non-empty string, e.g. store.set("members", members).',
+    );
   });
 
   it('store.enabled false: scripts have no store', async () => {
