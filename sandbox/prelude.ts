@@ -112,7 +112,7 @@ const SCRIPT_FILE = 'script.js';
 const SITE_FRAMES = 16;
 const returnSites = (_error: unknown, sites: unknown) => sites;
 type SiteMethod = (this: unknown) => unknown;
-/** V8's CallSite accessors, read before any script runs: a script cannot replace them for us. */
+/** V8's CallSite accessors (non-writable in V8; read once, before any script runs, all the same). */
 const siteMethods = ((): { file: SiteMethod; line: SiteMethod; column: SiteMethod } | undefined => {
   const ctor = ErrorCtor as unknown as { prepareStackTrace?: unknown };
   try {
