@@ -14,12 +14,12 @@
 import { formatArgs } from './format.js';
 
 type OutFn = (stream: number, text: string, droppedBytes: number) => void;
-type CallFn = (id: number, name: string, argsJson: string) => void;
+type CallFn = (id: number, name: string, argsJson: string, site?: string) => void;
 type DoneFn = (ok: boolean, payload: string | undefined) => void;
 
 interface StartConfig {
-  /** `[qualifiedName, namespace, member]` per tool. */
-  tools: [string, string, string][];
+  /** `[qualifiedName, namespace, member]` per tool, and `1` when its calls report their line. */
+  tools: ([string, string, string] | [string, string, string, 1])[];
   maxStdoutBytes: number;
   maxStderrBytes: number;
   maxToolArgsBytes: number;
@@ -66,6 +66,10 @@ const defineProperty = Object.defineProperty;
 const freeze = Object.freeze;
 const hasOwn = Object.prototype.hasOwnProperty;
 const apply = Reflect.apply;
+const getOwnPropertyDescriptor = Object.getOwnPropertyDescriptor;
+const deleteProperty = Reflect.deleteProperty;
+const SetCtor = Set;
+const isArray = Array.isArray;
 const ProxyCtor = Proxy;
 const MAX_MESSAGE_CHARS = 4_000;
 const MAX_STACK_CHARS = 8_000;
@@ -92,6 +96,76 @@ let pendingChars = 0;
 const left = [0, 0];
 const limit = [0, 0];
 let maxValues = 0;
+
+/**
+ * The calls of `store.get` / `store.set`, answered by the host (`STORE_GET_CALL` and
+ * `STORE_SET_CALL` in src/execute/script-store.ts): bound like tools, installed as `store`.
+ */
+const STORE_GET = 'codecall:store.get';
+const STORE_SET = 'codecall:store.set';
+
+/** Names (qualified and as written) of the tools whose calls report their script line. */
+let lineTools = new SetCtor<string>();
+/** Filename of the model's script in stack traces (`SCRIPT_FILENAME` on the host). */
+const SCRIPT_FILE = 'script.js';
+/** Frames captured to find a call's script line (the prelude's own frames come first). */
+const SITE_FRAMES = 16;
+const returnSites = (_error: unknown, sites: unknown) => sites;
+type SiteMethod = (this: unknown) => unknown;
+/** V8's CallSite accessors (non-writable in V8; read once, before any script runs, all the same). */
+const siteMethods = ((): { file: SiteMethod; line: SiteMethod; column: SiteMethod } | undefined => {
+  const ctor = ErrorCtor as unknown as { prepareStackTrace?: unknown };
+  try {
+    ctor.prepareStackTrace = returnSites;
+    const sites = new ErrorCtor().stack as unknown as Record<string, SiteMethod>[];
+    const proto = Object.getPrototypeOf(sites[0]) as Record<string, SiteMethod>;
+    return { file: proto.getFileName!, line: proto.getLineNumber!, column: proto.getColumnNumber! };
+  } catch {
+    return undefined;
+  } finally {
+    delete ctor.prepareStackTrace;
+  }
+})();
+
+/**
+ * The generated `line:column` of the innermost script frame calling now, read from V8's
+ * structured stack with the prelude's own `prepareStackTrace` and `stackTraceLimit` (the
+ * script's are set aside for the capture and put back). Undefined when the script made those
+ * properties unchangeable, or no frame of the script is on the stack.
+ */
+function callSite(): string | undefined {
+  if (siteMethods === undefined) return undefined;
+  const prepare = getOwnPropertyDescriptor(ErrorCtor, 'prepareStackTrace');
+  const depth = getOwnPropertyDescriptor(ErrorCtor, 'stackTraceLimit');
+  if (prepare?.configurable === false || depth?.configurable === false) return undefined;
+  try {
+    defineProperty(ErrorCtor, 'prepareStackTrace', {
+      value: returnSites,
+      configurable: true,
+      writable: true,
+    });
+    defineProperty(ErrorCtor, 'stackTraceLimit', { value: SITE_FRAMES, configurable: true, writable: true });
+    const sites = new ErrorCtor().stack as unknown;
+    if (!isArray(sites)) return undefined;
+    for (let index = 0; index < sites.length; index++) {
+      const site = sites[index] as unknown;
+      if (apply(siteMethods.file, site, []) !== SCRIPT_FILE) continue;
+      return `${StringCtor(apply(siteMethods.line, site, []))}:${StringCtor(apply(siteMethods.column, site, []))}`;
+    }
+    return undefined;
+  } catch {
+    return undefined;
+  } finally {
+    try {
+      if (prepare) defineProperty(ErrorCtor, 'prepareStackTrace', prepare);
+      else deleteProperty(ErrorCtor, 'prepareStackTrace');
+      if (depth) defineProperty(ErrorCtor, 'stackTraceLimit', depth);
+      else deleteProperty(ErrorCtor, 'stackTraceLimit');
+    } catch {
+      // the script cannot make these unchangeable between the check and here
+    }
+  }
+}
 
 /** UTF-8 length of a string, without TextEncoder (absent in bare isolates). */
 function utf8Length(text: string): number {
@@ -267,7 +341,10 @@ function invoke(name: string, args: unknown): Promise<unknown> {
     pendingChars += cost;
     const id = nextId++;
     pending[id] = { resolve, reject, site: sitesLeft-- > 0 ? new ErrorCtor() : undefined, cost };
-    call(id, name, json);
+    // Only tools that may need approval pay for the capture (the request names the line).
+    const site = lineTools.size > 0 && lineTools.has(name) ? callSite() : undefined;
+    if (site === undefined) call(id, name, json);
+    else call(id, name, json, site);
   });
 }
 
@@ -289,7 +366,17 @@ function installTools(config: StartConfig): void {
     string,
     Record<string, unknown>
   >;
-  for (const [name, namespace, member] of config.tools) {
+  lineTools = new SetCtor<string>();
+  let hasStore = false;
+  for (const [name, namespace, member, reportsLine] of config.tools) {
+    if (name === STORE_GET || name === STORE_SET) {
+      hasStore = true;
+      continue;
+    }
+    if (reportsLine === 1) {
+      lineTools.add(name);
+      lineTools.add(`${namespace}.${member}`);
+    }
     const members = (namespaces[namespace] ??= {});
     const stub = (args?: unknown) => callTool(name, args);
     defineProperty(stub, 'name', { value: member });
@@ -308,6 +395,14 @@ function installTools(config: StartConfig): void {
     },
   });
   defineProperty(scope, 'tools', { value: toolsProxy, writable: true, configurable: true });
+  if (hasStore) {
+    const store = freeze({
+      get: (key: unknown) => callTool(STORE_GET, { key }),
+      set: (key: unknown, value?: unknown) =>
+        callTool(STORE_SET, value === undefined ? { key } : { key, value }),
+    });
+    defineProperty(scope, 'store', { value: store, writable: true, configurable: true });
+  }
   defineProperty(scope, 'callTool', {
     value: (name: unknown, args?: unknown) => callTool(StringCtor(name), args),
     writable: true,
@@ -446,7 +541,7 @@ function warm(): void {
   try {
     start(
       stringify({
-        tools: [['w.w', 'w', 'w']],
+        tools: [['w.w', 'w', 'w', 1]],
         maxStdoutBytes: 8,
         maxStderrBytes: 0,
         maxToolArgsBytes: 1_000,

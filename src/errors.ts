@@ -52,7 +52,9 @@ export type CodecallErrorCode =
   | 'REPLAY_IN_DOUBT'
   | 'JOURNAL_WRITE_FAILED'
   | 'APPROVAL_DENIED'
-  | 'APPROVAL_TIMEOUT';
+  | 'APPROVAL_TIMEOUT'
+  /** A script's `store.set` was refused: a value or the namespace over its byte limit. */
+  | 'STORE_LIMIT';
 
 /**
  * Facts every payload may carry besides its typed fields (kept open so a payload can grow
@@ -192,6 +194,13 @@ export interface CodecallErrorDetailsMap {
   APPROVAL_TIMEOUT: CodecallErrorFacts & {
     tool?: string | undefined;
     timeoutMs?: number | undefined;
+    configKey?: string | undefined;
+  };
+  STORE_LIMIT: CodecallErrorFacts & {
+    /** The key of the refused write. */
+    key?: string | undefined;
+    /** The limit in bytes, and the configuration key that sets it. */
+    limit?: number | undefined;
     configKey?: string | undefined;
   };
   SEARCH_EMBEDDING_FAILED: CodecallErrorFacts & {

@@ -23,6 +23,12 @@ export interface SandboxToolBinding {
   namespace: string;
   /** Identifier-safe tool name inside the sandbox. */
   member: string;
+  /**
+   * The sandbox reports the script line of each call (tools that may need approval, so the
+   * request can name the line); other calls skip the stack capture and pay nothing.
+   * @defaultValue false
+   */
+  reportsLine?: boolean;
 }
 
 /** One tool call a script asked for, as the host receives it. */
@@ -33,6 +39,8 @@ export interface ToolInvocation {
   args: unknown;
   /** Aborted when the run ends, times out or is cancelled. */
   signal: AbortSignal;
+  /** The model's script line (1-based) that made the call, for tools bound with `reportsLine`. */
+  line?: number;
 }
 
 /**

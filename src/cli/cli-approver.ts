@@ -36,7 +36,7 @@ function describeCall(request: ApprovalRequest): string {
   if (args.length > MAX_PROMPT_ARGS_CHARS) args = `${args.slice(0, MAX_PROMPT_ARGS_CHARS)}…`;
   const where =
     request.caller === 'code_execution'
-      ? ` from code${request.callIndex !== undefined ? ` (call #${request.callIndex + 1} of the script)` : ''}`
+      ? ` from code${request.callIndex !== undefined ? ` (call #${request.callIndex + 1} of the script${request.line !== undefined ? `, line ${request.line}` : ''})` : request.line !== undefined ? ` (line ${request.line})` : ''}`
       : '';
   return neutralizeControls(`${request.tool}(${args})${where}`);
 }

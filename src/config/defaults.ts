@@ -275,6 +275,14 @@ export const DEFAULT_APPROVAL_RULE_MAX_POINTER_CHARS = 1_024;
 export const DEFAULT_APPROVALS_LIST_LIMIT = 50;
 /** Approval decisions the history store keeps (older ones are pruned). */
 export const DEFAULT_APPROVALS_MAX_KEPT = 10_000;
+/** Bytes (UTF-8 JSON) of one value a script keeps with `store.set` (`store.maxValueBytes`). */
+export const DEFAULT_STORE_MAX_VALUE_BYTES = 65_536;
+/** Bytes (UTF-8 JSON of values plus keys) one store namespace may hold (`store.maxNamespaceBytes`). */
+export const DEFAULT_STORE_MAX_NAMESPACE_BYTES = 1_048_576;
+/** Characters of one `store` key. */
+export const DEFAULT_STORE_MAX_KEY_CHARS = 256;
+/** Characters of a store namespace (`store.namespace`). */
+export const DEFAULT_STORE_MAX_NAMESPACE_CHARS = 1_024;
 /** Bytes (UTF-8 JSON) of the conversation a `run` job may carry in `messages`. */
 export const DEFAULT_JOBS_MAX_MESSAGES_BYTES = 1_048_576;
 /** Messages a `run` job may carry. */

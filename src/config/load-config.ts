@@ -31,6 +31,7 @@ import { closestName, formatJsonPath, type JsonPath } from './json-path.js';
 import {
   agentSchema,
   approvalsSchema,
+  storeSchema,
   configFileSchema,
   historySchema,
   sandboxSchema,
@@ -232,6 +233,7 @@ export function parseConfig(json: unknown, options: ParseConfigOptions): Codecal
     serve,
     jobs: definedOnly({ ...data.jobs }),
     approvals: definedOnly({ ...data.approvals }),
+    store: definedOnly({ ...data.store }),
     ignoredKeys: client.ignoredKeys,
     notices: [ignoredKeysNotice(client.ignoredKeys)].filter((n): n is string => n !== undefined),
   };
@@ -547,6 +549,7 @@ function knownKeysAt(path: JsonPath): string[] {
       serve: serveSchema,
       jobs: jobsSchema,
       approvals: approvalsSchema,
+      store: storeSchema,
     }[p[0]!];
     if (section) return keys(section);
   }

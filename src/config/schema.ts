@@ -8,6 +8,7 @@
  */
 import { z } from 'zod';
 import { DEFAULT_APPROVAL_RULE_MAX_POINTER_CHARS, DEFAULT_APPROVAL_RULE_MAX_VALUES } from './defaults.js';
+import { DEFAULT_STORE_MAX_NAMESPACE_CHARS } from './defaults.js';
 
 const positiveInt = z.number().int().positive();
 
@@ -177,6 +178,14 @@ export const approvalsSchema = z.strictObject({
   requireForDestructive: z.boolean().optional(),
 });
 
+/** `store`: JSON values scripts keep across runs with `store.set` / `store.get`. */
+export const storeSchema = z.strictObject({
+  enabled: z.boolean().optional(),
+  namespace: z.string().min(1).max(DEFAULT_STORE_MAX_NAMESPACE_CHARS).optional(),
+  maxValueBytes: positiveInt.optional(),
+  maxNamespaceBytes: positiveInt.optional(),
+});
+
 /**
  * Keys other MCP clients write that codecall does not use: dropped before validation and listed
  * in one notice. Any other unknown key is dropped the same way unless it is close to a codecall
@@ -212,6 +221,7 @@ export const configFileSchema = z.strictObject({
   serve: serveSchema.optional(),
   jobs: jobsSchema.optional(),
   approvals: approvalsSchema.optional(),
+  store: storeSchema.optional(),
 });
 
 /** A configuration file as parsed (before defaults). */

@@ -216,6 +216,21 @@ export interface ApprovalsConfig {
   requireForDestructive?: boolean;
 }
 
+/** Resolved `store` section: JSON values scripts keep across runs (`store.set` / `store.get`). */
+export interface StoreConfig {
+  /** Whether scripts get `store`. @defaultValue true */
+  enabled?: boolean;
+  /**
+   * Whose values: scripts of configurations with another namespace never see them.
+   * @defaultValue the configuration file's absolute path
+   */
+  namespace?: string;
+  /** Bytes of one value's JSON. @defaultValue {@link DEFAULT_STORE_MAX_VALUE_BYTES} */
+  maxValueBytes?: number;
+  /** Bytes the namespace may hold (values' JSON plus keys). @defaultValue {@link DEFAULT_STORE_MAX_NAMESPACE_BYTES} */
+  maxNamespaceBytes?: number;
+}
+
 /** A fully resolved codecall configuration. */
 export interface CodecallConfig {
   /** Absolute path of the file it came from; `undefined` for an in-memory config. */
@@ -233,6 +248,8 @@ export interface CodecallConfig {
   jobs: JobsConfig;
   /** How approvals wait (absent in configurations built by hand: defaults apply). */
   approvals?: ApprovalsConfig;
+  /** The script store (absent in configurations built by hand: defaults apply). */
+  store?: StoreConfig;
   /**
    * JSON paths of keys that other clients write and codecall does not use (`alwaysAllow`,
    * `preferences`, …), removed before validation.

@@ -8,6 +8,7 @@
  * Every execution and every direct tool call is usage history: the ordered names of the calls
  * that ran go to the tool graph (in memory at once) and to the history store (durably).
  */
+import { createScriptStore, storeNamespaceOf, type ScriptStore } from './script-store.js';
 import { renderDeclarations, type RenderDeclarationsOptions } from '../compile/index.js';
 import { loadConfig } from '../config/index.js';
 import type { SandboxLimits } from '../isolate/index.js';
@@ -184,6 +185,11 @@ export class CodecallRuntime {
   readonly session: ExecutionSession;
   readonly search: ToolSearch;
   readonly history: UsageHistoryStore;
+  /**
+   * Answers scripts' `store.get` / `store.set`: values in {@link history} under the
+   * configuration's namespace; undefined when `store.enabled` is false.
+   */
+  readonly scriptStore: ScriptStore | undefined;
   readonly #onHistoryError: (error: unknown) => void;
   readonly #unsubscribe: () => void;
   readonly #pending = new Set<Promise<void>>();
@@ -204,6 +210,16 @@ export class CodecallRuntime {
     this.session = session;
     this.search = search;
     this.history = history;
+    const storeConfig = session.config.store;
+    this.scriptStore =
+      storeConfig?.enabled === false
+        ? undefined
+        : createScriptStore({
+            history,
+            namespace: storeNamespaceOf(session.config),
+            maxValueBytes: storeConfig?.maxValueBytes,
+            maxNamespaceBytes: storeConfig?.maxNamespaceBytes,
+          });
     this.#onHistoryError = onHistoryError;
     this.#catalog = new Map(indexed.map((tool) => [tool.name, tool]));
     this.#unsubscribe = session.tools.onCatalogChange((catalog) => this.#syncCatalog(catalog));
@@ -231,6 +247,7 @@ export class CodecallRuntime {
           },
         },
         onSequence: (sequence) => runtime?.recordSequence(sequence),
+        store: () => runtime?.scriptStore,
       }),
       (async (): Promise<UsageHistoryStore> => {
         if (options.history) return options.history;

@@ -9,6 +9,7 @@ import { loadConfig, type CodecallConfig, type LoadConfigOptions } from '../conf
 import { SandboxPool, type SandboxPoolOptions } from '../isolate/index.js';
 import { ToolPool, type Approver, type ToolPoolOptions } from '../tools/index.js';
 import { createExecutor, type Executor, type SequenceListener } from './executor.js';
+import type { ScriptStore } from './script-store.js';
 
 /** Options of {@link ExecutionSession.open}. */
 export interface ExecutionSessionOptions {
@@ -28,6 +29,8 @@ export interface ExecutionSessionOptions {
   onApproval?: Approver;
   /** Usage-history hook, see {@link ExecutorOptions.onSequence}. */
   onSequence?: SequenceListener;
+  /** Answers scripts' `store.get` / `store.set`, see {@link ExecutorOptions.store}. */
+  store?: () => ScriptStore | undefined;
   /**
    * Stops opening: once aborted, `open` rejects at once with `ABORTED`, and the servers and
    * sandbox workers still starting are closed as soon as their start settles.
@@ -118,6 +121,7 @@ export class ExecutionSession {
       sandbox: sandbox.value,
       maxCodeBytes: config.sandbox.maxCodeBytes,
       ...(options.onSequence ? { onSequence: options.onSequence } : {}),
+      ...(options.store ? { store: options.store } : {}),
     });
     return new ExecutionSession(config, tools.value, sandbox.value, executor);
   }

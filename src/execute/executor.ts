@@ -12,6 +12,7 @@ import { DEFAULT_MAX_CODE_BYTES } from '../config/defaults.js';
 import { resolveSandboxLimits, type SandboxLimits, type SandboxPool } from '../isolate/index.js';
 import type { Approver, CatalogTool, ToolPool } from '../tools/index.js';
 import type { ExecutionResult, SandboxToolBinding, ToolInvoker } from '../types.js';
+import { isStoreCall, STORE_BINDINGS, type ScriptStore } from './script-store.js';
 import { CodecallError } from '../errors.js';
 import { createJournaledInvoker, type ReplayInDoubtPolicy } from './journaled-invoker.js';
 import { hashCode, type RunJournal, type RunJournalEntry } from './run-journal.js';
@@ -37,6 +38,11 @@ export interface ExecutorOptions {
    * calls that succeeded, in dispatch order. Errors it throws are ignored (they never fail a run).
    */
   onSequence?: SequenceListener;
+  /**
+   * Answers `store.get` / `store.set` of scripts, read at each run (the runtime's store opens
+   * after the executor). Without one, or when it returns undefined, scripts have no `store`.
+   */
+  store?: (() => ScriptStore | undefined) | undefined;
 }
 
 /** One tool call of a run, as the host saw it finish (see {@link ExecuteOptions.onToolResult}). */
@@ -191,6 +197,8 @@ async function openJournal(
       recorded,
       inDoubt: options.replayInDoubt ?? 'refuse',
       isRepeatable: (name) => {
+        // A store call sets or reads one key: doing it again has the same effect.
+        if (isStoreCall(name)) return true;
         const hints = pool.catalog().find((tool) => tool.name === name)?.annotations;
         return hints?.idempotentHint === true || hints?.readOnlyHint === true;
       },
@@ -219,10 +227,23 @@ export function createExecutor(options: ExecutorOptions): Executor {
   // Validate limits once, up front: bad limits are a developer fault.
   if (options.limits) resolveSandboxLimits(options.limits);
   /** The invoker of one run: its calls carry the run id and their index (approvals, audit). */
-  const invokerOf = (approver: Approver | undefined, runId: string): ToolInvoker => {
+  const invokerOf = (
+    approver: Approver | undefined,
+    runId: string,
+    store: ScriptStore | undefined,
+  ): ToolInvoker => {
     let calls = 0;
-    return ({ name, args, signal }) =>
-      pool.call(name, args, { caller: 'code_execution', signal, approver, runId, callIndex: calls++ });
+    return ({ name, args, signal, line }) =>
+      store !== undefined && isStoreCall(name)
+        ? store.answer(name, args)
+        : pool.call(name, args, {
+            caller: 'code_execution',
+            signal,
+            approver,
+            runId,
+            callIndex: calls++,
+            line,
+          });
   };
   const observed = (listener: ToolResultListener, inner: ToolInvoker): ToolInvoker => {
     const tell = (event: ToolResultEvent): void => {
@@ -246,13 +267,20 @@ export function createExecutor(options: ExecutorOptions): Executor {
   };
   // One bindings array per catalog snapshot, so runs share what the sandbox derives from it
   // (the unknown-name index).
-  let bound: { catalog: readonly CatalogTool[]; tools: SandboxToolBinding[] } | undefined;
-  const bindingsOf = (catalog: readonly CatalogTool[]): SandboxToolBinding[] => {
-    if (bound?.catalog !== catalog)
-      bound = {
-        catalog,
-        tools: catalog.map((t) => ({ name: t.name, namespace: t.namespace, member: t.member })),
-      };
+  let bound: { catalog: readonly CatalogTool[]; withStore: boolean; tools: SandboxToolBinding[] } | undefined;
+  const bindingsOf = (catalog: readonly CatalogTool[], withStore: boolean): SandboxToolBinding[] => {
+    if (bound?.catalog !== catalog || bound.withStore !== withStore) {
+      const tools = catalog
+        // The store's names are the host's own: a tool of that name is never reached from code.
+        .filter((t) => !isStoreCall(t.name))
+        .map((t): SandboxToolBinding =>
+          // Tools that may need approval report the script line of their calls (the request names it).
+          t.requireApproval !== undefined && t.requireApproval !== false
+            ? { name: t.name, namespace: t.namespace, member: t.member, reportsLine: true }
+            : { name: t.name, namespace: t.namespace, member: t.member },
+        );
+      bound = { catalog, withStore, tools: withStore ? [...STORE_BINDINGS, ...tools] : tools };
+    }
     return bound.tools;
   };
   const codeTools = (): CatalogTool[] =>
@@ -269,7 +297,8 @@ export function createExecutor(options: ExecutorOptions): Executor {
       if (!compiled.ok) return emptyResult('SYNTAX_ERROR', compiled.error.message);
       // Every tool is bound, so a call to one not opened to code reaches the host and is
       // refused there with a message naming the `allowedCallers` key that would open it.
-      const tools = bindingsOf(pool.catalog());
+      const store = options.store?.();
+      const tools = bindingsOf(pool.catalog(), store !== undefined);
       const limits = { ...options.limits, ...executeOptions.limits };
       if (executeOptions.replay && !executeOptions.journal)
         throw new CodecallError(
@@ -279,7 +308,7 @@ export function createExecutor(options: ExecutorOptions): Executor {
             details: { field: 'replay', value: true },
           },
         );
-      const invoke = invokerOf(executeOptions.approver, executeOptions.runId ?? randomUUID());
+      const invoke = invokerOf(executeOptions.approver, executeOptions.runId ?? randomUUID(), store);
       const journaled = executeOptions.journal
         ? await openJournal(source, executeOptions, pool, invoke)
         : undefined;
@@ -311,7 +340,8 @@ export function createExecutor(options: ExecutorOptions): Executor {
         }
       }
       if (onSequence && executeOptions.learn !== false && result.toolCalls.length > 0) {
-        const sequence = result.toolCalls.filter((c) => c.ok).map((c) => c.tool);
+        // The store's calls are no tools: they never teach the tool graph.
+        const sequence = result.toolCalls.filter((c) => c.ok && !isStoreCall(c.tool)).map((c) => c.tool);
         try {
           await onSequence(sequence, result);
         } catch {

@@ -18,7 +18,8 @@ const CODE_MAP_MARKER = '\n//# codecall-map=';
 /** Stack frames shown to the model. */
 const MAX_FRAMES = 8;
 
-function readCodeMap(code: string): number[][] | undefined {
+/** The position table of compiled code (see the module comment), when it has one. */
+export function readCodeMap(code: string): number[][] | undefined {
   const at = code.lastIndexOf(CODE_MAP_MARKER);
   if (at === -1) return undefined;
   try {
@@ -43,6 +44,20 @@ export function mapPosition(
     else break;
   }
   return { line: segments[best + 1]!, column: segments[best + 2]! + 1 };
+}
+
+/** A call site as the sandbox reports it: generated `line:column`. */
+const SITE = /^(\d{1,9}):(\d{1,9})$/;
+
+/**
+ * The model's line of a call site the sandbox reported (`line:column` in the compiled code,
+ * whose position table is `map`), or undefined when the report is malformed or outside the
+ * model's code.
+ */
+export function mapCallSite(map: number[][] | undefined, site: string): number | undefined {
+  const match = SITE.exec(site);
+  if (!match) return undefined;
+  return mapPosition(map, Number(match[1]), Number(match[2]))?.line;
 }
 
 const FRAME = new RegExp(

@@ -34,15 +34,18 @@ export { SCRIPT_FILENAME };
 export interface EngineSink {
   /** Console text (`stream` 0 = stdout, 1 = stderr), already cut to the stream budget. */
   output(stream: number, text: string, droppedBytes: number): void;
-  /** A tool call; answer it with {@link EngineRun.settle}. */
-  call(id: number, name: string, argsJson: string): void;
+  /**
+   * A tool call; answer it with {@link EngineRun.settle}. `site` is the generated `line:column`
+   * of the call in the script, sent only for tools bound with a line report.
+   */
+  call(id: number, name: string, argsJson: string, site?: string): void;
 }
 
 /** What to run. */
 export interface EngineRunRequest {
   code: string;
-  /** `[qualifiedName, namespace, member]` per tool. */
-  tools: [string, string, string][];
+  /** `[qualifiedName, namespace, member]` per tool, and `1` for a tool whose calls report their line. */
+  tools: EngineToolEntry[];
   limits: SandboxLimits;
   /** Milliseconds of wall time left when the request was made. */
   wallTimeLeftMs: number;
@@ -52,6 +55,9 @@ export interface EngineRunRequest {
    */
   session?: { key: string; isNew: boolean };
 }
+
+/** `[qualifiedName, namespace, member]`, and `1` when the tool's calls report their script line. */
+export type EngineToolEntry = [string, string, string] | [string, string, string, 1];
 
 /** A thrown value, read inside the isolate into strings. */
 export interface ThrownReport {
@@ -223,8 +229,8 @@ export class IsolateEngine {
       );
       global.setSync(
         '__codecall_call',
-        new ivm.Callback((id: unknown, name: unknown, args: unknown) => {
-          sandbox.run?.onCall(id, name, args);
+        new ivm.Callback((id: unknown, name: unknown, args: unknown, site: unknown) => {
+          sandbox.run?.onCall(id, name, args, site);
         }),
       );
       global.setSync(
@@ -345,11 +351,12 @@ export class EngineRun {
   }
 
   /** @internal Called by the bridge. */
-  onCall(id: unknown, name: unknown, args: unknown): void {
+  onCall(id: unknown, name: unknown, args: unknown, site?: unknown): void {
     if (this.#ended || typeof id !== 'number' || typeof name !== 'string' || typeof args !== 'string') return;
     if (this.#outstanding.has(id)) return;
     this.#outstanding.add(id);
-    this.#sink.call(id, name, args);
+    if (typeof site === 'string') this.#sink.call(id, name, args, site);
+    else this.#sink.call(id, name, args);
   }
 
   /** @internal Called by the bridge. */

@@ -18,7 +18,7 @@ import type {
 } from '../types.js';
 import type { EngineFaultCode, EngineOutcome, EngineSink } from './engine.js';
 import type { SandboxLimits } from './limits.js';
-import { describeThrown } from './describe-error.js';
+import { describeThrown, mapCallSite, readCodeMap } from './describe-error.js';
 
 /** Characters of a tool's error message passed to the script. */
 const MAX_TOOL_ERROR_CHARS = 2_000;
@@ -61,6 +61,8 @@ interface QueuedCall {
   argsBytes: number;
   /** What the call counts against the pending-arguments budget until it is answered. */
   cost: number;
+  /** The model's script line of the call (tools bound with `reportsLine`). */
+  line: number | undefined;
 }
 
 class OutputBuffer {
@@ -171,7 +173,7 @@ function parseArgs(json: string): unknown {
 }
 
 /** Host error codes a script sees as its error's `code` (others arrive as `TOOL_ERROR`). */
-const FORWARDED_CODES = new Set<string>(['APPROVAL_DENIED', 'APPROVAL_TIMEOUT']);
+const FORWARDED_CODES = new Set<string>(['APPROVAL_DENIED', 'APPROVAL_TIMEOUT', 'STORE_LIMIT']);
 
 /** The `code` the script's error carries for a call that failed on the host with `error`. */
 function scriptCodeOf(error: unknown): string {
@@ -254,6 +256,8 @@ export class RunController implements EngineSink {
   /** `code\0message` of every limit error the host answered a call with (see SCRIPT_ERROR_CODES). */
   readonly #issued = new Set<string>();
   #endWith: ((outcome: EngineOutcome) => void) | undefined;
+  /** The compiled code's position table, read at the first call that reports its line. */
+  #codeMap: { map: number[][] | undefined } | undefined;
 
   constructor(options: RunControllerOptions) {
     this.#options = options;
@@ -346,7 +350,7 @@ export class RunController implements EngineSink {
     );
   }
 
-  call(id: number, name: string, argsJson: string): void {
+  call(id: number, name: string, argsJson: string, site?: string): void {
     if (this.#ended) return;
     // Every attempt counts, known tool or not: unknown names cost host work too.
     if (++this.#calls > this.#limits.maxToolCalls) {
@@ -390,8 +394,13 @@ export class RunController implements EngineSink {
     } catch {
       return this.#reject(id, `Arguments of ${binding.name} are not valid JSON.`, 'TOOL_ERROR');
     }
+    // Only tools bound with a line report send a site; it is the sandbox's word, so it is checked.
+    const line =
+      site !== undefined && binding.reportsLine === true
+        ? mapCallSite((this.#codeMap ??= { map: readCodeMap(this.#options.code) }).map, site)
+        : undefined;
     this.#pendingArgsBytes += cost;
-    this.#queue.push({ id, binding, args, argsBytes, cost });
+    this.#queue.push({ id, binding, args, argsBytes, cost, line });
     this.#pump();
   }
 
@@ -426,11 +435,11 @@ export class RunController implements EngineSink {
     await Promise.resolve();
     const started = performance.now();
     try {
-      const value = await this.#options.invoke({
-        name: call.binding.name,
-        args: call.args,
-        signal: this.#abort.signal,
-      });
+      const value = await this.#options.invoke(
+        call.line === undefined
+          ? { name: call.binding.name, args: call.args, signal: this.#abort.signal }
+          : { name: call.binding.name, args: call.args, signal: this.#abort.signal, line: call.line },
+      );
       record.durationMs = performance.now() - started;
       this.#release(call);
       this.#succeeded(call, record, value);

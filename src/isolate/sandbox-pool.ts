@@ -38,7 +38,7 @@ import {
 import { CodecallError } from '../errors.js';
 import type { ExecutionErrorCode, ExecutionResult, SandboxToolBinding, ToolInvoker } from '../types.js';
 import { findDistFile, loadPreludeSource } from './assets.js';
-import type { EngineRunRequest, IsolateEngine } from './engine.js';
+import type { EngineRunRequest, EngineToolEntry, IsolateEngine } from './engine.js';
 import { resolveSandboxLimits, type SandboxLimits } from './limits.js';
 import { RunController, type RunBackend } from './run-controller.js';
 import { WorkerProcess, type WorkerProcessOptions } from './worker-process.js';
@@ -518,11 +518,11 @@ export class SandboxPool {
     session?: { key: string; isNew: boolean },
     reserved?: WorkerProcess,
   ): Promise<ExecutionResult> {
-    const tools: [string, string, string][] = options.tools.map((tool) => [
-      tool.name,
-      tool.namespace,
-      tool.member,
-    ]);
+    const tools: EngineToolEntry[] = options.tools.map((tool) =>
+      tool.reportsLine === true
+        ? [tool.name, tool.namespace, tool.member, 1]
+        : [tool.name, tool.namespace, tool.member],
+    );
     const controllerOptions: ConstructorParameters<typeof RunController>[0] = {
       code: options.code,
       tools: options.tools,

@@ -217,7 +217,7 @@ export class WorkerProcess {
           for (const [stream, text, dropped] of message.chunks) run.sink.output(stream, text, dropped);
         return;
       case 'call':
-        if (run?.runId === message.runId) run.sink.call(message.id, message.name, message.args);
+        if (run?.runId === message.runId) run.sink.call(message.id, message.name, message.args, message.site);
         return;
       case 'done':
         if (run?.runId === message.runId) run.end(message.outcome);

@@ -28,6 +28,6 @@ export type WorkerMessage =
   | { t: 'ready' }
   | { t: 'init-failed'; message: string }
   | { t: 'out'; runId: number; chunks: [number, string, number][] }
-  | { t: 'call'; runId: number; id: number; name: string; args: string }
+  | { t: 'call'; runId: number; id: number; name: string; args: string; site?: string }
   | { t: 'done'; runId: number; outcome: EngineOutcome }
   | { t: 'pong'; seq: number };

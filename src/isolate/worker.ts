@@ -84,9 +84,13 @@ function handle(message: HostMessage): void {
             flush(runId);
           } else scheduleFlush();
         },
-        call(id, name, args) {
+        call(id, name, args, site) {
           flush(runId);
-          send({ t: 'call', runId, id, name, args });
+          send(
+            site === undefined
+              ? { t: 'call', runId, id, name, args }
+              : { t: 'call', runId, id, name, args, site },
+          );
         },
       });
       runs.set(runId, run);

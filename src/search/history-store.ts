@@ -39,8 +39,41 @@ export interface UsageHistoryStore {
   appendApproval?(entry: ApprovalAuditEntry): Promise<void>;
   /** The newest approval decisions, newest first. */
   listApprovals?(options?: ListApprovalsOptions): Promise<ApprovalAuditEntry[]>;
+  /** The JSON of a value scripts kept with `store.set`, or undefined. Stores without it keep no values. */
+  getValue?(namespace: string, key: string): Promise<string | undefined>;
+  /**
+   * Keeps the JSON of a value (`undefined`: removes the key). Rejects with `STORE_LIMIT` when
+   * the namespace would hold more than `limits.maxNamespaceBytes` (checked atomically with the
+   * write); the caller checks the value's own size.
+   */
+  setValue?(
+    namespace: string,
+    key: string,
+    json: string | undefined,
+    limits: StoreValueLimits,
+  ): Promise<void>;
   /** Releases the store; idempotent. */
   close(): Promise<void>;
+}
+
+/** Bounds of one {@link UsageHistoryStore.setValue}. */
+export interface StoreValueLimits {
+  /** Bytes the namespace may hold: UTF-8 of every key plus its value's JSON. */
+  maxNamespaceBytes: number;
+}
+
+/** Bytes a kept value counts against its namespace: its key and its JSON, in UTF-8. */
+export function storedBytes(key: string, json: string): number {
+  return Buffer.byteLength(key) + Buffer.byteLength(json);
+}
+
+/** The `STORE_LIMIT` error of a write that would put its namespace over its limit. */
+export function namespaceLimitError(key: string, used: number, adding: number, limit: number): CodecallError {
+  return new CodecallError(
+    'STORE_LIMIT',
+    `store.set refused: this configuration's store holds ${used} bytes and this value would make it ${used + adding}; the limit is ${limit} bytes (store.maxNamespaceBytes). Remove values you no longer need with store.set(key, undefined), or keep less.`,
+    { details: { key, limit, used, adding, configKey: 'store.maxNamespaceBytes' } },
+  );
 }
 
 /** One approval decision as the history store keeps it. */
@@ -60,6 +93,8 @@ export interface ApprovalAuditEntry {
   at: number;
   runId?: string;
   callIndex?: number;
+  /** The script line (1-based) that made the call, when known. */
+  line?: number;
 }
 
 /** Options of {@link UsageHistoryStore.listApprovals}. */
@@ -82,7 +117,8 @@ export function checkApprovalEntry(entry: unknown): ApprovalAuditEntry {
     Number.isFinite(e.at) &&
     (e.reason === undefined || typeof e.reason === 'string') &&
     (e.runId === undefined || typeof e.runId === 'string') &&
-    (e.callIndex === undefined || Number.isSafeInteger(e.callIndex));
+    (e.callIndex === undefined || Number.isSafeInteger(e.callIndex)) &&
+    (e.line === undefined || Number.isSafeInteger(e.line));
   if (!ok)
     throw new CodecallError(
       'INVALID_ARGUMENT',
@@ -140,7 +176,36 @@ export class MemoryHistoryStore implements UsageHistoryStore {
   readonly #graph = new ToolGraph();
   #usages: Array<[string, string[]]> = [];
   #approvals: ApprovalAuditEntry[] = [];
+  readonly #values = new Map<string, Map<string, string>>();
   #closed = false;
+
+  getValue(namespace: string, key: string): Promise<string | undefined> {
+    if (this.#closed) return Promise.reject(closedError());
+    return Promise.resolve(this.#values.get(namespace)?.get(key));
+  }
+
+  setValue(
+    namespace: string,
+    key: string,
+    json: string | undefined,
+    limits: StoreValueLimits,
+  ): Promise<void> {
+    if (this.#closed) return Promise.reject(closedError());
+    const values = this.#values.get(namespace) ?? new Map<string, string>();
+    const old = values.get(key);
+    if (json === undefined) {
+      values.delete(key);
+      return Promise.resolve();
+    }
+    let used = 0;
+    for (const [k, v] of values) used += storedBytes(k, v);
+    const adding = storedBytes(key, json) - (old === undefined ? 0 : storedBytes(key, old));
+    if (adding > 0 && used + adding > limits.maxNamespaceBytes)
+      return Promise.reject(namespaceLimitError(key, used, adding, limits.maxNamespaceBytes));
+    values.set(key, json);
+    this.#values.set(namespace, values);
+    return Promise.resolve();
+  }
 
   appendApproval(entry: ApprovalAuditEntry): Promise<void> {
     if (this.#closed) return Promise.reject(closedError());

@@ -34,8 +34,11 @@ import {
   checkSequence,
   checkUsage,
   closedError,
+  namespaceLimitError,
+  storedBytes,
   type ApprovalAuditEntry,
   type ListApprovalsOptions,
+  type StoreValueLimits,
   type UsageHistoryStore,
 } from './history-store.js';
 import { DEFAULT_MAX_RECORDED_CALLS, transitionsOf, type ToolSearchState } from './tool-graph.js';
@@ -46,9 +49,10 @@ export const DEFAULT_HISTORY_BUSY_TIMEOUT_MS = 5_000;
 /**
  * Schema version written by this code (2: runs carry their transitions, for pruning; 3: a
  * `usages` table of search queries and the tools used after them, for query feedback; 4: an
- * `approvals` table, the audit trail of approval decisions).
+ * `approvals` table, the audit trail of approval decisions; 5: approvals carry the script line
+ * of the call, and a `store_values` table of the values scripts keep with `store.set`).
  */
-const SCHEMA_VERSION = 4;
+const SCHEMA_VERSION = 5;
 
 /** Options of {@link SqliteHistoryStore.open}. */
 export interface SqliteHistoryStoreOptions {
@@ -139,17 +143,46 @@ function appendUsage(message) {
   }
 }
 const insertApproval = db.prepare(
-  'INSERT INTO approvals (decided_at, tool, args_sha256, outcome, decided_by, reason, caller, run_id, call_index) ' +
-    'VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+  'INSERT INTO approvals (decided_at, tool, args_sha256, outcome, decided_by, reason, caller, run_id, call_index, line) ' +
+    'VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
 );
 const pruneApprovals = db.prepare('DELETE FROM approvals WHERE id <= (SELECT MAX(id) FROM approvals) - ?');
 function appendApproval(message) {
   db.exec('BEGIN IMMEDIATE');
   try {
     const e = message.entry;
-    insertApproval.run(e.at, e.tool, e.argsSha256, e.outcome, e.decidedBy, e.reason ?? null, e.caller, e.runId ?? null, e.callIndex ?? null);
+    insertApproval.run(e.at, e.tool, e.argsSha256, e.outcome, e.decidedBy, e.reason ?? null, e.caller, e.runId ?? null, e.callIndex ?? null, e.line ?? null);
     pruneApprovals.run(workerData.maxApprovals);
     db.exec('COMMIT');
+  } catch (error) {
+    if (db.isTransaction) db.exec('ROLLBACK');
+    throw error;
+  }
+}
+const namespaceBytes = db.prepare('SELECT COALESCE(SUM(bytes), 0) AS used FROM store_values WHERE namespace = ?');
+const valueBytes = db.prepare('SELECT bytes FROM store_values WHERE namespace = ? AND key = ?');
+const putValue = db.prepare(
+  'INSERT INTO store_values (namespace, key, value, bytes, updated_at) VALUES (?, ?, ?, ?, ?) ' +
+    'ON CONFLICT (namespace, key) DO UPDATE SET value = excluded.value, bytes = excluded.bytes, updated_at = excluded.updated_at',
+);
+const deleteValue = db.prepare('DELETE FROM store_values WHERE namespace = ? AND key = ?');
+/** Keeps one value; answers { refused } instead when the namespace would go over its limit. */
+function setValue(message) {
+  db.exec('BEGIN IMMEDIATE');
+  try {
+    if (message.value === undefined) deleteValue.run(message.namespace, message.key);
+    else {
+      const used = Number(namespaceBytes.get(message.namespace).used);
+      const old = valueBytes.get(message.namespace, message.key);
+      const adding = message.bytes - (old === undefined ? 0 : Number(old.bytes));
+      if (adding > 0 && used + adding > message.maxNamespaceBytes) {
+        db.exec('ROLLBACK');
+        return { used, adding };
+      }
+      putValue.run(message.namespace, message.key, message.value, message.bytes, Date.now());
+    }
+    db.exec('COMMIT');
+    return undefined;
   } catch (error) {
     if (db.isTransaction) db.exec('ROLLBACK');
     throw error;
@@ -162,10 +195,12 @@ parentPort.on('message', (message) => {
     return;
   }
   try {
+    let refused;
     if (message.type === 'usage') appendUsage(message);
     else if (message.type === 'approval') appendApproval(message);
+    else if (message.type === 'set-value') refused = setValue(message);
     else append(message);
-    parentPort.postMessage({ type: 'done', id: message.id });
+    parentPort.postMessage({ type: 'done', id: message.id, refused });
   } catch (error) {
     parentPort.postMessage({ type: 'done', id: message.id, error: String(error && error.message || error) });
   }
@@ -176,6 +211,8 @@ interface WriterReply {
   type: 'done' | 'closed';
   id?: number;
   error?: string;
+  /** A `set-value` the namespace limit refused. */
+  refused?: { used: number; adding: number };
 }
 
 type SqliteModule = typeof Sqlite;
@@ -214,7 +251,14 @@ export function loadSqlite(): Promise<SqliteModule> {
 /** SQLite `application_id` that marks a codecall usage history database ("cchs"). */
 const HISTORY_APPLICATION_ID = 0x63_63_68_73;
 /** Tables of a codecall history database (one from before the application_id marker has only these). */
-const HISTORY_TABLES: ReadonlySet<string> = new Set(['meta', 'runs', 'transitions', 'usages', 'approvals']);
+const HISTORY_TABLES: ReadonlySet<string> = new Set([
+  'meta',
+  'runs',
+  'transitions',
+  'usages',
+  'approvals',
+  'store_values',
+]);
 
 /**
  * Throws unless `db` is empty or a codecall history database (its `application_id`, or, for
@@ -307,8 +351,14 @@ function schemaVersion(db: DatabaseSync): number | undefined {
   }
 }
 
-/** Schema 1 → 2: runs get their transitions (computed from their tools), so pruning can subtract them. */
+/**
+ * Schema 1 → 2: runs get their transitions (computed from their tools), so pruning can subtract
+ * them. 4 → 5: approvals get the script line of the call.
+ */
 function migrate(db: DatabaseSync): void {
+  const approvalColumns = db.prepare('PRAGMA table_info(approvals)').all() as Array<{ name: string }>;
+  if (!approvalColumns.some((c) => c.name === 'line'))
+    db.exec('ALTER TABLE approvals ADD COLUMN line INTEGER');
   const columns = db.prepare('PRAGMA table_info(runs)').all() as Array<{ name: string }>;
   if (!columns.some((c) => c.name === 'transitions')) db.exec('ALTER TABLE runs ADD COLUMN transitions TEXT');
   const update = db.prepare('UPDATE runs SET transitions = ? WHERE id = ?');
@@ -342,7 +392,15 @@ export class SqliteHistoryStore implements UsageHistoryStore {
   #db: DatabaseSync | undefined;
   readonly #writer: Worker;
   readonly #maxQueuedRuns: number;
-  readonly #pending = new Map<number, { resolve: () => void; reject: (error: Error) => void }>();
+  readonly #pending = new Map<
+    number,
+    {
+      resolve: () => void;
+      reject: (error: Error) => void;
+      /** The error of a write the writer refused (a store namespace over its limit). */
+      refuse?: (refused: { used: number; adding: number }) => Error;
+    }
+  >();
   /** The appends not yet settled, awaited by close. */
   readonly #queued = new Set<Promise<void>>();
   #nextId = 0;
@@ -360,7 +418,8 @@ export class SqliteHistoryStore implements UsageHistoryStore {
       const waiter = this.#pending.get(reply.id);
       this.#pending.delete(reply.id);
       if (this.#pending.size === 0) writer.unref();
-      if (reply.error === undefined) waiter?.resolve();
+      if (reply.refused !== undefined && waiter?.refuse) waiter.reject(waiter.refuse(reply.refused));
+      else if (reply.error === undefined) waiter?.resolve();
       else waiter?.reject(failed(this.path, 'record a run', new Error(reply.error)));
     });
     const fail = (error: Error): void => {
@@ -419,8 +478,12 @@ export class SqliteHistoryStore implements UsageHistoryStore {
           CREATE TABLE IF NOT EXISTS approvals (
             id INTEGER PRIMARY KEY, decided_at INTEGER NOT NULL, tool TEXT NOT NULL, args_sha256 TEXT NOT NULL,
             outcome TEXT NOT NULL, decided_by TEXT NOT NULL, reason TEXT, caller TEXT NOT NULL,
-            run_id TEXT, call_index INTEGER
+            run_id TEXT, call_index INTEGER, line INTEGER
           );
+          CREATE TABLE IF NOT EXISTS store_values (
+            namespace TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL, bytes INTEGER NOT NULL,
+            updated_at INTEGER NOT NULL, PRIMARY KEY (namespace, key)
+          ) WITHOUT ROWID;
           INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', '${SCHEMA_VERSION}');
           INSERT OR IGNORE INTO meta (key, value) VALUES ('sequences', '0');
         `);
@@ -573,7 +636,7 @@ export class SqliteHistoryStore implements UsageHistoryStore {
       const limit = checkApprovalsLimit(options.limit);
       const rows = this.#open()
         .prepare(
-          'SELECT decided_at, tool, args_sha256, outcome, decided_by, reason, caller, run_id, call_index ' +
+          'SELECT decided_at, tool, args_sha256, outcome, decided_by, reason, caller, run_id, call_index, line ' +
             'FROM approvals ORDER BY id DESC LIMIT ?',
         )
         .all(limit) as Array<{
@@ -586,6 +649,7 @@ export class SqliteHistoryStore implements UsageHistoryStore {
         caller: string;
         run_id: string | null;
         call_index: number | null;
+        line: number | null;
       }>;
       return Promise.resolve(
         rows.map((row) => ({
@@ -598,6 +662,7 @@ export class SqliteHistoryStore implements UsageHistoryStore {
           at: Number(row.decided_at),
           ...(row.run_id !== null ? { runId: row.run_id } : {}),
           ...(row.call_index !== null ? { callIndex: Number(row.call_index) } : {}),
+          ...(row.line !== null ? { line: Number(row.line) } : {}),
         })),
       );
     } catch (error) {
@@ -607,10 +672,61 @@ export class SqliteHistoryStore implements UsageHistoryStore {
     }
   }
 
+  /** The JSON of a kept value (committed, also by other processes), or undefined. */
+  getValue(namespace: string, key: string): Promise<string | undefined> {
+    try {
+      const row = this.#open()
+        .prepare('SELECT value FROM store_values WHERE namespace = ? AND key = ?')
+        .get(namespace, key) as { value: string } | undefined;
+      return Promise.resolve(row?.value);
+    } catch (error) {
+      return Promise.reject(
+        error instanceof CodecallError ? error : failed(this.path, 'read a stored value', error),
+      );
+    }
+  }
+
+  /**
+   * Queues one value (`json` undefined: its removal) for the writer thread, which checks the
+   * namespace's bytes in the same transaction. Rejects with `STORE_LIMIT` when it would go over.
+   */
+  setValue(
+    namespace: string,
+    key: string,
+    json: string | undefined,
+    limits: StoreValueLimits,
+  ): Promise<void> {
+    try {
+      this.#checkWritable();
+      const message: Record<string, unknown> = {
+        type: 'set-value',
+        namespace,
+        key,
+        maxNamespaceBytes: limits.maxNamespaceBytes,
+      };
+      if (json !== undefined) {
+        message.value = json;
+        message.bytes = storedBytes(key, json);
+      }
+      return this.#enqueue(message, ({ used, adding }) =>
+        namespaceLimitError(key, used, adding, limits.maxNamespaceBytes),
+      );
+    } catch (error) {
+      return Promise.reject(
+        error instanceof CodecallError ? error : failed(this.path, 'store a value', error),
+      );
+    }
+  }
+
   /** Posts one message to the writer; resolves when it is committed. */
-  #enqueue(message: Record<string, unknown>): Promise<void> {
+  #enqueue(
+    message: Record<string, unknown>,
+    refuse?: (refused: { used: number; adding: number }) => Error,
+  ): Promise<void> {
     const id = this.#nextId++;
-    const done = new Promise<void>((resolve, reject) => this.#pending.set(id, { resolve, reject }));
+    const done = new Promise<void>((resolve, reject) =>
+      this.#pending.set(id, refuse ? { resolve, reject, refuse } : { resolve, reject }),
+    );
     this.#writer.ref();
     this.#writer.postMessage({ ...message, id });
     const settled = done.then(

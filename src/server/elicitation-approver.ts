@@ -44,7 +44,7 @@ export function elicitationApprover(
     if (args.length > MAX_ELICITED_ARGS_CHARS) args = `${args.slice(0, MAX_ELICITED_ARGS_CHARS)}…`;
     const from =
       request.caller === 'code_execution'
-        ? `a script (execute_code${request.callIndex !== undefined ? `, call #${request.callIndex + 1}` : ''})`
+        ? `a script (execute_code${request.callIndex !== undefined ? `, call #${request.callIndex + 1}` : ''}${request.line !== undefined ? `, line ${request.line}` : ''})`
         : 'a direct call';
     const result = await extra.sendRequest(
       {

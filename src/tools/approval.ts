@@ -59,6 +59,11 @@ export interface ApprovalRequest {
   runId?: string;
   /** 0-based index of the call among its run's tool calls, in dispatch order, when known. */
   callIndex?: number;
+  /**
+   * The line of the model's script (1-based) that made the call, when known: calls from code
+   * of tools that may need approval report it (as the script's own stack says it).
+   */
+  line?: number;
   /** Aborted when the answer is no longer wanted (timeout, run cancelled): withdraw the question. */
   signal: AbortSignal;
 }
@@ -92,6 +97,8 @@ export interface ApprovalRecord {
   at: number;
   runId?: string;
   callIndex?: number;
+  /** The script line that made the call, when known. */
+  line?: number;
 }
 
 /** What the gate needs to know about a tool. */
@@ -199,6 +206,7 @@ export interface AwaitApprovalOptions {
   signal?: AbortSignal | undefined;
   runId?: string | undefined;
   callIndex?: number | undefined;
+  line?: number | undefined;
   /** Told every decision (errors it throws are ignored). */
   onDecision?: ((record: ApprovalRecord) => void) | undefined;
 }
@@ -223,6 +231,7 @@ export async function awaitApproval(target: ApprovalTarget, options: AwaitApprov
         at: Date.now(),
         ...(options.runId !== undefined ? { runId: options.runId } : {}),
         ...(options.callIndex !== undefined ? { callIndex: options.callIndex } : {}),
+        ...(options.line !== undefined ? { line: options.line } : {}),
       });
     } catch {
       // The audit listener never fails a call.
@@ -280,6 +289,7 @@ export async function awaitApproval(target: ApprovalTarget, options: AwaitApprov
     reason,
     ...(options.runId !== undefined ? { runId: options.runId } : {}),
     ...(options.callIndex !== undefined ? { callIndex: options.callIndex } : {}),
+    ...(options.line !== undefined ? { line: options.line } : {}),
     signal: asked.signal,
   };
   try {

@@ -164,6 +164,8 @@ export interface ToolCallOptions {
   runId?: string | undefined;
   /** 0-based index of the call among its run's calls, for the approval request and the audit trail. */
   callIndex?: number | undefined;
+  /** The script line (1-based) that made the call, for the approval request and the audit trail. */
+  line?: number | undefined;
   /** Told of the server's progress notifications for this call (direct pass-through). */
   onProgress?: (progress: Progress) => void;
   /**
@@ -678,6 +680,7 @@ export class ToolPool {
           signal: options.signal,
           runId: options.runId,
           callIndex: options.callIndex,
+          line: options.line,
           onDecision: this.approval.onDecision,
         },
       );

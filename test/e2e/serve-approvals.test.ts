@@ -87,7 +87,7 @@ describe('codecall serve approvals', () => {
       );
       expect(asked).toHaveLength(2);
       expect(asked[0]!.message).toMatch(
-        /^Approve expenses\.delete_expense\(\{"expense_id":"exp-00002"\}\) from a script \(execute_code, call #1\)\?/,
+        /^Approve expenses\.delete_expense\(\{"expense_id":"exp-00002"\}\) from a script \(execute_code, call #1, line 1\)\?/,
       );
       expect(asked[0]).toMatchObject({
         requestedSchema: { properties: { approve: { type: 'boolean' } }, required: ['approve'] },

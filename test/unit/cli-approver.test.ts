@@ -24,7 +24,12 @@ function terminal(): { io: CliIo; stdin: PassThrough; asked: () => string } {
   return { io, stdin, asked: () => written };
 }
 
-function request(tool: string, args: unknown, signal = new AbortController().signal): ApprovalRequest {
+function request(
+  tool: string,
+  args: unknown,
+  signal = new AbortController().signal,
+  line?: number,
+): ApprovalRequest {
   return {
     tool,
     server: tool.split('.')[0]!,
@@ -32,6 +37,7 @@ function request(tool: string, args: unknown, signal = new AbortController().sig
     caller: 'code_execution',
     reason: 'the server marks it destructive (destructiveHint) and code may call it',
     callIndex: 0,
+    ...(line !== undefined ? { line } : {}),
     signal,
   };
 }
@@ -46,7 +52,9 @@ describe('createCliApprover at a terminal', () => {
     const { io, stdin, asked } = terminal();
     const approver = createCliApprover({ io, command: 'exec', approve: [] });
     const first = Promise.resolve(approver(request('files.remove', { path: '/tmp/a' })));
-    const second = Promise.resolve(approver(request('files.remove', { path: '/etc\u001b[2J' })));
+    const second = Promise.resolve(
+      approver(request('files.remove', { path: '/etc\u001b[2J' }, new AbortController().signal, 7)),
+    );
     await until(asked, 'approve files.remove({"path":"/tmp/a"}) from code (call #1 of the script)?');
     expect(asked()).toMatch(/\[y\/N\] $/);
     // The second question waits for the first answer.
@@ -54,6 +62,8 @@ describe('createCliApprover at a terminal', () => {
     stdin.write('y\n');
     expect(await first).toEqual({ approved: true, decidedBy: 'tty' });
     await until(asked, '/etc');
+    // The script line of the call, when the request carries it.
+    await until(asked, 'from code (call #1 of the script, line 7)?');
     // A control sequence in the arguments is shown, never sent to the terminal.
     expect(asked()).not.toContain('\u001b');
     stdin.write('nope\n');

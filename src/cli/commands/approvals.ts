@@ -18,7 +18,9 @@ const MAX_REASON_CHARS = 80;
 
 function renderTable(entries: readonly ApprovalAuditEntry[]): string {
   if (entries.length === 0) return 'No approval decisions recorded yet.\n';
-  const rows = [['when', 'tool', 'outcome', 'decided by', 'caller', 'run', 'call', 'args sha256', 'reason']];
+  const rows = [
+    ['when', 'tool', 'outcome', 'decided by', 'caller', 'run', 'call', 'line', 'args sha256', 'reason'],
+  ];
   for (const e of entries) {
     const reason = e.reason ?? '';
     rows.push([
@@ -29,6 +31,7 @@ function renderTable(entries: readonly ApprovalAuditEntry[]): string {
       e.caller,
       e.runId ?? '-',
       e.callIndex !== undefined ? String(e.callIndex) : '-',
+      e.line !== undefined ? String(e.line) : '-',
       e.argsSha256.slice(0, 12),
       reason.length > MAX_REASON_CHARS ? `${reason.slice(0, MAX_REASON_CHARS - 1)}…` : reason,
     ]);

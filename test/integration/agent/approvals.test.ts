@@ -67,7 +67,12 @@ describe('approvals in the agent loop', () => {
     for await (const event of agent.stream('Destroy everything.')) {
       seen.push(event.type);
       if (event.type === 'approval-request') {
-        expect(event.request).toMatchObject({ tool: 'misc.destroy', caller: 'code_execution', callIndex: 0 });
+        expect(event.request).toMatchObject({
+          tool: 'misc.destroy',
+          caller: 'code_execution',
+          callIndex: 0,
+          line: 1,
+        });
         expect(probe().destroyed).toBe(0);
         event.approve();
       }

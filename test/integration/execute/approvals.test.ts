@@ -29,7 +29,13 @@ interface Opened {
 
 /** A runtime over the misbehaving server, whose destructive `destroy` is opened to code. */
 async function open(
-  options: { onApproval?: Approver; approvals?: object; history?: SqliteHistoryStore; tools?: object } = {},
+  options: {
+    onApproval?: Approver;
+    approvals?: object;
+    history?: SqliteHistoryStore;
+    tools?: object;
+    sandboxMode?: 'in-process' | 'process';
+  } = {},
 ): Promise<Opened> {
   let probe!: MisbehavingServerProbe;
   const decisions: ApprovalRecord[] = [];
@@ -45,6 +51,7 @@ async function open(
         },
       },
       history: { enabled: false },
+      ...(options.sandboxMode ? { sandbox: { mode: options.sandboxMode } } : {}),
       ...(options.approvals ? { approvals: options.approvals } : {}),
     },
     { file: '<approvals.test>' },
@@ -241,4 +248,71 @@ describe('approvals of tool calls', () => {
       await reopened.close();
     }
   });
+
+  describe.each(['in-process', 'process'] as const)(
+    'the script line of a call (%s sandbox)',
+    (sandboxMode) => {
+      it('names the model line that made the call in the request and the audit record, through helpers and TypeScript', async () => {
+        const path = join(dir, `line-${sandboxMode}.sqlite`);
+        const history = await SqliteHistoryStore.open({ path });
+        const lines: Array<number | undefined> = [];
+        const { runtime } = await open({
+          history,
+          sandboxMode,
+          onApproval: (request) => {
+            lines.push(request.line);
+            return true;
+          },
+        });
+        const result = await runtime.execute(
+          [
+            '// the first line',
+            'const label: string = "before";',
+            'async function wipe(): Promise<unknown> {',
+            '  return await tools.misc.destroy({});',
+            '}',
+            'await tools.misc.slow({ ms: 1, label });',
+            'await wipe();',
+            '',
+            'console.log(await callTool("misc.destroy", {}));',
+          ].join('\n'),
+        );
+        expect(result.error).toBeUndefined();
+        expect(result.stdout).toBe('destroyed\n');
+        expect(lines).toEqual([4, 9]);
+        await runtime.close();
+        const reopened = await SqliteHistoryStore.open({ path });
+        try {
+          expect((await reopened.listApprovals()).map((row) => row.line)).toEqual([9, 4]);
+        } finally {
+          await reopened.close();
+        }
+      });
+
+      it("a script's own prepareStackTrace and stackTraceLimit cannot fake or hide the line; a frozen Error only hides it", async () => {
+        const lines: Array<number | undefined> = [];
+        const { runtime } = await open({
+          sandboxMode,
+          onApproval: (request) => {
+            lines.push(request.line);
+            return true;
+          },
+        });
+        const faked = await runtime.execute(
+          [
+            'Error.prepareStackTrace = () => [];',
+            'Error.stackTraceLimit = 0;',
+            'await tools.misc.destroy({});',
+            'console.log(Error.stackTraceLimit, typeof Error.prepareStackTrace);',
+          ].join('\n'),
+        );
+        expect(faked.stdout).toBe('0 function\n');
+        const frozen = await runtime.execute(
+          'Object.freeze(Error);\nconsole.log(await tools.misc.destroy({}));',
+        );
+        expect(frozen.stdout).toBe('destroyed\n');
+        expect(lines).toEqual([3, undefined]);
+      });
+    },
+  );
 });

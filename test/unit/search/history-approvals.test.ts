@@ -57,7 +57,34 @@ describe('approvals in the history store', () => {
       value: string;
     };
     check.close();
-    expect(version.value).toBe('4');
+    expect(version.value).toBe('5');
+  });
+
+  it('SQLite: a schema-4 file keeps its approvals and gains their script line', async () => {
+    const path = join(dir, 'schema-4.sqlite');
+    const first = await SqliteHistoryStore.open({ path });
+    await first.appendApproval(entry(1, 'approved'));
+    await first.close();
+    // Make it a schema-4 store, as written before approvals carried the line.
+    const db = new DatabaseSync(path);
+    db.exec(
+      "ALTER TABLE approvals DROP COLUMN line; UPDATE meta SET value = '4' WHERE key = 'schema_version'",
+    );
+    db.close();
+    const store = await SqliteHistoryStore.open({ path });
+    try {
+      await store.appendApproval({ ...entry(2, 'denied'), line: 12 });
+      expect(await store.listApprovals()).toEqual([
+        { ...entry(2, 'denied'), line: 12 },
+        entry(1, 'approved'),
+      ]);
+      await expect(store.appendApproval({ ...entry(3, 'approved'), line: 1.5 })).rejects.toMatchObject({
+        code: 'INVALID_ARGUMENT',
+        details: { field: 'entry' },
+      });
+    } finally {
+      await store.close();
+    }
   });
 
   it('memory: the same contract', async () => {
