@@ -28,6 +28,7 @@ describe('approvals in jobs on the embedded backend', () => {
   let probe: ProbeServer;
   let jobs: JobBackend;
   let config: string;
+  let timedConfig: string;
 
   beforeAll(async () => {
     probe = await startProbeServer();
@@ -43,6 +44,13 @@ describe('approvals in jobs on the embedded backend', () => {
           },
         },
       },
+    }).path;
+    // Same, with the wait bounded by the configuration's jobs.approvalTimeoutMs.
+    timedConfig = probeConfig(probe.url, {
+      mcpServers: {
+        probe: { type: 'http', url: probe.url, tools: { record: { requireApproval: true } } },
+      },
+      jobs: { approvalTimeoutMs: 500 },
     }).path;
     jobs = createLocalJobBackend({ runtimes: { configs: { default: config } }, concurrency: 1 });
   });
@@ -94,10 +102,7 @@ describe('approvals in jobs on the embedded backend', () => {
   });
 
   it('ends the job when nobody decides in time, and cancels a waiting job', async () => {
-    await using timed = createLocalJobBackend({
-      runtimes: { configs: { default: config } },
-      approvalTimeoutMs: 500,
-    });
+    await using timed = createLocalJobBackend({ runtimes: { configs: { default: timedConfig } } });
     const late = await timed.submit({ kind: 'exec', code: 'await tools.probe.record({ key: "l-late" });' });
     await untilWaitingApproval(timed, late.id);
     const expired = await timed.wait(late.id, { timeoutMs: 20_000 });
