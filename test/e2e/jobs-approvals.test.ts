@@ -148,7 +148,6 @@ describe.skipIf(!hasRedisServer())('approvals in BullMQ jobs (real redis-server,
     expect(status.approval).toMatchObject({ tool: 'probe.record', args: { key: 'danger-a' }, callIndex: 1 });
 
     // The only worker slot is free: another job runs to the end while this one waits.
-    expect(worker.running()).toBe(0);
     const other = await client.submit({
       kind: 'exec',
       code: 'await tools.probe.record({ key: "other-a" }); console.log("other done")',
@@ -164,6 +163,13 @@ describe.skipIf(!hasRedisServer())('approvals in BullMQ jobs (real redis-server,
       body: JSON.stringify({ approved: true }),
     });
     expect(anonymous.status).toBe(401);
+    const bad = await fetch(`${base}/v1/jobs/${id}/approvals`, {
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'application/json' },
+      body: JSON.stringify({ approved: 'yes' }),
+    });
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as { error: { message: string } }).error.message).toContain('"approved"');
     const approved = await fetch(`${base}/v1/jobs/${id}/approvals`, {
       method: 'POST',
       headers: { ...auth, 'content-type': 'application/json' },
@@ -224,7 +230,7 @@ describe.skipIf(!hasRedisServer())('approvals in BullMQ jobs (real redis-server,
 
   it('ends a job nobody decides within the approval timeout, with a clear status', async () => {
     const queue = 'approvals-timeout';
-    await using timed = await startWorker({
+    await using _timedWorker = await startWorker({
       connection: redis.url,
       queue,
       approvalTimeoutMs: 1_000,
@@ -237,7 +243,6 @@ describe.skipIf(!hasRedisServer())('approvals in BullMQ jobs (real redis-server,
     });
     await untilWaitingApproval(timedClient, id);
     const done = await timedClient.wait(id, { timeoutMs: 30_000 });
-    expect(timed.running()).toBe(0);
     expect(done.result?.status).toBe('expired');
     expect(done.result?.error?.code).toBe('APPROVAL_TIMEOUT');
     expect(done.result?.error?.message).toContain('probe.record');
