@@ -45,6 +45,7 @@ export type CodecallErrorCode =
   | 'SERVE_LISTEN_FAILED'
   | 'JOB_NOT_FOUND'
   | 'JOB_WAIT_TIMEOUT'
+  | 'JOB_NOT_WAITING_APPROVAL'
   | 'JOB_CONFIG_UNKNOWN'
   | 'JOBS_BACKEND_UNAVAILABLE'
   | 'JOBS_QUEUE_FULL'
@@ -168,6 +169,7 @@ export interface CodecallErrorDetailsMap {
   CONFIG_NOT_TRUSTED: CodecallErrorFacts & { file?: string | undefined; sha256?: string | undefined };
   JOB_NOT_FOUND: CodecallErrorFacts & { id?: string | undefined };
   JOB_WAIT_TIMEOUT: CodecallErrorFacts & { id?: string | undefined; timeoutMs?: number | undefined };
+  JOB_NOT_WAITING_APPROVAL: CodecallErrorFacts & { id?: string | undefined; state?: string | undefined };
   JOB_CONFIG_UNKNOWN: CodecallErrorFacts & { config?: string | undefined; available?: string[] | undefined };
   JOBS_BACKEND_UNAVAILABLE: CodecallErrorFacts;
   JOBS_QUEUE_FULL: CodecallErrorFacts & { maxWaiting?: number | undefined };

@@ -263,6 +263,7 @@ export {
   startWorker,
 } from './jobs/index.js';
 export type {
+  JobApprovalDecision,
   JobBackend,
   JobClientOptions,
   JobEvent,
@@ -280,6 +281,7 @@ export type {
   ListJobsOptions,
   LocalJobBackendOptions,
   PgJobConnectionOptions,
+  PendingApproval,
   PgJobWorkerOptions,
   RuntimeRegistryOptions,
   WaitJobOptions,

@@ -256,6 +256,8 @@ export const DEFAULT_JOBS_SSE_KEEPALIVE_MS = 15_000;
 export const DEFAULT_JOBS_MAX_EVENT_STREAMS = 64;
 /** Time to connect to the jobs' Redis before giving up with `JOBS_BACKEND_UNAVAILABLE`. */
 export const DEFAULT_JOBS_CONNECT_TIMEOUT_MS = 10_000;
+/** Time a job's call waits for `codecall jobs approve` before the job ends (`APPROVAL_TIMEOUT`): one day. */
+export const DEFAULT_JOBS_APPROVAL_TIMEOUT_MS = 24 * 3_600_000;
 /** Transitions a Redis usage-history store loads at most (the most used tool graphs stay far below). */
 export const DEFAULT_JOBS_HISTORY_MAX_TRANSITIONS = 1_000_000;
 /** Connections one PostgreSQL usage-history store (one configuration of one worker) opens at most. */

@@ -170,6 +170,8 @@ export const jobsSchema = z.strictObject({
   concurrency: positiveInt.optional(),
   /** Mount the BullMQ dashboard at /admin/queues on `codecall serve --http` (BullMQ backend only). */
   dashboard: z.boolean().optional(),
+  /** Time an exec job's call waits for `codecall jobs approve` before the job ends. */
+  approvalTimeoutMs: positiveInt.optional(),
 });
 
 /** `approvals`: how long a call that needs approval waits, and the default for destructive tools. */

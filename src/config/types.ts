@@ -203,6 +203,8 @@ export interface JobsConfig {
   concurrency?: number;
   /** Mount the BullMQ dashboard at `/admin/queues` on `codecall serve --http` (BullMQ backend only). */
   dashboard?: boolean;
+  /** Time an exec job's call waits for `codecall jobs approve` before the job ends. */
+  approvalTimeoutMs?: number;
 }
 
 /** Resolved `approvals` section. */

@@ -27,7 +27,9 @@ import {
   type JobConnectionOptions,
   type JobRetentionOptions,
 } from './bullmq-shared.js';
+import type { JobApprovalDecision } from './job-approvals.js';
 import { waitForJobEnd } from './job-helpers.js';
+import { approvalsKey, RedisJobApprovalStore } from './redis-job-approvals.js';
 import { parseJobSpec, type JobSpecInput } from './job-spec.js';
 import type {
   JobBackend,
@@ -141,7 +143,38 @@ class BullmqJobBackend implements JobBackend {
     if (state === 'unknown') return undefined;
     const job = await Job.fromId(this.#queue, id);
     if (!job) return undefined;
-    return toRecord(job, state, cancelled === 1);
+    const record = toRecord(job, state, cancelled === 1);
+    if (record.state === 'delayed' || record.state === 'active') {
+      // A delayed job with a pending request waits for a decision, not for a retry.
+      const pending = await this.#approvals(job).pending();
+      if (pending && record.state === 'delayed') record.state = 'waiting-approval';
+      if (pending) record.approval = pending;
+    }
+    return record;
+  }
+
+  #approvals(job: Job): RedisJobApprovalStore {
+    return new RedisJobApprovalStore(
+      this.#client(),
+      approvalsKey(this.#name, job.id ?? '', job.timestamp),
+      this.#retention.keepAgeMs ?? DEFAULT_JOBS_KEEP_AGE_MS,
+    );
+  }
+
+  async approve(id: string, decision: { approved: boolean; reason?: string }): Promise<JobApprovalDecision> {
+    const record = await this.#require(id);
+    const job = await Job.fromId(this.#queue, id);
+    const recorded =
+      job && record.state === 'waiting-approval' ? await this.#approvals(job).decide(decision) : false;
+    if (!job || !recorded)
+      throw new CodecallError(
+        'JOB_NOT_WAITING_APPROVAL',
+        `Job "${id}" is ${record.state} and waits for no approval (decided already, or it never asked).`,
+        { details: { id, state: record.state } },
+      );
+    // Wakes the job now; a worker that has not finished moving it to delayed promotes it itself.
+    await job.promote().catch(() => {});
+    return recorded;
   }
 
   async #require(id: string): Promise<JobRecord> {
@@ -189,7 +222,12 @@ class BullmqJobBackend implements JobBackend {
     try {
       // Listeners first, then the state: nothing that happens in between is missed.
       let record = await this.#require(id);
-      yield { type: 'state', id, state: record.state };
+      yield {
+        type: 'state',
+        id,
+        state: record.state,
+        ...(record.approval && record.state === 'waiting-approval' ? { approval: record.approval } : {}),
+      };
       let state = record.state;
       for (;;) {
         if (FINISHED.has(state)) {
@@ -214,11 +252,11 @@ class BullmqJobBackend implements JobBackend {
               yield { type: 'progress', id, progress: item.data as never };
           } else if (item.event === 'removed') {
             throw new CodecallError('JOB_NOT_FOUND', `Job "${id}" was removed.`, { details: { id } });
-          } else if (item.event === 'completed' || item.event === 'failed') {
+          } else if (item.event === 'completed' || item.event === 'failed' || item.event === 'delayed') {
+            // A delayed job may be waiting for an approval: the record says which.
             reread = true;
           } else {
-            const next: JobState =
-              item.event === 'delayed' ? 'delayed' : item.event === 'active' ? 'active' : 'waiting';
+            const next: JobState = item.event === 'active' ? 'active' : 'waiting';
             if (next !== state) {
               state = next;
               yield { type: 'state', id, state };
@@ -229,7 +267,12 @@ class BullmqJobBackend implements JobBackend {
           record = await this.#require(id);
           if (record.state !== state) {
             state = record.state;
-            yield { type: 'state', id, state };
+            yield {
+              type: 'state',
+              id,
+              state,
+              ...(state === 'waiting-approval' && record.approval ? { approval: record.approval } : {}),
+            };
           }
         }
       }
@@ -253,22 +296,50 @@ class BullmqJobBackend implements JobBackend {
     await redis.set(cancelKey(this.#name, id), '1', 'EX', ttlSeconds);
     await redis.publish(cancelChannel(this.#name), id);
     // A delayed job (waiting for a retry) is promoted, so a worker takes it and ends it cancelled.
-    if (record.state === 'delayed') await (await Job.fromId(this.#queue, id))?.promote().catch(() => {});
+    if (record.state === 'delayed' || record.state === 'waiting-approval')
+      await (await Job.fromId(this.#queue, id))?.promote().catch(() => {});
     return true;
   }
 
   async list(options: ListJobsOptions = {}): Promise<JobRecord[]> {
     this.#assertOpen();
     const limit = Math.min(options.limit ?? DEFAULT_JOBS_LIST_LIMIT, DEFAULT_JOBS_MAX_LIST_LIMIT);
-    const wanted = options.states ?? ['waiting', 'delayed', 'active', 'completed', 'failed'];
-    const types = wanted.flatMap((state) => (state === 'waiting' ? ['waiting', 'prioritized'] : [state]));
+    const wanted = options.states ?? [
+      'waiting',
+      'delayed',
+      'active',
+      'completed',
+      'failed',
+      'waiting-approval',
+    ];
+    const types = [
+      ...new Set(
+        wanted.flatMap((state) =>
+          state === 'waiting'
+            ? ['waiting', 'prioritized']
+            : state === 'waiting-approval'
+              ? ['delayed']
+              : [state],
+        ),
+      ),
+    ];
     const jobs = await this.#queue.getJobs(types as never, 0, limit - 1, false);
     const records = await Promise.all(
       jobs
         .filter((job): job is Job => job !== undefined)
         .map(async (job) => (await this.get(job.id ?? '')) ?? toRecord(job, 'waiting', false)),
     );
-    return records.sort((a, b) => b.createdAt - a.createdAt).slice(0, limit);
+    const states = new Set(wanted);
+    return (
+      records
+        // BullMQ's `delayed` holds both; keep the one asked for.
+        .filter(
+          (record) =>
+            !(record.state === 'delayed' || record.state === 'waiting-approval') || states.has(record.state),
+        )
+        .sort((a, b) => b.createdAt - a.createdAt)
+        .slice(0, limit)
+    );
   }
 
   close(): Promise<void> {

@@ -14,7 +14,7 @@
  *   aborts them and hands them back to the queue (`moveToWait`) for another worker.
  */
 import { hostname } from 'node:os';
-import { UnrecoverableError, WaitingError, Worker, type Job } from 'bullmq';
+import { DelayedError, UnrecoverableError, WaitingError, Worker, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
 import {
   DEFAULT_JOBS_CONNECT_TIMEOUT_MS,
@@ -33,11 +33,13 @@ import {
   withTimeout,
   type JobConnectionOptions,
 } from './bullmq-shared.js';
+import { JobWaitingApprovalError } from './job-approvals.js';
 import { cutLogLine } from './job-helpers.js';
 import { parseJobSpec } from './job-spec.js';
 import type { JobResult } from './job-types.js';
 import { isRetryableJobError, JOB_ABORT_REASONS, JobHandBackError, runJob } from './run-job.js';
 import { RedisHistoryStore } from './redis-history-store.js';
+import { approvalsKey, RedisJobApprovalStore } from './redis-job-approvals.js';
 import { journalKey, RedisRunJournal } from './redis-run-journal.js';
 import { RuntimeRegistry, type RuntimeRegistryOptions } from './runtime-registry.js';
 
@@ -64,6 +66,11 @@ export interface JobWorkerOptions extends JobConnectionOptions {
    * worker) instead of each configuration's local store. @defaultValue false
    */
   sharedHistory?: boolean;
+  /**
+   * Time an exec job's call waits for `codecall jobs approve` before the job ends.
+   * @defaultValue the job's configuration's `jobs.approvalTimeoutMs`, else `DEFAULT_JOBS_APPROVAL_TIMEOUT_MS` (one day)
+   */
+  approvalTimeoutMs?: number;
   /** One line per job event (started, finished, failed, handed back), for the operator. */
   onLog?: (line: string) => void;
 }
@@ -129,6 +136,10 @@ export async function startJobWorker(options: JobWorkerOptions): Promise<JobWork
     // Every worker reads it: an attempt after a crash replays the calls the dead one finished.
     const journal =
       spec.kind === 'exec' ? new RedisRunJournal(commands, journalKey(queue, id, job.timestamp)) : undefined;
+    const approvals =
+      spec.kind === 'exec'
+        ? new RedisJobApprovalStore(commands, approvalsKey(queue, id, job.timestamp))
+        : undefined;
     try {
       const result = await runJob({
         spec,
@@ -140,8 +151,10 @@ export async function startJobWorker(options: JobWorkerOptions): Promise<JobWork
         onProgress: (progress) => void job.updateProgress(progress).catch(() => {}),
         onLog: (line) => void job.log(cutLogLine(line)).catch(() => {}),
         ...(journal ? { journal } : {}),
+        ...(approvals ? { approvals: { store: approvals, timeoutMs: options.approvalTimeoutMs } } : {}),
       });
       await journal?.remove().catch(() => {});
+      await approvals?.remove().catch(() => {});
       log(`job ${id} ${result.status}`);
       return result;
     } catch (error) {
@@ -151,11 +164,23 @@ export async function startJobWorker(options: JobWorkerOptions): Promise<JobWork
         await job.moveToWait(token);
         throw new WaitingError();
       }
+      if (error instanceof JobWaitingApprovalError && approvals) {
+        // The job waits without a worker: delayed until the request times out (or the deadline),
+        // promoted earlier by the decision. A decision that landed before the move promotes it here.
+        const { request } = error;
+        const wake = Math.min(request.expiresAt, spec.deadline ?? Number.POSITIVE_INFINITY);
+        await job.moveToDelayed(wake, token);
+        const still = await approvals.pending();
+        if (still?.callIndex !== request.callIndex) await job.promote().catch(() => {});
+        log(`job ${id} waits for the approval of ${request.tool} (call ${request.callIndex})`);
+        throw new DelayedError();
+      }
       const message = (error as Error)?.message ?? String(error);
       await job.log(cutLogLine(`attempt ${attempt} failed: ${message}`)).catch(() => {});
       log(`job ${id} attempt ${attempt} failed: ${message}`);
       if (!isRetryableJobError(error)) {
         await journal?.remove().catch(() => {});
+        await approvals?.remove().catch(() => {});
         throw new UnrecoverableError(message);
       }
       throw error;

@@ -22,6 +22,8 @@ export type {
 } from './job-types.js';
 export { RuntimeRegistry } from './runtime-registry.js';
 export type { NamedConfigSource, RuntimeRegistryOptions } from './runtime-registry.js';
+export { JobWaitingApprovalError, MemoryJobApprovalStore, parseApprovalInput } from './job-approvals.js';
+export type { JobApprovalDecision, JobApprovalStore, PendingApproval } from './job-approvals.js';
 export { createLocalJobBackend } from './local-job-backend.js';
 export type { LocalJobBackendOptions } from './local-job-backend.js';
 export { isRetryableJobError, JOB_ABORT_REASONS, JobHandBackError, runJob } from './run-job.js';

@@ -11,12 +11,14 @@
  * | `GET /v1/jobs/:id/logs` | `200 {logs: [...]}` |
  * | `GET /v1/jobs/:id/events` | server-sent events: `state`, `progress`, and a last `done` |
  * | `DELETE /v1/jobs/:id` | `202 {cancelled: true}`, `409` already finished, `404` unknown |
+ * | `POST /v1/jobs/:id/approvals` | body `{approved?, reason?}`: `200 {id, decision}`, `409` waits for no approval |
  *
  * Errors are `{"error": {"code", "message"}}` with a status that says whose fault it is.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { DEFAULT_JOBS_MAX_EVENT_STREAMS, DEFAULT_JOBS_SSE_KEEPALIVE_MS } from '../config/defaults.js';
 import { isCodecallError } from '../errors.js';
+import { parseApprovalInput } from './job-approvals.js';
 import type { JobBackend, JobState } from './job-types.js';
 
 /** Path prefix of the jobs API. */
@@ -42,12 +44,20 @@ export interface JobRoutes {
   handle(request: IncomingMessage, response: ServerResponse, context: JobRouteContext): Promise<void>;
 }
 
-const STATES: ReadonlySet<string> = new Set(['waiting', 'delayed', 'active', 'completed', 'failed']);
+const STATES: ReadonlySet<string> = new Set([
+  'waiting',
+  'delayed',
+  'active',
+  'completed',
+  'failed',
+  'waiting-approval',
+]);
 const ID = /^[A-Za-z0-9_.-]{1,128}$/;
 
 const STATUS_OF_CODE: Record<string, number> = {
   INVALID_ARGUMENT: 400,
   JOB_NOT_FOUND: 404,
+  JOB_NOT_WAITING_APPROVAL: 409,
   JOBS_QUEUE_FULL: 503,
   JOBS_BACKEND_UNAVAILABLE: 503,
   CLOSED: 503,
@@ -235,6 +245,10 @@ export function createJobRoutes(backend: JobBackend, options: JobRoutesOptions =
     if (sub === 'logs' && method === 'GET')
       return sendJson(response, 200, { id, logs: await backend.logs(id) });
     if (sub === 'events' && method === 'GET') return streamEvents(id, request, response);
+    if (sub === 'approvals' && method === 'POST') {
+      const decision = parseApprovalInput(await readJsonBody(request, context.maxBodyBytes));
+      return sendJson(response, 200, { id, decision: await backend.approve(id, decision) });
+    }
     throw new HttpError(405, 'METHOD_NOT_ALLOWED', `${method} ${url.pathname} is not part of the jobs API.`);
   };
 

@@ -6,14 +6,17 @@
  * serialises with `JSON.stringify` and travels over HTTP unchanged.
  */
 import type { SavingsReport } from '../agent/index.js';
+import type { JobApprovalDecision, PendingApproval } from './job-approvals.js';
 import type { JobSpec, JobSpecInput } from './job-spec.js';
 
 /**
  * Where a job is: `waiting` (queued, or `delayed` for a retry backoff), `active` (a worker runs
  * it), `completed` (it ran to a result: see {@link JobResult.status}), `failed` (infrastructure
- * faults used up its attempts, or it could never run, e.g. an unknown configuration name).
+ * faults used up its attempts, or it could never run, e.g. an unknown configuration name),
+ * `waiting-approval` (an `exec` job's call needs a decision: no worker holds it; see
+ * {@link JobRecord.approval} and {@link JobBackend.approve}).
  */
-export type JobState = 'waiting' | 'delayed' | 'active' | 'completed' | 'failed';
+export type JobState = 'waiting' | 'delayed' | 'active' | 'completed' | 'failed' | 'waiting-approval';
 
 /**
  * How a completed job ended. `ok`: the script or the agent finished; `error`: the model's fault
@@ -90,11 +93,13 @@ export interface JobRecord {
   progress?: JobProgress;
   /** A cancel was asked for; a waiting job is cancelled when a worker takes it. */
   cancelRequested?: boolean;
+  /** The call the job waits on (state `waiting-approval`): tool, arguments, journal index, timeout. */
+  approval?: PendingApproval;
 }
 
 /** Events of {@link JobBackend.events}, in order; the last is always `done`. */
 export type JobEvent =
-  | { type: 'state'; id: string; state: JobState }
+  | { type: 'state'; id: string; state: JobState; approval?: PendingApproval }
   | { type: 'progress'; id: string; progress: JobProgress }
   | { type: 'done'; id: string; job: JobRecord };
 
@@ -137,6 +142,12 @@ export interface JobBackend {
   events(id: string, options?: { signal?: AbortSignal }): AsyncIterable<JobEvent>;
   /** The job's log lines (newest last, bounded). */
   logs(id: string): Promise<string[]>;
+  /**
+   * Decides the call a job waits on (state `waiting-approval`) and wakes the job: approved, the
+   * call runs once; denied, the script sees `APPROVAL_DENIED`. Throws `JOB_NOT_FOUND`, and
+   * `JOB_NOT_WAITING_APPROVAL` when the job waits on no call.
+   */
+  approve(id: string, decision: { approved: boolean; reason?: string }): Promise<JobApprovalDecision>;
   /** Asks to cancel; false when the job is unknown or already finished. */
   cancel(id: string): Promise<boolean>;
   /** Most recent first. */

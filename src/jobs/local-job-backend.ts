@@ -21,6 +21,11 @@ import {
 } from '../config/defaults.js';
 import { CodecallError } from '../errors.js';
 import { MemoryRunJournal } from '../execute/index.js';
+import {
+  JobWaitingApprovalError,
+  MemoryJobApprovalStore,
+  type JobApprovalDecision,
+} from './job-approvals.js';
 import { cutLogLine, waitForJobEnd } from './job-helpers.js';
 import { MAX_JOB_PRIORITY, parseJobSpec, type JobSpec, type JobSpecInput } from './job-spec.js';
 import type {
@@ -48,6 +53,11 @@ export interface LocalJobBackendOptions {
   backoffMs?: number;
   /** Environment of model providers (API keys). @defaultValue `process.env` */
   env?: NodeJS.ProcessEnv;
+  /**
+   * Time an exec job's call waits for a decision before the job ends.
+   * @defaultValue the job's configuration's `jobs.approvalTimeoutMs`, else `DEFAULT_JOBS_APPROVAL_TIMEOUT_MS` (one day)
+   */
+  approvalTimeoutMs?: number;
 }
 
 interface LocalJob {
@@ -59,6 +69,11 @@ interface LocalJob {
   emitted: number;
   listeners: Set<() => void>;
   controller: AbortController;
+  /** Shared by the job's attempts: a retry or a resume replays the calls an earlier attempt finished. */
+  journal: MemoryRunJournal;
+  approvals: MemoryJobApprovalStore;
+  /** Set while the job waits for a decision (no queue slot held): queues its next attempt. */
+  resume?: (() => void) | undefined;
 }
 
 const FINISHED = new Set(['completed', 'failed']);
@@ -87,6 +102,7 @@ class LocalJobBackend implements JobBackend {
   readonly #maxWaiting: number;
   readonly #backoffMs: number;
   readonly #env: NodeJS.ProcessEnv;
+  readonly #approvalTimeoutMs: number | undefined;
   readonly #worker = `local:${process.pid}`;
   #closing: Promise<void> | undefined;
 
@@ -99,6 +115,7 @@ class LocalJobBackend implements JobBackend {
     this.#maxWaiting = options.maxWaiting ?? DEFAULT_JOBS_LOCAL_MAX_WAITING;
     this.#backoffMs = options.backoffMs ?? DEFAULT_JOBS_BACKOFF_MS;
     this.#env = options.env ?? process.env;
+    this.#approvalTimeoutMs = options.approvalTimeoutMs;
   }
 
   submit(input: JobSpecInput): Promise<JobSubmission> {
@@ -135,6 +152,8 @@ class LocalJobBackend implements JobBackend {
       emitted: 0,
       listeners: new Set(),
       controller: new AbortController(),
+      journal: new MemoryRunJournal(),
+      approvals: new MemoryJobApprovalStore(),
     };
     this.#jobs.set(id, job);
     this.#prune();
@@ -173,8 +192,7 @@ class LocalJobBackend implements JobBackend {
 
   async #process(job: LocalJob): Promise<void> {
     if (FINISHED.has(job.record.state)) return; // cancelled while waiting
-    // Shared by the job's attempts: a retry replays the calls an earlier attempt finished.
-    const journal = new MemoryRunJournal();
+    const { journal } = job;
     for (;;) {
       const attempt = job.record.attemptsMade + 1;
       job.record.attemptsMade = attempt;
@@ -194,11 +212,16 @@ class LocalJobBackend implements JobBackend {
           },
           onLog: (line) => this.#log(job, line),
           journal,
+          approvals: { store: job.approvals, timeoutMs: this.#approvalTimeoutMs },
         });
         this.#finish(job, { state: 'completed', result });
         return;
       } catch (error) {
         const message = (error as Error)?.message ?? String(error);
+        if (error instanceof JobWaitingApprovalError) {
+          this.#waitForApproval(job, error);
+          return;
+        }
         if (error instanceof JobHandBackError) {
           this.#finish(job, { state: 'failed', failedReason: 'The server shut down while the job ran.' });
           return;
@@ -232,6 +255,42 @@ class LocalJobBackend implements JobBackend {
         }
       }
     }
+  }
+
+  /** Parks the job until a decision, its timeout or its deadline; it holds no queue slot meanwhile. */
+  #waitForApproval(job: LocalJob, error: JobWaitingApprovalError): void {
+    const { request } = error;
+    job.record.state = 'waiting-approval';
+    job.record.approval = request;
+    this.#emit(job, { type: 'state', id: job.record.id, state: 'waiting-approval', approval: request });
+    const wakeAt = Math.min(request.expiresAt, job.spec.deadline ?? Number.POSITIVE_INFINITY);
+    const timer = setTimeout(() => job.resume?.(), Math.max(0, wakeAt - Date.now()));
+    timer.unref();
+    job.resume = () => {
+      clearTimeout(timer);
+      job.resume = undefined;
+      delete job.record.approval;
+      if (this.#closing || FINISHED.has(job.record.state)) return;
+      this.#setState(job, 'waiting');
+      void this.#queue.add(() => this.#process(job)).catch(() => {});
+    };
+  }
+
+  async approve(id: string, decision: { approved: boolean; reason?: string }): Promise<JobApprovalDecision> {
+    const job = this.#require(id);
+    const recorded = job.record.state === 'waiting-approval' ? await job.approvals.decide(decision) : false;
+    if (!recorded)
+      throw new CodecallError(
+        'JOB_NOT_WAITING_APPROVAL',
+        `Job "${id}" is ${job.record.state} and waits for no approval (decided already, or it never asked).`,
+        { details: { id, state: job.record.state } },
+      );
+    this.#log(
+      job,
+      `${recorded.approved ? 'approved' : 'denied'}: ${recorded.tool} (call ${recorded.callIndex})`,
+    );
+    job.resume?.();
+    return recorded;
   }
 
   #finishCancelled(job: LocalJob): void {
@@ -324,8 +383,10 @@ class LocalJobBackend implements JobBackend {
     if (!job || FINISHED.has(job.record.state)) return Promise.resolve(false);
     job.record.cancelRequested = true;
     this.#log(job, 'cancel requested');
-    if (job.record.state === 'waiting') this.#finishCancelled(job);
-    else job.controller.abort(JOB_ABORT_REASONS.cancel);
+    if (job.record.state === 'waiting' || job.record.state === 'waiting-approval') {
+      job.resume = undefined;
+      this.#finishCancelled(job);
+    } else job.controller.abort(JOB_ABORT_REASONS.cancel);
     return Promise.resolve(true);
   }
 
@@ -344,7 +405,7 @@ class LocalJobBackend implements JobBackend {
     this.#closing ??= (async () => {
       this.#queue.clear();
       for (const job of this.#jobs.values()) {
-        if (job.record.state === 'waiting')
+        if (job.record.state === 'waiting' || job.record.state === 'waiting-approval')
           this.#finish(job, { state: 'failed', failedReason: 'The server shut down before the job ran.' });
         else if (!FINISHED.has(job.record.state)) job.controller.abort(JOB_ABORT_REASONS.shutdown);
       }

@@ -261,6 +261,16 @@ export async function openPgJobBackend(options: PgJobConnectionOptions): Promise
       return { id, deduplicated: sent === null };
     },
     get,
+    async approve(id: string): Promise<never> {
+      assertOpen();
+      if (!(await find(id))) throw new CodecallError('JOB_NOT_FOUND', `No job "${id}".`, { details: { id } });
+      // Not built for pg-boss yet: a call that needs approval is denied at once (no approver).
+      throw new CodecallError(
+        'JOB_NOT_WAITING_APPROVAL',
+        `Job "${id}" waits for no approval: the Postgres backend does not pause jobs for approvals (a call that needs one is denied). Use the BullMQ or the embedded backend for approvals in jobs.`,
+        { details: { id } },
+      );
+    },
     async wait(id: string, opts: WaitJobOptions = {}): Promise<JobRecord> {
       assertOpen();
       if (!(await find(id))) throw new CodecallError('JOB_NOT_FOUND', `No job "${id}".`, { details: { id } });

@@ -14,18 +14,27 @@
  * so the backend puts the job back in the queue for another worker.
  */
 import { createOrchestrator, type AgentEvent, type RunInput } from '../agent/index.js';
+import { DEFAULT_JOBS_APPROVAL_TIMEOUT_MS } from '../config/defaults.js';
 import { isCodecallError } from '../errors.js';
 import type { RunJournal } from '../execute/index.js';
 import type { SandboxLimits } from '../types.js';
 import type { ExecJobSpec, JobSpec, RunJobSpec } from './job-spec.js';
 import type { JobProgress, JobResult } from './job-types.js';
 import type { RuntimeRegistry } from './runtime-registry.js';
+import {
+  createJobApprover,
+  JobWaitingApprovalError,
+  type JobApprovalStore,
+  type JobApprover,
+} from './job-approvals.js';
 
 /** Reasons a running job is aborted with (the abort signal's `reason`). */
 export const JOB_ABORT_REASONS = {
   cancel: 'codecall:job-cancelled',
   shutdown: 'codecall:worker-shutdown',
   deadline: 'codecall:job-deadline',
+  /** A call needs a decision nobody has made yet: the attempt stops, the job waits for it. */
+  approval: 'codecall:job-waiting-approval',
 } as const;
 
 /** Agent errors that are the model's fault: a completed job with status `error`. */
@@ -88,6 +97,16 @@ export interface RunJobOptions {
    * again; a call in flight when that attempt died is made again: at-least-once).
    */
   journal?: RunJournal;
+  /**
+   * Durable approvals of an `exec` job (needs `journal`): a call that needs approval and has no
+   * recorded decision stops the attempt with {@link JobWaitingApprovalError}; the job waits
+   * without a worker until a decision is recorded in `store`, or `timeoutMs` passes.
+   */
+  approvals?: {
+    store: JobApprovalStore;
+    /** @defaultValue the job's configuration's `jobs.approvalTimeoutMs`, else `DEFAULT_JOBS_APPROVAL_TIMEOUT_MS` (one day) */
+    timeoutMs?: number | undefined;
+  };
 }
 
 function minLimits(configured: SandboxLimits, asked: ExecJobSpec['limits']): Partial<SandboxLimits> {
@@ -162,12 +181,31 @@ export async function runJob(options: RunJobOptions): Promise<JobResult> {
     spec.deadline === undefined
       ? undefined
       : setTimeout(() => controller.abort(JOB_ABORT_REASONS.deadline), Math.max(0, spec.deadline - started));
+  let approvals: JobApprover | undefined;
   const settle = (): JobResult | undefined => {
     if (!controller.signal.aborted) return undefined;
     const reason: unknown = controller.signal.reason;
     if (reason === JOB_ABORT_REASONS.shutdown) throw new JobHandBackError();
     if (reason === JOB_ABORT_REASONS.deadline) return expired();
+    if (reason === JOB_ABORT_REASONS.approval) return approvalStop(approvals);
     return cancelled();
+  };
+  const approvalStop = (approver: JobApprover | undefined): JobResult => {
+    const late = approver?.timedOut();
+    if (late) {
+      log(`no decision on ${late.tool} (call ${late.callIndex}) in time; the job ends`);
+      return finish({
+        status: 'expired',
+        error: {
+          code: 'APPROVAL_TIMEOUT',
+          message: `Nobody approved or denied the call of ${late.tool} (call ${late.callIndex}) within ${Math.round(late.expiresAt - late.requestedAt)} ms (jobs.approvalTimeoutMs); the job ended without making it.`,
+        },
+      });
+    }
+    const waiting = approver?.waiting();
+    if (!waiting) return cancelled();
+    log(`waiting for approval of ${waiting.tool} (call ${waiting.callIndex}): ${waiting.reason}`);
+    throw new JobWaitingApprovalError(waiting);
   };
   try {
     const early = settle();
@@ -175,9 +213,20 @@ export async function runJob(options: RunJobOptions): Promise<JobResult> {
     log(`attempt ${attempt} on ${options.worker}`);
     progress({ type: 'started', attempt, worker: options.worker });
     const runtime = await options.runtimes.get(spec.config);
+    if (spec.kind === 'exec' && options.journal && options.approvals)
+      approvals = createJobApprover({
+        store: options.approvals.store,
+        journal: options.journal,
+        timeoutMs:
+          options.approvals.timeoutMs ??
+          runtime.config.jobs?.approvalTimeoutMs ??
+          DEFAULT_JOBS_APPROVAL_TIMEOUT_MS,
+        stop: () => controller.abort(JOB_ABORT_REASONS.approval),
+        now,
+      });
     const result =
       spec.kind === 'exec'
-        ? await runExec(spec, runtime, controller.signal, progress, finish, options.journal, log)
+        ? await runExec(spec, runtime, controller.signal, progress, finish, options.journal, log, approvals)
         : await runAgent(spec, runtime, controller.signal, progress, finish, options.env ?? process.env);
     const stopped = settle();
     if (stopped) return stopped;
@@ -204,6 +253,7 @@ async function runExec(
   finish: Finish,
   journal: RunJournal | undefined,
   log: (line: string) => void,
+  approvals: JobApprover | undefined,
 ): Promise<JobResult> {
   if (journal) {
     const entries = await journal.entries();
@@ -224,7 +274,10 @@ async function runExec(
     signal,
     limits: minLimits(runtime.config.sandbox.limits, spec.limits),
     onToolResult: (event) => progress({ type: 'tool-call', tool: event.name, ok: event.ok }),
-    ...(journal ? { journal, replay: true, replayInDoubt: 'repeat' as const } : {}),
+    ...(journal
+      ? { journal: approvals?.journal ?? journal, replay: true, replayInDoubt: 'repeat' as const }
+      : {}),
+    ...(approvals ? { approver: approvals.approver } : {}),
   });
   const exec = {
     stdout: result.stdout,

@@ -33,6 +33,8 @@ export type ApprovalDecider =
   | 'flag'
   /** The MCP client of `codecall serve`, through `elicitation/create`. */
   | 'elicitation'
+  /** A decision recorded for a waiting job (`codecall jobs approve`, `POST /v1/jobs/:id/approvals`). */
+  | 'jobs-api'
   /** Nobody could be asked (no approver, no terminal, a client without elicitation). */
   | 'policy'
   /** Nobody answered within the approval timeout. */

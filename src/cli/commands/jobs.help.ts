@@ -12,7 +12,8 @@ export const REDIS_URL_ENV = 'CODECALL_REDIS_URL';
 /** `codecall jobs --help`. */
 export const jobsHelp: CommandHelp = {
   name: 'jobs',
-  summary: 'Submit and follow server-side jobs on a BullMQ queue (submit, status, wait, logs, cancel, list)',
+  summary:
+    'Submit and follow server-side jobs on a BullMQ queue (submit, status, wait, logs, cancel, approve, list)',
   usage: `Usage: codecall jobs <command> [options]
 
 Commands:
@@ -22,6 +23,9 @@ Commands:
   wait <id>                     follow progress (stderr) until the job ends; print its output
   logs <id>                     the job's log lines
   cancel <id>                   cancel a waiting or running job
+  approve <id> [--deny] [--reason <text>]
+                                decide the call a job waits on (state waiting-approval): approve it
+                                (it runs once) or deny it (the script sees APPROVAL_DENIED)
   list [--state <s>]... [--limit <n>]
 
 Submit options:

@@ -94,6 +94,11 @@ export function formatRecord(record: JobRecord): string {
   if (record.failedReason) parts.push(`failed: ${record.failedReason.split('\n')[0]}`);
   parts.push(`attempts ${record.attemptsMade}/${record.attempts}`);
   if (record.cancelRequested && record.state !== 'completed') parts.push('cancel requested');
+  if (record.approval && record.state === 'waiting-approval')
+    parts.push(
+      `waits for approval of ${record.approval.tool} (call ${record.approval.callIndex}) ${JSON.stringify(record.approval.args)}` +
+        ` until ${new Date(record.approval.expiresAt).toISOString()}: codecall jobs approve ${record.id} [--deny]`,
+    );
   return parts.join(' · ');
 }
 
@@ -115,6 +120,8 @@ const OPTIONS = {
   'timeout-ms': { type: 'string' },
   state: { type: 'string', multiple: true },
   limit: { type: 'string' },
+  deny: { type: 'boolean' },
+  reason: { type: 'string' },
 } as const;
 
 type Values = ReturnType<
@@ -194,7 +201,10 @@ async function waitFor(client: JobBackend, id: string, values: Values, io: CliIo
   let record: JobRecord | undefined;
   try {
     for await (const event of client.events(id, { signal: stop.signal })) {
-      if (event.type === 'state') io.stderr.write(`codecall jobs: ${id} ${event.state}\n`);
+      if (event.type === 'state')
+        io.stderr.write(
+          `codecall jobs: ${id} ${event.state}${event.approval ? ` (${event.approval.tool}, call ${event.approval.callIndex}: codecall jobs approve ${id} [--deny])` : ''}\n`,
+        );
       else if (event.type === 'progress')
         io.stderr.write(`codecall jobs: ${formatProgress(event.progress)}\n`);
       else record = event.job;
@@ -231,12 +241,15 @@ async function run(argv: string[], io: CliIo): Promise<number> {
   const { values, positionals } = parsed;
   const [command, ...words] = positionals;
   if (command === undefined)
-    throw new UsageError('give a command: submit, status, wait, logs, cancel or list.');
-  const known = ['submit', 'status', 'wait', 'logs', 'cancel', 'list'];
+    throw new UsageError('give a command: submit, status, wait, logs, cancel, approve or list.');
+  const known = ['submit', 'status', 'wait', 'logs', 'cancel', 'approve', 'list'];
   if (!known.includes(command))
     throw new UsageError(`unknown jobs command "${command}"; one of ${known.join(', ')}.`);
   const id = words[0];
-  if (['status', 'wait', 'logs', 'cancel'].includes(command) && (id === undefined || words.length !== 1))
+  if (
+    ['status', 'wait', 'logs', 'cancel', 'approve'].includes(command) &&
+    (id === undefined || words.length !== 1)
+  )
     throw new UsageError(`jobs ${command} takes one job id.`);
   const spec = command === 'submit' ? await buildSpec(words, values, io) : undefined;
   const limit = positiveOption('--limit', values.limit);
@@ -283,6 +296,17 @@ async function run(argv: string[], io: CliIo): Promise<number> {
           `codecall jobs: ${cancelled ? `cancel requested for ${id}` : `${id} is unknown or already finished`}\n`,
         );
         return cancelled ? 0 : 1;
+      }
+      case 'approve': {
+        const decision = await client.approve(id!, {
+          approved: values.deny !== true,
+          ...(values.reason !== undefined ? { reason: values.reason } : {}),
+        });
+        if (values.json) io.stdout.write(`${JSON.stringify({ id, decision })}\n`);
+        io.stderr.write(
+          `codecall jobs: ${decision.approved ? 'approved' : 'denied'} ${decision.tool} (call ${decision.callIndex}) of ${id}; the job resumes.\n`,
+        );
+        return 0;
       }
       default: {
         const states = values.state as JobRecord['state'][] | undefined;

@@ -1,0 +1,261 @@
+/**
+ * @module
+ * Durable approvals of `exec` jobs. A script's call that needs approval (`requireApproval`) does
+ * not hold its worker while a person decides: the job's approver records the request as
+ * *pending* (keyed by the call's index in the job's run journal), the attempt stops, and the job
+ * waits (`waiting-approval`) without a worker or an isolate. `codecall jobs approve` /
+ * `POST /v1/jobs/:id/approvals` records the decision and wakes the job; the next attempt, on any
+ * worker, replays the journal (calls already made are answered from it) and the pending call
+ * gets the recorded decision: approved, it runs once; denied, the script sees `APPROVAL_DENIED`.
+ * A request nobody decides within the approval timeout ends the job (`expired`,
+ * `APPROVAL_TIMEOUT`).
+ *
+ * Decisions are matched by (journal index, tool, arguments hash): a replay that reaches the same
+ * index with another call asks again instead of applying a decision made about something else.
+ */
+import { CodecallError } from '../errors.js';
+import { hashArgs, type ExecuteOptions, type RunJournal, type RunJournalEntry } from '../execute/index.js';
+
+/** The approver type of `ExecuteOptions` (the tools layer's `Approver`). */
+type Approver = NonNullable<ExecuteOptions['approver']>;
+
+/** A call of a job that waits for a decision. */
+export interface PendingApproval {
+  /** Qualified name, `server.tool`. */
+  tool: string;
+  /** The call's arguments. */
+  args: unknown;
+  /** sha256 (hex) of the arguments' JSON. */
+  argsHash: string;
+  /** Index of the call in the job's run journal (0-based, the script's call order). */
+  callIndex: number;
+  /** Why it needs approval (the configuration key or the annotation). */
+  reason: string;
+  /** Epoch milliseconds. */
+  requestedAt: number;
+  /** The job ends (`APPROVAL_TIMEOUT`) if nobody decides by then (epoch milliseconds). */
+  expiresAt: number;
+}
+
+/** A decision recorded for a pending call. */
+export interface JobApprovalDecision {
+  approved: boolean;
+  reason?: string;
+  /** Which call it decides. */
+  callIndex: number;
+  tool: string;
+  argsHash: string;
+  /** Epoch milliseconds. */
+  decidedAt: number;
+}
+
+/** Where a job's pending request and decisions are kept (Redis for BullMQ, memory for the embedded backend). */
+export interface JobApprovalStore {
+  /** The request the job waits on, if any. */
+  pending(): Promise<PendingApproval | undefined>;
+  /** Records the request the attempt stops on. */
+  setPending(request: PendingApproval): Promise<void>;
+  /** The decision recorded for the call at `callIndex`, if any. */
+  decision(callIndex: number): Promise<JobApprovalDecision | undefined>;
+  /**
+   * Records the decision of the pending request and clears it; false when no request is pending
+   * (never asked, or decided already).
+   */
+  decide(decision: { approved: boolean; reason?: string }): Promise<JobApprovalDecision | false>;
+  /** Forgets everything (the job reached its final result). */
+  remove(): Promise<void>;
+}
+
+/** An approval store in memory (the embedded backend). */
+export class MemoryJobApprovalStore implements JobApprovalStore {
+  #pending: PendingApproval | undefined;
+  readonly #decisions = new Map<number, JobApprovalDecision>();
+
+  pending(): Promise<PendingApproval | undefined> {
+    return Promise.resolve(this.#pending);
+  }
+
+  setPending(request: PendingApproval): Promise<void> {
+    this.#pending = request;
+    return Promise.resolve();
+  }
+
+  decision(callIndex: number): Promise<JobApprovalDecision | undefined> {
+    return Promise.resolve(this.#decisions.get(callIndex));
+  }
+
+  decide(decision: { approved: boolean; reason?: string }): Promise<JobApprovalDecision | false> {
+    const pending = this.#pending;
+    if (!pending) return Promise.resolve(false);
+    const recorded = toDecision(pending, decision);
+    this.#decisions.set(pending.callIndex, recorded);
+    this.#pending = undefined;
+    return Promise.resolve(recorded);
+  }
+
+  remove(): Promise<void> {
+    this.#pending = undefined;
+    this.#decisions.clear();
+    return Promise.resolve();
+  }
+}
+
+/** The decision record of `pending`. */
+export function toDecision(
+  pending: PendingApproval,
+  decision: { approved: boolean; reason?: string },
+): JobApprovalDecision {
+  return {
+    approved: decision.approved,
+    ...(decision.reason !== undefined ? { reason: decision.reason } : {}),
+    callIndex: pending.callIndex,
+    tool: pending.tool,
+    argsHash: pending.argsHash,
+    decidedAt: Date.now(),
+  };
+}
+
+/** Bytes of a decision's reason kept. */
+export const MAX_APPROVAL_REASON_CHARS = 1_000;
+
+/** Checks the body of an approve request: `{approved?: boolean, reason?: string}`. */
+export function parseApprovalInput(input: unknown): { approved: boolean; reason?: string } {
+  if (typeof input !== 'object' || input === null || Array.isArray(input))
+    throw new CodecallError(
+      'INVALID_ARGUMENT',
+      'An approval is an object like {"approved": true} or {"approved": false, "reason": "..."}.',
+      { details: { field: 'body' } },
+    );
+  const { approved, reason, ...rest } = input as Record<string, unknown>;
+  const extra = Object.keys(rest);
+  if (extra.length > 0)
+    throw new CodecallError(
+      'INVALID_ARGUMENT',
+      `Unknown field "${extra[0]}" in the approval; use "approved" (boolean) and "reason" (string).`,
+      { details: { field: extra[0] } },
+    );
+  if (approved !== undefined && typeof approved !== 'boolean')
+    throw new CodecallError('INVALID_ARGUMENT', '"approved" must be true or false.', {
+      details: { field: 'approved' },
+    });
+  if (reason !== undefined && (typeof reason !== 'string' || reason.length > MAX_APPROVAL_REASON_CHARS))
+    throw new CodecallError(
+      'INVALID_ARGUMENT',
+      `"reason" must be a string of at most ${MAX_APPROVAL_REASON_CHARS} characters.`,
+      { details: { field: 'reason' } },
+    );
+  return { approved: approved ?? true, ...(reason !== undefined ? { reason } : {}) };
+}
+
+/** Why an attempt stopped: the job waits for a decision on `request`. */
+export class JobWaitingApprovalError extends Error {
+  constructor(readonly request: PendingApproval) {
+    super(`The job waits for the approval of ${request.tool} (call ${request.callIndex}).`);
+    this.name = 'JobWaitingApprovalError';
+  }
+}
+
+/** The job approver of one attempt, and the journal it watches. */
+export interface JobApprover {
+  /** Wraps the job's journal: tells the approver the journal index of each call in flight. */
+  journal: RunJournal;
+  approver: Approver;
+  /** Set when the attempt stopped to wait for a decision. */
+  waiting(): PendingApproval | undefined;
+  /** Set when a pending request ran past its timeout. */
+  timedOut(): PendingApproval | undefined;
+}
+
+/** Options of {@link createJobApprover}. */
+export interface JobApproverOptions {
+  store: JobApprovalStore;
+  journal: RunJournal;
+  /** How long a request waits for a decision. */
+  timeoutMs: number;
+  /** Stops the attempt (the caller aborts the run). */
+  stop: () => void;
+  now?: () => number;
+}
+
+/**
+ * The approver of one attempt of an `exec` job. For each call that needs approval: a decision
+ * recorded for its journal index (same tool, same arguments) answers at once; otherwise the
+ * request is recorded as pending and the attempt stops (or, past its timeout, the job ends).
+ */
+export function createJobApprover(options: JobApproverOptions): JobApprover {
+  const { store, stop } = options;
+  const now = options.now ?? Date.now;
+  /** Journal indexes of calls started and not finished, by `name\0argsHash`. */
+  const inFlight = new Map<string, number[]>();
+  const asked = new Set<number>();
+  let waiting: PendingApproval | undefined;
+  let timedOut: PendingApproval | undefined;
+  const journal: RunJournal = {
+    async append(entry: RunJournalEntry) {
+      await options.journal.append(entry);
+      if (entry.type === 'started') {
+        const key = `${entry.name}\0${entry.argsHash}`;
+        inFlight.set(key, [...(inFlight.get(key) ?? []), entry.index]);
+      } else if (entry.type === 'finished') {
+        const key = `${entry.name}\0${entry.argsHash}`;
+        const left = (inFlight.get(key) ?? []).filter((index) => index !== entry.index);
+        if (left.length > 0) inFlight.set(key, left);
+        else inFlight.delete(key);
+      }
+    },
+    entries: () => options.journal.entries(),
+  };
+  const approver: Approver = async (request) => {
+    const argsHash = hashArgs(request.args);
+    const callIndex = (inFlight.get(`${request.tool}\0${argsHash}`) ?? []).find((index) => !asked.has(index));
+    if (callIndex === undefined)
+      return {
+        approved: false,
+        decidedBy: 'policy',
+        reason: 'the job could not place the call in its run journal',
+      };
+    asked.add(callIndex);
+    const decision = await store.decision(callIndex);
+    if (decision && decision.tool === request.tool && decision.argsHash === argsHash)
+      return {
+        approved: decision.approved,
+        decidedBy: 'jobs-api',
+        ...(decision.reason !== undefined ? { reason: decision.reason } : {}),
+      };
+    const pending = await store.pending();
+    const at = now();
+    if (
+      pending &&
+      pending.callIndex === callIndex &&
+      pending.tool === request.tool &&
+      pending.argsHash === argsHash
+    ) {
+      if (at >= pending.expiresAt) {
+        timedOut = pending;
+        stop();
+        return new Promise<never>(() => {});
+      }
+      waiting = pending;
+      stop();
+      return new Promise<never>(() => {});
+    }
+    const fresh: PendingApproval = {
+      tool: request.tool,
+      args: request.args,
+      argsHash,
+      callIndex,
+      reason: request.reason,
+      requestedAt: at,
+      expiresAt: at + options.timeoutMs,
+    };
+    // Only the first call that needs a decision is recorded; the attempt stops on it.
+    if (!waiting) {
+      await store.setPending(fresh);
+      waiting = fresh;
+    }
+    stop();
+    // Never answered: the stop aborts the run, which withdraws the question.
+    return new Promise<never>(() => {});
+  };
+  return { journal, approver, waiting: () => waiting, timedOut: () => timedOut };
+}
