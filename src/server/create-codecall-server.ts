@@ -432,6 +432,7 @@ export function createCodecallServer(options: CodecallServerOptions): Server {
     try {
       const startedAt = Date.now();
       const progressToken = extra._meta?.progressToken;
+      let progressSent: Promise<void> = Promise.resolve();
       const result = await runtime.callToolResult(tool.name, args ?? {}, {
         signal: extra.signal,
         caller: 'direct',
@@ -445,11 +446,14 @@ export function createCodecallServer(options: CodecallServerOptions): Server {
                   method: 'notifications/progress',
                   params: { ...progress, progressToken },
                 };
-                extra.sendNotification(notification).catch(() => {});
+                // In order, and all sent before the result: a client counts the progress it got
+                // before its answer, and a late notification on a finished request is dropped.
+                progressSent = progressSent.then(() => extra.sendNotification(notification)).catch(() => {});
               },
             }
           : {}),
       });
+      await progressSent;
       // The upstream result as it came: a client that asked for this tool gets its images,
       // audio, resources, structuredContent, _meta and isError (scripts get plain values).
       const passed: CallToolResult = { content: Array.isArray(result.content) ? result.content : [] };
