@@ -150,6 +150,12 @@ function toJsonSchema(
       `openApiTools: the input schema of ${where} is larger than maxSchemaNodes; raise maxSchemaNodes or leave the operation out with include.`,
     );
   }
+  if (typeof schema.$ref === 'string') {
+    throw invalid(
+      'spec',
+      `openApiTools: ${where} uses $ref ${JSON.stringify(truncate(schema.$ref, 200))}, which is not in the document; only internal references ("#/components/…") are resolved — bundle external files into the document first.`,
+    );
+  }
   ancestors.add(schema);
   const out: Obj = {};
   for (const [key, value] of Object.entries(schema)) {

@@ -5,8 +5,11 @@
  * pointing elsewhere, dot-segment path parameters, too many operations, long names).
  */
 import { once } from 'node:events';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../../src/config/index.js';
 import { CodecallError } from '../../../src/errors.js';
@@ -319,13 +322,19 @@ describe('openApiTools', () => {
       details: { field: 'spec' },
       message: expect.stringMatching(/not valid OpenAPI/),
     });
-    // An external $ref is not fetched.
-    hits.length = 0;
-    const external = {
-      ...SPEC,
-      components: { schemas: { NewUser: { $ref: `${baseUrl}/schema.json` } } },
-    };
-    await openApiTools(external, { baseUrl }).catch(() => undefined);
-    expect(hits).toEqual([]);
+    // An external $ref (a file here; the parser's own guard already refuses loopback URLs) is never read.
+    const dir = mkdtempSync(join(tmpdir(), 'codecall-openapi-'));
+    try {
+      const file = join(dir, 'secret.json');
+      writeFileSync(file, JSON.stringify({ type: 'object', description: 'SECRET FROM DISK' }));
+      const external = { ...SPEC, components: { schemas: { NewUser: { $ref: file } } } };
+      const outcome = await openApiTools(external, { baseUrl }).catch((error: unknown) => error);
+      expect(
+        JSON.stringify(outcome, (_key, value: unknown) => (value instanceof Error ? value.message : value)),
+      ).not.toMatch(/SECRET FROM DISK/);
+      expect(outcome).toMatchObject({ details: { field: 'spec' } });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
