@@ -423,7 +423,7 @@ export async function openApiTools(spec: unknown, options: OpenApiToolsOptions):
           query.append(p.name, typeof item === 'object' ? JSON.stringify(item) : String(item));
         }
       } else {
-        headers[p.name] = text;
+        headers[p.name.toLowerCase()] = text;
       }
     }
     const search = query.size > 0 ? `?${query.toString()}` : '';
@@ -431,7 +431,8 @@ export async function openApiTools(spec: unknown, options: OpenApiToolsOptions):
     if (url.origin !== base.origin || !url.pathname.startsWith(basePath)) {
       throw new Error(`Refusing a request outside baseUrl (${base.href}).`);
     }
-    Object.assign(headers, fixedHeaders);
+    // Header names are case-insensitive: the configured ones replace a parameter's, never join it.
+    for (const [name, value] of Object.entries(fixedHeaders)) headers[name.toLowerCase()] = value;
     let requestBody: string | undefined;
     if (operation.bodyKey !== undefined && input[operation.bodyKey] !== undefined) {
       requestBody = JSON.stringify(input[operation.bodyKey]);

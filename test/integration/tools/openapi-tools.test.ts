@@ -66,7 +66,11 @@ const SPEC = {
     '/files/{name}': {
       get: {
         operationId: 'getFile',
-        parameters: [{ name: 'name', in: 'path', required: true, schema: { type: 'string' } }],
+        parameters: [
+          { name: 'name', in: 'path', required: true, schema: { type: 'string' } },
+          { name: 'X-Trace', in: 'header', schema: { type: 'string' } },
+          { name: 'Authorization', in: 'header', schema: { type: 'string' } },
+        ],
         responses: { '200': { description: 'Text.' } },
       },
     },
@@ -177,16 +181,25 @@ describe('openApiTools', () => {
         new AbortController().signal,
       ),
     ).toEqual({ created: { name: 'Grace', nickname: null } });
-    expect(await byName(tools, 'getFile').run({ name: 'a b/c.txt' }, new AbortController().signal)).toBe(
-      'file a b/c.txt',
-    );
+    expect(
+      await byName(tools, 'getFile').run(
+        // A header parameter cannot replace (or join) a configured header.
+        { name: 'a b/c.txt', 'X-Trace': 't-1', Authorization: 'Bearer stolen' },
+        new AbortController().signal,
+      ),
+    ).toBe('file a b/c.txt');
     expect(hits.map((h) => `${h.method} ${h.url}`)).toEqual([
       'GET /api/users/7?fields=name%2Cid',
       'POST /api/users',
       'GET /api/files/a%20b%2Fc.txt',
     ]);
     expect(hits[1]!.headers['content-type']).toBe('application/json');
-    expect(hits.every((h) => h.headers.authorization === 'Bearer t0ken')).toBe(true);
+    expect(hits.map((h) => h.headers.authorization)).toEqual([
+      'Bearer t0ken',
+      'Bearer t0ken',
+      'Bearer t0ken',
+    ]);
+    expect(hits[2]!.headers['x-trace']).toBe('t-1');
   });
 
   it('a non-2xx status is a tool error with the status and a bounded excerpt of the body', async () => {
