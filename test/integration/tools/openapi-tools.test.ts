@@ -325,13 +325,47 @@ describe('openApiTools', () => {
     ]);
     const big = await failure(openApiTools(SPEC, { baseUrl, maxSchemaNodes: 2 }));
     expect(CodecallError.isInstance(big, 'INVALID_ARGUMENT') && big.details.field).toBe('maxSchemaNodes');
+    // Exponential fan-out through shared $refs (L21 → two L20s → … : 2^22 nodes expanded) stops at the bound.
+    const levels: Record<string, unknown> = { L0: { type: 'string' } };
+    for (let i = 1; i <= 21; i++) {
+      const ref = { $ref: `#/components/schemas/L${i - 1}` };
+      levels[`L${i}`] = { type: 'object', properties: { a: ref, b: ref } };
+    }
+    const bomb = {
+      openapi: '3.0.3',
+      info: { title: 'Bomb', version: '1' },
+      paths: {
+        '/bomb': {
+          post: {
+            operationId: 'bomb',
+            requestBody: {
+              content: { 'application/json': { schema: { $ref: '#/components/schemas/L21' } } },
+            },
+            responses: { '200': { description: 'ok' } },
+          },
+        },
+      },
+      components: { schemas: levels },
+    };
+    const started = performance.now();
+    const exploded = await failure(openApiTools(bomb, { baseUrl }));
+    expect(exploded).toMatchObject({
+      details: { field: 'maxSchemaNodes' },
+      message: expect.stringMatching(/POST \/bomb/),
+    });
+    expect(performance.now() - started).toBeLessThan(5_000);
 
     const attempt = (spec: unknown, url = baseUrl) => failure(openApiTools(spec, { baseUrl: url }));
     expect(await attempt(SPEC, 'ftp://127.0.0.1/')).toMatchObject({ details: { field: 'baseUrl' } });
     expect(await attempt(SPEC, `${baseUrl}?key=1`)).toMatchObject({ details: { field: 'baseUrl' } });
     expect(await attempt({ swagger: '2.0' })).toMatchObject({ details: { field: 'spec.openapi' } });
     expect(await attempt('https://example.com/openapi.json')).toMatchObject({ details: { field: 'spec' } });
-    expect(await attempt({ openapi: '3.0.3', info: { title: 'x' }, paths: {} })).toMatchObject({
+    expect(
+      await attempt({
+        ...SPEC,
+        components: { schemas: { NewUser: { $ref: '#/components/schemas/Missing' } } },
+      }),
+    ).toMatchObject({
       details: { field: 'spec' },
       message: expect.stringMatching(/not valid OpenAPI/),
     });
