@@ -4,7 +4,7 @@
  * into a {@link LocalTool} (name from `operationId`, input from path/query/header parameters and
  * a JSON request body, `execute` an HTTP request with `fetch`), to serve with `localTools`.
  *
- * `@apidevtools/swagger-parser` parses the document and expands its `$ref`s (internal ones
+ * `@apidevtools/json-schema-ref-parser` expands the document's `$ref`s (internal ones
  * only: external files and URLs are never fetched); it loads lazily, on the first call.
  *
  * The document is untrusted: tool count, name length, description length, schema size and the
@@ -264,14 +264,14 @@ export async function openApiTools(spec: unknown, options: OpenApiToolsOptions):
     );
   }
 
-  const { default: SwaggerParser } = await import('@apidevtools/swagger-parser');
+  const { dereference } = await import('@apidevtools/json-schema-ref-parser');
   let api: Obj;
   try {
     // A copy: the parser dereferences in place. External $refs are never resolved (no file or
-    // network access on behalf of an untrusted document). Not `validate`: it walks the expanded
+    // network access on behalf of an untrusted document). Not `@apidevtools/swagger-parser`'s `validate`: it walks the expanded
     // document, exponential in nested shared $refs (18 s for a 22-level fan-out, blocking the
     // event loop); `dereference` keeps shared objects shared (55 ms), and the walk below is bounded.
-    api = (await SwaggerParser.dereference(JSON.parse(text) as never, {
+    api = (await dereference(JSON.parse(text) as never, {
       resolve: { external: false },
       dereference: { circular: true },
     })) as unknown as Obj;
