@@ -66,6 +66,8 @@ export type { SandboxLimits, SandboxMode, SandboxPoolOptions, SandboxRunOptions 
 export { ToolPool } from './tools/index.js';
 export { defineTool, localTools } from './tools/index.js';
 export type { LocalTool, LocalToolDefinition } from './tools/index.js';
+export { openApiTools } from './tools/index.js';
+export type { OpenApiOperationInfo, OpenApiToolsOptions } from './tools/index.js';
 export type {
   CatalogTool,
   ServerErrorEvent,

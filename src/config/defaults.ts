@@ -295,3 +295,17 @@ export const DEFAULT_JOBS_PG_POLL_MS = 500;
 export const DEFAULT_JOBS_PG_HEARTBEAT_S = 30;
 /** Lifetime of the cookie the jobs dashboard (`/admin/queues`) sets after `?token=`, in seconds (12 h). */
 export const DEFAULT_JOBS_DASHBOARD_COOKIE_MAX_AGE_S = 43_200;
+/** Operations one OpenAPI document may turn into tools (`openApiTools`; narrow with `include`). */
+export const DEFAULT_OPENAPI_MAX_TOOLS = 200;
+/** Characters of a tool name made from an OpenAPI `operationId`. */
+export const DEFAULT_OPENAPI_MAX_TOOL_NAME_CHARS = 64;
+/** Characters of a tool description made from an operation's summary and description. */
+export const DEFAULT_OPENAPI_MAX_DESCRIPTION_CHARS = 2_000;
+/** Schema nodes (objects) in one OpenAPI tool's input schema, after `$ref`s are expanded. */
+export const DEFAULT_OPENAPI_MAX_SCHEMA_NODES = 5_000;
+/** Serialized bytes of an OpenAPI document given to `openApiTools`. */
+export const DEFAULT_OPENAPI_MAX_SPEC_BYTES = 10 * 1_048_576;
+/** Bytes of one HTTP response body an OpenAPI tool reads. */
+export const DEFAULT_OPENAPI_MAX_RESPONSE_BYTES = 8 * 1_048_576;
+/** Characters of a non-2xx response body quoted in an OpenAPI tool's error. */
+export const DEFAULT_OPENAPI_ERROR_EXCERPT_CHARS = 500;

@@ -60,3 +60,5 @@ export { normalizeToolResult, toolErrorText } from './normalize-result.js';
 export type { BinaryDescriptor, RawToolResult } from './normalize-result.js';
 export { defineTool, localTools } from './local-tools.js';
 export type { LocalTool, LocalToolDefinition } from './local-tools.js';
+export { openApiTools } from './openapi-tools.js';
+export type { OpenApiOperationInfo, OpenApiToolsOptions } from './openapi-tools.js';

@@ -74,6 +74,23 @@ describe('framework examples', () => {
     ]);
   });
 
+  it('library: node examples/library/openapi-tools.ts', async () => {
+    const { stdout } = await run(
+      process.execPath,
+      ['--no-node-snapshot', 'examples/library/openapi-tools.ts'],
+      {
+        cwd: ROOT,
+        env: ENV,
+      },
+    );
+    expect(stdout.trim().split('\n')).toEqual([
+      'ordered 2 apple',
+      'pear is out of stock',
+      'plum -> inventory.getItem returned an error: GET /items/{name} failed: HTTP 404 Not Found: ' +
+        '{"error":"no such item or route: /v1/items/plum"}',
+    ]);
+  });
+
   it('AI SDK: node examples/ai-sdk/budget.ts', async () => {
     const { stdout } = await run(process.execPath, ['--no-node-snapshot', 'examples/ai-sdk/budget.ts'], {
       cwd: ROOT,
