@@ -258,6 +258,9 @@ export class ServerConnection {
 
   private client: Client | undefined;
   private generation = 0;
+  /** Listeners of the calls in flight that asked for progress, by codecall's progress token. */
+  private readonly progressListeners = new Map<string, (progress: Progress) => void>();
+  private progressSeq = 0;
   private stderr = '';
   private ready: Promise<void> = Promise.resolve();
   private readonly closing = new AbortController();
@@ -413,6 +416,7 @@ export class ServerConnection {
         client.connect(transport, { signal: controller.signal, timeout: timeoutMs }),
         aborted,
       ]);
+      this.deliverProgressInOrder(transport);
       const tools = await Promise.race([this.listTools(client, controller.signal, timeoutMs), aborted]);
       if (this.closing.signal.aborted) throw new Error('codecall is closing');
       client.onclose = () => {
@@ -531,13 +535,64 @@ export class ServerConnection {
       if (!client || this.state !== 'connected') throw this.unavailable(qualifiedName);
       const remaining = Math.max(1, timeoutMs - (Date.now() - started));
       const requestOptions: RequestOptions = { signal: controller.signal, timeout: remaining };
-      if (options.onProgress) requestOptions.onprogress = options.onProgress;
-      return await client.request(request as never, resultSchema as never, requestOptions);
+      const progress = this.progressToken(options.onProgress);
+      const params = progress
+        ? {
+            ...request.params,
+            _meta: { ...(request.params?._meta as object), progressToken: progress.token },
+          }
+        : request.params;
+      try {
+        return await client.request({ ...request, params } as never, resultSchema as never, requestOptions);
+      } finally {
+        progress?.release();
+      }
     } catch (error) {
       throw this.callError(error, qualifiedName, timeoutMs, outer);
     } finally {
       outer?.removeEventListener('abort', forward);
     }
+  }
+
+  /**
+   * A progress token of this connection for one call, whose notifications go to `onProgress`
+   * (none without a listener). Tokens are codecall's own, not the SDK's `onprogress`: see
+   * {@link ServerConnection.deliverProgressInOrder}.
+   */
+  private progressToken(
+    onProgress: ((progress: Progress) => void) | undefined,
+  ): { token: string; release(): void } | undefined {
+    if (!onProgress) return undefined;
+    const token = `codecall-progress-${++this.progressSeq}`;
+    this.progressListeners.set(token, onProgress);
+    return { token, release: () => this.progressListeners.delete(token) };
+  }
+
+  /**
+   * Delivers `notifications/progress` for codecall's tokens as each message arrives, before the
+   * messages after it. The SDK's client dispatches notifications a microtask later but settles
+   * responses at once, so progress sent right before a result (in the same read) reached a
+   * request that had already ended and was dropped.
+   */
+  private deliverProgressInOrder(transport: Transport): void {
+    const sdk = transport.onmessage;
+    if (!sdk) return;
+    transport.onmessage = (message, extra) => {
+      const note = message as { method?: unknown; params?: { progressToken?: unknown } };
+      if (note.method === 'notifications/progress' && typeof note.params?.progressToken === 'string') {
+        const listener = this.progressListeners.get(note.params.progressToken);
+        if (listener) {
+          const { progressToken: _token, ...progress } = note.params as Progress & { progressToken: string };
+          try {
+            listener(progress as Progress);
+          } catch {
+            // A listener never breaks the connection.
+          }
+          return;
+        }
+      }
+      sdk.call(transport, message, extra);
+    };
   }
 
   /** Re-lists tools after `notifications/tools/list_changed`; coalesces bursts. */
@@ -660,12 +715,23 @@ export class ServerConnection {
       generation = this.generation;
       const remaining = Math.max(1, timeoutMs - (Date.now() - started));
       const requestOptions: RequestOptions = { signal: controller.signal, timeout: remaining };
-      if (options.onProgress) requestOptions.onprogress = options.onProgress;
-      return (await client.request(
-        { method: 'tools/call', params: { name: tool, arguments: args as Record<string, unknown> } },
-        CallToolResultSchema,
-        requestOptions,
-      )) as RawToolResult;
+      const progress = this.progressToken(options.onProgress);
+      try {
+        return (await client.request(
+          {
+            method: 'tools/call',
+            params: {
+              name: tool,
+              arguments: args as Record<string, unknown>,
+              ...(progress ? { _meta: { progressToken: progress.token } } : {}),
+            },
+          },
+          CallToolResultSchema,
+          requestOptions,
+        )) as RawToolResult;
+      } finally {
+        progress?.release();
+      }
     } catch (error) {
       if (generation !== undefined && generation === this.oversized?.generation && !outer?.aborted)
         throw this.oversizedError(qualifiedName, this.oversized.limitBytes, error);
