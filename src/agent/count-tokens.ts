@@ -14,13 +14,11 @@
  * loading the ranks there), and falls back to counting here only when the worker cannot run
  * (no built `dist/agent/count-tokens-worker.js`, or the worker died).
  */
-import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { basename, dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { Tiktoken, TiktokenBPE } from 'js-tiktoken/lite';
 import type { GenerateRequest, Message, ToolDefinition } from '../providers/language-model.js';
+import { findDistFile } from '../util/dist-file.js';
 
 /** Runs this long of one character class are counted in slices (BPE cost is quadratic in run length). */
 const LONG_RUN = /[\p{L}\p{M}]{64,}|[^\s\p{L}\p{N}]{64,}|\s{64,}/gu;
@@ -128,27 +126,6 @@ export function countMessageTokens(request: GenerateRequest): number {
   return total + countToolDefinitionTokens(request.tools);
 }
 
-/** Ancestor directories searched for `dist/agent/count-tokens-worker.js`. */
-const MAX_WORKER_ASCENT = 4;
-
-/**
- * The worker entry: a sibling when this module runs from `dist/`; else (vitest runs `src/`, the
- * benches run a bundle in `.bench-out/`) `dist/agent/` next to an ancestor directory.
- */
-function findWorkerEntry(): string | undefined {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  const sibling = join(dir, 'count-tokens-worker.js');
-  if (basename(dir) === 'agent' && basename(dirname(dir)) === 'dist' && existsSync(sibling)) return sibling;
-  for (let level = 0; level <= MAX_WORKER_ASCENT; level++) {
-    const candidate = join(dir, 'dist', 'agent', 'count-tokens-worker.js');
-    if (existsSync(candidate)) return candidate;
-    const parent = dirname(dir);
-    if (parent === dir) break;
-    dir = parent;
-  }
-  return undefined;
-}
-
 /** A request to the counting worker and its answer. */
 export interface CountTokensMessage {
   id: number;
@@ -216,7 +193,7 @@ function getCountingWorker(): CountingWorker | undefined {
     workerUnavailable = true;
   }
   if (countingWorker === undefined && !workerUnavailable) {
-    const entry = findWorkerEntry();
+    const entry = findDistFile('agent/count-tokens-worker.js');
     if (entry === undefined) workerUnavailable = true;
     else {
       try {

@@ -6,9 +6,6 @@
  * happen and queries in between; the worker handles them in order. When the worker cannot start
  * or dies, queries are answered in-process by the fallback search (after yielding once).
  */
-import { existsSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { CodecallError } from '../errors.js';
 import type { EmbeddingsConfig } from './open-embeddings.js';
@@ -22,15 +19,13 @@ import type {
   ToolSearchResult,
   ToolUsage,
 } from './tool-search.js';
+import { findDistFile } from '../util/dist-file.js';
 
 /**
  * Catalog size from which `CodecallRuntime.findTools` answers on the worker thread by default
  * (below it, one query costs the event loop well under a tenth of a millisecond).
  */
 export const DEFAULT_SEARCH_WORKER_MIN_TOOLS = 200;
-
-/** Ancestor directories searched for `dist/search/search-worker.js`. */
-const MAX_WORKER_ASCENT = 4;
 
 /** What the worker builds its index with: `createToolSearch` options that cross a thread. */
 export interface SearchWorkerRanking extends RankingOptions {
@@ -80,24 +75,6 @@ interface Pending {
   reject: (error: unknown) => void;
   query: string;
   options: SearchOptions;
-}
-
-/**
- * The worker entry: a sibling when this module runs from `dist/`; else (vitest runs `src/`, the
- * benches run a bundle in `.bench-out/`) `dist/search/` next to an ancestor directory.
- */
-function findWorkerEntry(): string | undefined {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  const sibling = join(dir, 'search-worker.js');
-  if (basename(dir) === 'search' && basename(dirname(dir)) === 'dist' && existsSync(sibling)) return sibling;
-  for (let level = 0; level <= MAX_WORKER_ASCENT; level++) {
-    const candidate = join(dir, 'dist', 'search', 'search-worker.js');
-    if (existsSync(candidate)) return candidate;
-    const parent = dirname(dir);
-    if (parent === dir) break;
-    dir = parent;
-  }
-  return undefined;
 }
 
 function yieldOnce(): Promise<void> {
@@ -150,7 +127,7 @@ export class SearchWorkerHost {
 
   /** Starts the worker with `tools` and `state` (a snapshot: post later changes with the methods below). */
   static open(options: SearchWorkerHostOptions): SearchWorkerHost {
-    return new SearchWorkerHost(options, findWorkerEntry());
+    return new SearchWorkerHost(options, findDistFile('search/search-worker.js'));
   }
 
   /** True while queries run on the worker thread (false: in-process fallback). */
