@@ -309,3 +309,14 @@ export const DEFAULT_OPENAPI_MAX_SPEC_BYTES = 10 * 1_048_576;
 export const DEFAULT_OPENAPI_MAX_RESPONSE_BYTES = 8 * 1_048_576;
 /** Characters of a non-2xx response body quoted in an OpenAPI tool's error. */
 export const DEFAULT_OPENAPI_ERROR_EXCERPT_CHARS = 500;
+
+/**
+ * Catalog size from which `CodecallRuntime.findTools` answers on the worker thread by default
+ * (below it, one query costs the event loop well under a tenth of a millisecond).
+ */
+export const DEFAULT_SEARCH_WORKER_MIN_TOOLS = 200;
+/**
+ * Unknown names of one run that get a "did you mean" lookup; later ones are refused without one
+ * (a script that calls hundreds of made-up names would otherwise buy host time with each).
+ */
+export const DEFAULT_MAX_SUGGESTION_LOOKUPS_PER_RUN = 5;

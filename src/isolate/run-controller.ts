@@ -6,6 +6,7 @@
  * The place where the script runs (an {@link EngineRun} in-process, or a worker process) is a
  * {@link RunBackend}; this module never touches isolated-vm.
  */
+import { DEFAULT_MAX_SUGGESTION_LOOKUPS_PER_RUN } from '../config/defaults.js';
 import { isCodecallError } from '../errors.js';
 import { NameIndex } from '../util/edit-distance.js';
 import type {
@@ -30,11 +31,6 @@ const MAX_ECHOED_NAME_CHARS = 80;
 const CALL_OVERHEAD_BYTES = 64;
 /** Unknown names whose suggestions are remembered per catalog. */
 const MAX_REMEMBERED_UNKNOWN_NAMES = 256;
-/**
- * Unknown names of one run that get a "did you mean" lookup; later ones are refused without one
- * (a script that calls hundreds of made-up names would otherwise buy host time with each).
- */
-export const MAX_SUGGESTION_LOOKUPS_PER_RUN = 5;
 /** Longest stretch of the host's loop spent answering queued unknown-name calls before it yields. */
 const UNKNOWN_NAME_SLICE_MS = 1;
 
@@ -331,10 +327,10 @@ export class RunController implements EngineSink {
 
   #rejectUnknown(id: number, name: string): void {
     const names = ToolNameIndex.of(this.#options.tools);
-    if (!names.remembers(name) && ++this.#suggestionLookups > MAX_SUGGESTION_LOOKUPS_PER_RUN) {
+    if (!names.remembers(name) && ++this.#suggestionLookups > DEFAULT_MAX_SUGGESTION_LOOKUPS_PER_RUN) {
       return this.#reject(
         id,
-        `Unknown tool "${echoName(name)}". Check the names in \`tools\` (search_tools finds them); this script already called ${MAX_SUGGESTION_LOOKUPS_PER_RUN} unknown names.`,
+        `Unknown tool "${echoName(name)}". Check the names in \`tools\` (search_tools finds them); this script already called ${DEFAULT_MAX_SUGGESTION_LOOKUPS_PER_RUN} unknown names.`,
         'UNKNOWN_TOOL',
       );
     }

@@ -21,11 +21,7 @@ import type {
 } from './tool-search.js';
 import { findDistFile } from '../util/dist-file.js';
 
-/**
- * Catalog size from which `CodecallRuntime.findTools` answers on the worker thread by default
- * (below it, one query costs the event loop well under a tenth of a millisecond).
- */
-export const DEFAULT_SEARCH_WORKER_MIN_TOOLS = 200;
+export { DEFAULT_SEARCH_WORKER_MIN_TOOLS } from '../config/defaults.js';
 
 /** What the worker builds its index with: `createToolSearch` options that cross a thread. */
 export interface SearchWorkerRanking extends RankingOptions {

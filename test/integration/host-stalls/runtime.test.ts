@@ -13,7 +13,7 @@ import { isCodecallError } from '../../../src/errors.js';
 import { CodecallRuntime } from '../../../src/execute/index.js';
 import { createHostileServer, type HostileTool } from '../../../src/testing/servers/hostile-server.js';
 import { inMemoryTransport } from '../../../src/testing/servers/in-memory.js';
-import { MAX_SUGGESTION_LOOKUPS_PER_RUN } from '../../../src/isolate/run-controller.js';
+import { DEFAULT_MAX_SUGGESTION_LOOKUPS_PER_RUN } from '../../../src/config/defaults.js';
 import { MAX_LOOP_DELAY_MS, withLoopDelay } from './loop-delay.js';
 
 const TOOL_COUNT = 5_000;
@@ -125,7 +125,7 @@ describe('host stalls through the library API', () => {
     expect(counts).toBe('200 100');
   });
 
-  it('a run gets "did you mean" for at most MAX_SUGGESTION_LOOKUPS_PER_RUN distinct unknown names', async () => {
+  it('a run gets "did you mean" for at most DEFAULT_MAX_SUGGESTION_LOOKUPS_PER_RUN distinct unknown names', async () => {
     const script = `
       const names = [];
       for (let i = 0; i < 12; i++) names.push('hostile.tool_' + (3000 + 4 * i) + '_gte_record');
@@ -139,11 +139,11 @@ describe('host stalls through the library API', () => {
     expect(lines).toHaveLength(13);
     const suggested = lines.filter((line) => line.includes('Did you mean: tools.hostile.'));
     const capped = lines.filter((line) =>
-      line.endsWith(`this script already called ${MAX_SUGGESTION_LOOKUPS_PER_RUN} unknown names.`),
+      line.endsWith(`this script already called ${DEFAULT_MAX_SUGGESTION_LOOKUPS_PER_RUN} unknown names.`),
     );
     // The first names get suggestions, the rest a short refusal; a name asked again is remembered.
-    expect(suggested).toHaveLength(MAX_SUGGESTION_LOOKUPS_PER_RUN + 1);
-    expect(capped).toHaveLength(12 - MAX_SUGGESTION_LOOKUPS_PER_RUN);
+    expect(suggested).toHaveLength(DEFAULT_MAX_SUGGESTION_LOOKUPS_PER_RUN + 1);
+    expect(capped).toHaveLength(12 - DEFAULT_MAX_SUGGESTION_LOOKUPS_PER_RUN);
     expect(lines[0]).toMatch(
       /^Unknown tool "hostile\.tool_3000_gte_record"\. Did you mean: tools\.hostile\.tool_300\d_get_record/,
     );
