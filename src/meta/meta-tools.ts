@@ -23,6 +23,11 @@ export interface MetaToolLimits {
   wallTimeMs: number;
   maxToolCalls: number;
   maxStdoutBytes: number;
+  /**
+   * Whether scripts get `store.get` / `store.set` (the runtime's `scriptStore`): the description
+   * then tells the model about them. @defaultValue false
+   */
+  store?: boolean;
 }
 
 /** A provider-neutral tool definition. */
@@ -98,6 +103,12 @@ export function executeCodeDefinition(limits: MetaToolLimits): MetaToolDefinitio
       'Pass the same `session` to keep state between runs like a REPL: top-level variables, functions and',
       'fetched data of one run are there in the next, so do not fetch again. If a session expired,',
       'fix nothing: start over (fetch what you need again).',
+      ...(limits.store === true
+        ? [
+            '`await store.set(key, value)` keeps a small JSON value for later runs and sessions;',
+            '`await store.get(key)` reads it back (undefined when absent).',
+          ]
+        : []),
     ].join(' '),
     inputSchema: {
       type: 'object',

@@ -295,7 +295,7 @@ export function createCodecallServer(options: CodecallServerOptions): Server {
   server.setRequestHandler(ListToolsRequestSchema, () => {
     const limits = runtime.config.sandbox.limits;
     const search = searchToolsDefinition();
-    const execute = executeCodeDefinition(limits);
+    const execute = executeCodeDefinition({ ...limits, store: runtime.scriptStore !== undefined });
     const tools: Tool[] = [
       {
         name: search.name,

@@ -58,7 +58,10 @@ export function createCodecallTools(
 ): CodecallAiSdkTools {
   const { maxToolResultBytes } = checkToolsOptions(options);
   const search = searchToolsDefinition();
-  const execute = executeCodeDefinition(runtime.config.sandbox.limits);
+  const execute = executeCodeDefinition({
+    ...runtime.config.sandbox.limits,
+    store: runtime.scriptStore !== undefined,
+  });
   return {
     search_tools: tool({
       description: search.description,

@@ -65,7 +65,10 @@ export function createCodecallAgentTools(
 ): FunctionTool<unknown, NonStrictObjectSchema, string>[] {
   const { maxToolResultBytes } = checkToolsOptions(options);
   const search = searchToolsDefinition();
-  const execute = executeCodeDefinition(runtime.config.sandbox.limits);
+  const execute = executeCodeDefinition({
+    ...runtime.config.sandbox.limits,
+    store: runtime.scriptStore !== undefined,
+  });
   return [
     tool({
       name: SEARCH_TOOLS_NAME,

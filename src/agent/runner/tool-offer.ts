@@ -39,7 +39,13 @@ export class ToolOffer {
   constructor(runtime: CodecallRuntime, mode: AgentMode) {
     this.#runtime = runtime;
     this.#mode = mode;
-    this.#metaDefinitions = [searchToolsDefinition(), executeCodeDefinition(runtime.config.sandbox.limits)];
+    this.#metaDefinitions = [
+      searchToolsDefinition(),
+      executeCodeDefinition({
+        ...runtime.config.sandbox.limits,
+        store: runtime.scriptStore !== undefined,
+      }),
+    ];
   }
 
   #definition(tool: CatalogTool, name: string): ToolDefinition {

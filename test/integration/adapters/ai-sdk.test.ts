@@ -96,7 +96,7 @@ describe('createCodecallTools in generateText', () => {
     );
     expect(offered).toEqual([
       ['search_tools', searchToolsDefinition().description],
-      ['execute_code', executeCodeDefinition(runtime.config.sandbox.limits).description],
+      ['execute_code', executeCodeDefinition({ ...runtime.config.sandbox.limits, store: true }).description],
     ]);
     expect(toolOutput(second!, 'search_tools')).toBe(searchText);
     const output = toolOutput(third!, 'execute_code');

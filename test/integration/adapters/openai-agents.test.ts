@@ -73,7 +73,7 @@ describe('createCodecallAgentTools in an Agents SDK run', () => {
     );
     expect(offered).toEqual([
       ['search_tools', searchToolsDefinition().description],
-      ['execute_code', executeCodeDefinition(runtime.config.sandbox.limits).description],
+      ['execute_code', executeCodeDefinition({ ...runtime.config.sandbox.limits, store: true }).description],
     ]);
     expect(outputOf(second!.request.input, 'call_s')).toBe(searchText);
     const output = outputOf(third!.request.input, 'call_e');

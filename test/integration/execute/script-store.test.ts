@@ -7,10 +7,13 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../../src/config/index.js';
 import { CodecallRuntime } from '../../../src/execute/index.js';
 import { SqliteHistoryStore } from '../../../src/search/sqlite-history-store.js';
+import { createCodecallServer } from '../../../src/server/index.js';
 import { createMisbehavingServer, inMemoryTransport } from '../../../src/testing/servers/index.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'codecall-script-store-'));
@@ -146,5 +149,41 @@ describe.each(['in-process', 'process'] as const)('store.set / store.get (%s san
     });
     const result = await runtime.execute('console.log(typeof store);');
     expect(result.stdout).toBe('undefined\n');
+  });
+});
+
+describe('execute_code tells the model about store', () => {
+  /** The `execute_code` description an MCP client of `codecall serve` sees. */
+  async function executeCodeDescription(runtime: CodecallRuntime): Promise<string> {
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    await createCodecallServer({ runtime }).connect(serverSide);
+    const client = new Client({ name: 'store-hint', version: '1.0.0' });
+    await client.connect(clientSide);
+    try {
+      const { tools } = await client.listTools();
+      const execute = tools.find((tool) => tool.name === 'execute_code');
+      if (execute?.description === undefined) throw new Error('execute_code is not listed');
+      return execute.description;
+    } finally {
+      await client.close();
+    }
+  }
+
+  it('names store.set / store.get when scripts get them, and not when store.enabled is false', async () => {
+    const on = await open({
+      configFile: join(dir, 'hint-on', 'codecall.json'),
+      historyPath: join(dir, 'hint-on.sqlite'),
+      sandboxMode: 'in-process',
+    });
+    expect(await executeCodeDescription(on)).toContain('`await store.set(key, value)`');
+    const off = await open({
+      configFile: join(dir, 'hint-off', 'codecall.json'),
+      historyPath: join(dir, 'hint-off.sqlite'),
+      sandboxMode: 'in-process',
+      store: { enabled: false },
+    });
+    const description = await executeCodeDescription(off);
+    expect(description).toContain('Limits per run');
+    expect(description).not.toContain('store.');
   });
 });
