@@ -78,4 +78,56 @@ describe('run jobs with messages', () => {
     ).rejects.toThrow(/messages\.0\.role/);
     expect(wire.requestsTo(COMPLETIONS)).toHaveLength(1);
   });
+
+  it('denies a call that needs approval (nobody can answer while a run job runs), and the tool never runs', async () => {
+    const approvalConfig = probeConfig(probe.url, {
+      mcpServers: {
+        probe: { type: 'http', url: probe.url, tools: { record: { requireApproval: true } } },
+      },
+    });
+    const approvalJobs = createLocalJobBackend({
+      runtimes: { configs: { default: approvalConfig.path } },
+      env: { OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: `${wire.origin}/v1` },
+    });
+    try {
+      const before = wire.requestsTo(COMPLETIONS).length;
+      wire.enqueue(COMPLETIONS, {
+        body: openaiCompletion({
+          content: null,
+          toolCalls: [
+            {
+              id: 'call_1',
+              name: 'execute_code',
+              arguments: JSON.stringify({
+                code: 'try { await tools.probe.record({ key: "run-job-deny" }); console.log("recorded"); } catch (error) { console.log(error.code, error.message); }',
+              }),
+            },
+          ],
+          finishReason: 'tool_calls',
+        }),
+      });
+      wire.enqueue(COMPLETIONS, {
+        body: openaiCompletion({ content: 'Not recorded.', finishReason: 'stop' }),
+      });
+      const { id } = await approvalJobs.submit({
+        kind: 'run',
+        model: 'openai:gpt-test',
+        prompt: 'Record it.',
+      });
+      const record = await approvalJobs.wait(id, { timeoutMs: 60_000 });
+      expect(record.result?.status).toBe('ok');
+      expect(record.result?.run?.answer).toBe('Not recorded.');
+      expect(probe.counts.records.get('run-job-deny')).toBeUndefined();
+      const sent = wire.requestsTo(COMPLETIONS).slice(before);
+      expect(sent).toHaveLength(2);
+      const toolMessage = (sent[1]!.body.messages as { role: string; content: unknown }[]).find(
+        (m) => m.role === 'tool',
+      );
+      expect(String(toolMessage?.content)).toMatch(
+        /APPROVAL_DENIED .*a run job cannot ask for approval: set requireApproval: false/,
+      );
+    } finally {
+      await approvalJobs.close();
+    }
+  });
 });
