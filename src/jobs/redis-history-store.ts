@@ -4,14 +4,20 @@
  * one tool graph. One run is one `MULTI … EXEC` transaction (the run counter and each of its
  * transitions), so a worker killed mid-write loses at most that run and never leaves half of
  * one. A worker loads the graph when it opens a configuration; runs of other workers reach its
- * search the next time it opens it. The local SQLite store stays the default for one machine.
+ * search the next time it opens it. Query feedback (a search query and the tools the run then
+ * called) is a capped list beside the counters: the newest {@link DEFAULT_MAX_SERIALIZED_USES}
+ * uses per namespace, pushed and trimmed in one transaction. The local SQLite store stays the
+ * default for one machine.
  */
 import { Redis } from 'ioredis';
 import { DEFAULT_JOBS_HISTORY_MAX_TRANSITIONS } from '../config/defaults.js';
 import {
   checkSequence,
+  checkUsage,
+  DEFAULT_MAX_SERIALIZED_USES,
   transitionsOf,
   type ToolSearchState,
+  type ToolUsage,
   type UsageHistoryStore,
 } from '../search/index.js';
 import { CodecallError } from '../errors.js';
@@ -25,6 +31,8 @@ export interface RedisHistoryStoreOptions {
   namespace: string;
   /** @defaultValue {@link DEFAULT_JOBS_HISTORY_MAX_TRANSITIONS} */
   maxTransitions?: number;
+  /** Query-feedback uses kept and loaded (the newest). @defaultValue {@link DEFAULT_MAX_SERIALIZED_USES} */
+  maxUsages?: number;
 }
 
 /** Separator of `from` and `to` in a hash field (cannot occur in a tool name JSON string). */
@@ -35,14 +43,18 @@ export class RedisHistoryStore implements UsageHistoryStore {
   readonly #redis: Redis;
   readonly #runs: string;
   readonly #transitions: string;
+  readonly #usages: string;
   readonly #max: number;
+  readonly #maxUses: number;
   #closed = false;
 
-  private constructor(redis: Redis, namespace: string, max: number) {
+  private constructor(redis: Redis, namespace: string, max: number, maxUses: number) {
     this.#redis = redis;
     this.#runs = `${JOBS_KEY_PREFIX}:codecall:history:${namespace}:sequences`;
     this.#transitions = `${JOBS_KEY_PREFIX}:codecall:history:${namespace}:transitions`;
+    this.#usages = `${JOBS_KEY_PREFIX}:codecall:history:${namespace}:usages`;
     this.#max = max;
+    this.#maxUses = maxUses;
   }
 
   /** Connects; throws `HISTORY_STORE_FAILED` when Redis cannot be reached. */
@@ -51,6 +63,12 @@ export class RedisHistoryStore implements UsageHistoryStore {
       throw new CodecallError(
         'INVALID_ARGUMENT',
         `The history namespace "${options.namespace}" must be 1-128 letters, digits, "_", "." or "-".`,
+      );
+    const maxUses = options.maxUsages ?? DEFAULT_MAX_SERIALIZED_USES;
+    if (!Number.isSafeInteger(maxUses) || maxUses < 1)
+      throw new CodecallError(
+        'INVALID_ARGUMENT',
+        `maxUsages must be a positive integer (got ${String(options.maxUsages)}).`,
       );
     const redis = new Redis(options.connection, { maxRetriesPerRequest: 2, lazyConnect: true });
     redis.on('error', () => {});
@@ -68,6 +86,7 @@ export class RedisHistoryStore implements UsageHistoryStore {
       redis,
       options.namespace,
       options.maxTransitions ?? DEFAULT_JOBS_HISTORY_MAX_TRANSITIONS,
+      maxUses,
     );
   }
 
@@ -85,7 +104,40 @@ export class RedisHistoryStore implements UsageHistoryStore {
         if (from && to && Number.isSafeInteger(count) && count > 0) transitions.push([from, to, count]);
       }
     } while (cursor !== '0' && transitions.length < this.#max);
-    return { version: 1, sequences: Number.isSafeInteger(sequences) ? sequences : 0, transitions };
+    const state: ToolSearchState = {
+      version: 1,
+      sequences: Number.isSafeInteger(sequences) ? sequences : 0,
+      transitions,
+    };
+    // Newest first in the list; the state lists them oldest first, as the other stores do.
+    const usages: Array<[string, string[]]> = [];
+    for (const raw of (await this.#redis.lrange(this.#usages, 0, this.#maxUses - 1)).reverse()) {
+      try {
+        const [query, tools] = JSON.parse(raw) as unknown[];
+        if (typeof query === 'string' && Array.isArray(tools) && tools.every((t) => typeof t === 'string'))
+          usages.push([query, tools as string[]]);
+      } catch {
+        // an entry not written by this store: skip it
+      }
+    }
+    if (usages.length > 0) state.usages = usages;
+    return state;
+  }
+
+  async appendUsage(usage: ToolUsage): Promise<void> {
+    this.#assertOpen();
+    const { query, tools } = checkUsage(usage);
+    const results = await this.#redis
+      .multi()
+      .lpush(this.#usages, JSON.stringify([query, tools]))
+      .ltrim(this.#usages, 0, this.#maxUses - 1)
+      .exec();
+    const failed = results?.find(([error]) => error !== null)?.[0];
+    if (results === null || failed)
+      throw new CodecallError(
+        'HISTORY_STORE_FAILED',
+        `Recording query feedback in Redis failed: ${failed?.message ?? 'transaction aborted'}.`,
+      );
   }
 
   async append(sequence: readonly string[]): Promise<void> {

@@ -56,6 +56,34 @@ describe.skipIf(!hasRedisServer())('usage history in Redis (real redis-server)',
     await expect(reader.load()).rejects.toMatchObject({ code: 'CLOSED' });
   });
 
+  it('round-trips query feedback, newest maxUsages per namespace, oldest first', async () => {
+    const a = await RedisHistoryStore.open({ connection: redis.url, namespace: 'fb', maxUsages: 2 });
+    const b = await RedisHistoryStore.open({ connection: redis.url, namespace: 'fb-other' });
+    try {
+      expect((await a.load()).usages).toBeUndefined();
+      await a.appendUsage({ query: 'first', tools: ['s.one'] });
+      await b.appendUsage({ query: 'elsewhere', tools: [] });
+      await a.appendUsage({ query: 'team expenses', tools: ['s.get_team_members', 's.get_expenses'] });
+      await a.appendUsage({ query: 'budget', tools: ['s.get_budget'] });
+      await expect(a.appendUsage({ query: 1 } as never)).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+      expect((await a.load()).usages).toEqual([
+        ['team expenses', ['s.get_team_members', 's.get_expenses']],
+        ['budget', ['s.get_budget']],
+      ]);
+      expect((await b.load()).usages).toEqual([['elsewhere', []]]);
+      // Only maxUsages entries are kept in Redis, not just loaded.
+      const reader = await RedisHistoryStore.open({ connection: redis.url, namespace: 'fb', maxUsages: 10 });
+      expect((await reader.load()).usages).toHaveLength(2);
+      await reader.close();
+      await expect(
+        RedisHistoryStore.open({ connection: redis.url, namespace: 'fb', maxUsages: 0 }),
+      ).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+
   it('feeds one graph from every worker with --shared-history', async () => {
     const queue = 'history';
     const config = probeConfig(probe.url).path;
