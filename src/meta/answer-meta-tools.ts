@@ -35,16 +35,20 @@ export interface AnswerMetaToolOptions {
   sessionOwner?: string | undefined;
 }
 
-/** Answers a `search_tools` call (untrusted input) from the runtime's live catalog. */
-export function answerSearchTools(
+/**
+ * Answers a `search_tools` call (untrusted input) from the runtime's live catalog, the way the
+ * agent loop and `codecall serve` do: through {@link CodecallRuntime.findTools} (off the event
+ * loop on the search worker for large catalogs, with embeddings when configured).
+ */
+export async function answerSearchTools(
   runtime: CodecallRuntime,
   input: unknown,
   options: AnswerMetaToolOptions,
-): MetaToolAnswer {
+): Promise<MetaToolAnswer> {
   const parsed = parseSearchToolsInput(input);
   if ('error' in parsed) return { text: parsed.error, isError: true };
   try {
-    const result = runtime.searchTools(parsed.query, {
+    const result = await runtime.findTools(parsed.query, {
       ...(parsed.limit !== undefined ? { limit: parsed.limit } : {}),
       ...(parsed.regex !== undefined ? { regex: parsed.regex } : {}),
     });

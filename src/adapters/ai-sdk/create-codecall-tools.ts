@@ -66,7 +66,7 @@ export function createCodecallTools(
     search_tools: tool({
       description: search.description,
       inputSchema: jsonSchema<SearchToolsInput>(search.inputSchema as Parameters<typeof jsonSchema>[0]),
-      execute: (input) => answerSearchTools(runtime, input, { maxToolResultBytes }).text,
+      execute: async (input) => (await answerSearchTools(runtime, input, { maxToolResultBytes })).text,
     }),
     execute_code: tool({
       description: execute.description,

@@ -75,7 +75,7 @@ export function createCodecallAgentTools(
       description: search.description,
       parameters: parameters(search),
       strict: false,
-      execute: (input) => answerSearchTools(runtime, input, { maxToolResultBytes }).text,
+      execute: async (input) => (await answerSearchTools(runtime, input, { maxToolResultBytes })).text,
     }),
     tool({
       name: EXECUTE_CODE_NAME,

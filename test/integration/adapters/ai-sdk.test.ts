@@ -229,4 +229,21 @@ describe('fromAiSdkModel: an AI SDK provider drives createOrchestrator', () => {
       fromAiSdkModel({ specificationVersion: 'v2', doGenerate: () => undefined } as never),
     ).toThrow(/specification v4; this one is v2/);
   });
+
+  it('answers search_tools the way the agent loop does: through findTools (the search worker when asked)', async () => {
+    const onWorker = await CodecallRuntime.open({
+      load: { path: CONFIG },
+      history: false,
+      searchWorker: true,
+    });
+    try {
+      const tools = createCodecallTools(onWorker);
+      const options = { toolCallId: 'c1', messages: [], context: {} } as never;
+      const searched = (await tools.search_tools.execute!({ query: QUERY }, options)) as string;
+      expect(searched).toContain('get_expenses');
+      expect(onWorker.searchOnWorker).toBe(true);
+    } finally {
+      await onWorker.close();
+    }
+  });
 });

@@ -100,4 +100,24 @@ describe('createCodecallAgentTools in an Agents SDK run', () => {
     );
     expect(outputOf(model.calls[2]!.request.input, 'call_big')).toMatch(/only the first 256 are shown/);
   });
+
+  it('answers search_tools the way the agent loop does: through findTools (the search worker when asked)', async () => {
+    const onWorker = await CodecallRuntime.open({
+      load: { path: CONFIG },
+      history: false,
+      searchWorker: true,
+    });
+    try {
+      const model = new ScriptedModel([
+        [functionCall('search_tools', { query: QUERY }, { callId: 'call_search' })],
+        [assistantMessage('ok')],
+      ]);
+      await run(new Agent({ name: 'analyst', model, tools: createCodecallAgentTools(onWorker) }), 'Find.');
+      model.assertComplete();
+      expect(outputOf(model.calls[1]!.request.input, 'call_search')).toContain('get_expenses');
+      expect(onWorker.searchOnWorker).toBe(true);
+    } finally {
+      await onWorker.close();
+    }
+  });
 });
