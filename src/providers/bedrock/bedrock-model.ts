@@ -5,16 +5,25 @@
  * SigV4 from the credentials given (or the SDK's default chain: environment, profiles, SSO,
  * instance roles), or carry a Bedrock API key as a bearer token. The SDK's retries are off
  * (`maxAttempts: 1`) so that {@link retryProviderCall} is the only retry layer;
- * {@link withAttemptTimeout} bounds each attempt.
+ * {@link withAttemptTimeout} bounds each attempt. {@link BedrockLanguageModel.stream} uses
+ * `ConverseStream` (AWS's binary event stream, decoded by the SDK).
  */
 import type * as Bedrock from '@aws-sdk/client-bedrock-runtime';
 import type { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
 import { CodecallError } from '../../errors.js';
 import { withAttemptTimeout } from '../attempt-timeout.js';
 import { classifyTransportError, kindOfStatus, type ProviderFailure } from '../classify-provider-error.js';
-import type { GenerateOptions, GenerateRequest, GenerateResponse, LanguageModel } from '../language-model.js';
+import type {
+  GenerateOptions,
+  GenerateRequest,
+  GenerateResponse,
+  LanguageModel,
+  StreamOptions,
+} from '../language-model.js';
 import type { ProviderRetryEvent, RetryPolicy } from '../retry-provider-call.js';
 import { retryProviderCall } from '../retry-provider-call.js';
+import { streamProviderCall } from '../stream-provider-call.js';
+import { BedrockStreamAccumulator } from './accumulate-bedrock-stream.js';
 import { buildBedrockRequest, convertFromBedrockResponse } from './convert-bedrock.js';
 
 /** AWS credentials for SigV4 signing. */
@@ -136,15 +145,46 @@ export class BedrockLanguageModel implements LanguageModel {
         withAttemptTimeout(signal, this.#options.timeoutMs, (abortSignal) =>
           client.send(new Sdk.ConverseCommand(input), { abortSignal }),
         ),
-      {
-        providerName: 'Bedrock',
-        keyVariable: this.#options.apiKey === undefined ? 'AWS_ACCESS_KEY_ID' : 'AWS_BEARER_TOKEN_BEDROCK',
-        policy: this.#options.retry,
-        classify: classifyBedrockError,
-        signal: options.signal,
-        onRetry: this.#options.onRetry,
-      },
+      this.#retryOptions(options.signal),
     );
     return convertFromBedrockResponse(response);
+  }
+
+  /** {@link LanguageModel.stream} over `ConverseStream`. */
+  async stream(request: GenerateRequest, options: StreamOptions = {}): Promise<GenerateResponse> {
+    this.#sdk ??= this.#loadSdk();
+    const { client, Sdk } = await this.#sdk;
+    const input = buildBedrockRequest(this.modelId, request, { promptCaching: this.#options.promptCaching });
+    const accumulator = new BedrockStreamAccumulator(options.onTextDelta);
+    await streamProviderCall(
+      (signal) =>
+        withAttemptTimeout(signal, this.#options.timeoutMs, async (abortSignal) => {
+          const response = await client.send(new Sdk.ConverseStreamCommand(input), { abortSignal });
+          if (response.stream === undefined) {
+            throw new CodecallError(
+              'PROVIDER_REQUEST_FAILED',
+              'Bedrock ConverseStream answered without a stream.',
+              {
+                details: { provider: 'Bedrock', retryable: false },
+              },
+            );
+          }
+          return response.stream;
+        }),
+      (event) => accumulator.add(event),
+      { ...this.#retryOptions(options.signal), idleTimeoutMs: this.#options.timeoutMs },
+    );
+    return convertFromBedrockResponse(accumulator.finish());
+  }
+
+  #retryOptions(signal: AbortSignal | undefined) {
+    return {
+      providerName: 'Bedrock',
+      keyVariable: this.#options.apiKey === undefined ? 'AWS_ACCESS_KEY_ID' : 'AWS_BEARER_TOKEN_BEDROCK',
+      policy: this.#options.retry,
+      classify: classifyBedrockError,
+      signal,
+      onRetry: this.#options.onRetry,
+    };
   }
 }

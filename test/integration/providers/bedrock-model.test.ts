@@ -4,7 +4,9 @@
  * Bedrock Converse JSON API: SigV4-signed requests (fake credentials; the server does not
  * verify), request mapping (system, toolSpec, toolUse / toolResult with `status: "error"`,
  * cache points), response mapping (usage with cache reads and writes), and the retry policy
- * (ThrottlingException retried, ValidationException and AccessDeniedException not).
+ * (ThrottlingException retried, ValidationException and AccessDeniedException not), and
+ * `ConverseStream` over AWS event-stream frames (text deltas, tool input fragments, usage,
+ * exception events, a cut or stalled stream).
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
@@ -13,10 +15,11 @@ import {
 } from '../../../src/providers/create-language-model.js';
 import type { GenerateRequest } from '../../../src/providers/language-model.js';
 import type { ProviderRetryEvent } from '../../../src/providers/retry-provider-call.js';
-import { rejection, WireServer, type WireReply } from './wire-server.js';
+import { bedrockEventFrames, rejection, WireServer, type WireReply } from './wire-server.js';
 
 const MODEL = 'anthropic.claude-sonnet-4-5-20250929-v1:0';
 const PATH = `/model/${encodeURIComponent(MODEL)}/converse`;
+const STREAM_PATH = `/model/${encodeURIComponent(MODEL)}/converse-stream`;
 
 const request: GenerateRequest = {
   system: 'You write code that calls tools.',
@@ -258,5 +261,100 @@ describe('Bedrock Converse over the wire', () => {
     const error = await rejection(model({ baseURL: origin, maxRetries: 1 }).generate(request));
     expect(error.code).toBe('PROVIDER_REQUEST_FAILED');
     expect(error['details']).toMatchObject({ attempts: 2, retryable: true });
+  });
+});
+
+/** A streamed Converse answer: text in three deltas, then a tool call whose input comes in two fragments. */
+const STREAM_EVENTS = bedrockEventFrames([
+  { event: 'messageStart', data: { role: 'assistant' } },
+  { event: 'contentBlockDelta', data: { contentBlockIndex: 0, delta: { text: 'Let me ' } } },
+  { event: 'contentBlockDelta', data: { contentBlockIndex: 0, delta: { text: 'count ' } } },
+  { event: 'contentBlockDelta', data: { contentBlockIndex: 0, delta: { text: 'them.' } } },
+  { event: 'contentBlockStop', data: { contentBlockIndex: 0 } },
+  {
+    event: 'contentBlockStart',
+    data: { contentBlockIndex: 1, start: { toolUse: { toolUseId: 'tooluse_s1', name: 'execute_code' } } },
+  },
+  {
+    event: 'contentBlockDelta',
+    data: { contentBlockIndex: 1, delta: { toolUse: { input: '{"code": "console.' } } },
+  },
+  { event: 'contentBlockDelta', data: { contentBlockIndex: 1, delta: { toolUse: { input: 'log(20)"}' } } } },
+  { event: 'contentBlockStop', data: { contentBlockIndex: 1 } },
+  { event: 'messageStop', data: { stopReason: 'tool_use' } },
+  {
+    event: 'metadata',
+    data: {
+      usage: {
+        inputTokens: 25,
+        outputTokens: 45,
+        totalTokens: 1770,
+        cacheReadInputTokens: 1500,
+        cacheWriteInputTokens: 200,
+      },
+      metrics: { latencyMs: 640 },
+    },
+  },
+]);
+
+describe('Bedrock ConverseStream over the wire (AWS event-stream frames)', () => {
+  it('reports text deltas in order and returns the whole response with the tool call and usage', async () => {
+    server.enqueue(STREAM_PATH, { frames: STREAM_EVENTS });
+    const deltas: string[] = [];
+    const response = await model().stream!(request, { onTextDelta: (text) => deltas.push(text) });
+    expect(deltas).toEqual(['Let me ', 'count ', 'them.']);
+    expect(response.content).toEqual([
+      { type: 'text', text: 'Let me count them.' },
+      { type: 'tool_call', id: 'tooluse_s1', name: 'execute_code', input: { code: 'console.log(20)' } },
+    ]);
+    expect(response.stopReason).toBe('tool_use');
+    expect(response.usage).toEqual({
+      inputTokens: 1725,
+      outputTokens: 45,
+      cacheReadTokens: 1500,
+      cacheWriteTokens: 200,
+    });
+    const [sent] = server.requestsTo(STREAM_PATH);
+    expect(sent!.headers['authorization']).toMatch(/^AWS4-HMAC-SHA256 Credential=AKIAIOSFODNN7EXAMPLE\//);
+    // The same request as Converse, cache points included.
+    expect(JSON.stringify(sent!.body.system)).toContain('cachePoint');
+  });
+
+  it('retries a ThrottlingException before the stream opens', async () => {
+    server.enqueue(
+      STREAM_PATH,
+      bedrockError(429, 'ThrottlingException', 'Too many requests, please wait before trying again.'),
+      { frames: STREAM_EVENTS },
+    );
+    const response = await model().stream!(request);
+    expect(response.stopReason).toBe('tool_use');
+    expect(server.requestsTo(STREAM_PATH)).toHaveLength(2);
+  });
+
+  it('fails without a retry on an exception event after the stream started, keeping the text already reported', async () => {
+    server.enqueue(STREAM_PATH, {
+      frames: bedrockEventFrames([
+        { event: 'messageStart', data: { role: 'assistant' } },
+        { event: 'contentBlockDelta', data: { contentBlockIndex: 0, delta: { text: 'Partial ' } } },
+        { exception: 'modelStreamErrorException', data: { message: 'The model stopped unexpectedly.' } },
+      ]),
+    });
+    const deltas: string[] = [];
+    const error = await rejection(model().stream!(request, { onTextDelta: (text) => deltas.push(text) }));
+    expect(error.code).toBe('PROVIDER_REQUEST_FAILED');
+    expect(error.message).toMatch(/Bedrock stream .*The model stopped unexpectedly/);
+    expect(deltas).toEqual(['Partial ']);
+    expect(server.requestsTo(STREAM_PATH)).toHaveLength(1);
+  });
+
+  it('reports a stream cut before messageStop as incomplete, and a stalled one within timeoutMs', async () => {
+    server.enqueue(STREAM_PATH, { frames: STREAM_EVENTS.slice(0, 4) });
+    const cut = await rejection(model().stream!(request));
+    expect(cut.message).toMatch(/Bedrock stream ended before messageStop/);
+    server.enqueue(STREAM_PATH, { frames: STREAM_EVENTS.slice(0, 2), stall: true });
+    const started = performance.now();
+    const stalled = await rejection(model({ timeoutMs: 400 }).stream!(request));
+    expect(stalled.message).toMatch(/Bedrock stream stalled: no data for 400 ms/);
+    expect(performance.now() - started).toBeLessThan(5_000);
   });
 });

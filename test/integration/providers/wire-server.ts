@@ -11,6 +11,8 @@ import { isCodecallError } from '../../../src/errors.js';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttp2Server, type Http2Session } from 'node:http2';
 import type { AddressInfo } from 'node:net';
+// The codec the AWS SDK decodes event streams with (a dependency of @aws-sdk/client-bedrock-runtime).
+import { EventStreamCodec } from '@smithy/core/event-streams';
 
 /** A request the server received. */
 export interface RecordedRequest {
@@ -32,13 +34,45 @@ export interface WireReply {
    * (when given) and `data: <JSON, or the string as is>`, then a blank line, one write each.
    */
   sse?: { event?: string; data: unknown }[];
-  /** With `sse`: after the events, keep the connection open without writing (a stalled stream). */
+  /**
+   * Answer as AWS's binary event stream (`application/vnd.amazon.eventstream`, what Bedrock's
+   * `ConverseStream` sends): each frame written on its own (see {@link bedrockEventFrames}).
+   */
+  frames?: Uint8Array[];
+  /** With `sse` or `frames`: after them, keep the connection open without writing (a stalled stream). */
   stall?: boolean;
 }
 
 /** Anthropic's server-sent events: `event: <type>` and the event as `data`. */
 export function anthropicEvents(events: Record<string, unknown>[]): { event: string; data: unknown }[] {
   return events.map((event) => ({ event: String(event['type']), data: event }));
+}
+
+/**
+ * Bedrock `ConverseStream` events as AWS event-stream frames (`:event-type` the event's name,
+ * JSON payload), encoded with the Smithy codec the AWS SDK decodes them with. An entry with
+ * `exception` is sent as an exception frame (`:message-type: exception`).
+ */
+export function bedrockEventFrames(
+  events: (
+    { event: string; data: Record<string, unknown> } | { exception: string; data: Record<string, unknown> }
+  )[],
+): Uint8Array[] {
+  const codec = new EventStreamCodec(
+    (bytes) => new TextDecoder().decode(bytes),
+    (text) => new TextEncoder().encode(text),
+  );
+  return events.map((entry) => {
+    const string = (value: string) => ({ type: 'string' as const, value });
+    const headers =
+      'event' in entry
+        ? { ':event-type': string(entry.event), ':message-type': string('event') }
+        : { ':exception-type': string(entry.exception), ':message-type': string('exception') };
+    return codec.encode({
+      headers: { ...headers, ':content-type': string('application/json') },
+      body: new TextEncoder().encode(JSON.stringify(entry.data)),
+    });
+  });
 }
 
 /** OpenAI's server-sent chunks: `data: <chunk>` each, then `data: [DONE]`. */
@@ -134,6 +168,15 @@ export class WireServer {
         const text = typeof data === 'string' ? data : JSON.stringify(data);
         response.write(`${event === undefined ? '' : `event: ${event}\n`}data: ${text}\n\n`);
       }
+      if (reply.stall !== true) response.end();
+      return;
+    }
+    if (reply.frames !== undefined) {
+      response.writeHead(reply.status ?? 200, {
+        'content-type': 'application/vnd.amazon.eventstream',
+        ...reply.headers,
+      });
+      for (const frame of reply.frames) response.write(frame);
       if (reply.stall !== true) response.end();
       return;
     }
