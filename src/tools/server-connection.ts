@@ -37,6 +37,7 @@ import {
 import type { ServerConfig } from '../config/types.js';
 import { CodecallError, isCodecallError } from '../errors.js';
 import type { JsonSchema } from '../types.js';
+import { backoffDelayMs } from '../util/backoff.js';
 import type { RawToolResult } from './normalize-result.js';
 import type { ToolAnnotations } from './policy.js';
 import { LinearStdioClientTransport } from './stdio-transport.js';
@@ -646,7 +647,7 @@ export class ServerConnection {
     const before = JSON.stringify(this.tools);
     let lastError: unknown;
     for (let attempt = 0; attempt < maxAttempts; attempt++) {
-      await sleep(Math.min(maxDelayMs, initialDelayMs * 2 ** attempt), this.closing.signal);
+      await sleep(backoffDelayMs(attempt + 1, { initialDelayMs, maxDelayMs }), this.closing.signal);
       if (this.closing.signal.aborted) throw new CodecallError('CLOSED', 'the tool pool is closed');
       try {
         await this.connectOnce();
