@@ -96,6 +96,7 @@ export type {
   ExecutorOptions,
   RuntimeCallOptions,
   RuntimeExecuteOptions,
+  RuntimeParts,
   RuntimeSearchHit,
   RuntimeSearchOptions,
   RuntimeSearchResult,

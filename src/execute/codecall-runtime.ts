@@ -1,17 +1,22 @@
 /**
  * @module
- * The whole of codecall's host side as one resource: configuration → MCP tool pool → sandbox
+ * The one composition root of codecall's host side: configuration → MCP tool pool → sandbox
  * pool → executor, plus tool search kept in sync with the live catalog and the usage history
- * that teaches it. The agent loop and `codecall serve` both stand on this; so can a user's own
- * host.
+ * that teaches it. Every entry point builds through it: the library (`createOrchestrator`,
+ * `ExecutionSession`), `codecall run|exec|search|tools|graph|serve` and the jobs worker. Parts a
+ * command does not use are not paid for: the search index is built at the first search, the
+ * sandbox can start at the first run (`parts.sandbox: 'lazy'`), and the MCP servers can stay
+ * unstarted (`parts.servers: false`).
  *
  * Every execution and every direct tool call is usage history: the ordered names of the calls
  * that ran go to the tool graph (in memory at once) and to the history store (durably).
  */
+import { existsSync } from 'node:fs';
 import { createScriptStore, storeNamespaceOf, type ScriptStore } from './script-store.js';
 import { renderDeclarations, type RenderDeclarationsOptions } from '../compile/index.js';
-import { loadConfig } from '../config/index.js';
-import type { SandboxLimits } from '../isolate/index.js';
+import { loadConfig, type CodecallConfig, type LoadConfigOptions } from '../config/index.js';
+import { CodecallError } from '../errors.js';
+import { SandboxPool, type SandboxLimits, type SandboxPoolOptions } from '../isolate/index.js';
 import {
   createToolSearch,
   DEFAULT_SEARCH_WORKER_MIN_TOOLS,
@@ -23,33 +28,85 @@ import {
   type ToolSearch,
   type ToolSearchHit,
   type ToolSearchResult,
+  type ToolSearchState,
   type ToolUsage,
   type UsageHistoryStore,
 } from '../search/index.js';
-import type {
-  ApprovalRecord,
-  Approver,
-  CatalogTool,
-  ToolCallOptions,
+import {
   ToolPool,
-  UpstreamToolResult,
+  type ApprovalRecord,
+  type Approver,
+  type CatalogTool,
+  type ToolCallOptions,
+  type ToolPoolOptions,
+  type UpstreamToolResult,
 } from '../tools/index.js';
 import type { ExecutionResult, ToolCaller } from '../types.js';
-import { ExecutionSession, type ExecutionSessionOptions } from './execution-session.js';
-import type { ToolResultListener } from './executor.js';
+import { createExecutor, type Executor, type SequenceListener, type ToolResultListener } from './executor.js';
 import type { ReplayInDoubtPolicy } from './journaled-invoker.js';
 import type { RunJournal } from './run-journal.js';
 
 /** Default number of hits of {@link CodecallRuntime.searchTools}. */
 export const DEFAULT_RUNTIME_SEARCH_LIMIT = 8;
 
+/** Which parts of a {@link CodecallRuntime} start, and when. */
+export interface RuntimeParts {
+  /**
+   * Start the configured MCP servers. `false`: the catalog is empty and no tool can be called
+   * (`codecall graph` without `--inferred` reads only the usage history).
+   * @defaultValue true
+   */
+  servers?: boolean;
+  /**
+   * When the sandbox pool starts: `'eager'` beside the MCP servers (the first run answers
+   * sooner), `'lazy'` at the first {@link CodecallRuntime.execute} (`codecall search`, `tools`
+   * and `graph` never start one).
+   * @defaultValue 'eager'
+   */
+  sandbox?: 'eager' | 'lazy';
+}
+
 /** Options of {@link CodecallRuntime.open}. */
-export interface CodecallRuntimeOptions extends Omit<ExecutionSessionOptions, 'onSequence'> {
+export interface CodecallRuntimeOptions {
+  /** A resolved configuration; when absent it is loaded with `load`. */
+  config?: CodecallConfig;
+  /** Where to load the configuration from (`--config`, cwd, env). */
+  load?: LoadConfigOptions;
+  /** Options of the tool pool (e.g. `onServerError`, in-memory `transports`). */
+  tools?: ToolPoolOptions;
+  /** Overrides of the configuration's `sandbox` section. */
+  sandbox?: SandboxPoolOptions;
+  /** Which parts start, and when. @defaultValue every part, the sandbox with the servers */
+  parts?: RuntimeParts;
+  /**
+   * Decides tool calls that need approval (`requireApproval`), from scripts and direct calls
+   * alike; a run or call may bring its own. Same as `tools.approver`, which it wins over.
+   * @defaultValue none: such calls are denied with a message saying how to allow them
+   */
+  onApproval?: Approver;
+  /**
+   * Told of the tools each run called, in order, after the runtime learned them (see
+   * `ExecutorOptions.onSequence`).
+   */
+  onSequence?: SequenceListener;
+  /**
+   * Answers scripts' `store.get` / `store.set` (see `ExecutorOptions.store`).
+   * @defaultValue {@link CodecallRuntime.scriptStore}
+   */
+  store?: () => ScriptStore | undefined;
+  /**
+   * Stops opening: once aborted, `open` rejects at once with `ABORTED`, and the servers,
+   * sandbox workers and history store still starting are closed as soon as their start settles.
+   */
+  signal?: AbortSignal;
   /**
    * Where usage history lives. `undefined`: the SQLite store at the configuration's
-   * `history.path` when `history.enabled`, else an in-memory store; `false`: in memory only.
+   * `history.path` when `history.enabled`, else an in-memory store; `false`: in memory only;
+   * `'read-only'`: the configuration's store is read if it exists (else the folder's shared one
+   * it would start from, `history.migrateFrom`), never created or written; what the runtime
+   * learns stays in memory (`codecall search` and `codecall graph`).
    */
-  history?: UsageHistoryStore | false;
+  history?: UsageHistoryStore | false | 'read-only';
   /**
    * Called when recording usage fails (the run itself is unaffected): the history store could
    * not write a run (e.g. another process kept the file locked), or search could not learn it.
@@ -136,6 +193,96 @@ export interface RuntimeCallOptions {
   asker?: ToolCallOptions['asker'];
 }
 
+function abortedError(): CodecallError {
+  return new CodecallError('ABORTED', 'Opening the MCP servers and the sandbox was cancelled.');
+}
+
+/** Resolves `work`, or rejects with `ABORTED` as soon as `signal` aborts. */
+function unlessAborted<T>(work: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return work;
+  if (signal.aborted) return Promise.reject(abortedError());
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(abortedError());
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
+}
+
+/** The sandbox pool's options: the configuration's `sandbox` section under the caller's overrides. */
+function sandboxOptionsOf(
+  config: CodecallConfig,
+  overrides: SandboxPoolOptions | undefined,
+): SandboxPoolOptions {
+  return {
+    mode: config.sandbox.mode,
+    workers: config.sandbox.workers,
+    limits: config.sandbox.limits,
+    sessionTtlMs: config.sandbox.sessionTtlMs,
+    maxSessions: config.sandbox.maxSessions,
+    ...overrides,
+  };
+}
+
+/** The usage history a runtime opens, the state search starts from, and the file it was read from. */
+interface OpenedHistory {
+  store: UsageHistoryStore;
+  state: ToolSearchState | undefined;
+  /** The file a `'read-only'` history was read from; undefined when there was none. */
+  file?: string;
+  /** True when the caller passed the store in (it stays theirs to close). */
+  borrowed: boolean;
+}
+
+/**
+ * The file a read-only history reads: the configuration's own store, else the folder's shared
+ * one its first run would start from. Undefined when history is disabled or neither exists.
+ */
+function readableHistoryFile(config: CodecallConfig): string | undefined {
+  if (!config.history.enabled) return undefined;
+  if (existsSync(config.history.path)) return config.history.path;
+  const shared = config.history.migrateFrom;
+  return shared !== undefined && existsSync(shared) ? shared : undefined;
+}
+
+async function openHistory(
+  config: CodecallConfig,
+  option: CodecallRuntimeOptions['history'],
+): Promise<OpenedHistory> {
+  if (option === 'read-only') {
+    const file = readableHistoryFile(config);
+    const store = new MemoryHistoryStore();
+    if (file === undefined) return { store, state: undefined, borrowed: false };
+    const reader = await SqliteHistoryStore.open({ path: file });
+    try {
+      return { store, state: await reader.load(), file, borrowed: false };
+    } finally {
+      await reader.close();
+    }
+  }
+  let store: UsageHistoryStore;
+  if (option) store = option;
+  else if (option === false || !config.history.enabled) store = new MemoryHistoryStore();
+  else
+    store = await SqliteHistoryStore.open({
+      path: config.history.path,
+      migrateFrom: config.history.migrateFrom,
+      maxRuns: config.history.maxRuns,
+    });
+  try {
+    return { store, state: await store.load(), borrowed: option !== undefined && option !== false };
+  } catch (error) {
+    if (!option) await store.close().catch(() => {});
+    throw error;
+  }
+}
+
+function sandboxNotStarted(): CodecallError {
+  return new CodecallError(
+    'SANDBOX_UNAVAILABLE',
+    'The sandbox starts at the first run (parts.sandbox: "lazy"): call execute() first, or open the runtime with parts.sandbox "eager".',
+  );
+}
+
 /** The default of {@link CodecallRuntimeOptions.onHistoryError}: a process warning. */
 function warnHistoryNotSaved(error: unknown): void {
   const message = error instanceof Error ? error.message : String(error);
@@ -182,122 +329,202 @@ function sameSearchFields(previous: CatalogTool | undefined, next: CatalogTool):
  * ```
  */
 export class CodecallRuntime {
-  readonly session: ExecutionSession;
-  readonly search: ToolSearch;
+  readonly config: CodecallConfig;
+  /** The MCP tool pool. */
+  readonly tools: ToolPool;
   readonly history: UsageHistoryStore;
+  /**
+   * The file a `'read-only'` history was read from (the configuration's store, or the folder's
+   * shared one it would start from); undefined for other histories or when neither exists.
+   */
+  readonly historyFile: string | undefined;
   /**
    * Answers scripts' `store.get` / `store.set`: values in {@link history} under the
    * configuration's namespace; undefined when `store.enabled` is false.
    */
   readonly scriptStore: ScriptStore | undefined;
+  readonly #options: CodecallRuntimeOptions;
   readonly #onHistoryError: (error: unknown) => void;
   readonly #unsubscribe: () => void;
   readonly #pending = new Set<Promise<void>>();
   readonly #searchWorker: boolean | 'auto';
+  /** Knows the usage graph from the start; indexes the catalog at the first search. */
+  readonly #search: ToolSearch;
+  #indexed = false;
   #searchHost: SearchWorkerHost | undefined;
+  #sandbox: SandboxPool | undefined;
+  #executor: Executor | undefined;
+  #sandboxOpening: Promise<Executor> | undefined;
   #catalog = new Map<string, CatalogTool>();
   #closing: Promise<void> | undefined;
 
   private constructor(
-    session: ExecutionSession,
-    search: ToolSearch,
-    history: UsageHistoryStore,
-    onHistoryError: (error: unknown) => void,
-    indexed: readonly CatalogTool[],
-    searchWorker: boolean | 'auto',
+    config: CodecallConfig,
+    tools: ToolPool,
+    sandbox: SandboxPool | undefined,
+    history: OpenedHistory,
+    options: CodecallRuntimeOptions,
   ) {
-    this.#searchWorker = searchWorker;
-    this.session = session;
-    this.search = search;
-    this.history = history;
-    const storeConfig = session.config.store;
+    this.config = config;
+    this.tools = tools;
+    this.#options = options;
+    this.#searchWorker = options.searchWorker ?? 'auto';
+    this.#onHistoryError = options.onHistoryError ?? warnHistoryNotSaved;
+    this.history = history.store;
+    this.historyFile = history.file;
+    const storeConfig = config.store;
     this.scriptStore =
       storeConfig?.enabled === false
         ? undefined
         : createScriptStore({
-            history,
-            namespace: storeNamespaceOf(session.config),
+            history: history.store,
+            namespace: storeNamespaceOf(config),
             maxValueBytes: storeConfig?.maxValueBytes,
             maxNamespaceBytes: storeConfig?.maxNamespaceBytes,
           });
-    this.#onHistoryError = onHistoryError;
-    this.#catalog = new Map(indexed.map((tool) => [tool.name, tool]));
-    this.#unsubscribe = session.tools.onCatalogChange((catalog) => this.#syncCatalog(catalog));
-    // Servers that connected (in the background) while history loaded: index them now.
-    const current = session.tools.catalog();
-    if (current !== indexed) this.#syncCatalog(current);
+    const { limit: _limit, embeddings: _embeddings, ...ranking } = config.search;
+    this.#search = createToolSearch({ tools: [], state: history.state, ...ranking });
+    if (sandbox) this.#useSandbox(sandbox);
+    this.#catalog = new Map(tools.catalog().map((tool) => [tool.name, tool]));
+    // Servers that connect in the background join the catalog (and the index, once built).
+    this.#unsubscribe = tools.onCatalogChange((catalog) => this.#syncCatalog(catalog));
   }
 
-  /** Opens everything; on failure, closes what was opened and rethrows. */
+  /**
+   * Loads the configuration (unless given), then opens the tool pool, the sandbox (unless
+   * `parts.sandbox` is `'lazy'`) and the history store concurrently; on failure, closes what
+   * was opened and rethrows.
+   */
   static async open(options: CodecallRuntimeOptions = {}): Promise<CodecallRuntime> {
-    const onHistoryError = options.onHistoryError ?? warnHistoryNotSaved;
     let runtime: CodecallRuntime | undefined;
     const onDecision = options.tools?.onApprovalDecision;
     const config = options.config ?? (await loadConfig(options.load ?? {}));
-    // The history store opens while the MCP servers and the sandbox start (start-up time).
+    if (options.signal?.aborted) throw abortedError();
+    const toolOptions: ToolPoolOptions = {
+      ...options.tools,
+      ...(options.onApproval ? { approver: options.onApproval } : {}),
+      onApprovalDecision: (record) => {
+        runtime?.recordApproval(record);
+        onDecision?.(record);
+      },
+    };
+    const eagerSandbox = options.parts?.sandbox !== 'lazy';
+    // Everything starts at once (start-up time): servers, sandbox workers, the history store.
     const opening = Promise.allSettled([
-      ExecutionSession.open({
-        ...options,
-        config,
-        tools: {
-          ...options.tools,
-          onApprovalDecision: (record) => {
-            runtime?.recordApproval(record);
-            onDecision?.(record);
-          },
-        },
-        onSequence: (sequence) => runtime?.recordSequence(sequence),
-        store: () => runtime?.scriptStore,
-      }),
-      (async (): Promise<UsageHistoryStore> => {
-        if (options.history) return options.history;
-        if (options.history === false || !config.history.enabled) return new MemoryHistoryStore();
-        return SqliteHistoryStore.open({
-          path: config.history.path,
-          migrateFrom: config.history.migrateFrom,
-          maxRuns: config.history.maxRuns,
-        });
-      })(),
-    ]);
-    const [opened, store] = await opening;
-    if (opened.status === 'rejected' || store.status === 'rejected') {
-      await Promise.allSettled([
-        opened.status === 'fulfilled' ? opened.value.close() : undefined,
+      ToolPool.open(options.parts?.servers === false ? {} : config, toolOptions),
+      eagerSandbox ? SandboxPool.open(sandboxOptionsOf(config, options.sandbox)) : Promise.resolve(undefined),
+      openHistory(config, options.history),
+    ] as const);
+    const closeOpened = ([tools, sandbox, history]: Awaited<typeof opening>): Promise<unknown> =>
+      Promise.allSettled([
+        tools.status === 'fulfilled' ? tools.value.close() : undefined,
+        sandbox.status === 'fulfilled' ? sandbox.value?.close() : undefined,
         // A store the caller passed in stays theirs to close.
-        store.status === 'fulfilled' && !options.history ? store.value.close() : undefined,
+        history.status === 'fulfilled' && !history.value.borrowed ? history.value.store.close() : undefined,
       ]);
-      throw opened.status === 'rejected' ? opened.reason : (store as PromiseRejectedResult).reason;
-    }
-    const session = opened.value;
-    const history: UsageHistoryStore = store.value;
+    let settled: Awaited<typeof opening>;
     try {
-      const state = await history.load();
-      const { limit: _limit, embeddings: _embeddings, ...ranking } = session.config.search;
-      const indexed = session.tools.catalog();
-      const search = createToolSearch({ tools: indexed.map(searchable), state, ...ranking });
-      runtime = new CodecallRuntime(
-        session,
-        search,
-        history,
-        onHistoryError,
-        indexed,
-        options.searchWorker ?? 'auto',
-      );
+      settled = await unlessAborted(opening, options.signal);
+    } catch (error) {
+      // Cancelled while starting: close each part once its start settles.
+      void opening.then(closeOpened);
+      throw error;
+    }
+    const [tools, sandbox, history] = settled;
+    if (tools.status === 'rejected' || sandbox.status === 'rejected' || history.status === 'rejected') {
+      await closeOpened(settled);
+      const failed = [tools, sandbox, history].find((part) => part.status === 'rejected');
+      throw (failed as PromiseRejectedResult).reason;
+    }
+    try {
+      runtime = new CodecallRuntime(config, tools.value, sandbox.value, history.value, options);
       return runtime;
     } catch (error) {
-      await Promise.allSettled([session.close(), history.close()]);
+      await closeOpened(settled);
       throw error;
     }
   }
 
-  /** The resolved configuration. */
-  get config(): ExecutionSession['config'] {
-    return this.session.config;
+  /**
+   * The runtime itself, as the `ExecutionSession` it once held: `config`, `tools`, `sandbox`,
+   * `executor`, `close`.
+   * @deprecated Use the runtime's own members.
+   */
+  get session(): Pick<CodecallRuntime, 'config' | 'tools' | 'sandbox' | 'executor' | 'close'> {
+    return this;
   }
 
-  /** The MCP tool pool. */
-  get tools(): ToolPool {
-    return this.session.tools;
+  /**
+   * Tool search over the live catalog, taught by the usage history. The catalog is indexed on
+   * first use: a runtime that only executes never builds the index.
+   */
+  get search(): ToolSearch {
+    if (!this.#indexed) {
+      this.#indexed = true;
+      try {
+        this.#search.addTools([...this.#catalog.values()].map(searchable));
+      } catch (error) {
+        this.#onHistoryError(error);
+      }
+    }
+    return this.#search;
+  }
+
+  /**
+   * The sandbox pool. Throws `SANDBOX_UNAVAILABLE` when `parts.sandbox` is `'lazy'` and no run
+   * has started it yet.
+   */
+  get sandbox(): SandboxPool {
+    if (!this.#sandbox) throw sandboxNotStarted();
+    return this.#sandbox;
+  }
+
+  /** The executor over the tool pool and the sandbox; throws like {@link CodecallRuntime.sandbox}. */
+  get executor(): Executor {
+    if (!this.#executor) throw sandboxNotStarted();
+    return this.#executor;
+  }
+
+  /** Which lazy parts have started: the sandbox pool, the search index. */
+  started(): { sandbox: boolean; searchIndex: boolean } {
+    return { sandbox: this.#sandbox !== undefined, searchIndex: this.#indexed };
+  }
+
+  #useSandbox(sandbox: SandboxPool): Executor {
+    const onSequence = this.#options.onSequence;
+    this.#sandbox = sandbox;
+    this.#executor = createExecutor({
+      pool: this.tools,
+      sandbox,
+      maxCodeBytes: this.config.sandbox.maxCodeBytes,
+      onSequence: (sequence, result) => {
+        this.recordSequence(sequence);
+        return onSequence?.(sequence, result);
+      },
+      store: this.#options.store ?? (() => this.scriptStore),
+    });
+    return this.#executor;
+  }
+
+  /** The executor, starting the sandbox first when it is lazy and not started yet. */
+  #startedExecutor(): Promise<Executor> {
+    if (this.#executor) return Promise.resolve(this.#executor);
+    if (this.#closing) return Promise.reject(new CodecallError('CLOSED', 'The codecall runtime is closed.'));
+    this.#sandboxOpening ??= SandboxPool.open(sandboxOptionsOf(this.config, this.#options.sandbox)).then(
+      async (sandbox) => {
+        if (this.#closing) {
+          await sandbox.close();
+          throw new CodecallError('CLOSED', 'The codecall runtime is closed.');
+        }
+        return this.#useSandbox(sandbox);
+      },
+      (error: unknown) => {
+        // The next run tries again.
+        this.#sandboxOpening = undefined;
+        throw error;
+      },
+    );
+    return this.#sandboxOpening;
   }
 
   /** The live catalog. */
@@ -377,13 +604,14 @@ export class CodecallRuntime {
   }
 
   /** Compiles and runs model code; the calls it made feed the tool graph. Never throws for script faults. */
-  execute(code: string, options: RuntimeExecuteOptions = {}): Promise<ExecutionResult> {
-    return this.session.executor.execute(code, options);
+  async execute(code: string, options: RuntimeExecuteOptions = {}): Promise<ExecutionResult> {
+    const executor = this.#executor ?? (await this.#startedExecutor());
+    return executor.execute(code, options);
   }
 
   /** Ends the sandbox sessions of `owner` (their state is disposed; a run in one is cancelled). */
   closeSandboxSessions(owner = ''): void {
-    this.session.sandbox.closeSessions(owner);
+    this.#sandbox?.closeSessions(owner);
   }
 
   /** Calls one tool directly (policy: `allowedCallers` must include `caller`). */
@@ -421,7 +649,7 @@ export class CodecallRuntime {
   recordSequence(names: readonly string[]): void {
     if (names.length === 0 || this.#closing) return;
     try {
-      this.search.recordSequence(names);
+      this.#search.recordSequence(names);
       this.#searchHost?.recordSequence(names);
     } catch (error) {
       this.#onHistoryError(error);
@@ -454,7 +682,7 @@ export class CodecallRuntime {
   recordUsage(usage: ToolUsage): void {
     if (usage.tools.length === 0 || this.#closing) return;
     try {
-      this.search.recordUsage(usage);
+      this.#search.recordUsage(usage);
       this.#searchHost?.recordUsage(usage);
     } catch (error) {
       this.#onHistoryError(error);
@@ -475,22 +703,32 @@ export class CodecallRuntime {
 
   /** Declarations of every tool code may call (large catalogs: prefer {@link searchTools}). */
   declarations(options?: RenderDeclarationsOptions): string {
-    return this.session.executor.declarations(options);
+    if (this.#executor) return this.#executor.declarations(options);
+    // The sandbox has not started (parts.sandbox: 'lazy'): the same tools the executor offers.
+    return renderDeclarations(
+      this.tools.catalog().filter((t) => t.allowedCallers.includes('code_execution')),
+      options,
+    );
   }
 
   /** Updates the search index incrementally: only tools that were removed, added or changed. */
   #syncCatalog(catalog: readonly CatalogTool[]): void {
     const next = new Map(catalog.map((tool) => [tool.name, tool]));
+    if (!this.#indexed) {
+      // No index yet: the first search indexes the catalog as it is then.
+      this.#catalog = next;
+      return;
+    }
     const removed = [...this.#catalog.keys()].filter((name) => !next.has(name));
     const changed = catalog.filter((tool) => !sameSearchFields(this.#catalog.get(tool.name), tool));
     try {
       if (removed.length > 0) {
-        this.search.removeTools(removed);
+        this.#search.removeTools(removed);
         this.#searchHost?.removeTools(removed);
       }
       if (changed.length > 0) {
         const tools = changed.map(searchable);
-        this.search.addTools(tools);
+        this.#search.addTools(tools);
         this.#searchHost?.addTools(tools);
       }
     } catch (error) {
@@ -504,7 +742,16 @@ export class CodecallRuntime {
     this.#closing ??= (async () => {
       this.#unsubscribe();
       await this.flush();
-      await Promise.allSettled([this.session.close(), this.history.close(), this.#searchHost?.close()]);
+      const sandbox = this.#sandboxOpening?.then(
+        () => this.#sandbox?.close(),
+        () => undefined,
+      );
+      await Promise.allSettled([
+        this.#sandbox?.close() ?? sandbox,
+        this.tools.close(),
+        this.history.close(),
+        this.#searchHost?.close(),
+      ]);
     })();
     return this.#closing;
   }

@@ -26,6 +26,7 @@ export type { ExecutionSessionOptions } from './execution-session.js';
 export { CodecallRuntime, DEFAULT_RUNTIME_SEARCH_LIMIT } from './codecall-runtime.js';
 export type {
   CodecallRuntimeOptions,
+  RuntimeParts,
   RuntimeCallOptions,
   RuntimeExecuteOptions,
   RuntimeSearchHit,

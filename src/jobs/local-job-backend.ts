@@ -20,6 +20,7 @@ import {
   DEFAULT_JOBS_MAX_LOG_LINES,
 } from '../config/defaults.js';
 import { CodecallError } from '../errors.js';
+import { backoffDelayMs } from '../util/backoff.js';
 import { MemoryRunJournal } from '../execute/index.js';
 import {
   JobWaitingApprovalError,
@@ -232,7 +233,11 @@ class LocalJobBackend implements JobBackend {
           return;
         }
         this.#setState(job, 'delayed');
-        const delay = this.#backoffMs * 2 ** (attempt - 1);
+        // Uncapped, as BullMQ's exponential backoff: attempts are bounded by DEFAULT_JOBS_MAX_ATTEMPTS.
+        const delay = backoffDelayMs(attempt, {
+          initialDelayMs: this.#backoffMs,
+          maxDelayMs: Number.POSITIVE_INFINITY,
+        });
         const waited = await new Promise<boolean>((resolve) => {
           const timer = setTimeout(() => resolve(true), delay);
           job.controller.signal.addEventListener(

@@ -6,6 +6,7 @@
  * in-flight attempt and the backoff sleep.
  */
 import { CodecallError } from '../errors.js';
+import { backoffDelayMs } from '../util/backoff.js';
 import type { ProviderFailure } from './classify-provider-error.js';
 
 /** Retry bounds, fully resolved. */
@@ -41,7 +42,10 @@ export interface RetryProviderCallOptions {
   random?: () => number;
 }
 
-/** Backoff before retry number `retry` (1-based): exponential, 0–25 % jitter, capped. */
+/** Share of a provider retry's delay that jitter may take off. */
+const PROVIDER_RETRY_JITTER = 0.25;
+
+/** Backoff before retry number `retry` (1-based): exponential, 0–25 % jitter, capped ({@link backoffDelayMs}). */
 export function backoffDelay(
   retry: number,
   policy: RetryPolicy,
@@ -49,8 +53,7 @@ export function backoffDelay(
   random: () => number,
 ): number {
   if (failure.retryAfterMs !== undefined) return Math.min(failure.retryAfterMs, policy.maxDelayMs);
-  const exponential = policy.initialDelayMs * 2 ** (retry - 1);
-  return Math.min(policy.maxDelayMs, exponential) * (1 - 0.25 * random());
+  return backoffDelayMs(retry, { ...policy, jitter: PROVIDER_RETRY_JITTER, random });
 }
 
 function abortedError(providerName: string, cause: unknown): CodecallError {

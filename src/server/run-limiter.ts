@@ -6,6 +6,7 @@
  * session of the process.
  */
 import { DEFAULT_SERVE_MAX_CONCURRENT_RUNS, DEFAULT_SERVE_MAX_QUEUED_RUNS } from '../config/defaults.js';
+import PQueue from 'p-queue';
 import { CodecallError } from '../errors.js';
 
 /** Options of {@link RunLimiter}. */
@@ -19,13 +20,10 @@ export interface RunLimiterOptions {
 /** Why {@link RunLimiter.acquire} did not give a slot. */
 export type RunRefusal = 'busy' | 'aborted';
 
-interface Waiter {
-  grant: (release: () => void) => void;
-  refuse: (reason: RunRefusal) => void;
-}
-
 /**
- * A counting semaphore with a bounded queue.
+ * A counting semaphore with a bounded queue, over `p-queue` (the one limiter of the host's
+ * coarse work: runs, jobs, the agent's parallel tool calls). Only the per-call limit of an MCP
+ * server stays hand-written (see `ServerConnection`), for its synchronous fast path.
  *
  * @example
  * ```ts
@@ -38,8 +36,9 @@ interface Waiter {
 export class RunLimiter {
   readonly maxConcurrent: number;
   readonly maxQueued: number;
+  readonly #queue: PQueue;
+  /** Slots granted and not yet released (p-queue counts a slot free a few microtasks later). */
   #running = 0;
-  readonly #queue: Waiter[] = [];
 
   constructor(options: RunLimiterOptions = {}) {
     this.maxConcurrent = options.maxConcurrent ?? DEFAULT_SERVE_MAX_CONCURRENT_RUNS;
@@ -51,6 +50,7 @@ export class RunLimiter {
       );
     if (!Number.isInteger(this.maxQueued) || this.maxQueued < 0)
       throw new CodecallError('INVALID_ARGUMENT', `maxQueued must be an integer ≥ 0; got ${this.maxQueued}.`);
+    this.#queue = new PQueue({ concurrency: this.maxConcurrent });
   }
 
   /** Runs in flight. */
@@ -60,7 +60,7 @@ export class RunLimiter {
 
   /** Runs waiting for a slot. */
   get queued(): number {
-    return this.#queue.length;
+    return this.#queue.size;
   }
 
   /**
@@ -70,41 +70,34 @@ export class RunLimiter {
    */
   acquire(signal?: AbortSignal): Promise<(() => void) | RunRefusal> {
     if (signal?.aborted) return Promise.resolve('aborted');
-    if (this.#running < this.maxConcurrent) {
-      this.#running++;
-      return Promise.resolve(this.#releaser());
-    }
-    if (this.#queue.length >= this.maxQueued) return Promise.resolve('busy');
+    if (this.#running >= this.maxConcurrent && this.#queue.size >= this.maxQueued)
+      return Promise.resolve('busy');
+    // Only the wait is cancellable: once granted, the slot is held until released, whatever
+    // the signal does (p-queue would free the slot of a running task whose signal aborts).
+    const waiting = new AbortController();
+    const onAbort = (): void => waiting.abort();
+    signal?.addEventListener('abort', onAbort, { once: true });
     return new Promise((resolve) => {
-      const waiter: Waiter = {
-        grant: (release) => {
+      this.#queue
+        .add(
+          () =>
+            new Promise<void>((release) => {
+              signal?.removeEventListener('abort', onAbort);
+              this.#running++;
+              let released = false;
+              resolve(() => {
+                if (released) return;
+                released = true;
+                this.#running--;
+                release();
+              });
+            }),
+          { signal: waiting.signal },
+        )
+        .catch(() => {
           signal?.removeEventListener('abort', onAbort);
-          resolve(release);
-        },
-        refuse: (reason) => {
-          signal?.removeEventListener('abort', onAbort);
-          resolve(reason);
-        },
-      };
-      const onAbort = (): void => {
-        const index = this.#queue.indexOf(waiter);
-        if (index >= 0) this.#queue.splice(index, 1);
-        waiter.refuse('aborted');
-      };
-      signal?.addEventListener('abort', onAbort, { once: true });
-      this.#queue.push(waiter);
+          resolve('aborted');
+        });
     });
-  }
-
-  #releaser(): () => void {
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      const next = this.#queue.shift();
-      // Hand the slot straight to the next waiter; the running count stays the same.
-      if (next) next.grant(this.#releaser());
-      else this.#running--;
-    };
   }
 }

@@ -37,6 +37,7 @@ import {
 import type { ServerConfig } from '../config/types.js';
 import { CodecallError, isCodecallError } from '../errors.js';
 import type { JsonSchema } from '../types.js';
+import { backoffDelayMs } from '../util/backoff.js';
 import type { RawToolResult } from './normalize-result.js';
 import type { ToolAnnotations } from './policy.js';
 import { LinearStdioClientTransport } from './stdio-transport.js';
@@ -172,7 +173,15 @@ function sanitizeTool(raw: unknown): ListedTool | string {
   return tool;
 }
 
-/** A counting semaphore whose waits honour an abort signal. */
+/**
+ * A counting semaphore whose waits honour an abort signal: the per-call limit of one MCP server
+ * (`maxConcurrentCalls`). Hand-written, not `p-queue` like the host's other limiters, because it
+ * sits on every tool call: a call under the limit takes its slot synchronously (`tryAcquire`,
+ * no promise, no event), where a `p-queue` task costs a promise chain, async-context binding and
+ * four events. Measured with 200,000 sequential uncontended tasks at concurrency 16 (median of 5
+ * interleaved runs, load average 22 on 2 cores): 0.78 µs per task here, 17.5 µs with `p-queue`,
+ * 0.35 µs for the awaited work alone — against 12–18 µs for a whole in-process tool call.
+ */
 class Semaphore {
   private active = 0;
   private readonly waiting: (() => void)[] = [];
@@ -646,7 +655,7 @@ export class ServerConnection {
     const before = JSON.stringify(this.tools);
     let lastError: unknown;
     for (let attempt = 0; attempt < maxAttempts; attempt++) {
-      await sleep(Math.min(maxDelayMs, initialDelayMs * 2 ** attempt), this.closing.signal);
+      await sleep(backoffDelayMs(attempt + 1, { initialDelayMs, maxDelayMs }), this.closing.signal);
       if (this.closing.signal.aborted) throw new CodecallError('CLOSED', 'the tool pool is closed');
       try {
         await this.connectOnce();

@@ -1,22 +1,15 @@
 /**
  * @module
- * Bounded parallelism for the tool calls of one step.
+ * Bounded parallelism for the tool calls of one step, over `p-queue` (the host's one limiter).
  */
+import PQueue from 'p-queue';
 
 /** Runs `work` over `items` with at most `limit` in flight; results in input order. */
-export async function mapBounded<T, R>(
+export function mapBounded<T, R>(
   items: readonly T[],
   limit: number,
   work: (item: T) => Promise<R>,
 ): Promise<R[]> {
-  const results = new Array<R>(items.length);
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < items.length) {
-      const index = next++;
-      results[index] = await work(items[index]!);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return results;
+  const queue = new PQueue({ concurrency: limit });
+  return Promise.all(items.map((item) => queue.add(() => work(item))));
 }

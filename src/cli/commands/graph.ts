@@ -5,15 +5,13 @@
  * another, with the probability `count / Σ count`), and with `--inferred` the cold-start edges the
  * schemas of the configured servers imply.
  */
-import { existsSync } from 'node:fs';
-import { parseArgs } from 'node:util';
-import { loadConfig } from '../../config/index.js';
-import { createToolSearch, type ToolGraphEdge } from '../../search/tool-search.js';
-import { ToolPool } from '../../tools/index.js';
-import { UsageError, type CliCommand, type CliIo } from '../command.js';
+import { loadConfig, parseConfig } from '../../config/index.js';
+import { CodecallRuntime } from '../../execute/index.js';
+import type { ToolGraphEdge } from '../../search/index.js';
+import { parseCommandArgs, UsageError, type CliCommand, type CliIo } from '../command.js';
 import { configNoticeWriter } from '../config-notices.js';
 import { neutralizeControls } from '../terminal-text.js';
-import { readHistory } from './search.js';
+import { withHistoryFile } from './search.js';
 import { graphHelp, DEFAULT_GRAPH_EDGE_LIMIT } from './graph.help.js';
 
 const FORMATS = ['text', 'mermaid', 'dot', 'json'] as const;
@@ -81,29 +79,23 @@ function render(format: Format, edges: ToolGraphEdge[], sequences: number): stri
 }
 
 async function run(argv: string[], io: CliIo): Promise<number> {
-  let values: Record<string, string | boolean | undefined>;
-  try {
-    ({ values } = parseArgs({
-      args: argv,
-      options: {
-        format: { type: 'string' },
-        'min-count': { type: 'string' },
-        inferred: { type: 'boolean' },
-        limit: { type: 'string' },
-        config: { type: 'string' },
-        history: { type: 'string' },
-      },
-      strict: true,
-      allowPositionals: false,
-    }));
-  } catch (error) {
-    throw new UsageError((error as Error).message);
-  }
+  const { values } = parseCommandArgs({
+    args: argv,
+    options: {
+      format: { type: 'string' },
+      'min-count': { type: 'string' },
+      inferred: { type: 'boolean' },
+      limit: { type: 'string' },
+      config: { type: 'string' },
+      history: { type: 'string' },
+    },
+    allowPositionals: false,
+  });
   const format = (values.format ?? 'text') as Format;
   if (!FORMATS.includes(format))
     throw new UsageError(`--format must be one of ${FORMATS.join(', ')}; got "${format}".`);
-  const integer = (flag: string, fallback: number, min: number): number => {
-    const raw = values[flag] as string | undefined;
+  const integer = (flag: 'min-count' | 'limit', fallback: number, min: number): number => {
+    const raw = values[flag];
     if (raw === undefined) return fallback;
     const n = Number(raw);
     if (!Number.isInteger(n) || n < min)
@@ -112,73 +104,63 @@ async function run(argv: string[], io: CliIo): Promise<number> {
   };
   const minCount = integer('min-count', 1, 1);
   const limit = integer('limit', DEFAULT_GRAPH_EDGE_LIMIT, 1);
+  const inferred = values.inferred === true;
 
-  let historyPath = values.history as string | undefined;
-  const needConfig = historyPath === undefined || values.inferred === true;
-  const config = needConfig
+  // A history file given and no inferred edges wanted: no configuration is read (defaults rank).
+  const needConfig = values.history === undefined || inferred;
+  const loaded = needConfig
     ? await loadConfig({
-        ...(values.config !== undefined ? { path: values.config as string } : {}),
+        ...(values.config !== undefined ? { path: values.config } : {}),
         cwd: io.cwd,
         env: io.env,
         onNotice: configNoticeWriter(io),
       })
-    : undefined;
-  // Whose history this is: the configuration's own file (kept per configuration) or a path given.
-  let historyKey = historyPath !== undefined ? '--history' : undefined;
-  if (historyPath === undefined && config) {
-    if (!config.history.enabled) {
-      io.stderr.write(
-        'codecall graph: usage history is disabled in the configuration (history.enabled: false).\n',
-      );
-    } else {
-      historyPath = config.history.path;
-      historyKey = config.history.key;
-      // Not yet written for this configuration: its history starts from the folder's shared store.
-      const shared = config.history.migrateFrom;
-      if (!existsSync(historyPath) && shared !== undefined && existsSync(shared)) {
-        historyPath = shared;
-        historyKey = `${config.history.key}, not yet written: the folder's shared history it will start from`;
+    : parseConfig({ mcpServers: {} }, { file: '--history', dir: io.cwd, env: io.env });
+  const config = values.history !== undefined ? withHistoryFile(loaded, values.history) : loaded;
+  if (!config.history.enabled)
+    io.stderr.write(
+      'codecall graph: usage history is disabled in the configuration (history.enabled: false).\n',
+    );
+  // The one root, with only what the graph needs: the history read (never created), the servers
+  // only for the edges their schemas imply, no sandbox.
+  const runtime = await CodecallRuntime.open({
+    config,
+    parts: { servers: inferred, sandbox: 'lazy' },
+    history: 'read-only',
+    searchWorker: false,
+  });
+  try {
+    const state = runtime.search.serialize();
+    const sequences = runtime.historyFile !== undefined ? state.sequences : 0;
+    if (config.history.enabled) {
+      // Whose history this is: the configuration's own file (kept per configuration) or a path given.
+      const key = values.history !== undefined ? '--history' : config.history.key;
+      if (runtime.historyFile === undefined) {
+        io.stderr.write(`codecall graph: no usage history at ${config.history.path} yet.\n`);
+      } else {
+        const whose =
+          runtime.historyFile === config.history.path
+            ? key
+            : `${key}, not yet written: the folder's shared history it will start from`;
+        io.stderr.write(
+          `codecall graph: usage history ${runtime.historyFile} (key: ${whose}; ${sequences} recorded runs). ` +
+            'Each configuration file keeps its own unless history.path or CODECALL_HISTORY_PATH points several at one file.\n',
+        );
       }
     }
-  }
-  const state = historyPath !== undefined ? await readHistory(historyPath) : undefined;
-  if (historyPath !== undefined && state === undefined) {
-    io.stderr.write(`codecall graph: no usage history at ${historyPath} yet.\n`);
-  } else if (historyPath !== undefined && state !== undefined) {
-    io.stderr.write(
-      `codecall graph: usage history ${historyPath} (key: ${historyKey}; ${state.sequences} recorded runs). ` +
-        'Each configuration file keeps its own unless history.path or CODECALL_HISTORY_PATH points several at one file.\n',
-    );
-  }
-
-  let pool: ToolPool | undefined;
-  try {
-    let tools: Parameters<typeof createToolSearch>[0]['tools'] = [];
-    if (values.inferred && config) {
-      pool = await ToolPool.open(config);
-      tools = pool.catalog().map((t) => ({
-        name: t.name,
-        server: t.server,
-        description: t.description,
-        inputSchema: t.inputSchema,
-        outputSchema: t.outputSchema,
-      }));
-    }
-    const { limit: _limit, ...ranking } = config?.search ?? {};
-    const search = createToolSearch({ tools, state, ...ranking });
-    let edges = search.graphEdges({ minCount, includeInferred: values.inferred === true });
+    let edges = runtime.search.graphEdges({ minCount, includeInferred: inferred });
     if (edges.length > limit) {
       io.stderr.write(
         `codecall graph: showing the ${limit} strongest of ${edges.length} edges (raise --limit for more).\n`,
       );
       edges = [...edges].sort((a, b) => b.count - a.count || b.weight - a.weight).slice(0, limit);
     }
-    const rendered = render(format, edges, state?.sequences ?? 0);
+    const rendered = render(format, edges, sequences);
     // Tool names come from MCP servers: human formats show their control characters, JSON stays exact.
     io.stdout.write(format === 'json' ? rendered : neutralizeControls(rendered));
     return 0;
   } finally {
-    await pool?.close();
+    await runtime.close();
   }
 }
 

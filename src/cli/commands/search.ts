@@ -5,15 +5,10 @@
  * from the usage history (or a regex over names, descriptions and argument names), with the
  * reasons for each hit and the likely call chains.
  */
-import { existsSync } from 'node:fs';
-import { parseArgs } from 'node:util';
-import { loadConfig } from '../../config/index.js';
-import { openEmbeddings, type OpenedEmbeddings } from '../../search/open-embeddings.js';
-import { SqliteHistoryStore } from '../../search/sqlite-history-store.js';
-import { createToolSearch, type ToolSearchResult } from '../../search/tool-search.js';
-import type { ToolSearchState } from '../../search/tool-graph.js';
-import { ToolPool, type CatalogTool } from '../../tools/index.js';
-import { UsageError, type CliCommand, type CliIo } from '../command.js';
+import { loadConfig, type CodecallConfig } from '../../config/index.js';
+import { CodecallRuntime, type RuntimeSearchResult } from '../../execute/index.js';
+import type { CatalogTool } from '../../tools/index.js';
+import { parseCommandArgs, UsageError, type CliCommand, type CliIo } from '../command.js';
 import { configNoticeWriter } from '../config-notices.js';
 import { neutralizeControls } from '../terminal-text.js';
 import { canPrompt, ensureConfigTrusted } from '../trust.js';
@@ -22,15 +17,13 @@ import { searchHelp, DEFAULT_CLI_SEARCH_LIMIT } from './search.help.js';
 /** Characters of a description shown under a hit. */
 const DESCRIPTION_CHARS = 110;
 
-/** Reads the usage history at `path` without creating it. */
-export async function readHistory(path: string): Promise<ToolSearchState | undefined> {
-  if (!existsSync(path)) return undefined;
-  const store = await SqliteHistoryStore.open({ path });
-  try {
-    return await store.load();
-  } finally {
-    await store.close();
-  }
+/**
+ * `config` reading its usage history from `path` (`--history`): that file only, never the
+ * folder's shared one.
+ */
+export function withHistoryFile(config: CodecallConfig, path: string): CodecallConfig {
+  const { migrateFrom: _shared, ...history } = config.history;
+  return { ...config, history: { ...history, enabled: true, path } };
 }
 
 function oneLine(text: string, max: number): string {
@@ -38,7 +31,7 @@ function oneLine(text: string, max: number): string {
   return line.length > max ? `${line.slice(0, max - 1)}…` : line;
 }
 
-function renderPlain(query: string, result: ToolSearchResult, catalog: Map<string, CatalogTool>): string {
+function renderPlain(query: string, result: RuntimeSearchResult, catalog: Map<string, CatalogTool>): string {
   const out: string[] = [];
   if (result.hits.length === 0) {
     out.push(`No tools match ${JSON.stringify(query)}. Try other words, fewer words, or --regex.`);
@@ -60,13 +53,17 @@ function renderPlain(query: string, result: ToolSearchResult, catalog: Map<strin
 }
 
 async function run(argv: string[], io: CliIo): Promise<number> {
-  let parsed: ReturnType<typeof parse>;
-  try {
-    parsed = parse(argv);
-  } catch (error) {
-    throw new UsageError((error as Error).message);
-  }
-  const { values, positionals } = parsed;
+  const { values, positionals } = parseCommandArgs({
+    args: argv,
+    options: {
+      limit: { type: 'string' },
+      regex: { type: 'boolean' },
+      json: { type: 'boolean' },
+      config: { type: 'string' },
+      history: { type: 'string' },
+    },
+    allowPositionals: true,
+  });
   if (positionals.length === 0)
     throw new UsageError('give a query, e.g. codecall search "send a slack message".');
   const query = positionals.join(' ');
@@ -77,45 +74,26 @@ async function run(argv: string[], io: CliIo): Promise<number> {
       throw new UsageError(`--limit must be a positive integer; got "${values.limit}".`);
   }
   await ensureConfigTrusted(io, { config: values.config, interactive: canPrompt(io) });
-  const config = await loadConfig({
+  const loaded = await loadConfig({
     ...(values.config !== undefined ? { path: values.config } : {}),
     cwd: io.cwd,
     env: io.env,
     onNotice: configNoticeWriter(io),
   });
-  let historyPath = values.history ?? (config.history.enabled ? config.history.path : undefined);
-  // A configuration whose own history is not written yet starts from the folder's shared one.
-  const shared = config.history.migrateFrom;
-  if (
-    values.history === undefined &&
-    historyPath !== undefined &&
-    !existsSync(historyPath) &&
-    shared !== undefined
-  )
-    historyPath = shared;
-  const state = historyPath !== undefined ? await readHistory(historyPath) : undefined;
-  const pool = await ToolPool.open(config);
-  let embeddings: OpenedEmbeddings | undefined;
+  const config = values.history !== undefined ? withHistoryFile(loaded, values.history) : loaded;
+  // The one root, with only what a query needs: the servers' catalog and the history read (never
+  // created); no sandbox. With search.embeddings configured, the query runs where the embedder
+  // does (the search worker) and the embedding ranking is fused in.
+  const runtime = await CodecallRuntime.open({
+    config,
+    parts: { sandbox: 'lazy' },
+    history: 'read-only',
+    searchWorker: config.search.embeddings !== undefined,
+  });
   try {
-    const tools = pool.catalog();
-    const { limit: configLimit, embeddings: embeddingsConfig, ...ranking } = config.search;
-    // With search.embeddings configured, the embedding ranking is fused in (searchAsync).
-    embeddings = embeddingsConfig ? await openEmbeddings(embeddingsConfig, config.configDir) : undefined;
-    const search = createToolSearch({
-      tools: tools.map((t) => ({
-        name: t.name,
-        server: t.server,
-        description: t.title ? `${t.title}. ${t.description}` : t.description,
-        inputSchema: t.inputSchema,
-        outputSchema: t.outputSchema,
-      })),
-      state,
-      ...ranking,
-      ...(embeddings ?? {}),
-    });
-    const result = await search.searchAsync(query, {
-      limit: limit ?? configLimit ?? DEFAULT_CLI_SEARCH_LIMIT,
-      mode: values.regex ? 'regex' : 'hybrid',
+    const result = await runtime.findTools(query, {
+      limit: limit ?? config.search.limit ?? DEFAULT_CLI_SEARCH_LIMIT,
+      regex: values.regex === true,
     });
     if (result.embeddingError !== undefined) {
       io.stderr.write(
@@ -124,7 +102,7 @@ async function run(argv: string[], io: CliIo): Promise<number> {
         ),
       );
     }
-    const failed = pool.serverStatus().filter((s) => s.state !== 'connected');
+    const failed = runtime.tools.serverStatus().filter((s) => s.state !== 'connected');
     for (const server of failed) {
       io.stderr.write(
         neutralizeControls(
@@ -132,9 +110,9 @@ async function run(argv: string[], io: CliIo): Promise<number> {
         ),
       );
     }
+    const catalog = new Map(runtime.catalog().map((t) => [t.name, t]));
     if (values.json) {
-      const catalog = new Map(tools.map((t) => [t.name, t]));
-      const hits = result.hits.map((h) => {
+      const hits = result.hits.map(({ tool: _tool, ...h }) => {
         const tool = catalog.get(h.name);
         return {
           ...h,
@@ -148,27 +126,12 @@ async function run(argv: string[], io: CliIo): Promise<number> {
       );
     } else {
       // Tool names and descriptions come from MCP servers: no raw control sequences.
-      io.stdout.write(neutralizeControls(renderPlain(query, result, new Map(tools.map((t) => [t.name, t])))));
+      io.stdout.write(neutralizeControls(renderPlain(query, result, catalog)));
     }
     return failed.length > 0 ? 1 : 0;
   } finally {
-    await Promise.allSettled([pool.close(), embeddings?.close()]);
+    await runtime.close();
   }
-}
-
-function parse(argv: string[]) {
-  return parseArgs({
-    args: argv,
-    options: {
-      limit: { type: 'string' },
-      regex: { type: 'boolean' },
-      json: { type: 'boolean' },
-      config: { type: 'string' },
-      history: { type: 'string' },
-    },
-    strict: true,
-    allowPositionals: true,
-  });
 }
 
 /** `codecall search`. */

@@ -7,7 +7,8 @@
 import { renderDeclarations } from '../../compile/index.js';
 import { loadConfig } from '../../config/index.js';
 import { servedNames, type ServedNames } from '../../server/gateway-names.js';
-import { ToolPool, type CatalogTool, type ServerStatus } from '../../tools/index.js';
+import { CodecallRuntime } from '../../execute/index.js';
+import type { CatalogTool, ServerStatus } from '../../tools/index.js';
 import { parseCommandArgs, UsageError, type CliCommand, type CliIo } from '../command.js';
 import { configNoticeWriter } from '../config-notices.js';
 import { neutralizeControls } from '../terminal-text.js';
@@ -88,7 +89,9 @@ async function run(argv: string[], io: CliIo): Promise<number> {
     env: io.env,
     onNotice: configNoticeWriter(io),
   });
-  const pool = await ToolPool.open(config);
+  // The one root, with only the servers: no sandbox, no history, no search index.
+  const runtime = await CodecallRuntime.open({ config, parts: { sandbox: 'lazy' }, history: false });
+  const pool = runtime.tools;
   try {
     const tools = pool.catalog();
     const servers = pool.serverStatus();
@@ -126,7 +129,7 @@ async function run(argv: string[], io: CliIo): Promise<number> {
     }
     return servers.some((s) => s.state !== 'connected') ? 1 : 0;
   } finally {
-    await pool.close();
+    await runtime.close();
   }
 }
 

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { CodecallRuntime, type ToolResultEvent } from '../../../src/execute/index.js';
+import { CodecallRuntime, ExecutionSession, type ToolResultEvent } from '../../../src/execute/index.js';
 import { SqliteHistoryStore } from '../../../src/search/sqlite-history-store.js';
 
 const CONFIG = resolve(import.meta.dirname, '../../../examples/codecall.json');
@@ -132,6 +132,80 @@ describe('CodecallRuntime.open', () => {
       expect(runtime.tools.catalog().map((t) => t.name)).toContain('expenses.get_team_members');
     } finally {
       await runtime.close();
+    }
+  });
+
+  const TEAM_THEN_EXPENSES = `
+    const { members } = await tools.expenses.get_team_members({});
+    await tools.expenses.get_expenses({ member_id: members[0].id, quarter: 'Q3' });
+    console.log('done');
+  `;
+
+  it('builds the search index at the first search, not for runs; what runs taught it is kept', async () => {
+    const runtime = await CodecallRuntime.open({ load: { path: CONFIG }, history: false });
+    try {
+      const result = await runtime.execute(TEAM_THEN_EXPENSES);
+      expect(result.stdout, JSON.stringify(result.error)).toBe('done\n');
+      expect(runtime.started()).toEqual({ sandbox: true, searchIndex: false });
+      const found = runtime.searchTools('expense line items of a team member');
+      expect(runtime.started().searchIndex).toBe(true);
+      expect(found.hits.map((h) => h.name)).toContain('expenses.get_expenses');
+      const edge = runtime.search
+        .graphEdges()
+        .find((e) => e.from === 'expenses.get_team_members' && e.to === 'expenses.get_expenses');
+      expect(edge?.count).toBe(1);
+    } finally {
+      await runtime.close();
+    }
+  });
+
+  it("with parts.sandbox 'lazy', searching starts no sandbox and the first run starts it", async () => {
+    const runtime = await CodecallRuntime.open({
+      load: { path: CONFIG },
+      history: false,
+      parts: { sandbox: 'lazy' },
+    });
+    try {
+      const found = await runtime.findTools('expense line items of a team member');
+      expect(found.hits.map((h) => h.name)).toContain('expenses.get_expenses');
+      const declarations = runtime.declarations();
+      expect(declarations).toMatch(/get_expenses/);
+      expect(runtime.started()).toEqual({ sandbox: false, searchIndex: true });
+      expect(() => runtime.sandbox).toThrow(/starts at the first run/);
+      const result = await runtime.execute(TEAM_THEN_EXPENSES);
+      expect(result.stdout, JSON.stringify(result.error)).toBe('done\n');
+      expect(runtime.started().sandbox).toBe(true);
+      expect(runtime.declarations()).toBe(declarations);
+    } finally {
+      await runtime.close();
+    }
+  });
+
+  it('with parts.servers false, starts no MCP server', async () => {
+    const runtime = await CodecallRuntime.open({
+      load: { path: CONFIG },
+      history: false,
+      parts: { servers: false, sandbox: 'lazy' },
+    });
+    try {
+      expect(runtime.tools.serverStatus()).toEqual([]);
+      expect(runtime.catalog()).toEqual([]);
+    } finally {
+      await runtime.close();
+    }
+  });
+
+  it('ExecutionSession is a view of the runtime: sandbox started, history in memory, no script store', async () => {
+    const session = await ExecutionSession.open({ load: { path: CONFIG } });
+    try {
+      expect(session.runtime.started().sandbox).toBe(true);
+      expect(session.runtime.historyFile).toBeUndefined();
+      const result = await session.executor.execute(TEAM_THEN_EXPENSES);
+      expect(result.stdout, JSON.stringify(result.error)).toBe('done\n');
+      const stored = await session.executor.execute(`await store.set('k', 1);`);
+      expect(stored.status).toBe('error');
+    } finally {
+      await session.close();
     }
   });
 });

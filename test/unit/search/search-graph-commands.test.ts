@@ -172,6 +172,13 @@ describe('codecall search and codecall graph', () => {
     await expect(searchCommand.run(['x', '--limit', '0'], io().io)).rejects.toThrow(/--limit/);
     await expect(graphCommand.run(['--format', 'svg'], io().io)).rejects.toThrow(/--format must be one of/);
     await expect(graphCommand.run(['--min-count', 'lots'], io().io)).rejects.toThrow(/--min-count/);
+    // The CLI's one parser (parseCommandArgs): errors name the flag.
+    await expect(searchCommand.run(['x', '--limt', '3'], io().io)).rejects.toThrow(
+      'unknown option "--limt".',
+    );
+    await expect(searchCommand.run(['x', '--limit'], io().io)).rejects.toThrow('--limit needs a value.');
+    await expect(graphCommand.run(['--inferred=yes'], io().io)).rejects.toThrow('--inferred takes no value.');
+    await expect(graphCommand.run(['stray'], io().io)).rejects.toThrow('unknown argument "stray".');
     const help = io();
     expect(await main(['graph', '--help'], help.io)).toBe(0);
     expect(help.out()).toMatch(/--format <f>/);
