@@ -611,7 +611,8 @@ function warm(): void {
     start(
       stringify({
         lineTools: ['w.w'],
-        store: 1,
+        // the spare keeps what warming installs: a run without a store must not find one
+        store: 0,
         maxStdoutBytes: 8,
         maxStderrBytes: 0,
         maxToolArgsBytes: 1_000,
