@@ -148,7 +148,7 @@ describe.each<SandboxMode>(['in-process', 'process'])('lazy tools through Sandbo
       invoke: echo,
     });
     expect(result.stdout).toBe(
-      'server-1.tool-3 {"x":1} Unknown tool "ns1.tool_33". Did you mean: tools.ns1.tool_3?\n',
+      'server-1.tool-3 {"x":1} Unknown tool "ns1.tool_33". Did you mean: tools.ns1.tool_3, tools.ns1.tool_1, tools.ns1.tool_5?\n',
     );
     expect(result.toolCalls.map((call) => call.tool)).toEqual(['server-1.tool-3']);
   });
