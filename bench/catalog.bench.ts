@@ -2,8 +2,8 @@
  * @module
  * Per-run cost against catalog size: the same short script (one tool call, one line printed) run
  * through the real library path (`CodecallRuntime.execute`: compile, executor bindings, sandbox,
- * tool pool, a real MCP SDK client and server over an in-memory transport) against a server of
- * 10 tools and one of 10,000, interleaved run by run in the same process. The 10-tool catalog
+ * tool pool, real MCP SDK clients and servers over in-memory transports) against a catalog of
+ * 10 tools (one server) and one of 10,000 (two servers of 5,000), interleaved run by run in the same process. The 10-tool catalog
  * is the floor; target: the 10,000-tool run ≤ 1.2× of it, both to the first tool call answered
  * and for the whole run, in each sandbox mode. Needs `npm run build` first (the prelude and the
  * worker entry load from dist/).
@@ -45,12 +45,21 @@ function catalog(size: number): HostileTool[] {
   return tools;
 }
 
+/** Tools per MCP server (the default `maxTools` of one server is 5,000). */
+const TOOLS_PER_SERVER = 5_000;
+
 async function openRuntime(
   size: number,
   mode: 'process' | 'in-process',
   dir: string,
 ): Promise<CodecallRuntime> {
-  const server = createHostileServer({ name: 'records', tools: catalog(size) });
+  const all = catalog(size);
+  const transports: Record<string, ReturnType<typeof inMemoryTransport>> = {};
+  for (let start = 0, n = 0; start < all.length; start += TOOLS_PER_SERVER, n++) {
+    const name = n === 0 ? 'records' : `records${n + 1}`;
+    const server = createHostileServer({ name, tools: all.slice(start, start + TOOLS_PER_SERVER) });
+    transports[name] = inMemoryTransport(server.create);
+  }
   const config = parseConfig(
     { mcpServers: {}, sandbox: { mode, workers: 1 } },
     { file: join(dir, 'codecall.json'), env: {} },
@@ -59,7 +68,7 @@ async function openRuntime(
     config,
     history: false,
     searchWorker: false,
-    tools: { transports: { records: inMemoryTransport(server.create) }, requireAll: true },
+    tools: { transports, requireAll: true },
   });
   if (runtime.tools.catalog().length !== size) {
     throw new Error(`expected ${size} tools, got ${runtime.tools.catalog().length}`);
