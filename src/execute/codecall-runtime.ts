@@ -29,11 +29,13 @@ import {
 import type {
   ApprovalRecord,
   Approver,
+  CatalogChange,
   CatalogTool,
   ToolCallOptions,
   ToolPool,
   UpstreamToolResult,
 } from '../tools/index.js';
+import { diffCatalogs } from '../tools/index.js';
 import type { ExecutionResult, ToolCaller } from '../types.js';
 import { ExecutionSession, type ExecutionSessionOptions } from './execution-session.js';
 import type { ToolResultListener } from './executor.js';
@@ -159,9 +161,8 @@ function searchable(tool: CatalogTool): SearchableTool {
  * True when search would index `next` exactly as `previous`. Schemas are compared by identity:
  * the pool keeps a server's listed schema objects until that server's tool list changes.
  */
-function sameSearchFields(previous: CatalogTool | undefined, next: CatalogTool): boolean {
+function sameSearchFields(previous: CatalogTool, next: CatalogTool): boolean {
   return (
-    previous !== undefined &&
     previous.server === next.server &&
     previous.title === next.title &&
     previous.description === next.description &&
@@ -195,7 +196,6 @@ export class CodecallRuntime {
   readonly #pending = new Set<Promise<void>>();
   readonly #searchWorker: boolean | 'auto';
   #searchHost: SearchWorkerHost | undefined;
-  #catalog = new Map<string, CatalogTool>();
   #closing: Promise<void> | undefined;
 
   private constructor(
@@ -221,11 +221,10 @@ export class CodecallRuntime {
             maxNamespaceBytes: storeConfig?.maxNamespaceBytes,
           });
     this.#onHistoryError = onHistoryError;
-    this.#catalog = new Map(indexed.map((tool) => [tool.name, tool]));
-    this.#unsubscribe = session.tools.onCatalogChange((catalog) => this.#syncCatalog(catalog));
+    this.#unsubscribe = session.tools.onCatalogChange((_catalog, change) => this.#syncCatalog(change));
     // Servers that connected (in the background) while history loaded: index them now.
     const current = session.tools.catalog();
-    if (current !== indexed) this.#syncCatalog(current);
+    if (current !== indexed) this.#syncCatalog(diffCatalogs(indexed, current));
   }
 
   /** Opens everything; on failure, closes what was opened and rethrows. */
@@ -302,7 +301,7 @@ export class CodecallRuntime {
 
   /** The live catalog. */
   catalog(): CatalogTool[] {
-    return [...this.#catalog.values()];
+    return [...this.session.tools.catalog()];
   }
 
   /**
@@ -343,12 +342,12 @@ export class CodecallRuntime {
     const embeddings = this.config.search.embeddings;
     const wanted =
       this.#searchWorker === 'auto'
-        ? embeddings !== undefined || this.#catalog.size >= DEFAULT_SEARCH_WORKER_MIN_TOOLS
+        ? embeddings !== undefined || this.session.tools.catalog().length >= DEFAULT_SEARCH_WORKER_MIN_TOOLS
         : this.#searchWorker;
     if (!wanted) return undefined;
     const { limit: _limit, embeddings: _embeddings, ...ranking } = this.config.search;
     this.#searchHost = SearchWorkerHost.open({
-      tools: [...this.#catalog.values()].map(searchable),
+      tools: this.session.tools.catalog().map(searchable),
       state: this.search.serialize(),
       ranking,
       ...(embeddings ? { embeddings: { config: embeddings, baseDir: this.config.configDir } } : {}),
@@ -361,7 +360,7 @@ export class CodecallRuntime {
   #resolveHits(found: ToolSearchResult, options: RuntimeSearchOptions): RuntimeSearchResult {
     const hits: RuntimeSearchHit[] = [];
     for (const hit of found.hits) {
-      const tool = this.#catalog.get(hit.name);
+      const tool = this.session.tools.get(hit.name);
       if (tool) hits.push({ ...hit, tool });
     }
     const codeTools = hits.map((h) => h.tool).filter((t) => t.allowedCallers.includes('code_execution'));
@@ -479,10 +478,15 @@ export class CodecallRuntime {
   }
 
   /** Updates the search index incrementally: only tools that were removed, added or changed. */
-  #syncCatalog(catalog: readonly CatalogTool[]): void {
-    const next = new Map(catalog.map((tool) => [tool.name, tool]));
-    const removed = [...this.#catalog.keys()].filter((name) => !next.has(name));
-    const changed = catalog.filter((tool) => !sameSearchFields(this.#catalog.get(tool.name), tool));
+  /** Brings search up to date with a catalog change (the pool's diff: nothing is compared here but what changed). */
+  #syncCatalog(change: CatalogChange): void {
+    const removed = change.removed.map((tool) => tool.name);
+    const changed = [
+      ...change.added,
+      ...change.changed
+        .filter(({ before, after }) => !sameSearchFields(before, after))
+        .map(({ after }) => after),
+    ];
     try {
       if (removed.length > 0) {
         this.search.removeTools(removed);
@@ -496,7 +500,6 @@ export class CodecallRuntime {
     } catch (error) {
       this.#onHistoryError(error);
     }
-    this.#catalog = next;
   }
 
   /** Flushes usage history, then closes the sandbox, every MCP server and the store. Idempotent. */
