@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { compileScript } from '../../../src/compile/index.js';
+import { DEFAULT_SANDBOX_WORKER_KEPT_CATALOGS } from '../../../src/config/defaults.js';
 import { loadPreludeSource } from '../../../src/isolate/assets.js';
 import { IsolateEngine, type EngineOutcome } from '../../../src/isolate/engine.js';
 import { resolveSandboxLimits, SandboxPool, type SandboxMode } from '../../../src/isolate/index.js';
@@ -127,12 +128,21 @@ describe.each<SandboxMode>(['in-process', 'process'])('lazy tools through Sandbo
       'return Object.fromEntries(Object.keys(tools).map((ns) => [ns, Object.keys((tools as any)[ns])]));',
     );
     const expected = { ns0: ['tool_0', 'tool_2', 'tool_4'], ns1: ['tool_1', 'tool_3', 'tool_5'] };
-    // Process mode: the first run sends the list to the worker, the second finds it kept there.
-    for (const tools of [first, first, second, first]) {
+    // Process mode: the first run sends the list to the worker, the second finds it kept there;
+    // past DEFAULT_SANDBOX_WORKER_KEPT_CATALOGS others, the worker and the host both forget it.
+    const others = Array.from({ length: DEFAULT_SANDBOX_WORKER_KEPT_CATALOGS }, (_, n) => [
+      { name: `other${n}.only`, namespace: `other${n}`, member: 'only' },
+    ]);
+    const order = [first, first, second, first, ...others, first, others[0]!, second];
+    const seen: unknown[] = [];
+    for (const tools of order) {
       const result = await pool.run({ code, tools, invoke: echo });
       expect(result.status).toBe('ok');
-      expect(result.returnValue).toEqual(tools === first ? expected : { other: ['only'] });
+      seen.push(result.returnValue);
     }
+    expect(seen).toEqual(
+      order.map((tools) => (tools === first ? expected : { [tools[0]!.namespace]: ['only'] })),
+    );
   });
 
   it('calls through lazy stubs reach the host by qualified name; unknown names get did-you-mean', async () => {
