@@ -80,6 +80,7 @@ const apply = Reflect.apply;
 const getOwnPropertyDescriptor = Object.getOwnPropertyDescriptor;
 const deleteProperty = Reflect.deleteProperty;
 const ownKeys = Reflect.ownKeys;
+const tryDefine = Reflect.defineProperty;
 const SetCtor = Set;
 const isArray = Array.isArray;
 const ProxyCtor = Proxy;
@@ -395,7 +396,8 @@ function stubOf(stubs: Members, namespace: string, member: string): unknown {
   const name = `${namespace}.${member}`;
   const stub = (args?: unknown) => callTool(name, args);
   defineProperty(stub, 'name', { value: member });
-  defineProperty(stubs, member, { value: stub, enumerable: true, configurable: true, writable: true });
+  // Kept for the run (a frozen namespace, the script's doing, only loses the caching).
+  tryDefine(stubs, member, { value: stub, enumerable: true, configurable: true, writable: true });
   return stub;
 }
 
@@ -452,7 +454,7 @@ function installTools(config: StartConfig): void {
   const namespaces: Members = {};
   const make = (key: string): unknown => {
     const proxy = namespaceProxy(key);
-    defineProperty(namespaces, key, { value: proxy, enumerable: true, configurable: true, writable: true });
+    tryDefine(namespaces, key, { value: proxy, enumerable: true, configurable: true, writable: true });
     return proxy;
   };
   const toolsProxy = new ProxyCtor(namespaces, {

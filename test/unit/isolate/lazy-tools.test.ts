@@ -81,10 +81,12 @@ describe('the engine reads the catalog list only when a script enumerates tools'
     const { outcome, lists, calls } = await run(
       `const a = await tools.math.add({ a: 1 });
        const b = await callTool('text.upper', {});
-       return [a.n, b.n, typeof tools.math.sub, tools.math.add === tools.math.add, tools.math.add.name];`,
+       Object.freeze(tools.text);
+       const c = await tools.text.lower({});
+       return [a.n, b.n, c.n, typeof tools.math.sub, tools.math.add === tools.math.add, tools.math.add.name];`,
     );
-    expect(outcome.returnJson).toBe('[1,1,"function",true,"add"]');
-    expect(calls).toEqual(['math.add', 'text.upper']);
+    expect(outcome.returnJson).toBe('[1,1,1,"function",true,"add"]');
+    expect(calls).toEqual(['math.add', 'text.upper', 'text.lower']);
     expect(lists).toBe(0);
   });
 
