@@ -9,8 +9,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+
 import { parseConfig } from '../../../src/config/index.js';
 import { CodecallRuntime } from '../../../src/execute/index.js';
+import { createCodecallServer } from '../../../src/server/index.js';
 import { createExpenseServer } from '../../../src/testing/servers/index.js';
 import { createHostileServer, type HostileTool } from '../../../src/testing/servers/hostile-server.js';
 import { inMemoryTransport } from '../../../src/testing/servers/in-memory.js';
@@ -36,7 +41,11 @@ describe('catalog changes', () => {
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'codecall-catalog-change-'));
     const config = parseConfig(
-      { mcpServers: {}, sandbox: { mode: 'in-process' } },
+      {
+        // Passed through by the gateway (deferLoading false); reached over the in-memory transport.
+        mcpServers: { records: { url: 'http://127.0.0.1:9/mcp', deferLoading: false } },
+        sandbox: { mode: 'in-process' },
+      },
       { file: join(dir, 'codecall.json'), env: {} },
     );
     runtime = await CodecallRuntime.open({
@@ -58,6 +67,8 @@ describe('catalog changes', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
+  let current = listing(50);
+
   /** Replaces the records server's list and waits for the pool's next change. */
   async function relist(
     tools: HostileTool[],
@@ -71,6 +82,7 @@ describe('catalog changes', () => {
       resolve(catalog);
     });
     try {
+      current = tools;
       await hostile.control.setTools(tools);
       return { catalog: await changed, changes };
     } finally {
@@ -115,5 +127,34 @@ describe('catalog changes', () => {
     );
     expect(runtime.searchTools('record 3 history').hits[0]?.name).toBe('records.record_3');
     expect(runtime.catalog().map((tool) => tool.name)).not.toContain('records.record_7');
+  });
+
+  it('the gateway tells its clients of a change only when a passed-through tool changed', async () => {
+    const server = createCodecallServer({ runtime });
+    const client = new Client({ name: 'catalog-change-test', version: '1.0.0' });
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    await server.connect(serverSide);
+    await client.connect(clientSide);
+    try {
+      let notified = 0;
+      client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+        notified++;
+      });
+      expect((await client.listTools()).tools.map((tool) => tool.name)).toContain('records__record_4');
+      await relist([...current]);
+      const edited = current.map((tool) =>
+        tool.name === 'record_4' ? { ...tool, description: 'Reads record 4, fast.' } : tool,
+      );
+      await relist(edited);
+      // Both changes' notifications (if any) were sent before this answer, on the same transport.
+      const { tools } = await client.listTools();
+      expect(tools.find((tool) => tool.name === 'records__record_4')?.description).toBe(
+        'Reads record 4, fast.',
+      );
+      expect(notified).toBe(1);
+    } finally {
+      await client.close();
+      await server.close();
+    }
   });
 });
