@@ -4,7 +4,7 @@
  * `console`, `tools.<namespace>.<member>(args)` and `callTool(name, args)`, and removes every
  * global that is not plain JavaScript. It talks to the host only through three functions the
  * host installs as globals before this runs (`__codecall_out`, `__codecall_call`,
- * `__codecall_done`); they are captured in this closure and deleted from the global object, so
+ * `__codecall_done`, `__codecall_list`); they are captured in this closure and deleted from the global object, so
  * the model's code cannot reach them. Only strings and numbers cross: arguments leave as JSON
  * text, results arrive as JSON text.
  *
@@ -16,15 +16,24 @@ import { formatArgs } from './format.js';
 type OutFn = (stream: number, text: string, droppedBytes: number) => void;
 type CallFn = (id: number, name: string, argsJson: string, site?: string) => void;
 type DoneFn = (ok: boolean, payload: string | undefined) => void;
+/** JSON `[[namespace, member], …]` of the tools of the run's catalog. */
+type ListFn = () => string;
 
 interface StartConfig {
-  /** `[qualifiedName, namespace, member]` per tool, and `1` when its calls report their line. */
-  tools: ([string, string, string] | [string, string, string, 1])[];
+  /**
+   * Names (qualified and as written) of the tools whose calls report their script line. The
+   * catalog itself never crosses per run: `tools` binds members on first use, and lists the
+   * catalog (read through `__codecall_list`) only when the script enumerates it.
+   */
+  lineTools: string[];
+  /** `1` when the run has `store`. */
+  store: 0 | 1;
   maxStdoutBytes: number;
   maxStderrBytes: number;
   maxToolArgsBytes: number;
   maxToolCalls: number;
   maxPendingToolArgsBytes: number;
+  /** Longest tool name a call may have (the limit, or the catalog's longest name when longer). */
   maxToolNameChars: number;
   maxFormattedValues: number;
 }
@@ -42,10 +51,12 @@ const scope = globalThis as unknown as Record<string, unknown>;
 const out = scope.__codecall_out as OutFn;
 const call = scope.__codecall_call as CallFn;
 const done = scope.__codecall_done as DoneFn;
+const list = scope.__codecall_list as ListFn;
 for (const name of [
   '__codecall_out',
   '__codecall_call',
   '__codecall_done',
+  '__codecall_list',
   'WebAssembly',
   'SharedArrayBuffer',
   'Atomics',
@@ -68,6 +79,8 @@ const hasOwn = Object.prototype.hasOwnProperty;
 const apply = Reflect.apply;
 const getOwnPropertyDescriptor = Object.getOwnPropertyDescriptor;
 const deleteProperty = Reflect.deleteProperty;
+const ownKeys = Reflect.ownKeys;
+const tryDefine = Reflect.defineProperty;
 const SetCtor = Set;
 const isArray = Array.isArray;
 const ProxyCtor = Proxy;
@@ -350,52 +363,111 @@ function invoke(name: string, args: unknown): Promise<unknown> {
 
 const NOT_A_TOOL = new Set(['then', 'toJSON', 'constructor', 'valueOf', 'toString', 'inspect']);
 
-function namespaceProxy(namespace: string, members: Record<string, unknown>): unknown {
-  return new ProxyCtor(members, {
+type Members = Record<string, unknown>;
+
+/**
+ * The run's catalog as `namespace → members`, read from the host the first time the script
+ * enumerates `tools` or a namespace (`Object.keys`, `in`, `for…in`); undefined until then.
+ */
+let listed: Record<string, Record<string, true>> | undefined;
+
+function catalogListed(): Record<string, Record<string, true>> {
+  if (listed !== undefined) return listed;
+  const byNamespace = Object.create(null) as Record<string, Record<string, true>>;
+  let pairs: unknown;
+  try {
+    pairs = parse(list());
+  } catch {
+    pairs = [];
+  }
+  if (isArray(pairs)) {
+    for (let index = 0; index < pairs.length; index++) {
+      const pair = pairs[index] as unknown;
+      if (!isArray(pair) || typeof pair[0] !== 'string' || typeof pair[1] !== 'string') continue;
+      (byNamespace[pair[0]] ??= Object.create(null) as Record<string, true>)[pair[1]] = true;
+    }
+  }
+  return (listed = byNamespace);
+}
+
+/** The function `tools.<namespace>.<member>`: made on first use, then the same for the run. */
+function stubOf(stubs: Members, namespace: string, member: string): unknown {
+  if (apply(hasOwn, stubs, [member])) return stubs[member];
+  const name = `${namespace}.${member}`;
+  const stub = (args?: unknown) => callTool(name, args);
+  defineProperty(stub, 'name', { value: member });
+  // Kept for the run (a frozen namespace, the script's doing, only loses the caching).
+  tryDefine(stubs, member, { value: stub, enumerable: true, configurable: true, writable: true });
+  return stub;
+}
+
+/**
+ * Traps that list the catalog's entries on a proxy: on the first enumeration (`Object.keys`,
+ * `in`, `for…in`) they are copied into its target, so the script sees the tools the run may
+ * call. Only names cross, and only when asked; the host checks every call whatever its name.
+ */
+function listingTraps(
+  names: () => Record<string, unknown> | undefined,
+  make: (key: string) => unknown,
+): Pick<ProxyHandler<Members>, 'has' | 'ownKeys' | 'getOwnPropertyDescriptor'> {
+  let filled = false;
+  const fill = (target: Members): void => {
+    if (filled) return;
+    filled = true;
+    const listedNames = names();
+    for (const key in listedNames) if (!apply(hasOwn, target, [key])) make(key);
+  };
+  return {
+    has(target, key) {
+      fill(target);
+      return key in target;
+    },
+    ownKeys(target) {
+      fill(target);
+      return ownKeys(target);
+    },
+    getOwnPropertyDescriptor(target, key) {
+      fill(target);
+      return getOwnPropertyDescriptor(target, key);
+    },
+  };
+}
+
+function namespaceProxy(namespace: string): unknown {
+  const stubs: Members = {};
+  const make = (key: string) => stubOf(stubs, namespace, key);
+  return new ProxyCtor(stubs, {
     get(target, key) {
       if (typeof key !== 'string' || apply(hasOwn, target, [key]) || NOT_A_TOOL.has(key)) {
         return (target as Record<PropertyKey, unknown>)[key];
       }
-      return (args?: unknown) => callTool(`${namespace}.${key}`, args);
+      return make(key);
     },
+    ...listingTraps(() => catalogListed()[namespace], make),
   });
 }
 
 function installTools(config: StartConfig): void {
-  const namespaces: Record<string, Record<string, unknown>> = Object.create(null) as Record<
-    string,
-    Record<string, unknown>
-  >;
   lineTools = new SetCtor<string>();
-  let hasStore = false;
-  for (const [name, namespace, member, reportsLine] of config.tools) {
-    if (name === STORE_GET || name === STORE_SET) {
-      hasStore = true;
-      continue;
-    }
-    if (reportsLine === 1) {
-      lineTools.add(name);
-      lineTools.add(`${namespace}.${member}`);
-    }
-    const members = (namespaces[namespace] ??= {});
-    const stub = (args?: unknown) => callTool(name, args);
-    defineProperty(stub, 'name', { value: member });
-    members[member] = stub;
-  }
-  const tools: Record<string, unknown> = {};
-  for (const namespace of Object.keys(namespaces)) {
-    tools[namespace] = namespaceProxy(namespace, namespaces[namespace]!);
-  }
-  const toolsProxy = new ProxyCtor(tools, {
+  for (let index = 0; index < config.lineTools.length; index++) lineTools.add(config.lineTools[index]!);
+  listed = undefined;
+  const namespaces: Members = {};
+  const make = (key: string): unknown => {
+    const proxy = namespaceProxy(key);
+    tryDefine(namespaces, key, { value: proxy, enumerable: true, configurable: true, writable: true });
+    return proxy;
+  };
+  const toolsProxy = new ProxyCtor(namespaces, {
     get(target, key) {
       if (typeof key !== 'string' || apply(hasOwn, target, [key]) || NOT_A_TOOL.has(key)) {
         return (target as Record<PropertyKey, unknown>)[key];
       }
-      return namespaceProxy(key, {});
+      return make(key);
     },
+    ...listingTraps(catalogListed, make),
   });
   defineProperty(scope, 'tools', { value: toolsProxy, writable: true, configurable: true });
-  if (hasStore) {
+  if (config.store === 1) {
     const store = freeze({
       get: (key: unknown) => callTool(STORE_GET, { key }),
       set: (key: unknown, value?: unknown) =>
@@ -486,7 +558,6 @@ function start(configJson: string, main: unknown): void {
   maxCalls = config.maxToolCalls;
   maxPending = config.maxPendingToolArgsBytes;
   maxName = config.maxToolNameChars;
-  for (const [name] of config.tools) if (name.length > maxName) maxName = name.length;
   maxValues = config.maxFormattedValues;
   crossed = 0;
   pendingChars = 0;
@@ -541,7 +612,9 @@ function warm(): void {
   try {
     start(
       stringify({
-        tools: [['w.w', 'w', 'w', 1]],
+        lineTools: ['w.w'],
+        // the spare keeps what warming installs: a run without a store must not find one
+        store: 0,
         maxStdoutBytes: 8,
         maxStderrBytes: 0,
         maxToolArgsBytes: 1_000,

@@ -68,6 +68,12 @@ export const DEFAULT_COMPILE_CACHE_ENTRIES = 128;
 export const DEFAULT_COMPILE_CACHE_MAX_BYTES = 8_388_608;
 /** Worker processes in the sandbox pool (process isolation mode). */
 export const DEFAULT_SANDBOX_WORKERS = 2;
+/**
+ * Catalog versions whose tool list a sandbox worker process keeps (most recently used first):
+ * a list crosses to a worker once per version, and a script reads it only when it enumerates
+ * `tools`.
+ */
+export const DEFAULT_SANDBOX_WORKER_KEPT_CATALOGS = 4;
 /** Time to connect to one MCP server and list its tools. */
 export const DEFAULT_SERVER_CONNECT_TIMEOUT_MS = 30_000;
 /** Time one MCP tool call may take. */

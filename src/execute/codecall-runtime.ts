@@ -36,6 +36,7 @@ import {
   ToolPool,
   type ApprovalRecord,
   type Approver,
+  type CatalogChange,
   type CatalogTool,
   type ToolCallOptions,
   type ToolPoolOptions,
@@ -306,9 +307,8 @@ function searchable(tool: CatalogTool): SearchableTool {
  * True when search would index `next` exactly as `previous`. Schemas are compared by identity:
  * the pool keeps a server's listed schema objects until that server's tool list changes.
  */
-function sameSearchFields(previous: CatalogTool | undefined, next: CatalogTool): boolean {
+function sameSearchFields(previous: CatalogTool, next: CatalogTool): boolean {
   return (
-    previous !== undefined &&
     previous.server === next.server &&
     previous.title === next.title &&
     previous.description === next.description &&
@@ -355,7 +355,6 @@ export class CodecallRuntime {
   #sandbox: SandboxPool | undefined;
   #executor: Executor | undefined;
   #sandboxOpening: Promise<Executor> | undefined;
-  #catalog = new Map<string, CatalogTool>();
   #closing: Promise<void> | undefined;
 
   private constructor(
@@ -385,9 +384,8 @@ export class CodecallRuntime {
     const { limit: _limit, embeddings: _embeddings, ...ranking } = config.search;
     this.#search = createToolSearch({ tools: [], state: history.state, ...ranking });
     if (sandbox) this.#useSandbox(sandbox);
-    this.#catalog = new Map(tools.catalog().map((tool) => [tool.name, tool]));
     // Servers that connect in the background join the catalog (and the index, once built).
-    this.#unsubscribe = tools.onCatalogChange((catalog) => this.#syncCatalog(catalog));
+    this.#unsubscribe = tools.onCatalogChange((_catalog, change) => this.#syncCatalog(change));
   }
 
   /**
@@ -462,7 +460,7 @@ export class CodecallRuntime {
     if (!this.#indexed) {
       this.#indexed = true;
       try {
-        this.#search.addTools([...this.#catalog.values()].map(searchable));
+        this.#search.addTools(this.tools.catalog().map(searchable));
       } catch (error) {
         this.#onHistoryError(error);
       }
@@ -529,7 +527,7 @@ export class CodecallRuntime {
 
   /** The live catalog. */
   catalog(): CatalogTool[] {
-    return [...this.#catalog.values()];
+    return [...this.tools.catalog()];
   }
 
   /**
@@ -570,12 +568,12 @@ export class CodecallRuntime {
     const embeddings = this.config.search.embeddings;
     const wanted =
       this.#searchWorker === 'auto'
-        ? embeddings !== undefined || this.#catalog.size >= DEFAULT_SEARCH_WORKER_MIN_TOOLS
+        ? embeddings !== undefined || this.tools.catalog().length >= DEFAULT_SEARCH_WORKER_MIN_TOOLS
         : this.#searchWorker;
     if (!wanted) return undefined;
     const { limit: _limit, embeddings: _embeddings, ...ranking } = this.config.search;
     this.#searchHost = SearchWorkerHost.open({
-      tools: [...this.#catalog.values()].map(searchable),
+      tools: this.tools.catalog().map(searchable),
       state: this.search.serialize(),
       ranking,
       ...(embeddings ? { embeddings: { config: embeddings, baseDir: this.config.configDir } } : {}),
@@ -588,7 +586,7 @@ export class CodecallRuntime {
   #resolveHits(found: ToolSearchResult, options: RuntimeSearchOptions): RuntimeSearchResult {
     const hits: RuntimeSearchHit[] = [];
     for (const hit of found.hits) {
-      const tool = this.#catalog.get(hit.name);
+      const tool = this.tools.get(hit.name);
       if (tool) hits.push({ ...hit, tool });
     }
     const codeTools = hits.map((h) => h.tool).filter((t) => t.allowedCallers.includes('code_execution'));
@@ -711,30 +709,33 @@ export class CodecallRuntime {
     );
   }
 
-  /** Updates the search index incrementally: only tools that were removed, added or changed. */
-  #syncCatalog(catalog: readonly CatalogTool[]): void {
-    const next = new Map(catalog.map((tool) => [tool.name, tool]));
-    if (!this.#indexed) {
-      // No index yet: the first search indexes the catalog as it is then.
-      this.#catalog = next;
-      return;
-    }
-    const removed = [...this.#catalog.keys()].filter((name) => !next.has(name));
-    const changed = catalog.filter((tool) => !sameSearchFields(this.#catalog.get(tool.name), tool));
+  /**
+   * Brings search up to date with a catalog change (the pool's diff: nothing is compared here
+   * but what changed). The in-thread index follows only once built (the first search indexes
+   * the catalog as it is then); the search worker, once started, always does.
+   */
+  #syncCatalog(change: CatalogChange): void {
+    if (!this.#indexed && this.#searchHost === undefined) return;
+    const removed = change.removed.map((tool) => tool.name);
+    const changed = [
+      ...change.added,
+      ...change.changed
+        .filter(({ before, after }) => !sameSearchFields(before, after))
+        .map(({ after }) => after),
+    ];
     try {
       if (removed.length > 0) {
-        this.#search.removeTools(removed);
+        if (this.#indexed) this.#search.removeTools(removed);
         this.#searchHost?.removeTools(removed);
       }
       if (changed.length > 0) {
         const tools = changed.map(searchable);
-        this.#search.addTools(tools);
+        if (this.#indexed) this.#search.addTools(tools);
         this.#searchHost?.addTools(tools);
       }
     } catch (error) {
       this.#onHistoryError(error);
     }
-    this.#catalog = next;
   }
 
   /** Flushes usage history, then closes the sandbox, every MCP server and the store. Idempotent. */

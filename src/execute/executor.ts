@@ -199,7 +199,7 @@ async function openJournal(
       isRepeatable: (name) => {
         // A store call sets or reads one key: doing it again has the same effect.
         if (isStoreCall(name)) return true;
-        const hints = pool.catalog().find((tool) => tool.name === name)?.annotations;
+        const hints = pool.get(name)?.annotations;
         return hints?.idempotentHint === true || hints?.readOnlyHint === true;
       },
       stop: (error) => {

@@ -27,6 +27,7 @@ import ivm from 'isolated-vm';
 
 import { SCRIPT_FILENAME } from './describe-error.js';
 import type { SandboxLimits } from './limits.js';
+import type { EngineToolCatalog } from './tool-catalog.js';
 
 export { SCRIPT_FILENAME };
 
@@ -44,8 +45,8 @@ export interface EngineSink {
 /** What to run. */
 export interface EngineRunRequest {
   code: string;
-  /** `[qualifiedName, namespace, member]` per tool, and `1` for a tool whose calls report their line. */
-  tools: EngineToolEntry[];
+  /** The run's catalog: its list crosses into the isolate only when the script enumerates `tools`. */
+  tools: EngineToolCatalog;
   limits: SandboxLimits;
   /** Milliseconds of wall time left when the request was made. */
   wallTimeLeftMs: number;
@@ -55,9 +56,6 @@ export interface EngineRunRequest {
    */
   session?: { key: string; isNew: boolean };
 }
-
-/** `[qualifiedName, namespace, member]`, and `1` when the tool's calls report their script line. */
-export type EngineToolEntry = [string, string, string] | [string, string, string, 1];
 
 /** A thrown value, read inside the isolate into strings. */
 export interface ThrownReport {
@@ -233,6 +231,7 @@ export class IsolateEngine {
           sandbox.run?.onCall(id, name, args, site);
         }),
       );
+      global.setSync('__codecall_list', new ivm.Callback(() => sandbox.run?.listTools() ?? '[]'));
       global.setSync(
         '__codecall_done',
         new ivm.Callback((ok: unknown, payload: unknown) => {
@@ -310,14 +309,16 @@ export class EngineRun {
   /** Compiles the script in the isolate and starts it. */
   begin(): void {
     const { isolate, context, start } = this.#sandbox!;
+    const tools = this.#request.tools;
     const config = JSON.stringify({
-      tools: this.#request.tools,
+      lineTools: tools.lineNames,
+      store: tools.store ? 1 : 0,
       maxStdoutBytes: this.#request.limits.maxStdoutBytes,
       maxStderrBytes: this.#request.limits.maxStderrBytes,
       maxToolArgsBytes: this.#request.limits.maxToolArgsBytes,
       maxToolCalls: this.#request.limits.maxToolCalls,
       maxPendingToolArgsBytes: this.#request.limits.maxPendingToolArgsBytes,
-      maxToolNameChars: this.#request.limits.maxToolNameChars,
+      maxToolNameChars: Math.max(this.#request.limits.maxToolNameChars, tools.maxNameChars),
       maxFormattedValues: this.#request.limits.maxFormattedValues,
     });
     this.#enter((timeout) => {
@@ -329,6 +330,11 @@ export class EngineRun {
       }) as ivm.Reference<unknown>;
       start.applySync(undefined, [config, main.derefInto({ release: true })], { timeout });
     });
+  }
+
+  /** JSON `[[namespace, member], …]` of the run's tools, for a script that enumerates `tools`. */
+  listTools(): string {
+    return this.#ended ? '[]' : this.#request.tools.list();
   }
 
   /** Delivers the end of a tool call: `payload` is result JSON (ok) or the error message. */

@@ -20,6 +20,7 @@ import type {
 import type { EngineFaultCode, EngineOutcome, EngineSink } from './engine.js';
 import type { SandboxLimits } from './limits.js';
 import { describeThrown, mapCallSite, readCodeMap } from './describe-error.js';
+import { SandboxToolCatalog } from './tool-catalog.js';
 
 /** Characters of a tool's error message passed to the script. */
 const MAX_TOOL_ERROR_CHARS = 2_000;
@@ -231,7 +232,8 @@ const SCRIPT_ERROR_CODES = new Set<string>(['TOOL_CALL_LIMIT', 'TOOL_RESULT_LIMI
 export class RunController implements EngineSink {
   readonly #options: RunControllerOptions;
   readonly #limits: SandboxLimits;
-  readonly #byName = new Map<string, SandboxToolBinding>();
+  /** Each tool by both spellings: the catalog's map, shared by its runs (never copied per run). */
+  readonly #byName: ReadonlyMap<string, SandboxToolBinding>;
   readonly #records: ToolCallRecord[] = [];
   readonly #queue: QueuedCall[] = [];
   readonly #abort = new AbortController();
@@ -258,14 +260,9 @@ export class RunController implements EngineSink {
   constructor(options: RunControllerOptions) {
     this.#options = options;
     this.#limits = options.limits;
-    let maxNameChars = options.limits.maxToolNameChars;
-    for (const tool of options.tools) {
-      const written = `${tool.namespace}.${tool.member}`;
-      this.#byName.set(tool.name, tool);
-      this.#byName.set(written, tool);
-      maxNameChars = Math.max(maxNameChars, tool.name.length, written.length);
-    }
-    this.#maxNameChars = maxNameChars;
+    const catalog = SandboxToolCatalog.of(options.tools);
+    this.#byName = catalog.byName;
+    this.#maxNameChars = Math.max(options.limits.maxToolNameChars, catalog.engine.maxNameChars);
     this.#stdout = new OutputBuffer(options.limits.maxStdoutBytes);
     this.#stderr = new OutputBuffer(options.limits.maxStderrBytes);
   }

@@ -38,9 +38,10 @@ import {
 import { CodecallError } from '../errors.js';
 import type { ExecutionErrorCode, ExecutionResult, SandboxToolBinding, ToolInvoker } from '../types.js';
 import { findDistFile, loadPreludeSource } from './assets.js';
-import type { EngineRunRequest, EngineToolEntry, IsolateEngine } from './engine.js';
+import type { EngineRunRequest, IsolateEngine } from './engine.js';
 import { resolveSandboxLimits, type SandboxLimits } from './limits.js';
 import { RunController, type RunBackend } from './run-controller.js';
+import { SandboxToolCatalog } from './tool-catalog.js';
 import { WorkerProcess, type WorkerProcessOptions } from './worker-process.js';
 
 /** Where isolates run: supervised worker processes, or the host process. */
@@ -89,7 +90,11 @@ export interface SandboxPoolOptions {
 export interface SandboxRunOptions {
   /** Compiled code: `CompileResult.code` from `compileScript`. */
   code: string;
-  /** The tools the script may call. */
+  /**
+   * The tools the script may call. What the sandbox derives from them is built once per array
+   * and shared by the runs that get the same array: pass one array per catalog version, and do
+   * not change it after its first run.
+   */
   tools: SandboxToolBinding[];
   /** Host-side dispatcher of tool calls. */
   invoke: ToolInvoker;
@@ -518,11 +523,8 @@ export class SandboxPool {
     session?: { key: string; isNew: boolean },
     reserved?: WorkerProcess,
   ): Promise<ExecutionResult> {
-    const tools: EngineToolEntry[] = options.tools.map((tool) =>
-      tool.reportsLine === true
-        ? [tool.name, tool.namespace, tool.member, 1]
-        : [tool.name, tool.namespace, tool.member],
-    );
+    // Built once per bindings array and shared by its runs: nothing here scales with the catalog.
+    const tools = SandboxToolCatalog.of(options.tools).engine;
     const controllerOptions: ConstructorParameters<typeof RunController>[0] = {
       code: options.code,
       tools: options.tools,

@@ -12,7 +12,12 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { CodecallError } from '../errors.js';
 import type { EngineFaultCode, EngineOutcome, EngineRunRequest, EngineSink } from './engine.js';
 import type { RunBackend } from './run-controller.js';
-import type { HostMessage, WorkerMessage } from './worker-protocol.js';
+import {
+  KeptCatalogs,
+  type HostMessage,
+  type WireRunRequest,
+  type WorkerMessage,
+} from './worker-protocol.js';
 
 /** Options for {@link WorkerProcess.spawn}. */
 export interface WorkerProcessOptions {
@@ -67,6 +72,8 @@ export class WorkerProcess {
   readonly #options: WorkerProcessOptions;
   #run: WorkerRun | undefined;
   #nextRunId = 1;
+  /** Mirror of the catalog lists the worker holds (see {@link KeptCatalogs}). */
+  readonly #catalogs = new KeptCatalogs<true>();
   #stderrTail = '';
   #alive = true;
   #killReason: EngineFaultCode | undefined;
@@ -164,9 +171,17 @@ export class WorkerProcess {
       if (this.#run === run) this.#run = undefined;
       this.#stopHeartbeat();
     });
-    this.post({ t: 'run', runId: run.runId, request });
+    this.post({ t: 'run', runId: run.runId, request: this.#wire(request) });
     this.#startHeartbeat(run);
     return run;
+  }
+
+  /** The request as it crosses: the catalog's list only the first time this worker gets it. */
+  #wire(request: EngineRunRequest): WireRunRequest {
+    const { list: _list, ...catalog } = request.tools;
+    const held = this.#catalogs.use(catalog.id) === true;
+    if (!held) this.#catalogs.keep(catalog.id, true);
+    return { ...request, tools: held ? catalog : { ...catalog, listJson: request.tools.list() } };
   }
 
   /** Cancels a run; a worker that does not confirm within the grace period is killed. */

@@ -15,10 +15,12 @@
  * the crash. Byte counts of output past the stream budget are always batched.
  */
 import { IsolateEngine, type EngineRun } from './engine.js';
-import type { HostMessage, WorkerMessage } from './worker-protocol.js';
+import { KeptCatalogs, type HostMessage, type WorkerMessage } from './worker-protocol.js';
 
 let engine: IsolateEngine | undefined;
 const runs = new Map<number, EngineRun>();
+/** Tool lists by catalog id, as the host sent them (the host mirrors which are kept). */
+const catalogs = new KeptCatalogs<string>();
 const pendingOutput = new Map<number, [number, string, number][]>();
 let flushScheduled = false;
 /** Console calls per run whose text is sent to the host at once. */
@@ -60,8 +62,13 @@ function handle(message: HostMessage): void {
       return;
     }
     case 'run': {
-      const { runId, request } = message;
+      const { runId, request: wire } = message;
+      // Kept before anything else, so the host's mirror stays exact.
+      const { listJson, ...catalog } = wire.tools;
+      if (listJson !== undefined) catalogs.keep(catalog.id, listJson);
+      const kept = catalogs.use(catalog.id) ?? '[]';
       if (!engine) return;
+      const request = { ...wire, tools: { ...catalog, list: () => kept } };
       let immediateLeft = IMMEDIATE_OUTPUT_MESSAGES;
       let lastSentAt = 0;
       const run = engine.start(request, {

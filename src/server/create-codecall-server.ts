@@ -270,12 +270,17 @@ export function createCodecallServer(options: CodecallServerOptions): Server {
     for (const [name, candidate] of direct) if (candidate.name === tool.name) return name;
     return undefined;
   };
-  const signature = (tools: Map<string, CatalogTool>): string =>
-    JSON.stringify([...tools].map(([name, t]) => [name, t.description, t.inputSchema, t.annotations]));
+  // The pool keeps the object of a tool whose listing did not change: same objects, same list.
+  const sameTools = (a: Map<string, CatalogTool>, b: Map<string, CatalogTool>): boolean => {
+    if (a.size !== b.size) return false;
+    for (const [name, tool] of a) if (b.get(name) !== tool) return false;
+    return true;
+  };
 
-  const unsubscribe = runtime.tools.onCatalogChange(() => {
-    const next = exposed();
-    const changed = signature(next) !== signature(direct);
+  const unsubscribe = runtime.tools.onCatalogChange((_catalog, change) => {
+    const touched = change.added.length + change.removed.length + change.changed.length > 0;
+    const next = touched ? exposed() : direct;
+    const changed = !sameTools(next, direct);
     direct = next;
     if (changed && server.transport) server.sendToolListChanged().catch(() => {});
     const nowConnected = connectedKey();

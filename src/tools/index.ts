@@ -3,8 +3,9 @@
  * The MCP client side: the server pool, the tool catalog, caller policy, input validation and
  * result normalization.
  */
-export { ToolPool } from './tool-pool.js';
+export { diffCatalogs, ToolPool } from './tool-pool.js';
 export type {
+  CatalogChange,
   CatalogListener,
   CatalogTool,
   ServerStatus,

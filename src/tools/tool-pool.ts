@@ -55,6 +55,7 @@ import {
   type TransportFactory,
   type UpstreamNotification,
   type UpstreamRequest,
+  type ListedTool,
 } from './server-connection.js';
 import { InputValidatorCache, type InputValidator } from './validate-input.js';
 
@@ -228,8 +229,62 @@ export interface ServerStatus {
  */
 export type UpstreamToolResult = CallToolResult;
 
-/** Listener of {@link ToolPool.onCatalogChange}. */
-export type CatalogListener = (catalog: readonly CatalogTool[]) => void;
+/**
+ * What changed between two catalogs, computed once by the pool and handed to every listener.
+ * A tool whose server listed it unchanged keeps its object, so `changed` holds only tools whose
+ * listing (or name in the sandbox) changed.
+ */
+export interface CatalogChange {
+  /** Tools whose qualified name is new. */
+  added: CatalogTool[];
+  /** Tools whose qualified name is gone. */
+  removed: CatalogTool[];
+  /** Tools present in both, as a new object: `before` and `after`. */
+  changed: Array<{ before: CatalogTool; after: CatalogTool }>;
+}
+
+/** Listener of {@link ToolPool.onCatalogChange}: the new catalog, and what changed from the last. */
+export type CatalogListener = (catalog: readonly CatalogTool[], change: CatalogChange) => void;
+
+/**
+ * What changed from `before` to `after` (tools matched by qualified name, compared by identity):
+ * one pass over each.
+ */
+export function diffCatalogs(before: readonly CatalogTool[], after: readonly CatalogTool[]): CatalogChange {
+  const left = new Map<string, CatalogTool>();
+  for (const tool of before) left.set(tool.name, tool);
+  const change: CatalogChange = { added: [], removed: [], changed: [] };
+  for (const tool of after) {
+    const previous = left.get(tool.name);
+    if (previous === undefined) change.added.push(tool);
+    else {
+      left.delete(tool.name);
+      if (previous !== tool) change.changed.push({ before: previous, after: tool });
+    }
+  }
+  change.removed.push(...left.values());
+  return change;
+}
+
+/** What the pool made of one server's tool list, kept so an unchanged listing keeps its tools. */
+interface BuiltServer {
+  listed: readonly ListedTool[];
+  namespace: string;
+  /** Whether the server offered resources (it then gets `read_resource`). */
+  resources: boolean;
+  entries: Entry[];
+  /** Each listed tool by name: its listing, its JSON text (made on first compare), its entry. */
+  byName: Map<string, { listed: ListedTool; json: string | undefined; entry: Entry }>;
+}
+
+/** JSON text of a listing, to tell a re-listed tool that did not change. */
+function listingJson(listed: ListedTool): string {
+  try {
+    return JSON.stringify(listed);
+  } catch {
+    return '';
+  }
+}
 
 interface Entry {
   tool: CatalogTool;
@@ -313,6 +368,8 @@ export class ToolPool {
   private readonly listeners = new Set<CatalogListener>();
   private entries = new Map<string, Entry>();
   private tools: readonly CatalogTool[] = [];
+  /** Each server's tools as last built (see {@link BuiltServer}). */
+  private built = new Map<ServerConnection, BuiltServer>();
   /** Input validators per server, and the tool list they were compiled for. */
   private readonly validators = new Map<ServerConnection, { listed: unknown; cache: InputValidatorCache }>();
   private readonly validatorCacheMaxEntries: number;
@@ -443,64 +500,129 @@ export class ToolPool {
     return this.approval.approver;
   }
 
-  /** Rebuilds the catalog from every server's tool list; notifies listeners when asked. */
+  /**
+   * Rebuilds the catalog from every server's tool list; notifies listeners when asked, with the
+   * change computed once here. A server whose tool list is the same array (no re-list) keeps its
+   * tools as they were; a re-listed tool whose listing is unchanged keeps its object.
+   */
   private rebuild(notify: boolean): void {
     if (this.closed) return;
     const namespaces = assignIdentifiers(this.connections.map((c) => c.name));
     const entries = new Map<string, Entry>();
     const aliases = new Map<string, Entry>();
     const tools: CatalogTool[] = [];
+    const built = new Map<ServerConnection, BuiltServer>();
     for (const connection of this.connections) {
-      const config = connection.config;
       const validators = this.validators.get(connection);
       // A new tool list (list_changed, reconnect): drop its validators and their ajv instances.
       if (validators && validators.listed !== connection.tools) {
         validators.cache.clear();
         validators.listed = connection.tools;
       }
-      const members = assignIdentifiers(connection.tools.map((t) => t.name));
-      for (const listed of connection.tools) {
-        const policy: ToolPolicyConfig =
-          (Object.hasOwn(config.tools, listed.name) ? config.tools[listed.name] : undefined) ?? {};
-        const callers = resolveAllowedCallers({
-          tool: policy.allowedCallers,
-          server: config.allowedCallers,
-          annotations: listed.annotations,
-        });
-        const approval = resolveRequireApproval({
-          tool: policy.requireApproval,
-          server: config.requireApproval,
-          annotations: listed.annotations,
-          allowedCallers: callers.allowedCallers,
-          requireForDestructive: this.approval.requireForDestructive,
-        });
-        const tool: CatalogTool = {
-          name: qualifiedName(connection.name, listed.name),
-          server: connection.name,
-          tool: listed.name,
-          namespace: namespaces.get(connection.name)!,
-          member: members.get(listed.name)!,
-          description: listed.description,
-          inputSchema: listed.inputSchema,
-          allowedCallers: callers.allowedCallers,
-          allowedCallersSource: callers.source,
-          requireApproval: approval.requireApproval,
-          requireApprovalSource: approval.source,
-          deferLoading: policy.deferLoading ?? config.deferLoading,
-          timeoutMs: policy.timeoutMs ?? config.toolTimeoutMs,
-        };
-        if (listed.title !== undefined) tool.title = listed.title;
-        if (listed.outputSchema !== undefined) tool.outputSchema = listed.outputSchema;
-        if (listed.annotations !== undefined) tool.annotations = listed.annotations;
-        if (policy.inputExamples !== undefined) tool.inputExamples = policy.inputExamples;
-        Object.freeze(tool);
-        const entry: Entry = { tool, connection };
-        entries.set(tool.name, entry);
-        aliases.set(`${tool.namespace}.${tool.member}`, entry);
-        tools.push(tool);
+      const namespace = namespaces.get(connection.name)!;
+      const previous = this.built.get(connection);
+      const server =
+        previous !== undefined &&
+        previous.listed === connection.tools &&
+        previous.namespace === namespace &&
+        previous.resources === Boolean(connection.capabilities?.resources)
+          ? previous
+          : this.buildServer(connection, namespace, previous);
+      built.set(connection, server);
+      for (const entry of server.entries) {
+        entries.set(entry.tool.name, entry);
+        aliases.set(`${entry.tool.namespace}.${entry.tool.member}`, entry);
+        tools.push(entry.tool);
       }
-      const taken = new Set([...members.keys(), ...members.values()]);
-      if (connection.capabilities?.resources && !taken.has(READ_RESOURCE_TOOL)) {
+    }
+    for (const [alias, entry] of aliases) if (!entries.has(alias)) entries.set(alias, entry);
+    const before = this.tools;
+    this.built = built;
+    this.entries = entries;
+    this.tools = Object.freeze(tools);
+    this.nameIndex = undefined;
+    if (!notify || this.listeners.size === 0) return;
+    const change = diffCatalogs(before, this.tools);
+    for (const listener of this.listeners) {
+      try {
+        listener(this.tools, change);
+      } catch {
+        // A listener's failure must not break the pool.
+      }
+    }
+  }
+
+  /** Builds one server's catalog tools, reusing those of `previous` whose listing is unchanged. */
+  private buildServer(
+    connection: ServerConnection,
+    namespace: string,
+    previous: BuiltServer | undefined,
+  ): BuiltServer {
+    const config = connection.config;
+    const resources = Boolean(connection.capabilities?.resources);
+    const server: BuiltServer = {
+      listed: connection.tools,
+      namespace,
+      resources,
+      entries: [],
+      byName: new Map(),
+    };
+    const members = assignIdentifiers(connection.tools.map((t) => t.name));
+    for (const listed of connection.tools) {
+      const member = members.get(listed.name)!;
+      const kept = previous?.namespace === namespace ? previous.byName.get(listed.name) : undefined;
+      if (kept !== undefined && kept.entry.tool.member === member) {
+        kept.json ??= listingJson(kept.listed);
+        const json = kept.listed === listed ? kept.json : listingJson(listed);
+        if (json === kept.json && json !== '') {
+          server.entries.push(kept.entry);
+          server.byName.set(listed.name, { listed, json, entry: kept.entry });
+          continue;
+        }
+      }
+      const policy: ToolPolicyConfig =
+        (Object.hasOwn(config.tools, listed.name) ? config.tools[listed.name] : undefined) ?? {};
+      const callers = resolveAllowedCallers({
+        tool: policy.allowedCallers,
+        server: config.allowedCallers,
+        annotations: listed.annotations,
+      });
+      const approval = resolveRequireApproval({
+        tool: policy.requireApproval,
+        server: config.requireApproval,
+        annotations: listed.annotations,
+        allowedCallers: callers.allowedCallers,
+        requireForDestructive: this.approval.requireForDestructive,
+      });
+      const tool: CatalogTool = {
+        name: qualifiedName(connection.name, listed.name),
+        server: connection.name,
+        tool: listed.name,
+        namespace,
+        member,
+        description: listed.description,
+        inputSchema: listed.inputSchema,
+        allowedCallers: callers.allowedCallers,
+        allowedCallersSource: callers.source,
+        requireApproval: approval.requireApproval,
+        requireApprovalSource: approval.source,
+        deferLoading: policy.deferLoading ?? config.deferLoading,
+        timeoutMs: policy.timeoutMs ?? config.toolTimeoutMs,
+      };
+      if (listed.title !== undefined) tool.title = listed.title;
+      if (listed.outputSchema !== undefined) tool.outputSchema = listed.outputSchema;
+      if (listed.annotations !== undefined) tool.annotations = listed.annotations;
+      if (policy.inputExamples !== undefined) tool.inputExamples = policy.inputExamples;
+      Object.freeze(tool);
+      const entry: Entry = { tool, connection };
+      server.entries.push(entry);
+      server.byName.set(listed.name, { listed, json: undefined, entry });
+    }
+    const taken = new Set([...members.keys(), ...members.values()]);
+    if (resources && !taken.has(READ_RESOURCE_TOOL)) {
+      const kept = previous?.entries.find((entry) => entry.synthetic === 'read_resource');
+      if (kept !== undefined && kept.tool.namespace === namespace) server.entries.push(kept);
+      else {
         const policy: ToolPolicyConfig =
           (Object.hasOwn(config.tools, READ_RESOURCE_TOOL) ? config.tools[READ_RESOURCE_TOOL] : undefined) ??
           {};
@@ -508,7 +630,7 @@ export class ToolPool {
           name: qualifiedName(connection.name, READ_RESOURCE_TOOL),
           server: connection.name,
           tool: READ_RESOURCE_TOOL,
-          namespace: namespaces.get(connection.name)!,
+          namespace,
           member: READ_RESOURCE_TOOL,
           description:
             `Reads a resource of MCP server "${connection.name}" by its URI (MCP resources/read). ` +
@@ -521,24 +643,10 @@ export class ToolPool {
           deferLoading: policy.deferLoading ?? config.deferLoading,
           timeoutMs: policy.timeoutMs ?? config.toolTimeoutMs,
         });
-        const entry: Entry = { tool, connection, synthetic: 'read_resource' };
-        entries.set(tool.name, entry);
-        aliases.set(`${tool.namespace}.${tool.member}`, entry);
-        tools.push(tool);
+        server.entries.push({ tool, connection, synthetic: 'read_resource' });
       }
     }
-    for (const [alias, entry] of aliases) if (!entries.has(alias)) entries.set(alias, entry);
-    this.entries = entries;
-    this.tools = Object.freeze(tools);
-    this.nameIndex = undefined;
-    if (!notify) return;
-    for (const listener of this.listeners) {
-      try {
-        listener(this.tools);
-      } catch {
-        // A listener's failure must not break the pool.
-      }
-    }
+    return server;
   }
 
   /**
