@@ -310,6 +310,7 @@ export class EngineRun {
   /** The isolate's CPU time as read after the last entry (nothing runs in it between entries). */
   #cpuNowNs: bigint;
   #resolve!: (outcome: EngineOutcome) => void;
+  #entries = 0;
   #ended = false;
   #finished: { ok: boolean; payload: string | undefined } | undefined;
 
@@ -324,6 +325,11 @@ export class EngineRun {
     this.#cpuBudgetNs = this.#cpuStartNs + BigInt(request.limits.cpuTimeMs) * NS_PER_MS;
     this.outcome = new Promise((resolve) => (this.#resolve = resolve));
     if (sandbox) sandbox.run = this;
+  }
+
+  /** Entries into the isolate so far (the start, then one per batch of answers). */
+  get entries(): number {
+    return this.#entries;
   }
 
   /** Compiles the script in the isolate and starts it. */
@@ -442,6 +448,7 @@ export class EngineRun {
     if (cpuLeftMs <= 0) return this.#end({ ok: false, fault: { code: 'CPU_TIMEOUT' } });
     if (wallLeftMs <= 0) return this.#end({ ok: false, fault: { code: 'WALL_TIMEOUT' } });
     const cpuBound = cpuLeftMs <= wallLeftMs;
+    this.#entries++;
     try {
       body(Math.max(1, Math.ceil(Math.min(cpuLeftMs, wallLeftMs))));
     } catch (error) {
