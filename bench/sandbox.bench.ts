@@ -12,12 +12,15 @@
  * in-process ÷ a bare isolated-vm bridge written for the purpose (one Reference applied with a
  * promise result, JSON both ways), target ≤ 1.3×; process mode − a bare Node IPC round trip
  * between two processes (the faster of `json` and `advanced` serialization), target ≤ 15 µs.
+ * For information, the same bare bridge entering with a timeout (as codecall must, to stop a
+ * loop in any entry within the CPU budget) shows what that timer alone costs per call.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { resolve } from 'node:path';
 import ivm from 'isolated-vm';
 
 import { compileScript } from '../src/compile/index.js';
+import { DEFAULT_SANDBOX_LIMITS } from '../src/config/defaults.js';
 import { loadPreludeSource } from '../src/isolate/assets.js';
 import { IsolateEngine } from '../src/isolate/engine.js';
 import { SandboxPool, type SandboxMode } from '../src/isolate/index.js';
@@ -176,26 +179,51 @@ async function parallel(pool: SandboxPool): Promise<{ done: number; ms: number }
  * synchronous `ivm.Callback` with the call's id and JSON arguments, the host runs the tool and
  * enters the isolate once with `Reference.applySync` to resolve the call's promise (V8 then runs
  * the script on to its next await). `script` is the body of an async function with `call(args)`.
+ * `batched`: the answers that arrive in one turn of the host's loop enter together, once.
  */
-async function bareBridge(script: string, invoke: (args: unknown) => Promise<unknown>): Promise<void> {
+async function bareBridge(
+  script: string,
+  invoke: (args: unknown) => Promise<unknown>,
+  entryTimeoutMs?: number,
+  batched = false,
+): Promise<void> {
   const isolate = new ivm.Isolate({ memoryLimit: 64 });
   try {
     const context = isolate.createContextSync();
     context.evalSync(
       `const pending = new Map(); let next = 0;
        globalThis.settle = (id, json) => { const resolve = pending.get(id); pending.delete(id); resolve(JSON.parse(json)); };
+       globalThis.settleMany = (...answers) => { for (let i = 0; i < answers.length; i += 2) settle(answers[i], answers[i + 1]); };
        const call = (args) => new Promise((resolve) => { const id = next++; pending.set(id, resolve); hostCall(id, JSON.stringify(args)); });
        globalThis.main = async () => { ${script} hostDone(); };`,
     );
     const settle = context.global.getSync('settle', { reference: true }) as ivm.Reference<
       (id: number, json: string) => void
     >;
+    const settleMany = context.global.getSync('settleMany', { reference: true }) as ivm.Reference<
+      (...answers: (number | string)[]) => void
+    >;
+    // Batched: answers that arrive in one turn of the loop enter the isolate together.
+    let answers: (number | string)[] = [];
+    const enterWithAnswers = () => {
+      const ready = answers;
+      answers = [];
+      settleMany.applySync(undefined, ready);
+    };
     context.global.setSync(
       'hostCall',
       new ivm.Callback((id: number, json: string) => {
-        void invoke(JSON.parse(json)).then((result) =>
-          settle.applySync(undefined, [id, JSON.stringify(result)]),
-        );
+        void invoke(JSON.parse(json)).then((result) => {
+          if (batched) {
+            if (answers.push(id, JSON.stringify(result)) === 2) setImmediate(enterWithAnswers);
+            return;
+          }
+          settle.applySync(
+            undefined,
+            [id, JSON.stringify(result)],
+            entryTimeoutMs === undefined ? undefined : { timeout: entryTimeoutMs },
+          );
+        });
       }),
     );
     const done = new Promise<void>((resolveDone) =>
@@ -210,16 +238,16 @@ async function bareBridge(script: string, invoke: (args: unknown) => Promise<unk
 }
 
 /** p50 gap between consecutive host calls of {@link bareBridge}, sequential calls. */
-async function bareBridgeUs(): Promise<number> {
+async function bareBridgeUs(entryTimeoutMs?: number): Promise<number> {
   const stamps: number[] = [];
   const invoke = (args: unknown): Promise<unknown> => {
     stamps.push(nowUs());
     return echo(args);
   };
   const loop = (n: number): string => `for (let i = 0; i < ${n}; i++) await call({ i, name: 'item' });`;
-  await bareBridge(loop(200), invoke); // warm-up
+  await bareBridge(loop(200), invoke, entryTimeoutMs); // warm-up
   stamps.length = 0;
-  await bareBridge(loop(CALLS), invoke);
+  await bareBridge(loop(CALLS), invoke, entryTimeoutMs);
   return percentile(
     stamps.slice(1).map((stamp, index) => stamp - stamps[index]!),
     50,
@@ -235,12 +263,15 @@ const sleepingTool = async (args: unknown): Promise<unknown> => {
 };
 const PARALLEL_SCRIPT = `await Promise.all(Array.from({ length: ${PARALLEL_CALLS} }, (_, i) => call({ i })));`;
 
-/** Median wall ms of {@link PARALLEL_CALLS} parallel 1 ms calls through {@link bareBridge}. */
-async function bareBridgeParallelMs(): Promise<number> {
+/**
+ * Median wall ms of {@link PARALLEL_CALLS} parallel 1 ms calls through {@link bareBridge}, one
+ * entry per answer or (`batched`) one entry per turn of the loop for the answers that arrived.
+ */
+async function bareBridgeParallelMs(batched: boolean): Promise<number> {
   const samples: number[] = [];
   for (let i = 0; i < 6; i++) {
     const start = nowUs();
-    await bareBridge(PARALLEL_SCRIPT, sleepingTool);
+    await bareBridge(PARALLEL_SCRIPT, sleepingTool, undefined, batched);
     if (i > 0) samples.push((nowUs() - start) / 1_000);
   }
   return percentile(samples, 50);
@@ -305,9 +336,15 @@ console.log(
 
 const bridge = await bareBridgeUs();
 console.log(`  floor: bare isolated-vm bridge, p50 ${bridge.toFixed(2)} µs per call`);
-const bridgeParallel = await bareBridgeParallelMs();
+const bridgeTimed = await bareBridgeUs(DEFAULT_SANDBOX_LIMITS.cpuTimeMs);
 console.log(
-  `  floor: bare isolated-vm bridge, ${PARALLEL_CALLS} parallel ${SLOW_CALL_MS} ms calls, median ${bridgeParallel.toFixed(1)} ms`,
+  `  info: the same bridge entering with a timeout (the stop for a loop in any entry), p50 ${bridgeTimed.toFixed(2)} µs per call (${(bridgeTimed / bridge).toFixed(2)}× the bare bridge)`,
+);
+const bridgeParallelEach = await bareBridgeParallelMs(false);
+const bridgeParallelBatched = await bareBridgeParallelMs(true);
+const bridgeParallel = Math.min(bridgeParallelEach, bridgeParallelBatched);
+console.log(
+  `  floor: bare isolated-vm bridge, ${PARALLEL_CALLS} parallel ${SLOW_CALL_MS} ms calls, median ${bridgeParallel.toFixed(1)} ms (the faster of one entry per answer ${bridgeParallelEach.toFixed(1)}, answers of one turn in one entry ${bridgeParallelBatched.toFixed(1)})`,
 );
 const ipcJson = await bareIpcUs('json');
 const ipcAdvanced = await bareIpcUs('advanced');
@@ -328,16 +365,14 @@ for (const mode of ['in-process', 'process'] as SandboxMode[]) {
     figure(`[${mode}] per call ÷ bare isolated-vm bridge (p50 gaps)`, roundTrip.steady / bridge, '×', {
       max: 1.3,
     });
+    figure(`[${mode}]   ÷ the bridge entering with a timeout (info)`, roundTrip.steady / bridgeTimed, '×');
   } else {
     figure(`[${mode}] per call − bare Node IPC round trip (p50)`, roundTrip.steady - ipc, 'µs', { max: 15 });
   }
   const warm = await readyUs(pool);
-  figure(
-    `[${mode}] sandbox ready from warm pool p50 (run → first tool call)`,
-    warm / 1_000,
-    'ms',
-    mode === 'in-process' ? { max: 0.5 } : undefined,
-  );
+  figure(`[${mode}] sandbox ready from warm pool p50 (run → first tool call)`, warm / 1_000, 'ms', {
+    max: mode === 'in-process' ? 0.5 : 1.5,
+  });
   if (mode === 'in-process') {
     const cold = await readyUs(pool, 96);
     figure(`[${mode}] sandbox ready cold p50 (new isolate, context, prelude)`, cold / 1_000, 'ms', {

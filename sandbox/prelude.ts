@@ -604,6 +604,22 @@ function settle(id: number, ok: boolean, payload: string | undefined, code: stri
 }
 
 /**
+ * Called by the host with the answers of one or more calls, `id, ok, payload, code` for each,
+ * in the order they ended; each is settled as {@link settle} does, and the script runs on when
+ * the host's entry ends (after all of them).
+ */
+function settleAll(...answers: unknown[]): void {
+  for (let index = 0; index + 3 < answers.length; index += 4) {
+    settle(
+      answers[index] as number,
+      answers[index + 1] as boolean,
+      answers[index + 2] as string | undefined,
+      answers[index + 3] as string | undefined,
+    );
+  }
+}
+
+/**
  * Runs every path of a run once, against the bridge while no run is attached (the host ignores
  * it), so V8 compiles the prelude's functions while the sandbox is a warm spare rather than
  * when a script starts. `start` reinstalls everything for the real run.
@@ -630,7 +646,7 @@ function warm(): void {
     );
     write(0, [{ a: 1, list: [1, 'two'], when: new Date(0) }, 'text', 3]);
     write(1, ['%s %d', 'x', 1]);
-    settle(nextId - 1, true, '{"a":[1,2]}', undefined);
+    settleAll(nextId - 1, true, '{"a":[1,2]}', undefined);
   } catch {
     // warming is best effort
   }
@@ -638,5 +654,5 @@ function warm(): void {
 }
 
 scope.__codecall_start = start;
-scope.__codecall_settle = settle;
+scope.__codecall_settle = settleAll;
 scope.__codecall_warm = warm;

@@ -101,9 +101,8 @@ interface Sandbox {
   isolate: ivm.Isolate;
   context: ivm.Context;
   start: ivm.Reference<(config: string, main: unknown) => void>;
-  settle: ivm.Reference<
-    (id: number, ok: boolean, payload: string | undefined, code: string | undefined) => void
-  >;
+  /** Settles calls: `id, ok, payload, code` for each, one after another in one argument list. */
+  settle: ivm.Reference<(...answers: SettleArgument[]) => void>;
   memoryMb: number;
   /** The run the bridge callbacks talk to; unset while the sandbox is spare. */
   run?: EngineRun;
@@ -111,7 +110,21 @@ interface Sandbox {
   onDisposed?: () => void;
 }
 
+/**
+ * Answers of tool calls, four entries each, one after another: `id, ok, payload, code` (as the
+ * arguments of {@link EngineRun.settle}). One flat list crosses into the isolate (and over IPC)
+ * without building an object per answer.
+ */
+export type EngineAnswers = (number | boolean | string | undefined)[];
+type SettleArgument = EngineAnswers[number];
+
 const NS_PER_MS = 1_000_000n;
+/**
+ * Answers settled in one isolate entry at most (four arguments each). Answers that arrive
+ * while other calls of the run are still in flight wait for the end of the host's current
+ * turn and enter together: one entry (one timeout armed, one CPU check) for all of them.
+ */
+const MAX_ANSWERS_PER_ENTRY = 1_024;
 /** Time the prelude's warm-up may take in a new isolate. */
 const WARM_TIMEOUT_MS = 1_000;
 
@@ -290,7 +303,13 @@ export class EngineRun {
   readonly #cpuStartNs: bigint;
   readonly #cpuBudgetNs: bigint;
   readonly #outstanding = new Set<number>();
+  /** Answers waiting for the next entry: `id, ok, payload, code` each. */
+  #answers: SettleArgument[] = [];
+  #flush: NodeJS.Immediate | undefined;
+  /** The isolate's CPU time as read after the last entry (nothing runs in it between entries). */
+  #cpuNowNs: bigint;
   #resolve!: (outcome: EngineOutcome) => void;
+  #entries = 0;
   #ended = false;
   #finished: { ok: boolean; payload: string | undefined } | undefined;
 
@@ -301,9 +320,15 @@ export class EngineRun {
     this.#sink = sink;
     this.#wallDeadline = performance.now() + request.wallTimeLeftMs;
     this.#cpuStartNs = sandbox?.isolate.cpuTime ?? 0n;
+    this.#cpuNowNs = this.#cpuStartNs;
     this.#cpuBudgetNs = this.#cpuStartNs + BigInt(request.limits.cpuTimeMs) * NS_PER_MS;
     this.outcome = new Promise((resolve) => (this.#resolve = resolve));
     if (sandbox) sandbox.run = this;
+  }
+
+  /** Entries into the isolate so far (the start, then one per batch of answers). */
+  get entries(): number {
+    return this.#entries;
   }
 
   /** Compiles the script in the isolate and starts it. */
@@ -337,11 +362,54 @@ export class EngineRun {
     return this.#ended ? '[]' : this.#request.tools.list();
   }
 
-  /** Delivers the end of a tool call: `payload` is result JSON (ok) or the error message. */
+  /**
+   * Delivers the end of a tool call: `payload` is result JSON (ok) or the error message. The
+   * last call in flight enters the isolate at once (with any answers waiting); an answer that
+   * arrives while other calls are in flight waits for the end of this turn of the host's event
+   * loop, so the calls that end together are settled in one entry.
+   */
   settle(id: number, ok: boolean, payload: string | undefined, code?: string): void {
     if (this.#ended || !this.#outstanding.delete(id)) return;
+    const answers = this.#answers;
+    answers.push(id, ok, payload, code);
+    if (this.#outstanding.size === 0 || answers.length >= MAX_ANSWERS_PER_ENTRY * 4) this.#settleWaiting();
+    else this.#flush ??= setImmediate(() => this.#settleWaiting());
+  }
+
+  /**
+   * Delivers answers that arrived together (`id, ok, payload, code` each, see
+   * {@link EngineAnswers}): all of them, and any waiting, are settled in one entry now. Answers
+   * of calls that are not in flight, and malformed ones, are ignored.
+   */
+  settleMany(answers: EngineAnswers): void {
+    if (this.#ended) return;
+    for (let index = 0; index + 3 < answers.length; index += 4) {
+      const id = answers[index];
+      const ok = answers[index + 1];
+      const payload = answers[index + 2];
+      const code = answers[index + 3];
+      if (typeof id !== 'number' || typeof ok !== 'boolean' || !this.#outstanding.delete(id)) continue;
+      this.#answers.push(
+        id,
+        ok,
+        typeof payload === 'string' ? payload : undefined,
+        typeof code === 'string' ? code : undefined,
+      );
+      if (this.#answers.length >= MAX_ANSWERS_PER_ENTRY * 4) this.#settleWaiting();
+    }
+    this.#settleWaiting();
+  }
+
+  #settleWaiting(): void {
+    if (this.#flush !== undefined) {
+      clearImmediate(this.#flush);
+      this.#flush = undefined;
+    }
+    const answers = this.#answers;
+    if (answers.length === 0 || this.#ended) return;
+    this.#answers = [];
     this.#enter((timeout) => {
-      this.#sandbox!.settle.applySync(undefined, [id, ok, payload, code], { timeout });
+      this.#sandbox!.settle.applySync(undefined, answers, { timeout });
     });
   }
 
@@ -381,11 +449,12 @@ export class EngineRun {
   #enter(body: (timeoutMs: number) => void): void {
     if (this.#ended || this.#sandbox === undefined) return;
     const { isolate } = this.#sandbox;
-    const cpuLeftMs = Number(this.#cpuBudgetNs - isolate.cpuTime) / 1e6;
+    const cpuLeftMs = Number(this.#cpuBudgetNs - this.#cpuNowNs) / 1e6;
     const wallLeftMs = this.#wallDeadline - performance.now();
     if (cpuLeftMs <= 0) return this.#end({ ok: false, fault: { code: 'CPU_TIMEOUT' } });
     if (wallLeftMs <= 0) return this.#end({ ok: false, fault: { code: 'WALL_TIMEOUT' } });
     const cpuBound = cpuLeftMs <= wallLeftMs;
+    this.#entries++;
     try {
       body(Math.max(1, Math.ceil(Math.min(cpuLeftMs, wallLeftMs))));
     } catch (error) {
@@ -402,7 +471,9 @@ export class EngineRun {
       }
       return this.#end({ ok: false, fault: { code: 'SANDBOX_CRASHED', message } });
     }
-    if (isolate.cpuTime > this.#cpuBudgetNs) return this.#end({ ok: false, fault: { code: 'CPU_TIMEOUT' } });
+    const cpuNowNs = isolate.cpuTime;
+    this.#cpuNowNs = cpuNowNs;
+    if (cpuNowNs > this.#cpuBudgetNs) return this.#end({ ok: false, fault: { code: 'CPU_TIMEOUT' } });
     this.#afterEntry();
   }
 
@@ -422,7 +493,9 @@ export class EngineRun {
       }
       return this.#end({ ok: false, thrown });
     }
-    if (this.#outstanding.size === 0) this.#end({ ok: false, fault: { code: 'STALLED' } });
+    if (this.#outstanding.size === 0 && this.#answers.length === 0) {
+      this.#end({ ok: false, fault: { code: 'STALLED' } });
+    }
   }
 
   #end(outcome: Omit<EngineOutcome, 'cpuMs'> & { cpuMs?: number }): void {
@@ -430,6 +503,9 @@ export class EngineRun {
     const ended: EngineOutcome = { ...outcome, cpuMs: this.#cpuMs() };
     this.#ended = true;
     this.#outstanding.clear();
+    this.#answers = [];
+    if (this.#flush !== undefined) clearImmediate(this.#flush);
+    this.#flush = undefined;
     const sandbox = this.#sandbox;
     if (sandbox) {
       delete sandbox.run;

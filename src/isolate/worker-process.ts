@@ -10,7 +10,13 @@
 import { fork, type ChildProcess } from 'node:child_process';
 
 import { CodecallError } from '../errors.js';
-import type { EngineFaultCode, EngineOutcome, EngineRunRequest, EngineSink } from './engine.js';
+import type {
+  EngineAnswers,
+  EngineFaultCode,
+  EngineOutcome,
+  EngineRunRequest,
+  EngineSink,
+} from './engine.js';
 import type { RunBackend } from './run-controller.js';
 import {
   KeptCatalogs,
@@ -32,6 +38,8 @@ export interface WorkerProcessOptions {
 /** Bytes of worker stderr kept to explain a crash. */
 const MAX_STDERR_TAIL_BYTES = 8_192;
 const OOM_PATTERN = /heap out of memory|Reached heap limit|allocation failed|invalid size error|OOM/i;
+/** Answers sent to the worker in one message at most (four entries each, see EngineAnswers). */
+const MAX_ANSWERS_PER_MESSAGE = 1_024;
 
 class WorkerRun implements RunBackend {
   readonly outcome: Promise<EngineOutcome>;
@@ -40,6 +48,11 @@ class WorkerRun implements RunBackend {
   readonly cpuTimeMs: number;
   #resolve!: (outcome: EngineOutcome) => void;
   readonly #worker: WorkerProcess;
+  /** Calls the worker sent that have no answer yet. */
+  readonly #open = new Set<number>();
+  /** Answers not sent yet: they leave together at the end of this turn of the loop. */
+  #answers: EngineAnswers = [];
+  #send: NodeJS.Immediate | undefined;
   settled = false;
 
   constructor(worker: WorkerProcess, runId: number, sink: EngineSink, cpuTimeMs: number) {
@@ -50,8 +63,35 @@ class WorkerRun implements RunBackend {
     this.outcome = new Promise((resolve) => (this.#resolve = resolve));
   }
 
+  /** A call from the worker: counted open until it is answered, then given to the sink. */
+  call(id: number, name: string, args: string, site: string | undefined): void {
+    this.#open.add(id);
+    this.sink.call(id, name, args, site);
+  }
+
+  /**
+   * Answers a call. The answer of the last open call goes out at once (with any waiting); while
+   * other calls are open, answers wait for the end of this turn of the loop and leave in one
+   * message (one IPC write, one isolate entry in the worker).
+   */
   settle(id: number, ok: boolean, payload: string | undefined, code?: string): void {
-    if (!this.settled) this.#worker.post({ t: 'settle', runId: this.runId, id, ok, payload, code });
+    if (this.settled) return;
+    this.#open.delete(id);
+    const answers = this.#answers;
+    answers.push(id, ok, payload, code);
+    if (this.#open.size === 0 || answers.length >= MAX_ANSWERS_PER_MESSAGE * 4) this.#sendAnswers();
+    else this.#send ??= setImmediate(() => this.#sendAnswers());
+  }
+
+  #sendAnswers(): void {
+    if (this.#send !== undefined) {
+      clearImmediate(this.#send);
+      this.#send = undefined;
+    }
+    const answers = this.#answers;
+    if (answers.length === 0 || this.settled) return;
+    this.#answers = [];
+    this.#worker.post({ t: 'settle', runId: this.runId, answers });
   }
 
   cancel(code: EngineFaultCode): void {
@@ -62,6 +102,9 @@ class WorkerRun implements RunBackend {
   end(outcome: EngineOutcome): void {
     if (this.settled) return;
     this.settled = true;
+    if (this.#send !== undefined) clearImmediate(this.#send);
+    this.#send = undefined;
+    this.#answers = [];
     this.#resolve(outcome);
   }
 }
@@ -231,9 +274,20 @@ export class WorkerProcess {
         if (run?.runId === message.runId)
           for (const [stream, text, dropped] of message.chunks) run.sink.output(stream, text, dropped);
         return;
-      case 'call':
-        if (run?.runId === message.runId) run.sink.call(message.id, message.name, message.args, message.site);
+      case 'call': {
+        const calls = message.calls;
+        if (run?.runId !== message.runId || !Array.isArray(calls)) return;
+        for (let index = 0; index + 3 < calls.length; index += 4) {
+          const id = calls[index];
+          const name = calls[index + 1];
+          const args = calls[index + 2];
+          const site = calls[index + 3];
+          if (typeof id !== 'number' || typeof name !== 'string' || typeof args !== 'string') continue;
+          run.call(id, name, args, typeof site === 'string' ? site : undefined);
+          if (run.settled) return;
+        }
         return;
+      }
       case 'done':
         if (run?.runId === message.runId) run.end(message.outcome);
         return;

@@ -6,7 +6,7 @@
  * host; the worker receives code, tool names, limits and tool results.
  */
 import { DEFAULT_SANDBOX_WORKER_KEPT_CATALOGS } from '../config/defaults.js';
-import type { EngineFaultCode, EngineOutcome, EngineRunRequest } from './engine.js';
+import type { EngineAnswers, EngineFaultCode, EngineOutcome, EngineRunRequest } from './engine.js';
 import type { EngineToolCatalog } from './tool-catalog.js';
 
 /**
@@ -49,14 +49,8 @@ export class KeptCatalogs<Value> {
 export type HostMessage =
   | { t: 'init'; prelude: string; spareMemoryMb: number }
   | { t: 'run'; runId: number; request: WireRunRequest }
-  | {
-      t: 'settle';
-      runId: number;
-      id: number;
-      ok: boolean;
-      payload: string | undefined;
-      code: string | undefined;
-    }
+  /** Answers of calls that ended in the same turn of the host's loop (see {@link EngineAnswers}). */
+  | { t: 'settle'; runId: number; answers: EngineAnswers }
   | { t: 'cancel'; runId: number; code: EngineFaultCode }
   | { t: 'drop-session'; key: string }
   | { t: 'ping'; seq: number };
@@ -66,6 +60,14 @@ export type WorkerMessage =
   | { t: 'ready' }
   | { t: 'init-failed'; message: string }
   | { t: 'out'; runId: number; chunks: [number, string, number][] }
-  | { t: 'call'; runId: number; id: number; name: string; args: string; site?: string }
+  /**
+   * Tool calls, four entries each: `id, name, argsJson, site` (`site` undefined unless the tool
+   * reports its line). The first call of an isolate entry is sent at once, the rest of that
+   * entry's calls together when the entry ends.
+   */
+  | { t: 'call'; runId: number; calls: WorkerCalls }
   | { t: 'done'; runId: number; outcome: EngineOutcome }
   | { t: 'pong'; seq: number };
+
+/** `id, name, argsJson, site` per call, one after another. */
+export type WorkerCalls = (number | string | undefined)[];

@@ -13,9 +13,13 @@
  * and before the final result. The bound on loss in a crash is therefore: after the first 100
  * console calls, text printed less than 1 ms before the script's last console call preceding
  * the crash. Byte counts of output past the stream budget are always batched.
+ *
+ * Tool calls: the first call an isolate entry makes is sent at once (the host starts it while
+ * the script runs on); the others made in the same entry (a `Promise.all` of many) follow in one
+ * message when the entry has returned.
  */
 import { IsolateEngine, type EngineRun } from './engine.js';
-import { KeptCatalogs, type HostMessage, type WorkerMessage } from './worker-protocol.js';
+import { KeptCatalogs, type HostMessage, type WorkerCalls, type WorkerMessage } from './worker-protocol.js';
 
 let engine: IsolateEngine | undefined;
 const runs = new Map<number, EngineRun>();
@@ -71,6 +75,15 @@ function handle(message: HostMessage): void {
       const request = { ...wire, tools: { ...catalog, list: () => kept } };
       let immediateLeft = IMMEDIATE_OUTPUT_MESSAGES;
       let lastSentAt = 0;
+      /** Calls of the current entry after its first, sent when the entry has returned. */
+      let heldCalls: WorkerCalls | undefined;
+      const sendHeldCalls = () => {
+        const calls = heldCalls;
+        heldCalls = undefined;
+        if (calls === undefined || calls.length === 0) return;
+        flush(runId);
+        send({ t: 'call', runId, calls });
+      };
       const run = engine.start(request, {
         output(stream, text, droppedBytes) {
           let chunks = pendingOutput.get(runId);
@@ -92,16 +105,20 @@ function handle(message: HostMessage): void {
           } else scheduleFlush();
         },
         call(id, name, args, site) {
+          if (heldCalls !== undefined) {
+            heldCalls.push(id, name, args, site);
+            return;
+          }
           flush(runId);
-          send(
-            site === undefined
-              ? { t: 'call', runId, id, name, args }
-              : { t: 'call', runId, id, name, args, site },
-          );
+          send({ t: 'call', runId, calls: [id, name, args, site] });
+          // The host's microtasks run once the isolate entry in progress has returned.
+          heldCalls = [];
+          queueMicrotask(sendHeldCalls);
         },
       });
       runs.set(runId, run);
       void run.outcome.then((outcome) => {
+        sendHeldCalls();
         runs.delete(runId);
         flush(runId);
         send({ t: 'done', runId, outcome });
@@ -109,7 +126,7 @@ function handle(message: HostMessage): void {
       return;
     }
     case 'settle':
-      runs.get(message.runId)?.settle(message.id, message.ok, message.payload, message.code);
+      if (Array.isArray(message.answers)) runs.get(message.runId)?.settleMany(message.answers);
       return;
     case 'cancel':
       runs.get(message.runId)?.cancel(message.code);
