@@ -583,7 +583,10 @@ function start(configJson: string, main: unknown): void {
   void runner();
 }
 
-/** Called by the host when a tool call ends: `payload` is JSON (ok) or the error message. */
+/**
+ * Called by the host when a tool call ends: `payload` is JSON (ok) or the error message. An ok
+ * payload with `code` `json-text` is a server's text, parsed here once; not JSON, it is the value.
+ */
 function settle(id: number, ok: boolean, payload: string | undefined, code: string | undefined): void {
   const entry = pending[id];
   if (entry === undefined) return;
@@ -597,8 +600,13 @@ function settle(id: number, ok: boolean, payload: string | undefined, code: stri
   try {
     value = payload === undefined ? undefined : parse(payload);
   } catch {
-    entry.reject(failure('The tool result was not valid JSON.', 'TOOL_ERROR', entry.site));
-    return;
+    // A server's text (code `json-text`, JSON_TEXT_PAYLOAD on the host) that is not JSON is
+    // the script's string, as any non-JSON text result is.
+    if (code === 'json-text') value = payload;
+    else {
+      entry.reject(failure('The tool result was not valid JSON.', 'TOOL_ERROR', entry.site));
+      return;
+    }
   }
   entry.resolve(value);
 }

@@ -44,9 +44,9 @@ export interface ToolInvocation {
 }
 
 /**
- * Host side of a tool call. Resolves with the (JSON-serialisable) result, or rejects with an
- * error whose `message` is shown to the script. Injected into the sandbox; the sandbox never
- * sees the MCP pool.
+ * Host side of a tool call. Resolves with the (JSON-serialisable) result, or a `JsonText` (a
+ * server's JSON text, which the sandbox parses itself), or rejects with an error whose `message`
+ * is shown to the script. Injected into the sandbox; the sandbox never sees the MCP pool.
  */
 export type ToolInvoker = (invocation: ToolInvocation) => Promise<unknown>;
 

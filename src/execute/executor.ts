@@ -14,6 +14,7 @@ import type { Approver, CatalogTool, ToolPool } from '../tools/index.js';
 import type { ExecutionResult, SandboxToolBinding, ToolInvoker } from '../types.js';
 import { isStoreCall, STORE_BINDINGS, type ScriptStore } from './script-store.js';
 import { CodecallError } from '../errors.js';
+import { JsonText } from '../util/json-text.js';
 import { createJournaledInvoker, type ReplayInDoubtPolicy } from './journaled-invoker.js';
 import { hashCode, type RunJournal, type RunJournalEntry } from './run-journal.js';
 
@@ -137,6 +138,21 @@ export interface Executor {
   declarations(options?: RenderDeclarationsOptions): string;
 }
 
+/**
+ * The event of a call that succeeded. A result passed through as JSON text is parsed only when a
+ * listener reads `result` (most read only the name and `ok`), once.
+ */
+function okEvent(name: string, args: unknown, result: unknown): ToolResultEvent {
+  if (!JsonText.isInstance(result)) return { name, args, result, ok: true };
+  let parsed: { value: unknown } | undefined;
+  const event = { name, args, ok: true } as ToolResultEvent;
+  Object.defineProperty(event, 'result', {
+    enumerable: true,
+    get: () => (parsed ??= { value: result.value() }).value,
+  });
+  return event;
+}
+
 function emptyResult(code: 'SYNTAX_ERROR', message: string): ExecutionResult {
   return {
     status: 'error',
@@ -243,6 +259,9 @@ export function createExecutor(options: ExecutorOptions): Executor {
             runId,
             callIndex: calls++,
             line,
+            // A JSON text result goes to the sandbox unparsed (it parses it once, itself); the
+            // host consumers that read values (the journal, `onToolResult`) parse it themselves.
+            jsonText: true,
           });
   };
   const observed = (listener: ToolResultListener, inner: ToolInvoker): ToolInvoker => {
@@ -261,7 +280,7 @@ export function createExecutor(options: ExecutorOptions): Executor {
         tell({ name: invocation.name, args: invocation.args, result: error, ok: false });
         throw error;
       }
-      tell({ name: invocation.name, args: invocation.args, result, ok: true });
+      tell(okEvent(invocation.name, invocation.args, result));
       return result;
     };
   };

@@ -15,6 +15,7 @@
  * otherwise the run stops with `REPLAY_IN_DOUBT`.
  */
 import { CodecallError } from '../errors.js';
+import { JsonText } from '../util/json-text.js';
 import type { ToolInvoker } from '../types.js';
 import {
   hashArgs,
@@ -111,7 +112,10 @@ export function createJournaledInvoker(options: JournaledInvokerOptions): Journa
     let finished: RunJournalFinished;
     let outcome: { ok: true; value: unknown } | { ok: false; error: unknown };
     try {
-      const value = await options.invoke(invocation);
+      let value = await options.invoke(invocation);
+      // The journal keeps values, and a replay answers with them: the live run gets the same
+      // value (not the text, which the sandbox could parse to what JSON cannot store, like -0).
+      if (JsonText.isInstance(value)) value = value.value();
       outcome = { ok: true, value };
       try {
         JSON.stringify(value);

@@ -24,6 +24,7 @@
  * {@link EngineRun.settle}.
  */
 import ivm from 'isolated-vm';
+import './young-generation.js';
 
 import { SCRIPT_FILENAME } from './describe-error.js';
 import type { SandboxLimits } from './limits.js';

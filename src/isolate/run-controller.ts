@@ -9,6 +9,7 @@
 import { DEFAULT_MAX_SUGGESTION_LOOKUPS_PER_RUN } from '../config/defaults.js';
 import { isCodecallError } from '../errors.js';
 import { NameIndex } from '../util/edit-distance.js';
+import { JsonText } from '../util/json-text.js';
 import type {
   ExecutionErrorCode,
   ExecutionResult,
@@ -34,6 +35,13 @@ const CALL_OVERHEAD_BYTES = 64;
 const MAX_REMEMBERED_UNKNOWN_NAMES = 256;
 /** Longest stretch of the host's loop spent answering queued unknown-name calls before it yields. */
 const UNKNOWN_NAME_SLICE_MS = 1;
+
+/**
+ * The `code` of a successful settle whose payload is a server's JSON text: the sandbox parses it
+ * and, when it is not valid JSON, gives the script the text itself (see `settle` in
+ * sandbox/prelude.ts). Without it a payload is JSON the host wrote, and must parse.
+ */
+export const JSON_TEXT_PAYLOAD = 'json-text';
 
 /** Where a run executes: an engine run in-process, or a run relayed to a worker. */
 export interface RunBackend {
@@ -454,17 +462,26 @@ export class RunController implements EngineSink {
   #succeeded(call: QueuedCall, record: ToolCallRecord, value: unknown): void {
     if (this.#ended) return;
     let json: string | undefined;
-    try {
-      json = value === undefined ? undefined : (JSON.stringify(value) as string | undefined);
-    } catch (error) {
-      return this.#failed(
-        call,
-        record,
-        `The result of ${call.binding.name} is not JSON data (${messageOf(error)}).`,
-        'TOOL_ERROR',
-      );
+    let bytes: number;
+    let kind: typeof JSON_TEXT_PAYLOAD | undefined;
+    if (JsonText.isInstance(value)) {
+      // A server's JSON text goes as it came: counted once, parsed once, in the sandbox.
+      json = value.text;
+      bytes = value.bytes;
+      kind = JSON_TEXT_PAYLOAD;
+    } else {
+      try {
+        json = value === undefined ? undefined : (JSON.stringify(value) as string | undefined);
+      } catch (error) {
+        return this.#failed(
+          call,
+          record,
+          `The result of ${call.binding.name} is not JSON data (${messageOf(error)}).`,
+          'TOOL_ERROR',
+        );
+      }
+      bytes = json === undefined ? 0 : Buffer.byteLength(json);
     }
-    const bytes = json === undefined ? 0 : Buffer.byteLength(json);
     record.resultBytes = bytes;
     if (bytes > this.#limits.maxToolResultBytes) {
       return this.#failed(
@@ -484,7 +501,7 @@ export class RunController implements EngineSink {
     }
     this.#resultBytes += bytes;
     record.ok = true;
-    this.#backend?.settle(call.id, true, json);
+    this.#backend?.settle(call.id, true, json, kind);
   }
 
   #failed(call: QueuedCall, record: ToolCallRecord, message: string, code: string): void {

@@ -57,7 +57,7 @@ export type {
 } from './approval.js';
 export { compileInputValidator } from './validate-input.js';
 export type { InputValidator } from './validate-input.js';
-export { normalizeToolResult, toolErrorText } from './normalize-result.js';
+export { normalizeToolResult, normalizeToolResultText, toolErrorText } from './normalize-result.js';
 export type { BinaryDescriptor, RawToolResult } from './normalize-result.js';
 export { defineTool, localTools } from './local-tools.js';
 export type { LocalTool, LocalToolDefinition } from './local-tools.js';

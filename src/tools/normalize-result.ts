@@ -6,8 +6,13 @@
  *   the text; images, audio and binary resources become small descriptors (type, MIME type,
  *   size), never base64; one block is returned as is, several as an array, none as `null`.
  * An `isError: true` result is not a value: {@link toolErrorText} extracts the server's message.
+ *
+ * For a script, {@link normalizeToolResultText} keeps a lone text block that looks like JSON as
+ * a {@link JsonText}: the sandbox parses it once (falling back to the string when it is not
+ * JSON), instead of the host parsing it, stringifying it again and the sandbox parsing it again.
  */
 import { DEFAULT_TOOL_ERROR_MESSAGE_BYTES } from '../config/defaults.js';
+import { JsonText } from '../util/json-text.js';
 
 /** A content block as servers send it (untrusted, so loosely typed). */
 interface ContentBlock {
@@ -44,9 +49,14 @@ function base64Bytes(data: unknown): number {
   return Math.max(0, Math.floor((data.length * 3) / 4) - padding);
 }
 
+/** True when `text` starts (after white space) like a JSON object or array. */
+function looksLikeJson(text: string): boolean {
+  const first = /\S/.exec(text)?.[0];
+  return first === '{' || first === '[';
+}
+
 function maybeJson(text: string): unknown {
-  const first = text.trimStart()[0];
-  if (first !== '{' && first !== '[') return text;
+  if (!looksLikeJson(text)) return text;
   try {
     return JSON.parse(text) as unknown;
   } catch {
@@ -120,6 +130,23 @@ export function normalizeToolResult(result: RawToolResult): unknown {
   if (content.length === 0) return null;
   if (content.length === 1) return normalizeBlock(content[0] ?? {});
   return content.map((block) => normalizeBlock(block ?? {}));
+}
+
+/**
+ * {@link normalizeToolResult} for a script's call: a result that is one text block that looks
+ * like JSON comes back unparsed, as a {@link JsonText} (the sandbox parses it, and gets the
+ * string when it is not valid JSON: the same value {@link normalizeToolResult} gives).
+ */
+export function normalizeToolResultText(result: RawToolResult): unknown {
+  const structured = result.structuredContent;
+  if (typeof structured === 'object' && structured !== null) return structured;
+  const content = result.content;
+  if (Array.isArray(content) && content.length === 1) {
+    const block = (content[0] ?? {}) as ContentBlock;
+    if (block.type === 'text' && typeof block.text === 'string' && looksLikeJson(block.text))
+      return new JsonText(block.text);
+  }
+  return normalizeToolResult(result);
 }
 
 /** The server's message of an `isError: true` result, bounded to {@link DEFAULT_TOOL_ERROR_MESSAGE_BYTES}. */

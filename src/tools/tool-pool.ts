@@ -40,7 +40,12 @@ import {
   type Approver,
   type RequireApprovalSource,
 } from './approval.js';
-import { normalizeToolResult, toolErrorText, type RawToolResult } from './normalize-result.js';
+import {
+  normalizeToolResult,
+  normalizeToolResultText,
+  toolErrorText,
+  type RawToolResult,
+} from './normalize-result.js';
 import {
   assertCallerAllowed,
   resolveAllowedCallers,
@@ -174,6 +179,12 @@ export interface ToolCallOptions {
    * gateway's MCP client). Without one, such a request is refused with a message saying why.
    */
   asker?: UpstreamAsker;
+  /**
+   * Resolve a result that is one JSON-looking text block as a `JsonText` (unparsed), for a
+   * caller that hands it to a sandbox which parses it itself; other results are values as usual.
+   * @defaultValue false
+   */
+  jsonText?: boolean | undefined;
 }
 
 /** Answers an upstream server's `sampling/createMessage` or `elicitation/create` request. */
@@ -743,7 +754,7 @@ export class ToolPool {
         details: { tool: tool.name },
       });
     }
-    return normalizeToolResult(raw);
+    return options.jsonText === true ? normalizeToolResultText(raw) : normalizeToolResult(raw);
   }
 
   /**

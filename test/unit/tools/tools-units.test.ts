@@ -3,11 +3,13 @@
  */
 import { describe, expect, it } from 'vitest';
 import { isCodecallError } from '../../../src/errors.js';
+import { JsonText } from '../../../src/util/json-text.js';
 import {
   assertCallerAllowed,
   assignIdentifiers,
   compileInputValidator,
   normalizeToolResult,
+  normalizeToolResultText,
   resolveAllowedCallers,
   toIdentifier,
   toolErrorText,
@@ -145,6 +147,30 @@ describe('result normalization', () => {
       { type: 'audio', mimeType: 'audio/wav', bytes: 3_000_000, note: 'audio data omitted' },
       { type: 'weird', note: 'unsupported content omitted' },
     ]);
+  });
+
+  it('for a script, keeps one JSON-looking text block as the server sent it (JsonText)', () => {
+    const text = ' \n{ "a" : [1, 2] }';
+    const kept = normalizeToolResultText({ content: [{ type: 'text', text }] });
+    expect(JsonText.isInstance(kept) && kept.text).toBe(text);
+    expect(JsonText.isInstance(kept) && kept.bytes).toBe(Buffer.byteLength(text));
+    expect(JsonText.isInstance(kept) && kept.value()).toEqual({ a: [1, 2] });
+    const broken = normalizeToolResultText({ content: [{ type: 'text', text: '{broken' }] });
+    expect(JsonText.isInstance(broken) && broken.value()).toBe('{broken');
+    // Everything else is the value normalizeToolResult gives.
+    expect(normalizeToolResultText({ content: [{ type: 'text', text: '42' }] })).toBe('42');
+    expect(
+      normalizeToolResultText({ structuredContent: { a: 1 }, content: [{ type: 'text', text: '[2]' }] }),
+    ).toEqual({ a: 1 });
+    expect(
+      normalizeToolResultText({
+        content: [
+          { type: 'text', text: '[1]' },
+          { type: 'text', text: 'x' },
+        ],
+      }),
+    ).toEqual([[1], 'x']);
+    expect(normalizeToolResultText({ content: [] })).toBeNull();
   });
 
   it('extracts and bounds the error text of isError results', () => {
