@@ -85,9 +85,9 @@ export interface SqliteHistoryStoreOptions {
   /**
    * Where writes run. `'thread'`: on a writer thread with its own connection, so a foreign lock
    * and the fsync of each commit never block the event loop. `'inline'`: on the calling thread,
-   * on the connection `load` reads with, each committed before its promise resolves: no thread
-   * to start, for a one-shot process that records a run or two and exits (`codecall exec`); a
-   * foreign lock holds the event loop for up to `busyTimeoutMs`.
+   * on the connection `load` reads with, one per turn of the event loop (setImmediate), in
+   * order: no thread to start, for a one-shot process that records a run or two and exits
+   * (`codecall exec`); a foreign lock holds the event loop for up to `busyTimeoutMs`.
    * @defaultValue 'thread'
    */
   writer?: 'thread' | 'inline';
@@ -780,20 +780,29 @@ export class SqliteHistoryStore implements UsageHistoryStore {
     refuse?: (refused: { used: number; adding: number }) => Error,
   ): Promise<void> {
     const writer = this.#writer;
+    let done: Promise<void>;
     if (typeof writer === 'function') {
-      try {
-        const refused = writer(message);
-        return refused !== undefined && refuse ? Promise.reject(refuse(refused)) : Promise.resolve();
-      } catch (error) {
-        return Promise.reject(failed(this.path, 'record a run', error));
-      }
+      // Inline: in the next turn of the event loop, so what the caller does next (printing the
+      // run's output) goes first; immediates run in order, so writes stay in order.
+      done = new Promise<void>((resolve, reject) =>
+        setImmediate(() => {
+          try {
+            const refused = writer(message);
+            if (refused !== undefined && refuse) reject(refuse(refused));
+            else resolve();
+          } catch (error) {
+            reject(failed(this.path, 'record a run', error));
+          }
+        }),
+      );
+    } else {
+      const id = this.#nextId++;
+      done = new Promise<void>((resolve, reject) =>
+        this.#pending.set(id, refuse ? { resolve, reject, refuse } : { resolve, reject }),
+      );
+      writer.ref();
+      writer.postMessage({ ...message, id });
     }
-    const id = this.#nextId++;
-    const done = new Promise<void>((resolve, reject) =>
-      this.#pending.set(id, refuse ? { resolve, reject, refuse } : { resolve, reject }),
-    );
-    writer.ref();
-    writer.postMessage({ ...message, id });
     const settled = done.then(
       () => undefined,
       () => undefined,

@@ -213,10 +213,12 @@ async function run(argv: string[], io: CliIo): Promise<number> {
     signal: io.signal,
   });
   // The script compiles (in esbuild's service process) while the MCP servers and the sandbox
-  // worker start; the run finds it in the compile cache. Its errors are the run's to report.
-  const compiling = compileScriptAsync(source, { maxCodeBytes: config.sandbox.maxCodeBytes }).catch(
-    () => undefined,
-  );
+  // worker start, once their processes are spawned (the spawns run in the microtasks `open`
+  // queued; a macrotask comes after them); the run finds it in the compile cache. Its errors
+  // are the run's to report.
+  const compiling = new Promise<void>((resolveTurn) => setImmediate(resolveTurn))
+    .then(() => compileScriptAsync(source, { maxCodeBytes: config.sandbox.maxCodeBytes }))
+    .catch(() => undefined);
   let runtime: CodecallRuntime;
   try {
     [runtime] = await Promise.all([opening, compiling]);

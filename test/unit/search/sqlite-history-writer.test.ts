@@ -56,16 +56,19 @@ describe('SqliteHistoryStore writer', () => {
     await using store = await SqliteHistoryStore.open({ path, busyTimeoutMs, writer: 'inline' });
     await store.append(['a', 'b']);
     const lock = await holdExclusiveLock(path);
-    const started = performance.now();
-    const append = store.append(['a', 'b']);
-    // Settled before append returned: the wait happened on this thread, not on a writer thread.
-    const blockedMs = performance.now() - started;
-    await expect(append).rejects.toMatchObject({
+    const delay = monitorEventLoopDelay({ resolution: 10 });
+    delay.enable();
+    while (delay.count < 2) await new Promise((resolve) => setTimeout(resolve, 5));
+    await expect(store.append(['a', 'b'])).rejects.toMatchObject({
       code: 'HISTORY_STORE_FAILED',
       message: expect.stringMatching(/locked/),
     });
+    const samples = delay.count;
+    while (delay.count <= samples) await new Promise((resolve) => setTimeout(resolve, 5));
+    delay.disable();
     await lock.release();
-    expect(blockedMs).toBeGreaterThanOrEqual(busyTimeoutMs * 0.9);
+    // The wait for the lock happened on this thread, not on a writer thread.
+    expect(delay.max / 1e6).toBeGreaterThanOrEqual(busyTimeoutMs * 0.9);
     await store.append(['b', 'c']);
     expect(await store.load()).toMatchObject({ sequences: 2 });
     expect((await store.load()).transitions).toEqual(
