@@ -5,6 +5,7 @@
  * Every command reads its arguments with {@link parseCommandArgs} (`node:util` `parseArgs`).
  */
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { closestName } from '../util/edit-distance.js';
 
 /** Streams and environment a command may use. */
 export interface CliIo {
@@ -73,8 +74,8 @@ function quotedOption(message: string): string {
 /**
  * The one argument parser of the CLI: `node:util` `parseArgs`, strict (unknown options and
  * missing values are errors), with its errors turned into a {@link UsageError} that names the
- * flag: `unknown option "--confg".`, `--config needs a value.`, `--json takes no value.`,
- * `unknown argument "stray".`.
+ * flag and the fix: `unknown option "--confg". Did you mean --config?`, `--config needs a value:
+ * --config <value>.`, `--json takes no value: give --json alone.`, `unknown argument "stray".`.
  */
 export function parseCommandArgs<const T extends Omit<ParseArgsConfig, 'strict' | 'tokens'>>(
   config: T,
@@ -84,11 +85,18 @@ export function parseCommandArgs<const T extends Omit<ParseArgsConfig, 'strict' 
   } catch (error) {
     const { code, message } = error as { code?: string; message: string };
     const name = quotedOption(message);
-    if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') throw new UsageError(`unknown option "${name}".`);
+    if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
+      const known = Object.keys(config.options ?? {}).map((option) => `--${option}`);
+      const meant = closestName(name, known);
+      throw new UsageError(
+        `unknown option "${name}".${meant !== undefined ? ` Did you mean ${meant}?` : ' The options are below.'}`,
+      );
+    }
     if (code === 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL') throw new UsageError(`unknown argument "${name}".`);
     if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') {
-      if (/does not take an argument/.test(message)) throw new UsageError(`${name} takes no value.`);
-      throw new UsageError(`${name} needs a value.`);
+      if (/does not take an argument/.test(message))
+        throw new UsageError(`${name} takes no value: give ${name} alone.`);
+      throw new UsageError(`${name} needs a value: ${name} <value>.`);
     }
     throw new UsageError(message);
   }

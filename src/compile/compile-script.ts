@@ -427,12 +427,3 @@ export async function compileScriptAsync(
   }
   return remember(key, finish(output, stage, options));
 }
-
-/**
- * Starts esbuild's service process now, so that a {@link compileScriptAsync} call that comes
- * later does not wait for it: `codecall exec` calls this before starting its MCP servers.
- * Failures are left to that call to report.
- */
-export function warmCompiler(): void {
-  esbuildTransform('', transformOptions('js')).catch(() => undefined);
-}

@@ -12,7 +12,8 @@
  * the file (another process's transaction, waited on for up to
  * {@link DEFAULT_HISTORY_BUSY_TIMEOUT_MS}) and the fsync of each commit never block the host's
  * event loop. At most `maxQueuedRuns` appends wait; beyond that `append` rejects at once.
- * Opening and `load` (once per process) stay on the calling thread.
+ * Opening and `load` (once per process) stay on the calling thread. A one-shot process may ask
+ * for `writer: 'inline'`: writes on the calling thread, with no thread to start.
  *
  * `node:sqlite` is loaded only when a store is opened; its one-time ExperimentalWarning (and
  * only that one) is silenced while the module loads.
@@ -81,25 +82,26 @@ export interface SqliteHistoryStoreOptions {
    * @defaultValue {@link DEFAULT_HISTORY_MAX_QUEUED_RUNS}
    */
   maxQueuedRuns?: number;
+  /**
+   * Where writes run. `'thread'`: on a writer thread with its own connection, so a foreign lock
+   * and the fsync of each commit never block the event loop. `'inline'`: on the calling thread,
+   * on the connection `load` reads with, one per turn of the event loop (setImmediate), in
+   * order: no thread to start, for a one-shot process that records a run or two and exits
+   * (`codecall exec`); a foreign lock holds the event loop for up to `busyTimeoutMs`.
+   * @defaultValue 'thread'
+   */
+  writer?: 'thread' | 'inline';
 }
 
 /**
- * The writer thread: its own connection to the file; one message per run, answered in order.
- * Plain JavaScript evaluated in the worker (no import of this package's files, so it works the
- * same from dist/, from a bundle and under a TypeScript test runner).
+ * Every write to the file, as plain JavaScript (no import of this package's files, so it works
+ * the same from dist/, from a bundle and under a TypeScript test runner): `createWriter(db,
+ * limits)` prepares the statements on `db` and returns `write(message)`, which commits one
+ * message in its own transaction. Evaluated in the writer thread ({@link WRITER_SOURCE}), or on
+ * the calling thread for `writer: 'inline'`.
  */
-const WRITER_SOURCE = `
-const { parentPort, workerData } = require('node:worker_threads');
-const originalEmitWarning = process.emitWarning;
-process.emitWarning = function (warning, ...rest) {
-  const message = typeof warning === 'string' ? warning : warning && warning.message;
-  if (/sqlite/i.test(String(message))) return;
-  return originalEmitWarning.call(process, warning, ...rest);
-};
-const { DatabaseSync } = require('node:sqlite');
-process.emitWarning = originalEmitWarning;
-const db = new DatabaseSync(workerData.path, { timeout: workerData.busyTimeoutMs });
-db.exec('PRAGMA synchronous = FULL');
+const WRITER_LOGIC = `
+function createWriter(db, limits) {
 const insertRun = db.prepare('INSERT INTO runs (recorded_at, tools, transitions) VALUES (?, ?, ?)');
 const bump = db.prepare(
   'INSERT INTO transitions (from_tool, to_tool, count) VALUES (?, ?, 1) ' +
@@ -116,7 +118,7 @@ function append(message) {
     const id = Number(insertRun.run(Date.now(), message.tools, JSON.stringify(message.transitions)).lastInsertRowid);
     for (const [from, to] of message.transitions) bump.run(from, to);
     let delta = 1;
-    for (const row of oldest.all(id - workerData.maxRuns)) {
+    for (const row of oldest.all(id - limits.maxRuns)) {
       for (const [from, to] of JSON.parse(row.transitions ?? '[]')) drop.run(from, to);
       deleteRun.run(row.id);
       delta -= 1;
@@ -135,7 +137,7 @@ function appendUsage(message) {
   db.exec('BEGIN IMMEDIATE');
   try {
     insertUsage.run(Date.now(), message.query, message.tools);
-    pruneUsages.run(workerData.maxUsages);
+    pruneUsages.run(limits.maxUsages);
     db.exec('COMMIT');
   } catch (error) {
     if (db.isTransaction) db.exec('ROLLBACK');
@@ -152,7 +154,7 @@ function appendApproval(message) {
   try {
     const e = message.entry;
     insertApproval.run(e.at, e.tool, e.argsSha256, e.outcome, e.decidedBy, e.reason ?? null, e.caller, e.runId ?? null, e.callIndex ?? null, e.line ?? null);
-    pruneApprovals.run(workerData.maxApprovals);
+    pruneApprovals.run(limits.maxApprovals);
     db.exec('COMMIT');
   } catch (error) {
     if (db.isTransaction) db.exec('ROLLBACK');
@@ -188,6 +190,36 @@ function setValue(message) {
     throw error;
   }
 }
+/** Commits one message; returns what a refused set-value would have added, else undefined. */
+return function write(message) {
+  if (message.type === 'usage') appendUsage(message);
+  else if (message.type === 'approval') appendApproval(message);
+  else if (message.type === 'set-value') return setValue(message);
+  else append(message);
+  return undefined;
+};
+}
+`;
+
+/**
+ * The writer thread: its own connection to the file; one message per run, answered in order.
+ * Plain JavaScript evaluated in the worker (no import of this package's files, so it works the
+ * same from dist/, from a bundle and under a TypeScript test runner).
+ */
+const WRITER_SOURCE = `
+const { parentPort, workerData } = require('node:worker_threads');
+const originalEmitWarning = process.emitWarning;
+process.emitWarning = function (warning, ...rest) {
+  const message = typeof warning === 'string' ? warning : warning && warning.message;
+  if (/sqlite/i.test(String(message))) return;
+  return originalEmitWarning.call(process, warning, ...rest);
+};
+const { DatabaseSync } = require('node:sqlite');
+process.emitWarning = originalEmitWarning;
+const db = new DatabaseSync(workerData.path, { timeout: workerData.busyTimeoutMs });
+db.exec('PRAGMA synchronous = FULL');
+${WRITER_LOGIC}
+const write = createWriter(db, workerData);
 parentPort.on('message', (message) => {
   if (message.type === 'close') {
     db.close();
@@ -195,17 +227,33 @@ parentPort.on('message', (message) => {
     return;
   }
   try {
-    let refused;
-    if (message.type === 'usage') appendUsage(message);
-    else if (message.type === 'approval') appendApproval(message);
-    else if (message.type === 'set-value') refused = setValue(message);
-    else append(message);
+    const refused = write(message);
     parentPort.postMessage({ type: 'done', id: message.id, refused });
   } catch (error) {
     parentPort.postMessage({ type: 'done', id: message.id, error: String(error && error.message || error) });
   }
 });
 `;
+
+/** What {@link WRITER_LOGIC}'s writer is given: the bounds of what the file keeps. */
+interface WriterLimits {
+  maxRuns: number;
+  maxUsages: number;
+  maxApprovals: number;
+}
+
+/** One write of {@link WRITER_LOGIC}: commits `message`; returns what a refused set-value would add. */
+type WriteMessage = (message: Record<string, unknown>) => { used: number; adding: number } | undefined;
+
+/** {@link WRITER_LOGIC} instantiated on the calling thread, for a store opened with `writer: 'inline'`. */
+function inlineWriter(db: DatabaseSync, limits: WriterLimits): WriteMessage {
+  // The same text the writer thread evaluates: one definition of every write.
+  const createWriter = new Function(`${WRITER_LOGIC}\nreturn createWriter;`)() as (
+    db: DatabaseSync,
+    limits: WriterLimits,
+  ) => WriteMessage;
+  return createWriter(db, limits);
+}
 
 interface WriterReply {
   type: 'done' | 'closed';
@@ -390,7 +438,8 @@ function migrate(db: DatabaseSync): void {
 export class SqliteHistoryStore implements UsageHistoryStore {
   readonly path: string;
   #db: DatabaseSync | undefined;
-  readonly #writer: Worker;
+  /** The writer thread (`writer: 'thread'`), or the calling thread's writer (`'inline'`). */
+  readonly #writer: Worker | WriteMessage;
   readonly #maxQueuedRuns: number;
   readonly #pending = new Map<
     number,
@@ -407,11 +456,12 @@ export class SqliteHistoryStore implements UsageHistoryStore {
   #writerFailure: Error | undefined;
   #closing: Promise<void> | undefined;
 
-  private constructor(path: string, db: DatabaseSync, writer: Worker, maxQueuedRuns: number) {
+  private constructor(path: string, db: DatabaseSync, writer: Worker | WriteMessage, maxQueuedRuns: number) {
     this.path = path;
     this.#db = db;
     this.#writer = writer;
     this.#maxQueuedRuns = maxQueuedRuns;
+    if (typeof writer === 'function') return;
     writer.unref();
     writer.on('message', (reply: WriterReply) => {
       if (reply.type !== 'done' || reply.id === undefined) return;
@@ -515,16 +565,22 @@ export class SqliteHistoryStore implements UsageHistoryStore {
           },
         );
       }
-      const writer = new Worker(WRITER_SOURCE, {
-        eval: true,
-        workerData: {
-          path,
-          busyTimeoutMs: options.busyTimeoutMs ?? DEFAULT_HISTORY_BUSY_TIMEOUT_MS,
-          maxRuns,
-          maxUsages: DEFAULT_MAX_SERIALIZED_USES,
-          maxApprovals: DEFAULT_APPROVALS_MAX_KEPT,
-        },
-      });
+      const limits: WriterLimits = {
+        maxRuns,
+        maxUsages: DEFAULT_MAX_SERIALIZED_USES,
+        maxApprovals: DEFAULT_APPROVALS_MAX_KEPT,
+      };
+      const writer =
+        options.writer === 'inline'
+          ? inlineWriter(db, limits)
+          : new Worker(WRITER_SOURCE, {
+              eval: true,
+              workerData: {
+                path,
+                busyTimeoutMs: options.busyTimeoutMs ?? DEFAULT_HISTORY_BUSY_TIMEOUT_MS,
+                ...limits,
+              },
+            });
       return new SqliteHistoryStore(
         path,
         db,
@@ -723,12 +779,30 @@ export class SqliteHistoryStore implements UsageHistoryStore {
     message: Record<string, unknown>,
     refuse?: (refused: { used: number; adding: number }) => Error,
   ): Promise<void> {
-    const id = this.#nextId++;
-    const done = new Promise<void>((resolve, reject) =>
-      this.#pending.set(id, refuse ? { resolve, reject, refuse } : { resolve, reject }),
-    );
-    this.#writer.ref();
-    this.#writer.postMessage({ ...message, id });
+    const writer = this.#writer;
+    let done: Promise<void>;
+    if (typeof writer === 'function') {
+      // Inline: in the next turn of the event loop, so what the caller does next (printing the
+      // run's output) goes first; immediates run in order, so writes stay in order.
+      done = new Promise<void>((resolve, reject) =>
+        setImmediate(() => {
+          try {
+            const refused = writer(message);
+            if (refused !== undefined && refuse) reject(refuse(refused));
+            else resolve();
+          } catch (error) {
+            reject(failed(this.path, 'record a run', error));
+          }
+        }),
+      );
+    } else {
+      const id = this.#nextId++;
+      done = new Promise<void>((resolve, reject) =>
+        this.#pending.set(id, refuse ? { resolve, reject, refuse } : { resolve, reject }),
+      );
+      writer.ref();
+      writer.postMessage({ ...message, id });
+    }
     const settled = done.then(
       () => undefined,
       () => undefined,
@@ -742,7 +816,7 @@ export class SqliteHistoryStore implements UsageHistoryStore {
   close(): Promise<void> {
     this.#closing ??= (async () => {
       await Promise.allSettled([...this.#queued]);
-      await this.#writer.terminate();
+      if (typeof this.#writer !== 'function') await this.#writer.terminate();
       const db = this.#db;
       this.#db = undefined;
       try {

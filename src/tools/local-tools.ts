@@ -12,8 +12,7 @@
  * returned as JSON (`structuredContent` for an object); a thrown error becomes the tool's error
  * result, which the script or model reads.
  */
-import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
   CallToolRequestSchema,
@@ -143,7 +142,9 @@ function errorMessage(error: unknown): string {
 }
 
 /** An MCP server that lists and runs `tools`. */
-function createLocalServer(name: string, tools: readonly LocalTool[]): Server {
+async function createLocalServer(name: string, tools: readonly LocalTool[]): Promise<Server> {
+  // The MCP server stack loads when local tools are first connected, not with the tool pool.
+  const { Server } = await import('@modelcontextprotocol/sdk/server/index.js');
   const byName = new Map(tools.map((tool) => [tool.name, tool]));
   const server = new Server({ name, version: '1.0.0' }, { capabilities: { tools: {} } });
   server.setRequestHandler(ListToolsRequestSchema, () => ({
@@ -192,8 +193,9 @@ export function localTools(
   }
   const list = [...tools];
   return async () => {
+    const { InMemoryTransport } = await import('@modelcontextprotocol/sdk/inMemory.js');
     const [client, server] = InMemoryTransport.createLinkedPair();
-    await createLocalServer(options.name ?? 'codecall-local-tools', list).connect(server);
+    await (await createLocalServer(options.name ?? 'codecall-local-tools', list)).connect(server);
     return client;
   };
 }

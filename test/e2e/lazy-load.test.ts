@@ -119,6 +119,10 @@ describe('lazy loading', () => {
     expect(heavy.filter((m) => loaded.has(m))).toEqual([]);
     expect(loaded.has('pkg:hono')).toBe(false);
     expect([...loaded].filter((m) => /^dist:(agent|server|jobs|providers)\//.test(m))).toEqual([]);
+    // A stdio configuration: the MCP client's HTTP transports (OAuth, EventSource) stay unloaded.
+    expect(
+      ['pkg:eventsource', 'pkg:pkce-challenge', 'pkg:content-type'].filter((m) => loaded.has(m)),
+    ).toEqual([]);
   });
 
   it("import('codecall') loads no provider SDK or tokenizer until one is used", () => {

@@ -4,11 +4,10 @@
  * history store where every decision is recorded (see docs/approvals.md).
  */
 import { existsSync } from 'node:fs';
-import { parseArgs } from 'node:util';
 import { DEFAULT_APPROVALS_LIST_LIMIT } from '../../config/defaults.js';
 import { loadConfig } from '../../config/index.js';
 import { SqliteHistoryStore, type ApprovalAuditEntry } from '../../search/index.js';
-import { UsageError, type CliCommand, type CliIo } from '../command.js';
+import { parseCommandArgs, UsageError, type CliCommand, type CliIo } from '../command.js';
 import { configNoticeWriter } from '../config-notices.js';
 import { neutralizeControls } from '../terminal-text.js';
 import { approvalsHelp } from './approvals.help.js';
@@ -49,22 +48,16 @@ function renderTable(entries: readonly ApprovalAuditEntry[]): string {
 }
 
 async function run(argv: string[], io: CliIo): Promise<number> {
-  let values: Record<string, string | boolean | undefined>;
-  try {
-    ({ values } = parseArgs({
-      args: argv,
-      options: {
-        json: { type: 'boolean' },
-        limit: { type: 'string' },
-        config: { type: 'string' },
-        history: { type: 'string' },
-      },
-      strict: true,
-      allowPositionals: false,
-    }));
-  } catch (error) {
-    throw new UsageError((error as Error).message);
-  }
+  const { values }: { values: Record<string, string | boolean | undefined> } = parseCommandArgs({
+    args: argv,
+    options: {
+      json: { type: 'boolean' },
+      limit: { type: 'string' },
+      config: { type: 'string' },
+      history: { type: 'string' },
+    },
+    allowPositionals: false,
+  });
   const rawLimit = values.limit as string | undefined;
   const limit = rawLimit === undefined ? DEFAULT_APPROVALS_LIST_LIMIT : Number(rawLimit);
   if (rawLimit !== undefined && (!/^\d+$/.test(rawLimit) || !Number.isSafeInteger(limit) || limit < 1))

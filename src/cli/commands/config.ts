@@ -6,7 +6,6 @@
  * and its notices. Starts no server.
  */
 import { readFile } from 'node:fs/promises';
-import { parseArgs } from 'node:util';
 import {
   loadConfig,
   parseConfigText,
@@ -14,7 +13,7 @@ import {
   type RequireApproval,
   type ServerConfig,
 } from '../../config/index.js';
-import { UsageError, type CliCommand, type CliIo } from '../command.js';
+import { parseCommandArgs, UsageError, type CliCommand, type CliIo } from '../command.js';
 import { neutralizeControls } from '../terminal-text.js';
 import { configHelp } from './config.help.js';
 
@@ -223,17 +222,11 @@ function parse(argv: string[]): { config?: string; json: boolean } {
     throw new UsageError(
       sub === undefined ? 'give a subcommand: check.' : `unknown subcommand "${sub}"; the only one is check.`,
     );
-  let values: { config?: string | undefined; json?: boolean | undefined };
-  try {
-    ({ values } = parseArgs({
-      args: rest,
-      options: { config: { type: 'string' }, json: { type: 'boolean' } },
-      strict: true,
-      allowPositionals: false,
-    }));
-  } catch (error) {
-    throw new UsageError((error as Error).message);
-  }
+  const { values } = parseCommandArgs({
+    args: rest,
+    options: { config: { type: 'string' }, json: { type: 'boolean' } },
+    allowPositionals: false,
+  });
   return { ...(values.config !== undefined ? { config: values.config } : {}), json: values.json === true };
 }
 

@@ -7,7 +7,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import { CodecallError } from '../../errors.js';
 import {
   evaluateSearch,
@@ -18,7 +17,7 @@ import {
 import type { RankingOptions, SearchFieldWeights } from '../../search/options.js';
 import type { Stemming } from '../../search/tokenize.js';
 import type { SearchableTool } from '../../search/tool-search.js';
-import { UsageError, type CliCommand, type CliIo } from '../command.js';
+import { parseCommandArgs, UsageError, type CliCommand, type CliIo } from '../command.js';
 import { evalSearchHelp } from './eval-search.help.js';
 
 /** Environment variable naming the development data folder. */
@@ -199,45 +198,39 @@ function table(result: EvaluateSearchResult, tools: number): string {
 export const evalSearchCommand: CliCommand = {
   ...evalSearchHelp,
   async run(argv: string[], io: CliIo): Promise<number> {
-    let values: Record<string, string | boolean | undefined>;
-    try {
-      ({ values } = parseArgs({
-        args: argv,
-        options: {
-          tools: { type: 'string' },
-          test: { type: 'string' },
-          train: { type: 'string' },
-          'train-queries': { type: 'string' },
-          folds: { type: 'string' },
-          k: { type: 'string' },
-          json: { type: 'boolean' },
-          seed: { type: 'string' },
-          'beam-width': { type: 'string' },
-          'beam-depth': { type: 'string' },
-          'graph-weight': { type: 'string' },
-          'evidence-prior': { type: 'string' },
-          'edge-discount': { type: 'string' },
-          'inferred-edge-share': { type: 'string' },
-          'feedback-weight': { type: 'string' },
-          'lexical-guard': { type: 'string' },
-          dataset: { type: 'string' },
-          'data-dir': { type: 'string' },
-          stemming: { type: 'string' },
-          'verb-normalization': { type: 'boolean' },
-          'expansion-docs': { type: 'string' },
-          'expansion-terms': { type: 'string' },
-          'expansion-weight': { type: 'string' },
-          'expansion-when': { type: 'string' },
-          'expansion-rerank-docs': { type: 'string' },
-          'field-weights': { type: 'string' },
-          'learn-field-weights': { type: 'boolean' },
-        },
-        strict: true,
-        allowPositionals: false,
-      }));
-    } catch (error) {
-      throw new UsageError((error as Error).message);
-    }
+    const { values }: { values: Record<string, string | boolean | undefined> } = parseCommandArgs({
+      args: argv,
+      options: {
+        tools: { type: 'string' },
+        test: { type: 'string' },
+        train: { type: 'string' },
+        'train-queries': { type: 'string' },
+        folds: { type: 'string' },
+        k: { type: 'string' },
+        json: { type: 'boolean' },
+        seed: { type: 'string' },
+        'beam-width': { type: 'string' },
+        'beam-depth': { type: 'string' },
+        'graph-weight': { type: 'string' },
+        'evidence-prior': { type: 'string' },
+        'edge-discount': { type: 'string' },
+        'inferred-edge-share': { type: 'string' },
+        'feedback-weight': { type: 'string' },
+        'lexical-guard': { type: 'string' },
+        dataset: { type: 'string' },
+        'data-dir': { type: 'string' },
+        stemming: { type: 'string' },
+        'verb-normalization': { type: 'boolean' },
+        'expansion-docs': { type: 'string' },
+        'expansion-terms': { type: 'string' },
+        'expansion-weight': { type: 'string' },
+        'expansion-when': { type: 'string' },
+        'expansion-rerank-docs': { type: 'string' },
+        'field-weights': { type: 'string' },
+        'learn-field-weights': { type: 'boolean' },
+      },
+      allowPositionals: false,
+    });
     let toolsPath = values.tools as string | undefined;
     let folds = number(values.folds as string | undefined, '--folds', true);
     let testPath = values.test as string | undefined;

@@ -7,9 +7,11 @@
  */
 import { readFile, stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { warmCompiler } from '../../compile/index.js';
+import { compileScriptAsync } from '../../compile/index.js';
+import { loadConfig, type CodecallConfig } from '../../config/index.js';
 import { CodecallError } from '../../errors.js';
 import { CodecallRuntime, FileRunJournal } from '../../execute/index.js';
+import { MemoryHistoryStore, SqliteHistoryStore, type UsageHistoryStore } from '../../search/index.js';
 import type { ExecutionResult } from '../../types.js';
 import {
   describeHistoryError,
@@ -161,22 +163,37 @@ async function journalOptions(
   return { journal: new FileRunJournal(path) };
 }
 
+/**
+ * The usage history of an exec: the configuration's SQLite store with its writes on this thread
+ * (one run is recorded, then the process exits: no writer thread to start), else in memory.
+ */
+function openHistory(config: CodecallConfig): Promise<UsageHistoryStore> {
+  if (!config.history.enabled) return Promise.resolve(new MemoryHistoryStore());
+  return SqliteHistoryStore.open({
+    path: config.history.path,
+    migrateFrom: config.history.migrateFrom,
+    maxRuns: config.history.maxRuns,
+    writer: 'inline',
+  });
+}
+
 async function run(argv: string[], io: CliIo): Promise<number> {
   const args = parseExecArgs(argv);
   const source = await readScript(args.file, io);
   const journaling = await journalOptions(args, io);
   await ensureConfigTrusted(io, { config: args.config, interactive: args.file !== '-' && canPrompt(io) });
-  // esbuild's service starts while the MCP servers and the sandbox worker do.
-  warmCompiler();
+  const config = await loadConfig({
+    ...(args.config !== undefined ? { path: args.config } : {}),
+    cwd: io.cwd,
+    env: io.env,
+    onNotice: configNoticeWriter(io),
+  });
+  const history = await openHistory(config);
   // The runtime, like the agent's: the calls each run makes are learned by the tool graph and
   // appended to the usage history (`codecall graph` shows them).
-  const runtime = await CodecallRuntime.open({
-    load: {
-      ...(args.config !== undefined ? { path: args.config } : {}),
-      cwd: io.cwd,
-      env: io.env,
-      onNotice: configNoticeWriter(io),
-    },
+  const opening = CodecallRuntime.open({
+    config,
+    history,
     tools: {
       onServerError: (event) => {
         // The whole message: a start error's stderr tail, environment names and hints.
@@ -195,6 +212,20 @@ async function run(argv: string[], io: CliIo): Promise<number> {
     onApproval: createCliApprover({ io, command: 'exec', approve: args.approve }),
     signal: io.signal,
   });
+  // The script compiles (in esbuild's service process) while the MCP servers and the sandbox
+  // worker start, once their processes are spawned (the spawns run in the microtasks `open`
+  // queued; a macrotask comes after them); the run finds it in the compile cache. Its errors
+  // are the run's to report.
+  const compiling = new Promise<void>((resolveTurn) => setImmediate(resolveTurn))
+    .then(() => compileScriptAsync(source, { maxCodeBytes: config.sandbox.maxCodeBytes }))
+    .catch(() => undefined);
+  let runtime: CodecallRuntime;
+  try {
+    [runtime] = await Promise.all([opening, compiling]);
+  } catch (error) {
+    await history.close();
+    throw error;
+  }
   try {
     let result: ExecutionResult;
     try {
@@ -220,6 +251,7 @@ async function run(argv: string[], io: CliIo): Promise<number> {
     return result.status === 'ok' ? 0 : 1;
   } finally {
     await runtime.close();
+    await history.close();
   }
 }
 

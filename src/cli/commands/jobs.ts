@@ -7,7 +7,6 @@
  */
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import { DEFAULT_JOBS_QUEUE } from '../../config/defaults.js';
 import { loadConfig } from '../../config/index.js';
 import { isCodecallError } from '../../errors.js';
@@ -19,7 +18,7 @@ import {
   type JobMessage,
   type JobSpecInput,
 } from '../../jobs/index.js';
-import { UsageError, type CliCommand, type CliIo } from '../command.js';
+import { parseCommandArgs, UsageError, type CliCommand, type CliIo } from '../command.js';
 import { jobsHelp, REDIS_URL_ENV } from './jobs.help.js';
 export { REDIS_URL_ENV } from './jobs.help.js';
 import { configNoticeWriter } from '../config-notices.js';
@@ -125,7 +124,7 @@ const OPTIONS = {
 } as const;
 
 type Values = ReturnType<
-  typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true; strict: true }>
+  typeof parseCommandArgs<{ options: typeof OPTIONS; allowPositionals: true }>
 >['values'];
 
 async function readSource(file: string, io: CliIo): Promise<string> {
@@ -232,13 +231,7 @@ async function waitFor(client: JobBackend, id: string, values: Values, io: CliIo
 }
 
 async function run(argv: string[], io: CliIo): Promise<number> {
-  let parsed;
-  try {
-    parsed = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
-  } catch (error) {
-    throw new UsageError((error as Error).message);
-  }
-  const { values, positionals } = parsed;
+  const { values, positionals } = parseCommandArgs({ args: argv, options: OPTIONS, allowPositionals: true });
   const [command, ...words] = positionals;
   if (command === undefined)
     throw new UsageError('give a command: submit, status, wait, logs, cancel, approve or list.');

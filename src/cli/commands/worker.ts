@@ -5,14 +5,13 @@
  * per configuration and shared by its jobs). SIGTERM/SIGINT stops taking jobs, lets running ones
  * finish for the grace period, then hands them back to the queue; a second signal exits at once.
  */
-import { parseArgs } from 'node:util';
 import {
   DEFAULT_JOBS_CONFIG_NAME,
   DEFAULT_JOBS_QUEUE,
   DEFAULT_JOBS_WORKER_CONCURRENCY,
 } from '../../config/defaults.js';
 import { startPgWorker, startWorker, type NamedConfigSource } from '../../jobs/index.js';
-import { UsageError, type CliCommand, type CliIo } from '../command.js';
+import { parseCommandArgs, UsageError, type CliCommand, type CliIo } from '../command.js';
 import { positiveOption, resolveJobConnection } from './jobs.js';
 import { workerHelp } from './worker.help.js';
 
@@ -37,27 +36,21 @@ function aborted(signal: AbortSignal): Promise<void> {
 }
 
 async function run(argv: string[], io: CliIo): Promise<number> {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args: argv,
-      options: {
-        config: { type: 'string', multiple: true },
-        queue: { type: 'string' },
-        concurrency: { type: 'string' },
-        redis: { type: 'string' },
-        postgres: { type: 'string' },
-        'shutdown-grace-ms': { type: 'string' },
-        'lock-duration-ms': { type: 'string' },
-        'stalled-interval-ms': { type: 'string' },
-        'shared-history': { type: 'boolean' },
-      },
-      strict: true,
-      allowPositionals: false,
-    }));
-  } catch (error) {
-    throw new UsageError((error as Error).message);
-  }
+  const { values } = parseCommandArgs({
+    args: argv,
+    options: {
+      config: { type: 'string', multiple: true },
+      queue: { type: 'string' },
+      concurrency: { type: 'string' },
+      redis: { type: 'string' },
+      postgres: { type: 'string' },
+      'shutdown-grace-ms': { type: 'string' },
+      'lock-duration-ms': { type: 'string' },
+      'stalled-interval-ms': { type: 'string' },
+      'shared-history': { type: 'boolean' },
+    },
+    allowPositionals: false,
+  });
   const configs = parseNamedConfigs(values.config ?? []);
   const defaultSource = configs[DEFAULT_JOBS_CONFIG_NAME] ?? Object.values(configs)[0]!;
   if (values.postgres !== undefined && values.redis !== undefined)

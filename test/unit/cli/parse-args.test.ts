@@ -17,12 +17,13 @@ describe('parseCommandArgs', () => {
     expect(parse(['--config=b.json']).values).toEqual({ config: 'b.json' });
   });
 
-  it('turns every parse error into a UsageError that names the flag', () => {
+  it('turns every parse error into a UsageError that names the flag and the fix', () => {
     const cases: [string[], string][] = [
-      [['--confg', 'x'], 'unknown option "--confg".'],
-      [['--config'], '--config needs a value.'],
-      [['--config', '--json'], '--config needs a value.'],
-      [['--json=yes'], '--json takes no value.'],
+      [['--confg', 'x'], 'unknown option "--confg". Did you mean --config?'],
+      [['--verbose'], 'unknown option "--verbose". The options are below.'],
+      [['--config'], '--config needs a value: --config <value>.'],
+      [['--config', '--json'], '--config needs a value: --config <value>.'],
+      [['--json=yes'], '--json takes no value: give --json alone.'],
       [['stray'], 'unknown argument "stray".'],
     ];
     for (const [args, message] of cases) {
@@ -55,8 +56,8 @@ describe('commands read their arguments with it', () => {
       repeatInDoubt: true,
     });
     expect(() => parseExecArgs(['a.js', 'b.js'])).toThrow('one script at a time; got "a.js" and "b.js".');
-    expect(() => parseExecArgs(['a.js', '--config'])).toThrow('--config needs a value.');
-    expect(() => parseExecArgs(['--jsn', 'a.js'])).toThrow('unknown option "--jsn".');
+    expect(() => parseExecArgs(['a.js', '--config'])).toThrow('--config needs a value: --config <value>.');
+    expect(() => parseExecArgs(['--jsn', 'a.js'])).toThrow('unknown option "--jsn". Did you mean --json?');
     expect(() => parseExecArgs([])).toThrow(/give a script file/);
   });
 
@@ -83,6 +84,6 @@ describe('commands read their arguments with it', () => {
     });
     expect(() => parseRunArgs(['task', '--mode', 'fast'])).toThrow('--mode is code or direct, not "fast".');
     expect(() => parseRunArgs(['task', '--max-steps', '0'])).toThrow(/--max-steps needs a positive integer/);
-    expect(() => parseRunArgs(['task', '--model'])).toThrow('--model needs a value.');
+    expect(() => parseRunArgs(['task', '--model'])).toThrow('--model needs a value: --model <value>.');
   });
 });

@@ -178,7 +178,7 @@ describe('codecall config check', () => {
     expect(missing.err()).toContain('give a subcommand: check.');
     const unknown = cli(cwd);
     expect(await unknown.run(['config', 'check', '--verbose'])).toBe(2);
-    expect(unknown.err()).toContain("Unknown option '--verbose'");
+    expect(unknown.err()).toContain('unknown option "--verbose". The options are below.');
     expect(unknown.err()).toContain('Usage: codecall config check');
   });
 

@@ -16,6 +16,10 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const stores: Array<[string, () => Promise<UsageHistoryStore>]> = [
   ['memory', () => Promise.resolve(new MemoryHistoryStore())],
   ['SQLite', () => SqliteHistoryStore.open({ path: join(dir, 'values.sqlite') })],
+  [
+    'SQLite (inline writes)',
+    () => SqliteHistoryStore.open({ path: join(dir, 'values-inline.sqlite'), writer: 'inline' }),
+  ],
 ];
 
 describe.each(stores)('kept values in the %s history store', (_name, open) => {

@@ -50,37 +50,71 @@ describe('SqliteHistoryStore writer', () => {
     expect(await store.load()).toMatchObject({ sequences: 1, transitions: [['a', 'b', 1]] });
   });
 
-  it('keeps the last maxRuns runs; the counts equal those of the retained runs', async () => {
-    const path = join(dir, 'retention.sqlite');
-    const runs = [
-      ['a', 'b', 'c'],
-      ['a', 'b'],
-      ['b', 'c', 'd'],
-      ['d', 'a'],
-      ['a', 'b', 'd'],
-    ];
-    const store = await SqliteHistoryStore.open({ path, maxRuns: 3 });
-    for (const run of runs) await store.append(run);
-    const expected = new MemoryHistoryStore();
-    for (const run of runs.slice(-3)) await expected.append(run);
-    const sorted = (state: { sequences: number; transitions: [string, string, number][] }) => ({
-      sequences: state.sequences,
-      transitions: [...state.transitions].sort((x, y) => `${x[0]} ${x[1]}`.localeCompare(`${y[0]} ${y[1]}`)),
+  it('writer "inline" commits on the calling thread: a foreign lock holds the loop, then writes go through', async () => {
+    const path = join(dir, 'inline-locked.sqlite');
+    const busyTimeoutMs = 600;
+    await using store = await SqliteHistoryStore.open({ path, busyTimeoutMs, writer: 'inline' });
+    await store.append(['a', 'b']);
+    const lock = await holdExclusiveLock(path);
+    const delay = monitorEventLoopDelay({ resolution: 10 });
+    delay.enable();
+    while (delay.count < 2) await new Promise((resolve) => setTimeout(resolve, 5));
+    await expect(store.append(['a', 'b'])).rejects.toMatchObject({
+      code: 'HISTORY_STORE_FAILED',
+      message: expect.stringMatching(/locked/),
     });
-    expect(sorted(await store.load())).toEqual(sorted(await expected.load()));
-    await store.close();
-    const db = new DatabaseSync(path);
-    expect(
-      db
-        .prepare('SELECT tools FROM runs ORDER BY id')
-        .all()
-        .map((r) => r.tools),
-    ).toEqual(runs.slice(-3).map((r) => JSON.stringify(r)));
-    db.close();
-    // Reopened, the counts are the same.
-    await using again = await SqliteHistoryStore.open({ path, maxRuns: 3 });
-    expect(sorted(await again.load())).toEqual(sorted(await expected.load()));
+    const samples = delay.count;
+    while (delay.count <= samples) await new Promise((resolve) => setTimeout(resolve, 5));
+    delay.disable();
+    await lock.release();
+    // The wait for the lock happened on this thread, not on a writer thread.
+    expect(delay.max / 1e6).toBeGreaterThanOrEqual(busyTimeoutMs * 0.9);
+    await store.append(['b', 'c']);
+    expect(await store.load()).toMatchObject({ sequences: 2 });
+    expect((await store.load()).transitions).toEqual(
+      expect.arrayContaining([
+        ['a', 'b', 1],
+        ['b', 'c', 1],
+      ]),
+    );
   });
+
+  it.each(['thread', 'inline'] as const)(
+    'keeps the last maxRuns runs; the counts equal those of the retained runs (writer %s)',
+    async (writer) => {
+      const path = join(dir, `retention-${writer}.sqlite`);
+      const runs = [
+        ['a', 'b', 'c'],
+        ['a', 'b'],
+        ['b', 'c', 'd'],
+        ['d', 'a'],
+        ['a', 'b', 'd'],
+      ];
+      const store = await SqliteHistoryStore.open({ path, maxRuns: 3, writer });
+      for (const run of runs) await store.append(run);
+      const expected = new MemoryHistoryStore();
+      for (const run of runs.slice(-3)) await expected.append(run);
+      const sorted = (state: { sequences: number; transitions: [string, string, number][] }) => ({
+        sequences: state.sequences,
+        transitions: [...state.transitions].sort((x, y) =>
+          `${x[0]} ${x[1]}`.localeCompare(`${y[0]} ${y[1]}`),
+        ),
+      });
+      expect(sorted(await store.load())).toEqual(sorted(await expected.load()));
+      await store.close();
+      const db = new DatabaseSync(path);
+      expect(
+        db
+          .prepare('SELECT tools FROM runs ORDER BY id')
+          .all()
+          .map((r) => r.tools),
+      ).toEqual(runs.slice(-3).map((r) => JSON.stringify(r)));
+      db.close();
+      // Reopened, the counts are the same.
+      await using again = await SqliteHistoryStore.open({ path, maxRuns: 3 });
+      expect(sorted(await again.load())).toEqual(sorted(await expected.load()));
+    },
+  );
 
   it('rejects at once when maxQueuedRuns appends already wait, and says the run was not recorded', async () => {
     const path = join(dir, 'queue.sqlite');
