@@ -3,6 +3,12 @@
  * The isolate engine: creates one fresh isolated-vm isolate and context per run (keeping one
  * pre-warmed spare so a run starts fast), installs the prelude, and drives the script.
  *
+ * The spare is refilled only while the engine is idle (no run in progress), in two steps (new
+ * isolate and context with the prelude, then the prelude's warm-up; each ~1.3 ms) with a turn of
+ * the event loop between them. A run's tool-call answer therefore never waits behind a refill,
+ * and a run that arrives during one waits at most one step: it takes the half-built spare and
+ * finishes it.
+ *
  * Scheduling is "run to quiescence" on the calling thread: the host enters the isolate
  * synchronously (start the script, or settle a tool call) and V8 runs the script and its
  * microtasks until everything left is waiting on tool calls; then control returns to the host
@@ -111,6 +117,8 @@ interface Sandbox {
   run?: EngineRun;
   /** Set for a session's sandbox: called when it is disposed, so the engine forgets it. */
   onDisposed?: () => void;
+  /** The prelude's warm-up, until it has run (see `IsolateEngine.#warmUp`). */
+  warm?: ivm.Reference<() => void>;
 }
 
 const NS_PER_MS = 1_000_000n;
@@ -122,7 +130,11 @@ export class IsolateEngine {
   readonly #prelude: string;
   readonly #spareMemoryMb: number;
   #spare: Sandbox | undefined;
+  /** A spare whose isolate, context and prelude exist but whose warm-up has not run yet. */
+  #halfSpare: Sandbox | undefined;
   #refill: NodeJS.Immediate | undefined;
+  /** Runs started and not yet ended; the spare is refilled only when there are none. */
+  #active = 0;
   #closed = false;
   #cachedPrelude: ivm.ExternalCopy<ArrayBuffer> | undefined;
   readonly #sessions = new Map<string, Sandbox>();
@@ -134,7 +146,10 @@ export class IsolateEngine {
 
   /** Prepares the warm spare now (otherwise the first run starts cold). */
   warm(): void {
-    if (!this.#closed && this.#spare === undefined) this.#spare = this.#create(this.#spareMemoryMb);
+    if (this.#closed || this.#spare !== undefined) return;
+    const half = this.#halfSpare ?? this.#createCold(this.#spareMemoryMb);
+    this.#halfSpare = undefined;
+    this.#spare = this.#warmUp(half);
   }
 
   /** Starts a run in a fresh isolate, or in its session's kept one. */
@@ -148,19 +163,24 @@ export class IsolateEngine {
         return run;
       }
       const run = new EngineRun(kept, request, sink);
+      this.#track(run);
       run.begin();
       return run;
     }
     if (session !== undefined) this.dropSession(session.key);
     let sandbox: Sandbox;
     const spare = this.#spare;
+    const half = this.#halfSpare;
     if (spare !== undefined && spare.memoryMb === request.limits.memoryMb && !spare.isolate.isDisposed) {
       sandbox = spare;
       this.#spare = undefined;
+    } else if (half !== undefined && half.memoryMb === request.limits.memoryMb && !half.isolate.isDisposed) {
+      // A refill was half done when the run arrived: finish it rather than start over.
+      this.#halfSpare = undefined;
+      sandbox = this.#warmUp(half);
     } else {
       sandbox = this.#create(request.limits.memoryMb);
     }
-    this.#scheduleRefill();
     if (session !== undefined) {
       const key = session.key;
       this.#sessions.set(key, sandbox);
@@ -169,8 +189,18 @@ export class IsolateEngine {
       };
     }
     const run = new EngineRun(sandbox, request, sink);
+    this.#track(run);
     run.begin();
     return run;
+  }
+
+  /** Counts a run as active until it ends; the engine refills its spare once none is left. */
+  #track(run: EngineRun): void {
+    this.#active++;
+    void run.outcome.then(() => {
+      this.#active--;
+      if (this.#active === 0) this.#scheduleRefill();
+    });
   }
 
   /** V8 heap bytes (total heap plus external memory) of the warm spare, for measurement. */
@@ -200,14 +230,25 @@ export class IsolateEngine {
     if (this.#refill) clearImmediate(this.#refill);
     this.#spare?.isolate.dispose();
     this.#spare = undefined;
+    this.#halfSpare?.isolate.dispose();
+    this.#halfSpare = undefined;
   }
 
+  /**
+   * Refills the spare one step per turn of the event loop, while no run is active: a message
+   * that arrives meanwhile (a run, a tool result) is handled between the steps, and a run that
+   * starts stops the refill (it resumes when the engine is idle again).
+   */
   #scheduleRefill(): void {
-    if (this.#closed || this.#refill !== undefined) return;
+    if (this.#closed || this.#refill !== undefined || this.#spare !== undefined) return;
     this.#refill = setImmediate(() => {
       this.#refill = undefined;
+      if (this.#closed || this.#active > 0 || this.#spare !== undefined) return;
       try {
-        this.warm();
+        if (this.#halfSpare === undefined) {
+          this.#halfSpare = this.#createCold(this.#spareMemoryMb);
+          this.#scheduleRefill();
+        } else this.warm();
       } catch {
         // the next run creates its isolate itself and reports the failure
       }
@@ -216,6 +257,26 @@ export class IsolateEngine {
   }
 
   #create(memoryMb: number): Sandbox {
+    return this.#warmUp(this.#createCold(memoryMb));
+  }
+
+  /** Runs the prelude's warm-up in a sandbox from {@link IsolateEngine.#createCold}. */
+  #warmUp(sandbox: Sandbox): Sandbox {
+    const warm = sandbox.warm;
+    if (warm === undefined) return sandbox;
+    delete sandbox.warm;
+    try {
+      warm.applySync(undefined, [], { timeout: WARM_TIMEOUT_MS });
+      warm.release();
+      return sandbox;
+    } catch (error) {
+      sandbox.isolate.dispose();
+      throw error;
+    }
+  }
+
+  /** A new isolate and context with the prelude installed; its warm-up is still to run. */
+  #createCold(memoryMb: number): Sandbox {
     const isolate = new ivm.Isolate({ memoryLimit: memoryMb });
     try {
       const context = isolate.createContextSync();
@@ -252,8 +313,7 @@ export class IsolateEngine {
       global.deleteSync('__codecall_start');
       global.deleteSync('__codecall_settle');
       global.deleteSync('__codecall_warm');
-      warm.applySync(undefined, [], { timeout: WARM_TIMEOUT_MS });
-      warm.release();
+      sandbox.warm = warm;
       return sandbox;
     } catch (error) {
       isolate.dispose();
