@@ -81,7 +81,9 @@ export class ExecutionSession {
     const config = options.config ?? (await loadConfig(options.load ?? {}));
     const sandboxOptions: SandboxPoolOptions = {
       mode: config.sandbox.mode,
-      workers: config.sandbox.workers,
+      minWorkers: config.sandbox.minWorkers,
+      maxWorkers: config.sandbox.maxWorkers,
+      workerIdleMs: config.sandbox.workerIdleMs,
       limits: config.sandbox.limits,
       sessionTtlMs: config.sandbox.sessionTtlMs,
       maxSessions: config.sandbox.maxSessions,
