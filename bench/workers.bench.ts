@@ -118,6 +118,8 @@ console.log(`  ${load()} at start`);
   await inProcess.close();
   await processPool.close();
   figure('[in-process] warm start → first call answered, idle p50', floor.idle, 'ms');
+  figure('[in-process]   back to back p50', floor.backToBack, 'ms');
+  figure('[in-process]   second of two runs started together p50', floor.second, 'ms');
   figure('[process] warm start → first call answered, idle p50', measured.idle, 'ms', { max: 1.5 });
   figure('[process]   back to back (no pause between runs) p50', measured.backToBack, 'ms');
   figure('[process]   second of two runs started together p50', measured.second, 'ms');

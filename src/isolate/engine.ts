@@ -203,6 +203,15 @@ export class IsolateEngine {
     });
   }
 
+  /**
+   * How far the spare is, for tests and measurement: none, half-built (isolate, context and
+   * prelude; its warm-up still to run) or ready.
+   */
+  spareState(): 'none' | 'half' | 'ready' {
+    if (this.#spare !== undefined) return 'ready';
+    return this.#halfSpare !== undefined ? 'half' : 'none';
+  }
+
   /** V8 heap bytes (total heap plus external memory) of the warm spare, for measurement. */
   spareHeapBytes(): number | undefined {
     const spare = this.#spare;

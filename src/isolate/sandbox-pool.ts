@@ -755,7 +755,7 @@ export class SandboxPool {
         const timer = this.#idleTimers.get(worker);
         if (timer) clearTimeout(timer);
         this.#idleTimers.delete(worker);
-        const reason = this.#closed ? 'closed' : this.#stopping.has(worker) ? 'idle' : 'exited';
+        const reason = this.#stopping.has(worker) ? 'idle' : 'exited';
         this.#emit({ type: 'stopped', pid, workers: this.#liveWorkers(), reason });
         for (const entry of [...this.#sessions.values()]) {
           if (entry.worker !== worker) continue;
@@ -793,10 +793,14 @@ export class SandboxPool {
     }
     for (const backend of this.#active) backend.cancel('ABORTED');
     this.#engine?.close();
+    let left = this.#workers.size;
     const exits = [...this.#workers].map(
       (worker) =>
         new Promise<void>((resolve) => {
-          worker.onExit(resolve);
+          worker.onExit(() => {
+            this.#emit({ type: 'stopped', pid: worker.pid, workers: --left, reason: 'closed' });
+            resolve();
+          });
           worker.kill();
         }),
     );

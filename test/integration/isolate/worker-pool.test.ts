@@ -113,6 +113,12 @@ describe.skipIf(process.platform !== 'linux')('process-mode worker pool sized by
     expect(results.map((result) => result.returnValue)).toEqual(Array(5).fill('released'));
     expect(events.filter((event) => event.type === 'started')).toHaveLength(3);
     expect(childPids()).toHaveLength(3);
+    // Closing stops every worker and says so.
+    await pool!.close();
+    expect(childPids()).toEqual([]);
+    const closed = events.filter((event) => event.type === 'stopped');
+    expect(closed.map((event) => event.type === 'stopped' && event.reason)).toEqual(Array(3).fill('closed'));
+    expect(closed.at(-1)).toMatchObject({ workers: 0 });
   });
 
   it('shuts idle workers above minWorkers down after workerIdleMs, and never below', async () => {

@@ -70,8 +70,10 @@ describe('IsolateEngine spare refill', () => {
     await first.outcome;
     // One turn: the first refill step (isolate, context, prelude) has run, the warm-up has not.
     await turns(1);
-    expect(engine.spareHeapBytes()).toBeUndefined();
+    expect(engine.spareState()).toBe('half');
     const second = engine.start(request('return 2;'), { output() {}, call() {} });
+    // The run took the half-built spare (finishing its warm-up), rather than a new isolate.
+    expect(engine.spareState()).toBe('none');
     expect(await second.outcome).toMatchObject({ ok: true, returnJson: '2' });
     expect(await spareReady(engine)).toBe(true);
   });
