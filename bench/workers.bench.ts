@@ -31,6 +31,8 @@ const IDLE_PAUSE_MS = 30;
 const CONCURRENT_RUNS = 8;
 const CALLS_PER_RUN = 200;
 const THROUGHPUT_ROUNDS = 5;
+/** `getconf CLK_TCK` on Linux: the unit of CPU times in /proc/<pid>/stat. */
+const CLOCK_TICKS_PER_S = 100;
 
 if (!hasBuild(ROOT, ['sandbox/prelude.js', 'isolate/worker.js'])) {
   finish();
@@ -101,6 +103,19 @@ async function throughput(pool: SandboxPool): Promise<number> {
   return CONCURRENT_RUNS / elapsedS;
 }
 
+/** CPU time (user + system) a process has used, in ms; 0 once it is gone. */
+function cpuMsOf(pid: number): number {
+  try {
+    // Fields after the command name (which may hold spaces): utime and stime are the 12th and
+    // 13th of them, in clock ticks (100 per second on Linux).
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1_000) / CLOCK_TICKS_PER_S;
+  } catch {
+    return 0;
+  }
+}
+
 function rssKb(pid: number): number {
   const match = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   return match ? Number(match[1]) : NaN;
@@ -127,30 +142,58 @@ console.log(`  ${load()} at start`);
   console.log(`  (${load()})`);
 }
 
-// Throughput: one worker, the default sizing, in-process; rounds interleaved, medians.
+// Throughput: one worker, the default sizing, in-process; rounds interleaved, medians. CPU time
+// per run (host plus workers, from /proc) says whether a slower figure is the code or the
+// machine: it barely depends on how busy the machine is.
 {
   const configs: [string, SandboxPoolOptions][] = [
     ['in-process', { mode: 'in-process' }],
     ['process, 1 worker', { mode: 'process', workers: 1 }],
     ['process, default sizing', { mode: 'process' }],
   ];
-  const pools = await Promise.all(configs.map(([, options]) => SandboxPool.open(options)));
+  const workerPids = configs.map(() => new Set<number>());
+  const pools = await Promise.all(
+    configs.map(([, options], index) =>
+      SandboxPool.open({
+        ...options,
+        onWorkerEvent: (event) => {
+          if (event.type === 'started') workerPids[index]!.add(event.pid);
+          else workerPids[index]!.delete(event.pid);
+        },
+      }),
+    ),
+  );
   const samples = configs.map(() => [] as number[]);
+  const cpuPerRunMs = configs.map(() => [] as number[]);
+  const workersCpuMs = (index: number) =>
+    process.platform === 'linux' ? [...workerPids[index]!].reduce((sum, pid) => sum + cpuMsOf(pid), 0) : 0;
   for (const pool of pools) await throughput(pool); // warm-up: the default pool grows here
   for (let round = 0; round < THROUGHPUT_ROUNDS; round++) {
-    for (const [index, pool] of pools.entries()) samples[index]!.push(await throughput(pool));
+    for (const [index, pool] of pools.entries()) {
+      const host = process.cpuUsage();
+      const workers = workersCpuMs(index);
+      samples[index]!.push(await throughput(pool));
+      const hostUsage = process.cpuUsage(host);
+      const cpuMs = (hostUsage.user + hostUsage.system) / 1_000 + workersCpuMs(index) - workers;
+      cpuPerRunMs[index]!.push(cpuMs / CONCURRENT_RUNS);
+    }
   }
+  const grownTo = workerPids[2]!.size;
   await Promise.all(pools.map((pool) => pool.close()));
   const [inProcess, one, sized] = samples.map((values) => percentile(values, 50)) as [number, number, number];
   const label = `${CONCURRENT_RUNS} runs × ${CALLS_PER_RUN} calls`;
   figure(`[in-process] ${label}, runs/s`, inProcess, 'runs/s');
   figure(`[process, 1 worker] ${label}, runs/s`, one, 'runs/s');
-  figure(`[process, default sizing] ${label}, runs/s`, sized, 'runs/s');
+  figure(`[process, default: ${grownTo} workers] ${label}, runs/s`, sized, 'runs/s');
   figure('[process] default sizing ÷ 1 worker', sized / one, '×');
   figure('[process] default sizing ÷ in-process', sized / inProcess, '×');
+  if (process.platform === 'linux') {
+    for (const [index, [name]] of configs.entries()) {
+      figure(`[${name}] CPU per run (host + workers) p50`, percentile(cpuPerRunMs[index]!, 50), 'ms');
+    }
+  }
   console.log(
-    `  (${load()}; default sizing grows to ${availableParallelism()} workers: scaling stops at the cores ` +
-      'the machine has free, and the host thread relays every call)',
+    `  (${load()}; scaling stops at the cores the machine has free, and the host thread relays every call)`,
   );
 }
 
