@@ -3,11 +3,9 @@
  * The isolate engine: creates one fresh isolated-vm isolate and context per run (keeping one
  * pre-warmed spare so a run starts fast), installs the prelude, and drives the script.
  *
- * The spare is refilled only while the engine is idle (no run in progress), in two steps (new
- * isolate and context with the prelude, then the prelude's warm-up; each ~1.3 ms) with a turn of
- * the event loop between them. A run's tool-call answer therefore never waits behind a refill,
- * and a run that arrives during one waits at most one step: it takes the half-built spare and
- * finishes it.
+ * The spare is refilled only while the engine is idle (no run in progress), at the next turn of
+ * the event loop after its last run ends: a run's tool-call answer never waits behind the ~3 ms
+ * of isolate creation (in a worker process, a tool result would otherwise queue behind it).
  *
  * Scheduling is "run to quiescence" on the calling thread: the host enters the isolate
  * synchronously (start the script, or settle a tool call) and V8 runs the script and its
@@ -117,8 +115,6 @@ interface Sandbox {
   run?: EngineRun;
   /** Set for a session's sandbox: called when it is disposed, so the engine forgets it. */
   onDisposed?: () => void;
-  /** The prelude's warm-up, until it has run (see `IsolateEngine.#warmUp`). */
-  warm?: ivm.Reference<() => void>;
 }
 
 const NS_PER_MS = 1_000_000n;
@@ -130,8 +126,6 @@ export class IsolateEngine {
   readonly #prelude: string;
   readonly #spareMemoryMb: number;
   #spare: Sandbox | undefined;
-  /** A spare whose isolate, context and prelude exist but whose warm-up has not run yet. */
-  #halfSpare: Sandbox | undefined;
   #refill: NodeJS.Immediate | undefined;
   /** Runs started and not yet ended; the spare is refilled only when there are none. */
   #active = 0;
@@ -146,10 +140,7 @@ export class IsolateEngine {
 
   /** Prepares the warm spare now (otherwise the first run starts cold). */
   warm(): void {
-    if (this.#closed || this.#spare !== undefined) return;
-    const half = this.#halfSpare ?? this.#createCold(this.#spareMemoryMb);
-    this.#halfSpare = undefined;
-    this.#spare = this.#warmUp(half);
+    if (!this.#closed && this.#spare === undefined) this.#spare = this.#create(this.#spareMemoryMb);
   }
 
   /** Starts a run in a fresh isolate, or in its session's kept one. */
@@ -170,14 +161,9 @@ export class IsolateEngine {
     if (session !== undefined) this.dropSession(session.key);
     let sandbox: Sandbox;
     const spare = this.#spare;
-    const half = this.#halfSpare;
     if (spare !== undefined && spare.memoryMb === request.limits.memoryMb && !spare.isolate.isDisposed) {
       sandbox = spare;
       this.#spare = undefined;
-    } else if (half !== undefined && half.memoryMb === request.limits.memoryMb && !half.isolate.isDisposed) {
-      // A refill was half done when the run arrived: finish it rather than start over.
-      this.#halfSpare = undefined;
-      sandbox = this.#warmUp(half);
     } else {
       sandbox = this.#create(request.limits.memoryMb);
     }
@@ -203,13 +189,9 @@ export class IsolateEngine {
     });
   }
 
-  /**
-   * How far the spare is, for tests and measurement: none, half-built (isolate, context and
-   * prelude; its warm-up still to run) or ready.
-   */
-  spareState(): 'none' | 'half' | 'ready' {
-    if (this.#spare !== undefined) return 'ready';
-    return this.#halfSpare !== undefined ? 'half' : 'none';
+  /** Whether the warm spare is ready, for tests and measurement. */
+  get spareReady(): boolean {
+    return this.#spare !== undefined && !this.#spare.isolate.isDisposed;
   }
 
   /** V8 heap bytes (total heap plus external memory) of the warm spare, for measurement. */
@@ -239,25 +221,19 @@ export class IsolateEngine {
     if (this.#refill) clearImmediate(this.#refill);
     this.#spare?.isolate.dispose();
     this.#spare = undefined;
-    this.#halfSpare?.isolate.dispose();
-    this.#halfSpare = undefined;
   }
 
   /**
-   * Refills the spare one step per turn of the event loop, while no run is active: a message
-   * that arrives meanwhile (a run, a tool result) is handled between the steps, and a run that
-   * starts stops the refill (it resumes when the engine is idle again).
+   * Refills the spare at the next turn of the event loop, unless a run has started by then (the
+   * refill then waits for the engine to be idle again).
    */
   #scheduleRefill(): void {
     if (this.#closed || this.#refill !== undefined || this.#spare !== undefined) return;
     this.#refill = setImmediate(() => {
       this.#refill = undefined;
-      if (this.#closed || this.#active > 0 || this.#spare !== undefined) return;
+      if (this.#active > 0) return;
       try {
-        if (this.#halfSpare === undefined) {
-          this.#halfSpare = this.#createCold(this.#spareMemoryMb);
-          this.#scheduleRefill();
-        } else this.warm();
+        this.warm();
       } catch {
         // the next run creates its isolate itself and reports the failure
       }
@@ -266,26 +242,6 @@ export class IsolateEngine {
   }
 
   #create(memoryMb: number): Sandbox {
-    return this.#warmUp(this.#createCold(memoryMb));
-  }
-
-  /** Runs the prelude's warm-up in a sandbox from {@link IsolateEngine.#createCold}. */
-  #warmUp(sandbox: Sandbox): Sandbox {
-    const warm = sandbox.warm;
-    if (warm === undefined) return sandbox;
-    delete sandbox.warm;
-    try {
-      warm.applySync(undefined, [], { timeout: WARM_TIMEOUT_MS });
-      warm.release();
-      return sandbox;
-    } catch (error) {
-      sandbox.isolate.dispose();
-      throw error;
-    }
-  }
-
-  /** A new isolate and context with the prelude installed; its warm-up is still to run. */
-  #createCold(memoryMb: number): Sandbox {
     const isolate = new ivm.Isolate({ memoryLimit: memoryMb });
     try {
       const context = isolate.createContextSync();
@@ -322,7 +278,8 @@ export class IsolateEngine {
       global.deleteSync('__codecall_start');
       global.deleteSync('__codecall_settle');
       global.deleteSync('__codecall_warm');
-      sandbox.warm = warm;
+      warm.applySync(undefined, [], { timeout: WARM_TIMEOUT_MS });
+      warm.release();
       return sandbox;
     } catch (error) {
       isolate.dispose();

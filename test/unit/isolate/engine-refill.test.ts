@@ -2,7 +2,8 @@
  * @module
  * The engine refills its warm spare only while it is idle: never while a run waits on a tool
  * call (the answer would queue behind ~3 ms of isolate creation: the process-mode warm-start
- * cost), and again once the last run has ended. A real isolated-vm engine with the real prelude.
+ * cost), and again at the next turn of the event loop once the last run has ended. A real
+ * isolated-vm engine with the real prelude.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 
@@ -11,7 +12,7 @@ import { loadPreludeSource } from '../../../src/isolate/assets.js';
 import { IsolateEngine, type EngineRunRequest } from '../../../src/isolate/engine.js';
 import { resolveSandboxLimits } from '../../../src/isolate/limits.js';
 
-/** Turns of the event loop: each lets one pending setImmediate (one refill step) run. */
+/** Turns of the event loop: each lets a pending setImmediate (a refill) run. */
 async function turns(count: number): Promise<void> {
   for (let i = 0; i < count; i++) await new Promise((resolve) => setImmediate(resolve));
 }
@@ -19,7 +20,7 @@ async function turns(count: number): Promise<void> {
 /** Waits (bounded) until the engine holds a warm spare; false when it never does. */
 async function spareReady(engine: IsolateEngine): Promise<boolean> {
   for (let i = 0; i < 200; i++) {
-    if (engine.spareHeapBytes() !== undefined) return true;
+    if (engine.spareReady) return true;
     await turns(1);
   }
   return false;
@@ -40,7 +41,7 @@ describe('IsolateEngine spare refill', () => {
     const limits = resolveSandboxLimits({});
     engine = new IsolateEngine({ prelude: loadPreludeSource(), spareMemoryMb: limits.memoryMb });
     engine.warm();
-    expect(engine.spareHeapBytes()).toBeGreaterThan(0);
+    expect(engine.spareReady).toBe(true);
 
     const calls: number[] = [];
     const run = engine.start(request('return await tools.t.wait({});'), {
@@ -51,30 +52,15 @@ describe('IsolateEngine spare refill', () => {
     });
     // The run took the spare; its tool call is outstanding.
     expect(calls).toHaveLength(1);
-    expect(engine.spareHeapBytes()).toBeUndefined();
-    // Many turns of the event loop while the run waits: no refill step runs.
+    expect(engine.spareReady).toBe(false);
+    // Many turns of the event loop while the run waits: no refill runs.
     await turns(20);
-    expect(engine.spareHeapBytes()).toBeUndefined();
+    expect(engine.spareReady).toBe(false);
 
     run.settle(calls[0]!, true, '42');
     const outcome = await run.outcome;
     expect(outcome).toMatchObject({ ok: true, returnJson: '42' });
     // Idle now: the spare comes back within a few turns.
-    expect(await spareReady(engine)).toBe(true);
-  });
-
-  it('a run arriving mid-refill finishes the half-built spare instead of starting over', async () => {
-    const limits = resolveSandboxLimits({});
-    engine = new IsolateEngine({ prelude: loadPreludeSource(), spareMemoryMb: limits.memoryMb });
-    const first = engine.start(request('return 1;'), { output() {}, call() {} });
-    await first.outcome;
-    // One turn: the first refill step (isolate, context, prelude) has run, the warm-up has not.
-    await turns(1);
-    expect(engine.spareState()).toBe('half');
-    const second = engine.start(request('return 2;'), { output() {}, call() {} });
-    // The run took the half-built spare (finishing its warm-up), rather than a new isolate.
-    expect(engine.spareState()).toBe('none');
-    expect(await second.outcome).toMatchObject({ ok: true, returnJson: '2' });
     expect(await spareReady(engine)).toBe(true);
   });
 });
