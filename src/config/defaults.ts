@@ -3,6 +3,8 @@
  * Every bound codecall applies, as a named default with its unit in the name. Configuration
  * and options override them; nothing else hard-codes a limit.
  */
+import { availableParallelism } from 'node:os';
+
 import type { SandboxLimits } from '../types.js';
 
 /** Wall time of one script run, including time spent awaiting tools. */
@@ -73,8 +75,15 @@ export const DEFAULT_MAX_CODE_BYTES = 262_144;
 export const DEFAULT_COMPILE_CACHE_ENTRIES = 128;
 /** Bytes of source plus compiled code the compile cache holds at most. */
 export const DEFAULT_COMPILE_CACHE_MAX_BYTES = 8_388_608;
-/** Worker processes in the sandbox pool (process isolation mode). */
-export const DEFAULT_SANDBOX_WORKERS = 2;
+/** Worker processes the sandbox pool keeps (process isolation mode), even when idle. */
+export const DEFAULT_SANDBOX_MIN_WORKERS = 1;
+/**
+ * Worker processes the sandbox pool may grow to when runs wait for one: the CPU cores Node may
+ * use (`os.availableParallelism()`), since each worker runs one script at a time on one core.
+ */
+export const DEFAULT_SANDBOX_MAX_WORKERS = availableParallelism();
+/** Time a sandbox worker above the minimum may stay idle before it is shut down. */
+export const DEFAULT_SANDBOX_WORKER_IDLE_MS = 30_000;
 /**
  * Catalog versions whose tool list a sandbox worker process keeps (most recently used first):
  * a list crosses to a worker once per version, and a script reads it only when it enumerates

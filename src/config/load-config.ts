@@ -18,7 +18,9 @@ import {
   DEFAULT_SANDBOX_SESSION_TTL_MS,
   DEFAULT_SANDBOX_LIMITS,
   DEFAULT_SANDBOX_MODE,
-  DEFAULT_SANDBOX_WORKERS,
+  DEFAULT_SANDBOX_MAX_WORKERS,
+  DEFAULT_SANDBOX_MIN_WORKERS,
+  DEFAULT_SANDBOX_WORKER_IDLE_MS,
   DEFAULT_SERVER_CONNECT_TIMEOUT_MS,
   DEFAULT_SERVER_MAX_CONCURRENT_CALLS,
   DEFAULT_SERVER_MAX_MESSAGE_BYTES,
@@ -196,7 +198,7 @@ export function parseConfig(json: unknown, options: ParseConfigOptions): Codecal
   const issues: ConfigIssue[] = [];
   const mcpServers: Record<string, ServerConfig> = {};
   const disabledServers: string[] = [];
-  const sandbox = resolveSandbox(data.sandbox);
+  const sandbox = resolveSandbox(data.sandbox, issues);
   // A stdio message carries a result (often twice: text and structured content) plus framing.
   const maxMessageBytes = Math.max(DEFAULT_SERVER_MAX_MESSAGE_BYTES, 2 * sandbox.limits.maxToolResultBytes);
   const serversKey = data.mcpServers === undefined && data.servers !== undefined ? 'servers' : 'mcpServers';
@@ -381,11 +383,39 @@ function definedOnly<T extends Record<string, unknown>>(
   };
 }
 
-function resolveSandbox(section: ConfigFile['sandbox']): CodecallConfig['sandbox'] {
-  const { mode, workers, maxCodeBytes, sessionTtlMs, maxSessions, ...limits } = section ?? {};
+function resolveSandbox(section: ConfigFile['sandbox'], issues: ConfigIssue[]): CodecallConfig['sandbox'] {
+  const {
+    mode,
+    workers,
+    minWorkers,
+    maxWorkers,
+    workerIdleMs,
+    maxCodeBytes,
+    sessionTtlMs,
+    maxSessions,
+    ...limits
+  } = section ?? {};
+  if (workers !== undefined && (minWorkers !== undefined || maxWorkers !== undefined)) {
+    issues.push({
+      path: 'sandbox.workers',
+      message:
+        '"workers" sets a fixed number of sandbox workers, "minWorkers"/"maxWorkers" a range. Fix: keep one of them.',
+    });
+  }
+  const min = workers ?? minWorkers ?? DEFAULT_SANDBOX_MIN_WORKERS;
+  // An explicit minimum above the core count raises the default maximum with it.
+  const max = workers ?? maxWorkers ?? Math.max(min, DEFAULT_SANDBOX_MAX_WORKERS);
+  if (min > max) {
+    issues.push({
+      path: 'sandbox.minWorkers',
+      message: `"minWorkers" (${min}) is above "maxWorkers" (${max}). Fix: lower "minWorkers" or raise "maxWorkers".`,
+    });
+  }
   return {
     mode: mode ?? DEFAULT_SANDBOX_MODE,
-    workers: workers ?? DEFAULT_SANDBOX_WORKERS,
+    minWorkers: min,
+    maxWorkers: max,
+    workerIdleMs: workerIdleMs ?? DEFAULT_SANDBOX_WORKER_IDLE_MS,
     maxCodeBytes: maxCodeBytes ?? DEFAULT_MAX_CODE_BYTES,
     sessionTtlMs: sessionTtlMs ?? DEFAULT_SANDBOX_SESSION_TTL_MS,
     maxSessions: maxSessions ?? DEFAULT_SANDBOX_MAX_SESSIONS,

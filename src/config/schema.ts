@@ -87,6 +87,9 @@ export const serverSchema = z.strictObject({
 export const sandboxSchema = z.strictObject({
   mode: z.enum(['process', 'in-process']).optional(),
   workers: positiveInt.optional(),
+  minWorkers: positiveInt.optional(),
+  maxWorkers: positiveInt.optional(),
+  workerIdleMs: positiveInt.max(2_147_483_647).optional(),
   wallTimeMs: positiveInt.optional(),
   cpuTimeMs: positiveInt.optional(),
   memoryMb: positiveInt.optional(),

@@ -92,8 +92,12 @@ export type SandboxLimitsConfig = SandboxLimits;
 export interface SandboxConfig {
   /** `process`: isolates in worker processes (a crash cannot take the host down); `in-process`. */
   mode: 'process' | 'in-process';
-  /** Worker processes in `process` mode. */
-  workers: number;
+  /** Worker processes `process` mode keeps even when idle. */
+  minWorkers: number;
+  /** Worker processes `process` mode may grow to while runs wait for one. */
+  maxWorkers: number;
+  /** Milliseconds a worker above `minWorkers` may stay idle before it is shut down. */
+  workerIdleMs: number;
   /** Bytes of model code accepted for one run. */
   maxCodeBytes: number;
   /** Milliseconds an `execute_code` session may stay unused before it is dropped. */

@@ -216,7 +216,9 @@ function sandboxOptionsOf(
 ): SandboxPoolOptions {
   return {
     mode: config.sandbox.mode,
-    workers: config.sandbox.workers,
+    minWorkers: config.sandbox.minWorkers,
+    maxWorkers: config.sandbox.maxWorkers,
+    workerIdleMs: config.sandbox.workerIdleMs,
     limits: config.sandbox.limits,
     sessionTtlMs: config.sandbox.sessionTtlMs,
     maxSessions: config.sandbox.maxSessions,
@@ -408,9 +410,15 @@ export class CodecallRuntime {
     };
     const eagerSandbox = options.parts?.sandbox !== 'lazy';
     // Everything starts at once (start-up time): servers, sandbox workers, the history store.
+    // The sandbox one turn later, so the MCP servers' processes are spawned first: they take
+    // longest to be ready, and a sandbox worker's fork (or an in-process isolate) would delay them.
     const opening = Promise.allSettled([
       ToolPool.open(options.parts?.servers === false ? {} : config, toolOptions),
-      eagerSandbox ? SandboxPool.open(sandboxOptionsOf(config, options.sandbox)) : Promise.resolve(undefined),
+      eagerSandbox
+        ? new Promise<void>((resolve) => setImmediate(resolve)).then(() =>
+            SandboxPool.open(sandboxOptionsOf(config, options.sandbox)),
+          )
+        : Promise.resolve(undefined),
       openHistory(config, options.history),
     ] as const);
     const closeOpened = ([tools, sandbox, history]: Awaited<typeof opening>): Promise<unknown> =>

@@ -3,6 +3,10 @@
  * The isolate engine: creates one fresh isolated-vm isolate and context per run (keeping one
  * pre-warmed spare so a run starts fast), installs the prelude, and drives the script.
  *
+ * The spare is refilled only while the engine is idle (no run in progress), at the next turn of
+ * the event loop after its last run ends: a run's tool-call answer never waits behind the ~3 ms
+ * of isolate creation (in a worker process, a tool result would otherwise queue behind it).
+ *
  * Scheduling is "run to quiescence" on the calling thread: the host enters the isolate
  * synchronously (start the script, or settle a tool call) and V8 runs the script and its
  * microtasks until everything left is waiting on tool calls; then control returns to the host
@@ -135,6 +139,8 @@ export class IsolateEngine {
   readonly #spareMemoryMb: number;
   #spare: Sandbox | undefined;
   #refill: NodeJS.Immediate | undefined;
+  /** Runs started and not yet ended; the spare is refilled only when there are none. */
+  #active = 0;
   #closed = false;
   #cachedPrelude: ivm.ExternalCopy<ArrayBuffer> | undefined;
   readonly #sessions = new Map<string, Sandbox>();
@@ -160,6 +166,7 @@ export class IsolateEngine {
         return run;
       }
       const run = new EngineRun(kept, request, sink);
+      this.#track(run);
       run.begin();
       return run;
     }
@@ -172,7 +179,6 @@ export class IsolateEngine {
     } else {
       sandbox = this.#create(request.limits.memoryMb);
     }
-    this.#scheduleRefill();
     if (session !== undefined) {
       const key = session.key;
       this.#sessions.set(key, sandbox);
@@ -181,8 +187,23 @@ export class IsolateEngine {
       };
     }
     const run = new EngineRun(sandbox, request, sink);
+    this.#track(run);
     run.begin();
     return run;
+  }
+
+  /** Counts a run as active until it ends; the engine refills its spare once none is left. */
+  #track(run: EngineRun): void {
+    this.#active++;
+    void run.outcome.then(() => {
+      this.#active--;
+      if (this.#active === 0) this.#scheduleRefill();
+    });
+  }
+
+  /** Whether the warm spare is ready, for tests and measurement. */
+  get spareReady(): boolean {
+    return this.#spare !== undefined && !this.#spare.isolate.isDisposed;
   }
 
   /** V8 heap bytes (total heap plus external memory) of the warm spare, for measurement. */
@@ -214,10 +235,15 @@ export class IsolateEngine {
     this.#spare = undefined;
   }
 
+  /**
+   * Refills the spare at the next turn of the event loop, unless a run has started by then (the
+   * refill then waits for the engine to be idle again).
+   */
   #scheduleRefill(): void {
-    if (this.#closed || this.#refill !== undefined) return;
+    if (this.#closed || this.#refill !== undefined || this.#spare !== undefined) return;
     this.#refill = setImmediate(() => {
       this.#refill = undefined;
+      if (this.#active > 0) return;
       try {
         this.warm();
       } catch {

@@ -8,4 +8,9 @@ export { formatResultForModel } from './format-result.js';
 export { resolveSandboxLimits } from './limits.js';
 export type { SandboxLimits } from './limits.js';
 export { SandboxPool } from './sandbox-pool.js';
-export type { SandboxMode, SandboxPoolOptions, SandboxRunOptions } from './sandbox-pool.js';
+export type {
+  SandboxMode,
+  SandboxPoolOptions,
+  SandboxRunOptions,
+  SandboxWorkerEvent,
+} from './sandbox-pool.js';

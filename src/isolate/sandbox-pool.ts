@@ -9,7 +9,11 @@
  *   survives anything a script does: a worker that overruns its budget, stops answering or
  *   dies (V8 heap OOM abort, uninterruptible BigInt work) is killed and replaced, and the run
  *   reports it. Tool calls are relayed over IPC; the invoker, MCP clients and secrets never
- *   enter a worker. Each worker runs one script at a time; further runs wait their turn.
+ *   enter a worker. Each worker runs one script at a time. The pool is sized by load: it keeps
+ *   `minWorkers`, starts another worker when a run waits and fewer than `maxWorkers` exist (the
+ *   run takes whichever worker frees up or starts first), and shuts a worker above the minimum
+ *   down once it has been idle for `workerIdleMs`. A worker holding a session is kept; a worker
+ *   that dies is replaced (up to the minimum, and beyond while runs wait).
  * - `'in-process'`: isolates live in the host process, for the lowest latency. It gives up
  *   that protection: script code runs on the host's thread between `await`s (a CPU-heavy
  *   script blocks the host's event loop for up to its CPU budget), and a failure V8 cannot
@@ -33,7 +37,9 @@ import {
   DEFAULT_SANDBOX_SESSION_TTL_MS,
   DEFAULT_SANDBOX_MODE,
   DEFAULT_SANDBOX_START_TIMEOUT_MS,
-  DEFAULT_SANDBOX_WORKERS,
+  DEFAULT_SANDBOX_MAX_WORKERS,
+  DEFAULT_SANDBOX_MIN_WORKERS,
+  DEFAULT_SANDBOX_WORKER_IDLE_MS,
 } from '../config/defaults.js';
 import { CodecallError } from '../errors.js';
 import type { ExecutionErrorCode, ExecutionResult, SandboxToolBinding, ToolInvoker } from '../types.js';
@@ -56,10 +62,32 @@ export interface SandboxPoolOptions {
    */
   mode?: SandboxMode;
   /**
-   * Worker processes (process mode): the number of scripts that run at once.
-   * @defaultValue {@link DEFAULT_SANDBOX_WORKERS}
+   * A fixed number of worker processes (process mode): sets both `minWorkers` and `maxWorkers`,
+   * and wins over them.
+   * @defaultValue unset: the pool is sized by load between `minWorkers` and `maxWorkers`
    */
   workers?: number;
+  /**
+   * Worker processes kept even when idle (process mode); started by {@link SandboxPool.open}.
+   * @defaultValue {@link DEFAULT_SANDBOX_MIN_WORKERS} (1)
+   */
+  minWorkers?: number;
+  /**
+   * Worker processes the pool may grow to while runs wait for one (process mode): the number of
+   * scripts that run at once.
+   * @defaultValue {@link DEFAULT_SANDBOX_MAX_WORKERS} (`os.availableParallelism()`), or `minWorkers` when larger
+   */
+  maxWorkers?: number;
+  /**
+   * Milliseconds a worker above `minWorkers` may stay idle before it is shut down.
+   * @defaultValue {@link DEFAULT_SANDBOX_WORKER_IDLE_MS}
+   */
+  workerIdleMs?: number;
+  /**
+   * Called when a worker process starts or stops (process mode), e.g. to log or count them.
+   * Exceptions it throws are ignored.
+   */
+  onWorkerEvent?: (event: SandboxWorkerEvent) => void;
   /** Default limits of every run; each run may override them. @defaultValue see {@link SandboxLimits} */
   limits?: Partial<SandboxLimits>;
   /**
@@ -85,6 +113,15 @@ export interface SandboxPoolOptions {
    */
   maxSessionNameChars?: number;
 }
+
+/**
+ * A worker process started or stopped. `workers` is the number of live workers after the event;
+ * `reason` says why one stopped: shut down after `workerIdleMs` idle, exited on its own or was
+ * killed (a crash, an overrun: it is replaced as needed), or the pool closed.
+ */
+export type SandboxWorkerEvent =
+  | { type: 'started'; pid: number; workers: number }
+  | { type: 'stopped'; pid: number; workers: number; reason: 'idle' | 'exited' | 'closed' };
 
 /** Options for {@link SandboxPool.run}. */
 export interface SandboxRunOptions {
@@ -168,6 +205,32 @@ function positiveInteger(value: number, field: string): number {
   return value;
 }
 
+/** How many worker processes the pool runs (process mode), resolved from the options. */
+interface WorkerSizing {
+  min: number;
+  max: number;
+  idleMs: number;
+}
+
+function resolveWorkerSizing(options: SandboxPoolOptions): WorkerSizing {
+  const idleMs = positiveInteger(options.workerIdleMs ?? DEFAULT_SANDBOX_WORKER_IDLE_MS, 'workerIdleMs');
+  if (options.workers !== undefined) {
+    const fixed = positiveInteger(options.workers, 'workers');
+    return { min: fixed, max: fixed, idleMs };
+  }
+  const min = positiveInteger(options.minWorkers ?? DEFAULT_SANDBOX_MIN_WORKERS, 'minWorkers');
+  // An explicit minimum above the core count raises the default maximum with it.
+  const max = positiveInteger(options.maxWorkers ?? Math.max(min, DEFAULT_SANDBOX_MAX_WORKERS), 'maxWorkers');
+  if (min > max) {
+    throw new CodecallError(
+      'INVALID_ARGUMENT',
+      `Sandbox "minWorkers" (${min}) is above "maxWorkers" (${max}). Fix: lower minWorkers or raise maxWorkers.`,
+      { details: { field: 'minWorkers' } },
+    );
+  }
+  return { min, max, idleMs };
+}
+
 type Waiter = {
   resolve: (worker: WorkerProcess) => void;
   reject: (error: unknown) => void;
@@ -207,8 +270,12 @@ export class SandboxPool {
   readonly #engine: IsolateEngine | undefined;
   readonly #workerOptions: WorkerProcessOptions | undefined;
   readonly #workers = new Set<WorkerProcess>();
-  readonly #size: number;
+  readonly #sizing: WorkerSizing;
   readonly #waiters: Waiter[] = [];
+  /** Shut-down timers of idle workers (armed while the pool is above its minimum). */
+  readonly #idleTimers = new Map<WorkerProcess, NodeJS.Timeout>();
+  /** Workers being shut down for idleness (their exit is not a crash). */
+  readonly #stopping = new WeakSet<WorkerProcess>();
   readonly #active = new Set<RunBackend>();
   #spawning = 0;
   #closed = false;
@@ -220,23 +287,26 @@ export class SandboxPool {
   readonly #sessionTtlMs: number;
   readonly #maxSessions: number;
   readonly #maxSessionNameChars: number;
+  readonly #onWorkerEvent: ((event: SandboxWorkerEvent) => void) | undefined;
 
   private constructor(
     mode: SandboxMode,
     limits: Partial<SandboxLimits>,
-    size: number,
+    sizing: WorkerSizing,
     sessions: { ttlMs: number; max: number; nameChars: number },
     engine?: IsolateEngine,
     workerOptions?: WorkerProcessOptions,
+    onWorkerEvent?: (event: SandboxWorkerEvent) => void,
   ) {
     this.mode = mode;
     this.#limits = limits;
-    this.#size = size;
+    this.#sizing = sizing;
     this.#sessionTtlMs = sessions.ttlMs;
     this.#maxSessions = sessions.max;
     this.#maxSessionNameChars = sessions.nameChars;
     this.#engine = engine;
     this.#workerOptions = workerOptions;
+    this.#onWorkerEvent = onWorkerEvent;
   }
 
   /** Opens a pool: starts and warms its workers (or its in-process engine). */
@@ -251,16 +321,7 @@ export class SandboxPool {
         },
       );
     }
-    const size = options.workers ?? DEFAULT_SANDBOX_WORKERS;
-    if (!Number.isInteger(size) || size < 1) {
-      throw new CodecallError(
-        'INVALID_ARGUMENT',
-        `Sandbox "workers" must be a positive integer; got ${JSON.stringify(size)}.`,
-        {
-          details: { field: 'workers' },
-        },
-      );
-    }
+    const sizing = resolveWorkerSizing(options);
     const limits = { ...(options.limits ?? {}) };
     const resolved = resolveSandboxLimits(limits);
     const sessions = {
@@ -287,7 +348,7 @@ export class SandboxPool {
       const { IsolateEngine } = await import('./engine.js');
       const engine = new IsolateEngine({ prelude, spareMemoryMb: resolved.memoryMb });
       engine.warm();
-      return new SandboxPool(mode, limits, 1, sessions, engine);
+      return new SandboxPool(mode, limits, sizing, sessions, engine);
     }
     const workerOptions: WorkerProcessOptions = {
       entry: findDistFile('isolate/worker.js'),
@@ -297,8 +358,16 @@ export class SandboxPool {
       heartbeatMs: DEFAULT_SANDBOX_HEARTBEAT_MS,
       killGraceMs: options.killGraceMs ?? DEFAULT_SANDBOX_KILL_GRACE_MS,
     };
-    const pool = new SandboxPool(mode, limits, size, sessions, undefined, workerOptions);
-    const started = await Promise.allSettled(Array.from({ length: size }, () => pool.#spawn()));
+    const pool = new SandboxPool(
+      mode,
+      limits,
+      sizing,
+      sessions,
+      undefined,
+      workerOptions,
+      options.onWorkerEvent,
+    );
+    const started = await Promise.allSettled(Array.from({ length: sizing.min }, () => pool.#spawn()));
     const failure = started.find((entry) => entry.status === 'rejected');
     if (failure) {
       await pool.close();
@@ -404,7 +473,8 @@ export class SandboxPool {
       }
       let worker: WorkerProcess | undefined;
       if (!this.#engine) {
-        entry.worker ??= this.#leastLoadedWorker();
+        // A new session takes the first worker free (the pool grows for it like for any run),
+        // then stays pinned to it.
         worker = await this.#acquire(entry.worker);
         entry.worker ??= worker;
         if (entry.endedWith !== undefined || worker !== entry.worker) {
@@ -498,23 +568,75 @@ export class SandboxPool {
     if (remember && entry.busy === 0) this.#remember(entry, why);
     if (!entry.created) return;
     if (this.#engine) this.#engine.dropSession(entry.key);
-    else entry.worker?.post({ t: 'drop-session', key: entry.key });
+    else {
+      entry.worker?.post({ t: 'drop-session', key: entry.key });
+      // Its worker may now be free to shut down.
+      this.#armIdleTimers();
+    }
   }
 
-  /** The live worker holding the fewest sessions, if any. */
-  #leastLoadedWorker(): WorkerProcess | undefined {
+  /** Sessions pinned to `worker`. */
+  #sessionsOn(worker: WorkerProcess): number {
+    let count = 0;
+    for (const entry of this.#sessions.values()) if (entry.worker === worker) count++;
+    return count;
+  }
+
+  /** An idle worker, preferring one that holds fewer sessions. */
+  #idleWorker(): WorkerProcess | undefined {
     let best: WorkerProcess | undefined;
     let bestCount = Infinity;
     for (const worker of this.#workers) {
-      if (worker.retired) continue;
-      let count = 0;
-      for (const entry of this.#sessions.values()) if (entry.worker === worker) count++;
-      if (count < bestCount || (count === bestCount && worker.idle && !best?.idle)) {
+      if (!worker.idle) continue;
+      const count = this.#sessionsOn(worker);
+      if (count < bestCount) {
         best = worker;
         bestCount = count;
       }
     }
     return best;
+  }
+
+  /** Hands `worker` to a run: it is no longer idle, so its shut-down timer stops. */
+  #reserve(worker: WorkerProcess): void {
+    worker.reserved = true;
+    const timer = this.#idleTimers.get(worker);
+    if (timer) clearTimeout(timer);
+    this.#idleTimers.delete(worker);
+  }
+
+  #liveWorkers(): number {
+    let live = 0;
+    for (const worker of this.#workers) if (!worker.retired) live++;
+    return live;
+  }
+
+  /** Arms the shut-down timer of every idle worker while the pool is above its minimum. */
+  #armIdleTimers(): void {
+    if (this.#closed || this.#liveWorkers() <= this.#sizing.min) return;
+    for (const worker of this.#workers) {
+      if (!worker.idle || this.#idleTimers.has(worker)) continue;
+      const timer = setTimeout(() => this.#idleTimeout(worker), this.#sizing.idleMs);
+      timer.unref();
+      this.#idleTimers.set(worker, timer);
+    }
+  }
+
+  /** A worker stayed idle for `idleMs`: stop it unless that would go below the minimum or lose a session. */
+  #idleTimeout(worker: WorkerProcess): void {
+    this.#idleTimers.delete(worker);
+    if (this.#closed || !worker.idle || this.#sessionsOn(worker) > 0) return;
+    if (this.#liveWorkers() <= this.#sizing.min) return;
+    this.#stopping.add(worker);
+    worker.kill();
+  }
+
+  #emit(event: SandboxWorkerEvent): void {
+    try {
+      this.#onWorkerEvent?.(event);
+    } catch {
+      // an observer's failure is not the pool's
+    }
   }
 
   async #runOnce(
@@ -571,11 +693,10 @@ export class SandboxPool {
    */
   #acquire(target?: WorkerProcess): Promise<WorkerProcess> {
     if (target?.retired) return Promise.resolve(target);
-    for (const worker of target ? [target] : this.#workers) {
-      if (worker.idle) {
-        worker.reserved = true;
-        return Promise.resolve(worker);
-      }
+    const found = target ? (target.idle ? target : undefined) : this.#idleWorker();
+    if (found) {
+      this.#reserve(found);
+      return Promise.resolve(found);
     }
     return new Promise((resolve, reject) => {
       this.#waiters.push(target ? { resolve, reject, target } : { resolve, reject });
@@ -589,28 +710,29 @@ export class SandboxPool {
       let found: WorkerProcess | undefined;
       if (waiter.target) {
         if (waiter.target.retired || waiter.target.idle) found = waiter.target;
-      } else {
-        for (const worker of this.#workers) {
-          if (worker.idle) {
-            found = worker;
-            break;
-          }
-        }
-      }
+      } else found = this.#idleWorker();
       if (found === undefined) {
         index++;
         continue;
       }
-      if (!found.retired) found.reserved = true;
+      if (!found.retired) this.#reserve(found);
       this.#waiters.splice(index, 1);
       waiter.resolve(found);
     }
+    this.#armIdleTimers();
   }
 
+  /**
+   * Starts workers up to the minimum, and one more per run waiting for any worker, up to the
+   * maximum (a run waiting for its session's worker needs no new one).
+   */
   #replenish(): void {
     if (this.#closed) return;
-    const live = [...this.#workers].filter((worker) => !worker.retired).length;
-    for (let missing = this.#size - live - this.#spawning; missing > 0; missing--) {
+    const live = this.#liveWorkers();
+    let waiting = 0;
+    for (const waiter of this.#waiters) if (waiter.target === undefined) waiting++;
+    const wanted = Math.max(this.#sizing.min, Math.min(this.#sizing.max, live + waiting));
+    for (let missing = wanted - live - this.#spawning; missing > 0; missing--) {
       this.#spawn().catch((error: unknown) => {
         if (this.#workers.size === 0 && this.#spawning === 0) {
           for (const waiter of this.#waiters.splice(0)) waiter.reject(error);
@@ -628,8 +750,15 @@ export class SandboxPool {
         return worker;
       }
       this.#workers.add(worker);
+      const pid = worker.pid;
+      this.#emit({ type: 'started', pid, workers: this.#liveWorkers() });
       worker.onExit(() => {
         this.#workers.delete(worker);
+        const timer = this.#idleTimers.get(worker);
+        if (timer) clearTimeout(timer);
+        this.#idleTimers.delete(worker);
+        const reason = this.#stopping.has(worker) ? 'idle' : 'exited';
+        this.#emit({ type: 'stopped', pid, workers: this.#liveWorkers(), reason });
         for (const entry of [...this.#sessions.values()]) {
           if (entry.worker !== worker) continue;
           this.#endSession(
@@ -657,6 +786,8 @@ export class SandboxPool {
   async #close(): Promise<void> {
     this.#closed = true;
     for (const entry of this.#sessions.values()) if (entry.timer) clearTimeout(entry.timer);
+    for (const timer of this.#idleTimers.values()) clearTimeout(timer);
+    this.#idleTimers.clear();
     this.#sessions.clear();
     this.#ended.clear();
     for (const waiter of this.#waiters.splice(0)) {
@@ -664,10 +795,14 @@ export class SandboxPool {
     }
     for (const backend of this.#active) backend.cancel('ABORTED');
     this.#engine?.close();
+    let left = this.#workers.size;
     const exits = [...this.#workers].map(
       (worker) =>
         new Promise<void>((resolve) => {
-          worker.onExit(resolve);
+          worker.onExit(() => {
+            this.#emit({ type: 'stopped', pid: worker.pid, workers: --left, reason: 'closed' });
+            resolve();
+          });
           worker.kill();
         }),
     );

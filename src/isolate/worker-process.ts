@@ -190,6 +190,11 @@ export class WorkerProcess {
     });
   }
 
+  /** The worker's process id. */
+  get pid(): number {
+    return this.#child.pid ?? -1;
+  }
+
   /** True when the worker is alive and has no run. */
   get idle(): boolean {
     return this.#alive && !this.retired && !this.reserved && this.#run === undefined;

@@ -92,7 +92,7 @@ interface ConfigReport {
   file: string | undefined;
   servers: ServerReport[];
   disabledServers: string[];
-  sandbox: { mode: string; workers: number };
+  sandbox: { mode: string; minWorkers: number; maxWorkers: number };
   history: { enabled: boolean; path: string };
   ignoredKeys: string[];
   notices: string[];
@@ -166,7 +166,11 @@ async function buildReport(config: CodecallConfig): Promise<ConfigReport> {
       reportServer(s, Object.hasOwn(written, s.name) ? written[s.name] : undefined),
     ),
     disabledServers: config.disabledServers,
-    sandbox: { mode: config.sandbox.mode, workers: config.sandbox.workers },
+    sandbox: {
+      mode: config.sandbox.mode,
+      minWorkers: config.sandbox.minWorkers,
+      maxWorkers: config.sandbox.maxWorkers,
+    },
     history: { enabled: config.history.enabled, path: config.history.path },
     ignoredKeys: config.ignoredKeys,
     notices: config.notices,
@@ -207,7 +211,7 @@ function renderPlain(report: ConfigReport): string {
   if (report.disabledServers.length > 0) out.push(`disabled: ${report.disabledServers.join(', ')}`);
   out.push(
     '',
-    `sandbox: ${report.sandbox.mode}, ${report.sandbox.workers} workers`,
+    `sandbox: ${report.sandbox.mode}, ${report.sandbox.minWorkers}–${report.sandbox.maxWorkers} workers`,
     `history: ${report.history.enabled ? report.history.path : 'off'}`,
   );
   out.push('', report.ignoredKeys.length === 0 ? 'ignored keys: none' : 'ignored keys:');

@@ -6,6 +6,9 @@ import { loadConfig, parseConfig } from '../../../src/config/index.js';
 import {
   DEFAULT_HISTORY_MAX_RUNS,
   DEFAULT_MAX_TOOL_RESULT_BYTES,
+  DEFAULT_SANDBOX_MAX_WORKERS,
+  DEFAULT_SANDBOX_MIN_WORKERS,
+  DEFAULT_SANDBOX_WORKER_IDLE_MS,
   DEFAULT_SERVER_MAX_MESSAGE_BYTES,
   DEFAULT_TOOL_CALL_TIMEOUT_MS,
   DEFAULT_WALL_TIME_MS,
@@ -382,6 +385,39 @@ describe('parseConfig', () => {
     });
     expect(config.search).toEqual({ limit: 3 });
     expect(config.agent).toEqual({ model: 'm', maxSteps: 4 });
+  });
+
+  it('sizes sandbox workers: defaults, a range, a fixed "workers", and conflicts named with the fix', () => {
+    const defaults = parseConfig({}, { file, env: {} }).sandbox;
+    expect(defaults).toMatchObject({
+      minWorkers: DEFAULT_SANDBOX_MIN_WORKERS,
+      maxWorkers: Math.max(DEFAULT_SANDBOX_MIN_WORKERS, DEFAULT_SANDBOX_MAX_WORKERS),
+      workerIdleMs: DEFAULT_SANDBOX_WORKER_IDLE_MS,
+    });
+    const range = parseConfig(
+      { sandbox: { minWorkers: 2, maxWorkers: 6, workerIdleMs: 500 } },
+      { file, env: {} },
+    );
+    expect(range.sandbox).toMatchObject({ minWorkers: 2, maxWorkers: 6, workerIdleMs: 500 });
+    const fixed = parseConfig({ sandbox: { workers: 3 } }, { file, env: {} });
+    expect(fixed.sandbox).toMatchObject({ minWorkers: 3, maxWorkers: 3 });
+    // A minimum above the core count raises the default maximum with it.
+    const many = DEFAULT_SANDBOX_MAX_WORKERS + 2;
+    expect(parseConfig({ sandbox: { minWorkers: many } }, { file, env: {} }).sandbox.maxWorkers).toBe(many);
+    const issues = (sandbox: object) =>
+      thrown(() => parseConfig({ sandbox }, { file, env: {} })).details.issues as {
+        path: string;
+        message: string;
+      }[];
+    expect(issues({ workers: 2, maxWorkers: 4 })).toEqual([
+      { path: 'sandbox.workers', message: expect.stringContaining('Fix: keep one of them') as string },
+    ]);
+    expect(issues({ minWorkers: 5, maxWorkers: 2 })).toEqual([
+      {
+        path: 'sandbox.minWorkers',
+        message: expect.stringContaining('"minWorkers" (5) is above "maxWorkers" (2)') as string,
+      },
+    ]);
   });
 
   it('bounds stdio messages: maxMessageBytes, its default follows sandbox.maxToolResultBytes, stdio only', () => {
