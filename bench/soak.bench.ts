@@ -31,7 +31,7 @@ const BLOCK_CALLS = 200;
 const IN_FLIGHT = 8;
 const SESSIONS = 4;
 /** Idle time before the first sample of a block: past the server's idle collection (5 s). */
-const SETTLE_MIN_MS = 8_000;
+const SETTLE_MIN_MS = 10_000;
 const SETTLE_MAX_MS = 30_000;
 
 interface Kind {

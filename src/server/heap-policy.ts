@@ -23,8 +23,8 @@ import { DEFAULT_SERVE_IDLE_COLLECT_MS, DEFAULT_SERVE_YOUNG_GENERATION_MAX_MB } 
 const V8_SEMI_SPACE_GROWTH_FACTOR = 2;
 /** How often {@link collectWhenIdle} looks at the event loop. */
 const IDLE_CHECK_INTERVAL_MS = 1_000;
-/** Event-loop utilization under which an interval counts as idle. */
-const IDLE_UTILIZATION = 0.01;
+/** Event-loop utilization under which an interval counts as idle (housekeeping timers stay under it). */
+const IDLE_UTILIZATION = 0.05;
 
 /** A running policy; `close()` stops it. */
 export interface HeapPolicyHandle {
