@@ -9,6 +9,9 @@
  * catastrophic schema `pattern`s against crafted strings (validated on the host), and a flood
  * of unknown tool names (did-you-mean over the catalog).
  *
+ * Every client's request reaches the server on a later turn of the event loop, as a request read
+ * from a socket does (see `connect`), so the victim's round trips wait behind the host's work.
+ *
  * Figure: the victim's `tools/list` p99 under each class as a ratio of its idle p99 measured in
  * the same run: windows of idle and of every class alternate over several rounds (in a rotating
  * order), so a machine that gets busier or quieter during the run moves floor and load alike,
@@ -65,6 +68,16 @@ async function connect(runtime: CodecallRuntime): Promise<Client> {
   await createCodecallServer({ runtime }).connect(serverSide);
   const client = new Client({ name: 'bench', version: '1.0.0' });
   await client.connect(clientSide);
+  // An in-memory transport hands a request to the server in the same microtask chain as the
+  // client's call, so the round trip never waits for the event loop and cannot see a host
+  // stall (a victim timed that way measured no more than OS preemption: 0 of 4,800 round trips
+  // let a queued setImmediate run). A request over a socket is read on a later turn of the
+  // loop, behind whatever the host is doing: deliver each request that way.
+  const send = clientSide.send.bind(clientSide);
+  clientSide.send = async (message, options) => {
+    await new Promise((resolve) => setImmediate(resolve));
+    return send(message, options);
+  };
   return client;
 }
 

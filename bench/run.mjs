@@ -8,6 +8,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { tallyBenches } from './tally.mjs';
+import { writeFileAtomically } from './write-bundle.mjs';
 
 const root = dirname(dirname(fileURLToPath(import.meta.url)));
 const filter = process.argv[2];
@@ -24,7 +25,7 @@ if (benches.length === 0) {
 const results = [];
 for (const file of benches) {
   const outfile = join(out, file.replace(/\.ts$/, '.mjs'));
-  await build({
+  const bundle = await build({
     entryPoints: [join(root, 'bench', file)],
     outfile,
     bundle: true,
@@ -34,7 +35,9 @@ for (const file of benches) {
     packages: 'external',
     sourcemap: 'inline',
     logLevel: 'warning',
+    write: false,
   });
+  for (const output of bundle.outputFiles) writeFileAtomically(output.path, output.contents);
   console.log(`\n=== ${file} ===`);
   const result = spawnSync(process.execPath, ['--no-node-snapshot', '--expose-gc', outfile], {
     cwd: root,

@@ -182,6 +182,18 @@ export const DEFAULT_SERVE_PROGRESS_INTERVAL_MS = 1_000;
  * 0: answer at once; servers join in the background and clients get `notifications/tools/list_changed`.
  */
 export const DEFAULT_SERVE_WAIT_FOR_SERVERS_MS = 0;
+/**
+ * Largest young generation (V8 new space, both semi-spaces) of a `codecall serve` process, in MB
+ * (`serve.youngGenerationMaxMb`; 0: V8's default, up to 128 MB). Without it V8 grows the space
+ * to its maximum under a stream of runs and keeps it, and resident memory swings with it.
+ */
+export const DEFAULT_SERVE_YOUNG_GENERATION_MAX_MB = 64;
+/**
+ * Milliseconds of an idle event loop after which `codecall serve` runs one full garbage
+ * collection (`serve.idleCollectMs`; 0: never), giving back what its last runs left for the
+ * collector (V8 collects on allocation, which an idle server does not do).
+ */
+export const DEFAULT_SERVE_IDLE_COLLECT_MS = 5_000;
 /** Resource subscriptions one `codecall serve` session may hold (`serve.maxSubscriptionsPerSession`). */
 export const DEFAULT_SERVE_MAX_SUBSCRIPTIONS_PER_SESSION = 1_000;
 /** Model requests (steps) one agent run may make before it stops with `MAX_STEPS_EXCEEDED`. */

@@ -163,6 +163,8 @@ export const serveSchema = z.strictObject({
   waitForServersMs: z.number().int().min(0).optional(),
   originalNames: z.boolean().optional(),
   maxSubscriptionsPerSession: positiveInt.optional(),
+  youngGenerationMaxMb: z.number().int().min(0).optional(),
+  idleCollectMs: z.number().int().min(0).optional(),
 });
 
 /** `jobs`: where `codecall serve --http` and the job client keep jobs (local, or BullMQ on Redis). */

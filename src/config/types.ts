@@ -188,6 +188,16 @@ export interface ServeConfig {
   originalNames?: boolean;
   /** Resource subscriptions one session may hold. */
   maxSubscriptionsPerSession?: number;
+  /**
+   * Largest young generation of the server process in MB (0: V8's default).
+   * @defaultValue 64 (`DEFAULT_SERVE_YOUNG_GENERATION_MAX_MB`)
+   */
+  youngGenerationMaxMb?: number;
+  /**
+   * Idle milliseconds after which the server process runs one full garbage collection (0: never).
+   * @defaultValue 5000 (`DEFAULT_SERVE_IDLE_COLLECT_MS`)
+   */
+  idleCollectMs?: number;
 }
 
 /** Who learns from `codecall serve` sessions: all of them, into one shared graph, or nobody. */

@@ -320,7 +320,12 @@ export class RunController implements EngineSink {
     (stream === 0 ? this.#stdout : this.#stderr).append(text, droppedBytes);
   }
 
-  /** Answers queued unknown-name calls for up to {@link UNKNOWN_NAME_SLICE_MS}, then yields. */
+  /**
+   * Answers queued unknown-name calls for up to {@link UNKNOWN_NAME_SLICE_MS}, then yields. Each
+   * answer is sent within the slice (not in a microtask after it), so the slice bounds the
+   * replies too: a worker's reply is an IPC write, the host's largest cost in a flood of
+   * unknown names, and 300 of them queued as microtasks went out in one stretch of the loop.
+   */
   #answerUnknown(): void {
     const until = performance.now() + UNKNOWN_NAME_SLICE_MS;
     while (this.#unknown.length > 0 && performance.now() < until) {
@@ -332,23 +337,19 @@ export class RunController implements EngineSink {
 
   #rejectUnknown(id: number, name: string): void {
     const names = ToolNameIndex.of(this.#options.tools);
+    let message: string;
     if (!names.remembers(name) && ++this.#suggestionLookups > DEFAULT_MAX_SUGGESTION_LOOKUPS_PER_RUN) {
-      return this.#reject(
-        id,
-        `Unknown tool "${echoName(name)}". Check the names in \`tools\` (search_tools finds them); this script already called ${DEFAULT_MAX_SUGGESTION_LOOKUPS_PER_RUN} unknown names.`,
-        'UNKNOWN_TOOL',
-      );
+      message = `Unknown tool "${echoName(name)}". Check the names in \`tools\` (search_tools finds them); this script already called ${DEFAULT_MAX_SUGGESTION_LOOKUPS_PER_RUN} unknown names.`;
+    } else {
+      const matches = names.closeMatches(name);
+      const hint =
+        matches.length > 0
+          ? ` Did you mean: ${matches.join(', ')}?`
+          : ' No tools are available to this script.';
+      message = `Unknown tool "${echoName(name)}".${this.#options.tools.length > 0 && matches.length === 0 ? ' Check the names in `tools`.' : hint}`;
     }
-    const matches = names.closeMatches(name);
-    const hint =
-      matches.length > 0
-        ? ` Did you mean: ${matches.join(', ')}?`
-        : ' No tools are available to this script.';
-    return this.#reject(
-      id,
-      `Unknown tool "${echoName(name)}".${this.#options.tools.length > 0 && matches.length === 0 ? ' Check the names in `tools`.' : hint}`,
-      'UNKNOWN_TOOL',
-    );
+    // Only ever called from a slice (a turn of its own, never inside the backend's call).
+    this.#backend?.settle(id, false, message, 'UNKNOWN_TOOL');
   }
 
   call(id: number, name: string, argsJson: string, site?: string): void {

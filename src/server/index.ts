@@ -11,5 +11,7 @@ export { startStdioServer } from './start-stdio-server.js';
 export type { StdioServerHandle, StdioServerOptions } from './start-stdio-server.js';
 export { MCP_HTTP_PATH, startHttpServer } from './start-http-server.js';
 export type { HttpRoutes, HttpServerHandle, HttpServerOptions } from './start-http-server.js';
+export { capYoungGeneration, collectWhenIdle, startHeapPolicy } from './heap-policy.js';
+export type { HeapPolicyHandle, HeapPolicyOptions, YoungGenerationCap } from './heap-policy.js';
 export { assertSafeBinding, checkHostAndOrigin, hasBearerToken, isLoopbackHost } from './http-security.js';
 export type { HostOriginPolicy } from './http-security.js';

@@ -25,6 +25,7 @@ import {
 } from '../../jobs/index.js';
 import {
   assertSafeBinding,
+  startHeapPolicy,
   isLoopbackHost,
   RunLimiter,
   startHttpServer,
@@ -225,6 +226,13 @@ async function run(argv: string[], io: CliIo): Promise<number> {
   const servers = new Set(tools.map((t) => t.server)).size;
   const starting = runtime.tools.serverStatus().filter((s) => s.state === 'connecting').length;
   const more = starting > 0 ? `; ${starting} more starting` : '';
+  // A long-running server: a bounded young generation, and memory given back when idle.
+  const heap = startHeapPolicy({
+    ...(config.serve.youngGenerationMaxMb !== undefined
+      ? { youngGenerationMaxMb: config.serve.youngGenerationMaxMb }
+      : {}),
+    ...(config.serve.idleCollectMs !== undefined ? { idleCollectMs: config.serve.idleCollectMs } : {}),
+  });
   let close: (() => Promise<void>) | undefined;
   let jobs: JobBackend | undefined;
   let dashboard: JobDashboardRoutes | undefined;
@@ -294,6 +302,7 @@ async function run(argv: string[], io: CliIo): Promise<number> {
     log('shutting down');
     return 0;
   } finally {
+    heap.close();
     unsubscribe();
     await close?.();
     await dashboard?.close();

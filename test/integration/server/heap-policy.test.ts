@@ -1,0 +1,115 @@
+/**
+ * The heap policy of `codecall serve`, each part in a real Node process on the built dist/:
+ * `capYoungGeneration` against a workload whose objects survive scavenges (what a server passing
+ * tool results through the host does), which grows V8's new space to 128 MB by default; and
+ * `collectWhenIdle` against dead large strings that survived a scavenge, which an idle process
+ * otherwise keeps until its next full collection.
+ */
+import { spawnSync } from 'node:child_process';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+const DIST = resolve(import.meta.dirname, '../../../dist');
+
+const PROBE = `
+import { getHeapSpaceStatistics } from 'node:v8';
+const { capYoungGeneration } = await import(${JSON.stringify(pathToFileURL(join(DIST, 'server/index.js')).href)});
+const capMb = Number(process.argv[1]);
+const cap = capMb > 0 ? capYoungGeneration(capMb) : undefined;
+const newSpace = () => getHeapSpaceStatistics().find((s) => s.space_name === 'new_space').space_size / 1048576;
+let largest = 0;
+const keep = [];
+for (let round = 0; round < 150; round++) {
+  const batch = [];
+  for (let i = 0; i < 20000; i++) batch.push({ id: i, name: 'item' + i, amount: i * 1.5, tags: ['a', 'b'] });
+  keep.push(batch);
+  if (keep.length > 8) keep.shift();
+  // A turn of the loop between batches, as between requests: the cap's GC observer runs.
+  await new Promise((resolve) => setImmediate(resolve));
+  largest = Math.max(largest, newSpace());
+}
+console.log(JSON.stringify({ largest, reported: cap?.sizeMb }));
+cap?.close();
+`;
+
+function largestNewSpaceMb(capMb: number): { largest: number; reported: number | undefined } {
+  const child = spawnSync(process.execPath, ['--input-type=module', '-e', PROBE, String(capMb)], {
+    encoding: 'utf8',
+    timeout: 120_000,
+  });
+  expect(child.stderr).toBe('');
+  return JSON.parse(child.stdout) as { largest: number; reported: number | undefined };
+}
+
+describe('capYoungGeneration', () => {
+  it('keeps the young generation at its cap where V8 alone grows it to its maximum', () => {
+    const uncapped = largestNewSpaceMb(0);
+    const capped = largestNewSpaceMb(32);
+    // The workload does grow the space well past the cap without it…
+    expect(uncapped.largest).toBeGreaterThanOrEqual(64);
+    // …and with it the space stops at the cap (V8 rounds to whole pages).
+    expect(capped.largest).toBeLessThanOrEqual(32 * 1.1);
+    expect(capped.reported).toBeLessThanOrEqual(32 * 1.1);
+    expect(capped.reported).toBeGreaterThan(0);
+  }, 240_000);
+});
+
+const IDLE_PROBE = `
+import { getHeapSpaceStatistics } from 'node:v8';
+const { collectWhenIdle } = await import(${JSON.stringify(pathToFileURL(join(DIST, 'server/index.js')).href)});
+const idleMs = Number(process.argv[1]);
+let collections = 0;
+const idle = collectWhenIdle(idleMs, () => collections++);
+const largeMb = () =>
+  getHeapSpaceStatistics()
+    .filter((s) => s.space_name === 'large_object_space' || s.space_name === 'new_large_object_space')
+    .reduce((sum, s) => sum + s.space_used_size, 0) / 1048576;
+// Busy for a few seconds: 1 MB strings that outlive scavenges, then die.
+let held = [];
+let small = [];
+const until = Date.now() + 3_000;
+while (Date.now() < until) {
+  held.push('x'.repeat(1_048_576) + Math.random());
+  if (held.length > 30) held = held.slice(10);
+  for (let i = 0; i < 20_000; i++) small.push({ i });
+  if (small.length > 200_000) small = [];
+  await new Promise((resolve) => setImmediate(resolve));
+}
+held = [];
+small = [];
+const afterBusy = largeMb();
+// Then idle, on timers only: 4 s without the policy; with it, until it collected (a loaded
+// machine delays timers) and a second more, in case it would collect again.
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+if (idleMs === 0) await sleep(4_000);
+else {
+  for (let waited = 0; waited < 20_000 && collections === 0; waited += 250) await sleep(250);
+  await sleep(idleMs + 1_000);
+}
+console.log(JSON.stringify({ afterBusy, afterIdle: largeMb(), collections }));
+idle.close();
+`;
+
+function idleRun(idleMs: number): { afterBusy: number; afterIdle: number; collections: number } {
+  const child = spawnSync(process.execPath, ['--input-type=module', '-e', IDLE_PROBE, String(idleMs)], {
+    encoding: 'utf8',
+    timeout: 120_000,
+  });
+  expect(child.stderr).toBe('');
+  return JSON.parse(child.stdout) as { afterBusy: number; afterIdle: number; collections: number };
+}
+
+describe('collectWhenIdle', () => {
+  it('gives back dead large objects once the loop has been idle, which V8 alone keeps', () => {
+    const without = idleRun(0);
+    const withPolicy = idleRun(1_000);
+    // Without the policy the dead strings are still there after 4 s of idleness…
+    expect(without.afterIdle).toBeGreaterThanOrEqual(16);
+    expect(without.collections).toBe(0);
+    // …with it, one collection ran and freed them.
+    expect(withPolicy.afterBusy).toBeGreaterThanOrEqual(16);
+    expect(withPolicy.collections).toBe(1);
+    expect(withPolicy.afterIdle).toBeLessThan(4);
+  }, 240_000);
+});
