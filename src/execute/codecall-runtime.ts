@@ -109,6 +109,13 @@ export interface CodecallRuntimeOptions {
    */
   history?: UsageHistoryStore | false | 'read-only';
   /**
+   * How the runtime's own SQLite history store writes: `'thread'` on a writer thread (the
+   * host's loop never waits for the disk), `'inline'` on the host's thread, one write per turn
+   * (no thread to start: for a process that records one run and exits, like `codecall exec`).
+   * @defaultValue 'thread'
+   */
+  historyWriter?: 'thread' | 'inline';
+  /**
    * Called when recording usage fails (the run itself is unaffected): the history store could
    * not write a run (e.g. another process kept the file locked), or search could not learn it.
    * @defaultValue a process warning (`HistoryWarning`, code `CODECALL_HISTORY_NOT_SAVED`) on stderr
@@ -250,6 +257,7 @@ function readableHistoryFile(config: CodecallConfig): string | undefined {
 async function openHistory(
   config: CodecallConfig,
   option: CodecallRuntimeOptions['history'],
+  writer: CodecallRuntimeOptions['historyWriter'],
 ): Promise<OpenedHistory> {
   if (option === 'read-only') {
     const file = readableHistoryFile(config);
@@ -270,6 +278,7 @@ async function openHistory(
       path: config.history.path,
       migrateFrom: config.history.migrateFrom,
       maxRuns: config.history.maxRuns,
+      ...(writer === undefined ? {} : { writer }),
     });
   try {
     return { store, state: await store.load(), borrowed: option !== undefined && option !== false };
@@ -419,7 +428,7 @@ export class CodecallRuntime {
             SandboxPool.open(sandboxOptionsOf(config, options.sandbox)),
           )
         : Promise.resolve(undefined),
-      openHistory(config, options.history),
+      openHistory(config, options.history, options.historyWriter),
     ] as const);
     const closeOpened = ([tools, sandbox, history]: Awaited<typeof opening>): Promise<unknown> =>
       Promise.allSettled([

@@ -8,10 +8,9 @@
 import { readFile, stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { compileScriptAsync } from '../../compile/index.js';
-import { loadConfig, type CodecallConfig } from '../../config/index.js';
+import { loadConfig } from '../../config/index.js';
 import { CodecallError } from '../../errors.js';
 import { CodecallRuntime, FileRunJournal } from '../../execute/index.js';
-import { MemoryHistoryStore, SqliteHistoryStore, type UsageHistoryStore } from '../../search/index.js';
 import type { ExecutionResult } from '../../types.js';
 import {
   describeHistoryError,
@@ -163,20 +162,6 @@ async function journalOptions(
   return { journal: new FileRunJournal(path) };
 }
 
-/**
- * The usage history of an exec: the configuration's SQLite store with its writes on this thread
- * (one run is recorded, then the process exits: no writer thread to start), else in memory.
- */
-function openHistory(config: CodecallConfig): Promise<UsageHistoryStore> {
-  if (!config.history.enabled) return Promise.resolve(new MemoryHistoryStore());
-  return SqliteHistoryStore.open({
-    path: config.history.path,
-    migrateFrom: config.history.migrateFrom,
-    maxRuns: config.history.maxRuns,
-    writer: 'inline',
-  });
-}
-
 async function run(argv: string[], io: CliIo): Promise<number> {
   const args = parseExecArgs(argv);
   const source = await readScript(args.file, io);
@@ -188,12 +173,12 @@ async function run(argv: string[], io: CliIo): Promise<number> {
     env: io.env,
     onNotice: configNoticeWriter(io),
   });
-  const history = await openHistory(config);
   // The runtime, like the agent's: the calls each run makes are learned by the tool graph and
-  // appended to the usage history (`codecall graph` shows them).
+  // appended to the usage history (`codecall graph` shows them), written on this thread (one
+  // run is recorded, then the process exits: no writer thread to start).
   const opening = CodecallRuntime.open({
     config,
-    history,
+    historyWriter: 'inline',
     tools: {
       onServerError: (event) => {
         // The whole message: a start error's stderr tail, environment names and hints.
@@ -219,13 +204,7 @@ async function run(argv: string[], io: CliIo): Promise<number> {
   const compiling = new Promise<void>((resolveTurn) => setImmediate(resolveTurn))
     .then(() => compileScriptAsync(source, { maxCodeBytes: config.sandbox.maxCodeBytes }))
     .catch(() => undefined);
-  let runtime: CodecallRuntime;
-  try {
-    [runtime] = await Promise.all([opening, compiling]);
-  } catch (error) {
-    await history.close();
-    throw error;
-  }
+  const [runtime] = await Promise.all([opening, compiling]);
   try {
     let result: ExecutionResult;
     try {
@@ -251,7 +230,6 @@ async function run(argv: string[], io: CliIo): Promise<number> {
     return result.status === 'ok' ? 0 : 1;
   } finally {
     await runtime.close();
-    await history.close();
   }
 }
 

@@ -176,8 +176,12 @@ describe('codecall search and codecall graph', () => {
     await expect(searchCommand.run(['x', '--limt', '3'], io().io)).rejects.toThrow(
       'unknown option "--limt".',
     );
-    await expect(searchCommand.run(['x', '--limit'], io().io)).rejects.toThrow('--limit needs a value.');
-    await expect(graphCommand.run(['--inferred=yes'], io().io)).rejects.toThrow('--inferred takes no value.');
+    await expect(searchCommand.run(['x', '--limit'], io().io)).rejects.toThrow(
+      '--limit needs a value: --limit <value>.',
+    );
+    await expect(graphCommand.run(['--inferred=yes'], io().io)).rejects.toThrow(
+      '--inferred takes no value: give --inferred alone.',
+    );
     await expect(graphCommand.run(['stray'], io().io)).rejects.toThrow('unknown argument "stray".');
     const help = io();
     expect(await main(['graph', '--help'], help.io)).toBe(0);
