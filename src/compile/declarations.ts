@@ -471,6 +471,47 @@ function renderSchema(
   return { type: rootType, aliases };
 }
 
+/** A schema rendered without reaching the budget, and what it costs the budget. */
+interface CachedSchema extends RenderedSchema {
+  /** Characters of budget the rendering took (its net addition to `budget.used`). */
+  used: number;
+  /** Budget left when it was rendered: any rendering with at least this much left is the same. */
+  room: number;
+}
+
+/**
+ * Renderings by schema object: a tool's schema (the same object while its server does not
+ * change it) is rendered once, not at every search that returns the tool. Renderings cut by the
+ * budget are not kept.
+ */
+const renderedSchemas = new WeakMap<object, Map<string, CachedSchema>>();
+
+/** {@link renderSchema}, from {@link renderedSchemas} when the budget left allows the same result. */
+function renderSchemaOnce(
+  schema: JsonSchema | undefined,
+  prefix: string,
+  maxDepth: number,
+  indent: string,
+  budget: Budget,
+): RenderedSchema {
+  if (!isObject(schema) || budget.truncated) return renderSchema(schema, prefix, maxDepth, indent, budget);
+  const key = `${prefix}\0${maxDepth}\0${indent}`;
+  const room = budget.max - budget.used;
+  const cached = renderedSchemas.get(schema)?.get(key);
+  if (cached !== undefined && room >= cached.room) {
+    budget.used += cached.used;
+    return cached;
+  }
+  const before = budget.used;
+  const rendered = renderSchema(schema, prefix, maxDepth, indent, budget);
+  if (!budget.truncated) {
+    let byKey = renderedSchemas.get(schema);
+    if (byKey === undefined) renderedSchemas.set(schema, (byKey = new Map()));
+    byKey.set(key, { ...rendered, used: budget.used - before, room });
+  }
+  return rendered;
+}
+
 function truncate(text: string, max: number): string {
   const trimmed = text.trim();
   return trimmed.length > max ? `${trimmed.slice(0, max).trimEnd()}…` : trimmed;
@@ -521,9 +562,9 @@ export function renderDeclarations(
       seen.add(tool.member);
       callable.push(tool);
       const typesPrefix = `ToolTypes.${safeIdentifier(namespace)}.${safeIdentifier(tool.member)}`;
-      const input = renderSchema(tool.inputSchema, `${typesPrefix}.input`, maxDepth, '    ', budget);
+      const input = renderSchemaOnce(tool.inputSchema, `${typesPrefix}.input`, maxDepth, '    ', budget);
       const output = tool.outputSchema
-        ? renderSchema(tool.outputSchema, `${typesPrefix}.output`, maxDepth, '    ', budget)
+        ? renderSchemaOnce(tool.outputSchema, `${typesPrefix}.output`, maxDepth, '    ', budget)
         : { type: 'unknown', aliases: '' };
       if (input.aliases || output.aliases) {
         typeNamespaces.push(

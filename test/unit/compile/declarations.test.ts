@@ -320,4 +320,45 @@ describe('renderDeclarations on hostile schemas', () => {
     // Unbounded, the same schema renders far past the cut.
     expect(renderDeclarations(tools, { maxBytes: 1e12 }).length).toBeGreaterThan(200_000);
   });
+
+  it('renders a schema object once: a later search returning the same tool does not walk its schema again', () => {
+    let reads = 0;
+    const counted = <T extends object>(value: T): T =>
+      new Proxy(value, {
+        get(target, key, receiver) {
+          reads++;
+          const inner = Reflect.get(target, key, receiver) as unknown;
+          return typeof inner === 'object' && inner !== null ? counted(inner) : inner;
+        },
+      });
+    const schema = counted({
+      type: 'object',
+      properties: { a: { $ref: '#/$defs/node' }, b: { $ref: '#/$defs/node' } },
+      $defs: { node: { type: 'object', properties: { id: { type: 'string' } } } },
+    });
+    const tools = [{ name: 'g.walk', namespace: 'g', member: 'walk', inputSchema: schema }];
+    const first = renderDeclarations(tools);
+    expect(reads).toBeGreaterThan(0);
+    reads = 0;
+    expect(renderDeclarations(tools)).toBe(first);
+    // Only `required` (whether the arguments are optional), outside the schema's rendering.
+    expect(reads).toBe(1);
+  });
+
+  it('never serves a kept rendering where less budget is left than it was made with', () => {
+    let schema: Record<string, unknown> = { type: 'string' };
+    for (let i = 0; i < 6; i++) {
+      schema = {
+        type: 'object',
+        properties: { [`level${i}_${'x'.repeat(20)}`]: schema },
+        anyOf: ['a', 'b', 'c'].map((key) => ({ properties: { [key]: { type: 'number' } } })),
+      };
+    }
+    const tools = [{ name: 'h.wide', namespace: 'h', member: 'wide', inputSchema: schema }];
+    const full = renderDeclarations(tools, { maxBytes: 1e12 });
+    const cut = renderDeclarations(tools, { maxBytes: 2_000 });
+    expect(cut).toMatch(/^\/\* Declarations cut at about 2000 characters of types/);
+    expect(cut.length).toBeLessThan(full.length);
+    expect(renderDeclarations(tools, { maxBytes: 1e12 })).toBe(full);
+  });
 });
