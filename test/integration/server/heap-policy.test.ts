@@ -48,9 +48,11 @@ describe('capYoungGeneration', () => {
     const capped = largestNewSpaceMb(32);
     // The workload does grow the space well past the cap without it…
     expect(uncapped.largest).toBeGreaterThanOrEqual(64);
-    // …and with it the space stops at the cap (V8 rounds to whole pages).
-    expect(capped.largest).toBeLessThanOrEqual(32 * 1.1);
-    expect(capped.reported).toBeLessThanOrEqual(32 * 1.1);
+    // …and with it the space stops near the cap: V8 rounds to whole pages and may grow once
+    // more between two GC observations (36.75 MB seen for a 32 MB cap on a loaded CI machine).
+    expect(capped.largest).toBeLessThanOrEqual(32 * 1.25);
+    expect(capped.largest).toBeLessThan(uncapped.largest / 1.5);
+    expect(capped.reported).toBeLessThanOrEqual(32 * 1.25);
     expect(capped.reported).toBeGreaterThan(0);
   }, 240_000);
 });
@@ -101,13 +103,13 @@ function idleRun(idleMs: number): { afterBusy: number; afterIdle: number; collec
 }
 
 describe('collectWhenIdle', () => {
-  it('gives back dead large objects once the loop has been idle, which V8 alone keeps', () => {
+  it('gives back dead large objects once the loop has been idle, with one full collection', () => {
     const without = idleRun(0);
     const withPolicy = idleRun(1_000);
-    // Without the policy the dead strings are still there after 4 s of idleness…
-    expect(without.afterIdle).toBeGreaterThanOrEqual(16);
+    // Without the policy nothing collects on purpose. (V8 alone usually keeps the dead strings
+    // through 4 s of idleness, but its memory reducer sometimes frees them: not asserted.)
     expect(without.collections).toBe(0);
-    // …with it, one collection ran and freed them.
+    // With it, one collection ran once the loop was idle, and the dead strings are gone.
     expect(withPolicy.afterBusy).toBeGreaterThanOrEqual(16);
     expect(withPolicy.collections).toBe(1);
     expect(withPolicy.afterIdle).toBeLessThan(4);
