@@ -377,6 +377,8 @@ export class ToolPool {
   private readonly connections: ServerConnection[];
   private readonly custom: ReadonlySet<string>;
   private readonly listeners = new Set<CatalogListener>();
+  /** {@link ToolPool.configWarnings} by a server's tool list. */
+  private readonly warningsByList = new WeakMap<object, readonly string[]>();
   private entries = new Map<string, Entry>();
   private tools: readonly CatalogTool[] = [];
   /** Each server's tools as last built (see {@link BuiltServer}). */
@@ -694,18 +696,8 @@ export class ToolPool {
         toolCount: c.tools.length,
         warnings: [...c.warnings],
       };
-      const listed = new Set(c.tools.map((t) => t.name));
-      if (c.capabilities?.resources) listed.add(READ_RESOURCE_TOOL);
-      if (c.state === 'connected') {
-        for (const configured of Object.keys(c.config.tools)) {
-          if (!listed.has(configured)) {
-            const suggestion = closestName(configured, listed);
-            status.warnings.push(
-              `mcpServers.${c.name}.tools.${configured} matches no tool of this server${suggestion ? ` (did you mean "${suggestion}"?)` : ''}`,
-            );
-          }
-        }
-      }
+      if (c.state === 'connected') status.warnings.push(...this.configWarnings(c));
+
       if (c.lastError) {
         status.error = c.lastError.message;
         status.publicReason = publicReason(c);
@@ -714,6 +706,28 @@ export class ToolPool {
       if (c.pid !== undefined) status.pid = c.pid;
       return status;
     });
+  }
+
+  /**
+   * Configured tool names that match no tool of a connected server, worked out once per tool
+   * list (the list is replaced, never changed, when the server re-lists): `serverStatus()` is
+   * asked on every `search_tools` and `execute_code` answer of `codecall serve`.
+   */
+  private configWarnings(c: ServerConnection): readonly string[] {
+    const known = this.warningsByList.get(c.tools);
+    if (known !== undefined) return known;
+    const listed = new Set(c.tools.map((t) => t.name));
+    if (c.capabilities?.resources) listed.add(READ_RESOURCE_TOOL);
+    const warnings: string[] = [];
+    for (const configured of Object.keys(c.config.tools)) {
+      if (listed.has(configured)) continue;
+      const suggestion = closestName(configured, listed);
+      warnings.push(
+        `mcpServers.${c.name}.tools.${configured} matches no tool of this server${suggestion ? ` (did you mean "${suggestion}"?)` : ''}`,
+      );
+    }
+    this.warningsByList.set(c.tools, warnings);
+    return warnings;
   }
 
   private notFound(name: string): CodecallError {
