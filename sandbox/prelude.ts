@@ -2,11 +2,11 @@
  * @module
  * The prelude: code that runs INSIDE each isolate before the model's script. It installs
  * `console`, `tools.<namespace>.<member>(args)` and `callTool(name, args)`, and removes every
- * global that is not plain JavaScript. It talks to the host only through three functions the
+ * global that is not plain JavaScript. It talks to the host only through four functions the
  * host installs as globals before this runs (`__codecall_out`, `__codecall_call`,
- * `__codecall_done`, `__codecall_list`); they are captured in this closure and deleted from the global object, so
- * the model's code cannot reach them. Only strings and numbers cross: arguments leave as JSON
- * text, results arrive as JSON text.
+ * `__codecall_done`, `__codecall_list`); they are captured in this closure and deleted from the
+ * global object, so the model's code cannot reach them. Only strings and numbers cross:
+ * arguments leave as JSON text, results arrive as JSON text.
  *
  * No Node APIs here: esbuild bundles this file into one strict-mode script
  * (`dist/sandbox/prelude.js`, see scripts/build.mjs).

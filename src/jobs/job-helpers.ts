@@ -1,7 +1,8 @@
 /**
  * @module
- * Small helpers both job backends share: bounding a log line, and waiting for a job's end by
- * reading its event stream, with a timeout and a signal.
+ * Small helpers both job backends share: bounding a log line, waiting for a job's end by
+ * reading its event stream (with a timeout and a signal), and checking the options of a shared
+ * usage-history store.
  */
 import { DEFAULT_JOBS_MAX_LOG_LINE_BYTES } from '../config/defaults.js';
 import { CodecallError } from '../errors.js';
@@ -71,4 +72,26 @@ export async function waitForJobEnd(
     options.signal?.removeEventListener('abort', onAbort);
     void iterator.return?.()?.catch?.(() => {});
   }
+}
+
+/**
+ * Checks the options of a shared usage-history store (Redis or PostgreSQL): the namespace is
+ * 1-128 letters, digits, `_`, `.` or `-` (it becomes part of keys and rows), and each count is a
+ * positive integer. Throws `INVALID_ARGUMENT` naming the field.
+ */
+export function checkSharedHistoryOptions(namespace: string, counts: Record<string, number>): void {
+  if (!/^[A-Za-z0-9_.-]{1,128}$/.test(namespace))
+    throw new CodecallError(
+      'INVALID_ARGUMENT',
+      `The history namespace "${namespace}" must be 1-128 letters, digits, "_", "." or "-".`,
+    );
+  for (const [field, value] of Object.entries(counts))
+    if (!Number.isSafeInteger(value) || value < 1)
+      throw new CodecallError(
+        'INVALID_ARGUMENT',
+        `${field} must be a positive integer; got ${String(value)}.`,
+        {
+          details: { field, value },
+        },
+      );
 }

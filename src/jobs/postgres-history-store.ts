@@ -26,6 +26,7 @@ import {
   type UsageHistoryStore,
 } from '../search/index.js';
 import { CodecallError } from '../errors.js';
+import { checkSharedHistoryOptions } from './job-helpers.js';
 
 /** Options of {@link PostgresHistoryStore.open}. */
 export interface PostgresHistoryStoreOptions {
@@ -110,27 +111,10 @@ export class PostgresHistoryStore implements UsageHistoryStore {
    * PostgreSQL cannot be reached.
    */
   static async open(options: PostgresHistoryStoreOptions): Promise<PostgresHistoryStore> {
-    if (!/^[A-Za-z0-9_.-]{1,128}$/.test(options.namespace))
-      throw new CodecallError(
-        'INVALID_ARGUMENT',
-        `The history namespace "${options.namespace}" must be 1-128 letters, digits, "_", "." or "-".`,
-      );
     const max = options.maxTransitions ?? DEFAULT_JOBS_HISTORY_MAX_TRANSITIONS;
     const maxUses = options.maxUsages ?? DEFAULT_MAX_SERIALIZED_USES;
     const size = options.poolSize ?? DEFAULT_JOBS_HISTORY_PG_POOL_SIZE;
-    for (const [field, value] of [
-      ['maxTransitions', max],
-      ['maxUsages', maxUses],
-      ['poolSize', size],
-    ] as const)
-      if (!Number.isSafeInteger(value) || value < 1)
-        throw new CodecallError(
-          'INVALID_ARGUMENT',
-          `${field} must be a positive integer; got ${String(value)}.`,
-          {
-            details: { field, value },
-          },
-        );
+    checkSharedHistoryOptions(options.namespace, { maxTransitions: max, maxUsages: maxUses, poolSize: size });
     const { default: pg } = await import('pg');
     const pool = new pg.Pool({
       connectionString: options.connection,

@@ -21,6 +21,7 @@ import {
   type UsageHistoryStore,
 } from '../search/index.js';
 import { CodecallError } from '../errors.js';
+import { checkSharedHistoryOptions } from './job-helpers.js';
 import { JOBS_KEY_PREFIX } from './bullmq-shared.js';
 
 /** Options of {@link RedisHistoryStore.open}. */
@@ -59,17 +60,9 @@ export class RedisHistoryStore implements UsageHistoryStore {
 
   /** Connects; throws `HISTORY_STORE_FAILED` when Redis cannot be reached. */
   static async open(options: RedisHistoryStoreOptions): Promise<RedisHistoryStore> {
-    if (!/^[A-Za-z0-9_.-]{1,128}$/.test(options.namespace))
-      throw new CodecallError(
-        'INVALID_ARGUMENT',
-        `The history namespace "${options.namespace}" must be 1-128 letters, digits, "_", "." or "-".`,
-      );
+    const max = options.maxTransitions ?? DEFAULT_JOBS_HISTORY_MAX_TRANSITIONS;
     const maxUses = options.maxUsages ?? DEFAULT_MAX_SERIALIZED_USES;
-    if (!Number.isSafeInteger(maxUses) || maxUses < 1)
-      throw new CodecallError(
-        'INVALID_ARGUMENT',
-        `maxUsages must be a positive integer (got ${String(options.maxUsages)}).`,
-      );
+    checkSharedHistoryOptions(options.namespace, { maxTransitions: max, maxUsages: maxUses });
     const redis = new Redis(options.connection, { maxRetriesPerRequest: 2, lazyConnect: true });
     redis.on('error', () => {});
     try {
@@ -82,12 +75,7 @@ export class RedisHistoryStore implements UsageHistoryStore {
         { cause: error },
       );
     }
-    return new RedisHistoryStore(
-      redis,
-      options.namespace,
-      options.maxTransitions ?? DEFAULT_JOBS_HISTORY_MAX_TRANSITIONS,
-      maxUses,
-    );
+    return new RedisHistoryStore(redis, options.namespace, max, maxUses);
   }
 
   async load(): Promise<ToolSearchState> {

@@ -77,7 +77,13 @@ describe.skipIf(!hasRedisServer())('usage history in Redis (real redis-server)',
       await reader.close();
       await expect(
         RedisHistoryStore.open({ connection: redis.url, namespace: 'fb', maxUsages: 0 }),
-      ).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+      ).rejects.toMatchObject({
+        code: 'INVALID_ARGUMENT',
+        message: 'maxUsages must be a positive integer; got 0.',
+      });
+      await expect(
+        RedisHistoryStore.open({ connection: redis.url, namespace: 'fb', maxTransitions: 1.5 }),
+      ).rejects.toMatchObject({ code: 'INVALID_ARGUMENT', details: { field: 'maxTransitions' } });
     } finally {
       await a.close();
       await b.close();
