@@ -334,15 +334,18 @@ export class RunController implements EngineSink {
     const until = performance.now() + UNKNOWN_NAME_SLICE_MS;
     while (this.#unknown.length > 0 && performance.now() < until) {
       const [id, name] = this.#unknown.shift()!;
-      if (!this.#ended) this.#rejectUnknown(id, name);
+      // A did-you-mean lookup (tens of µs at thousands of tools) ends its slice.
+      if (!this.#ended && this.#rejectUnknown(id, name)) break;
     }
     if (this.#unknown.length > 0) setImmediate(() => this.#answerUnknown());
   }
 
-  #rejectUnknown(id: number, name: string): void {
+  /** Answers one unknown-name call; true when that took a did-you-mean lookup. */
+  #rejectUnknown(id: number, name: string): boolean {
     const names = ToolNameIndex.of(this.#options.tools);
     let message: string;
-    if (!names.remembers(name) && ++this.#suggestionLookups > DEFAULT_MAX_SUGGESTION_LOOKUPS_PER_RUN) {
+    const lookup = !names.remembers(name);
+    if (lookup && ++this.#suggestionLookups > DEFAULT_MAX_SUGGESTION_LOOKUPS_PER_RUN) {
       message = `Unknown tool "${echoName(name)}". Check the names in \`tools\` (search_tools finds them); this script already called ${DEFAULT_MAX_SUGGESTION_LOOKUPS_PER_RUN} unknown names.`;
     } else {
       const matches = names.closeMatches(name);
@@ -354,6 +357,7 @@ export class RunController implements EngineSink {
     }
     // Only ever called from a slice (a turn of its own, never inside the backend's call).
     this.#backend?.settle(id, false, message, 'UNKNOWN_TOOL');
+    return lookup && this.#suggestionLookups <= DEFAULT_MAX_SUGGESTION_LOOKUPS_PER_RUN;
   }
 
   call(id: number, name: string, argsJson: string, site?: string): void {

@@ -4,6 +4,8 @@
  * errors, input validation and the sandbox's unknown-tool messages.
  */
 
+import { distance } from 'fastest-levenshtein';
+
 /** Longest string compared character by character; longer ones count as entirely different. */
 export const MAX_EDIT_DISTANCE_CHARS = 200;
 
@@ -25,17 +27,7 @@ export function editDistance(a: string, b: string, options: EditDistanceOptions 
     a = a.toLowerCase();
     b = b.toLowerCase();
   }
-  const row = Array.from({ length: b.length + 1 }, (_, i) => i);
-  for (let i = 1; i <= a.length; i++) {
-    let previous = row[0]!;
-    row[0] = i;
-    for (let j = 1; j <= b.length; j++) {
-      const current = row[j]!;
-      row[j] = Math.min(row[j]! + 1, row[j - 1]! + 1, previous + (a[i - 1] === b[j - 1] ? 0 : 1));
-      previous = current;
-    }
-  }
-  return row[b.length]!;
+  return distance(a, b);
 }
 
 /**
@@ -130,15 +122,23 @@ export class NameIndex {
       read += end;
       if (read >= this.#maxPostings) break;
     }
-    // The names sharing the most trigrams, by counting sort (linear in the postings read).
-    const byCount: number[][] = [];
-    for (const id of touched) (byCount[shared[id]!] ??= []).push(id);
+    // The names sharing the most trigrams: whole groups of equal counts, best first, while they
+    // fit in `maxCandidates`; of the first group that does not fit, its lowest ids (a histogram
+    // and one scan of the counts: no sort, no array per group).
+    let most = 0;
+    for (const id of touched) if (shared[id]! > most) most = shared[id]!;
+    const histogram = new Uint32Array(most + 1);
+    for (const id of touched) histogram[shared[id]!]!++;
+    let cut = most;
+    let taken = 0;
+    while (cut >= 1 && taken + histogram[cut]! <= this.#maxCandidates) taken += histogram[cut--]!;
     const candidates: number[] = [];
-    for (let count = byCount.length - 1; count > 0 && candidates.length < this.#maxCandidates; count--) {
-      const ids = byCount[count];
-      if (!ids) continue;
-      ids.sort((a, b) => a - b);
-      for (const id of ids.slice(0, this.#maxCandidates - candidates.length)) candidates.push(id);
+    for (const id of touched) if (shared[id]! > cut) candidates.push(id);
+    for (let id = 0, room = this.#maxCandidates - taken; cut >= 1 && room > 0 && id < shared.length; id++) {
+      if (shared[id] === cut) {
+        candidates.push(id);
+        room--;
+      }
     }
     const scored: Array<{ id: number; score: number }> = [];
     for (const id of candidates) {
@@ -155,37 +155,12 @@ export class NameIndex {
 }
 
 /**
- * Levenshtein distance between `a` and `b` when it is at most `max`, else `max + 1`: only the
- * diagonal band of width `2 * max + 1` is computed, and the scan stops once a row exceeds `max`.
+ * Levenshtein distance between `a` and `b` when it is at most `max`, else `max + 1` (names
+ * whose lengths differ by more than `max` are not compared at all).
  */
 export function boundedEditDistance(a: string, b: string, max: number): number {
   if (Math.abs(a.length - b.length) > max) return max + 1;
-  const over = max + 1;
-  let previous = new Int32Array(b.length + 1);
-  let current = new Int32Array(b.length + 1);
-  for (let j = 0; j <= b.length; j++) previous[j] = j <= max ? j : over;
-  for (let i = 1; i <= a.length; i++) {
-    const from = Math.max(1, i - max);
-    const to = Math.min(b.length, i + max);
-    current[0] = i <= max ? i : over;
-    // Cells left of the band are out of reach.
-    if (from > 1) current[from - 1] = over;
-    let rowMin = current[0];
-    const ai = a.charCodeAt(i - 1);
-    for (let j = from; j <= to; j++) {
-      const substitution = previous[j - 1]! + (ai === b.charCodeAt(j - 1) ? 0 : 1);
-      const value = Math.min(previous[j]! + 1, current[j - 1]! + 1, substitution, over);
-      current[j] = value;
-      if (value < rowMin) rowMin = value;
-    }
-    // The cell right of the band is out of reach for the next row.
-    if (to < b.length) current[to + 1] = over;
-    if (rowMin > max) return over;
-    const swap = previous;
-    previous = current;
-    current = swap;
-  }
-  return Math.min(previous[b.length]!, over);
+  return Math.min(distance(a, b), max + 1);
 }
 
 /** Longest name {@link NameIndex} suggests for; longer ones are not compared. */

@@ -21,12 +21,12 @@ class SlowBackend implements RunBackend {
   turn = 0;
   #onAnswer: (() => void) | undefined;
 
-  constructor() {
+  constructor(readonly answerCostMs = ANSWER_COST_MS) {
     this.outcome = new Promise((resolve) => (this.end = () => resolve({ ok: true, cpuMs: 0 })));
   }
 
   settle(): void {
-    const until = performance.now() + ANSWER_COST_MS;
+    const until = performance.now() + this.answerCostMs;
     while (performance.now() < until) {
       // The cost of one answer (an IPC write).
     }
@@ -83,5 +83,42 @@ describe('RunController: unknown tool names', () => {
     expect(backend.turns).toHaveLength(300);
     expect(Math.max(...perTurn.values())).toBeLessThanOrEqual(20);
     expect(perTurn.size).toBeGreaterThanOrEqual(15);
+  });
+
+  it('gives each did-you-mean lookup a slice of its own', async () => {
+    // Answers cost nothing here, and a lookup over 500 names takes microseconds: without the
+    // rule, the lookups would share one 0.25 ms slice with the cheap answers that follow them.
+    const tools = Array.from({ length: 500 }, (_, i) => ({
+      name: `files.read_${i}_record`,
+      namespace: 'files',
+      member: `read_${i}_record`,
+    }));
+    const controller = new RunController({
+      code: '',
+      tools,
+      invoke: async () => 'ok',
+      limits: resolveSandboxLimits({ maxToolCalls: 1_000 }),
+    });
+    const backend = new SlowBackend(0);
+    const done = controller.run(() => backend);
+    let ticking = true;
+    const tick = (): void => {
+      backend.turn++;
+      if (ticking) setImmediate(tick);
+    };
+    setImmediate(tick);
+    for (let id = 1; id <= 300; id++) controller.call(id, `files.reed_${id}_record`, '{}');
+    await backend.answered(300);
+    ticking = false;
+    backend.end();
+    await done;
+    const perTurn = new Map<number, number>();
+    for (const turn of backend.turns) perTurn.set(turn, (perTurn.get(turn) ?? 0) + 1);
+    // The first answers of the run take lookups (a few per run): one answer per turn.
+    const lookupTurns = backend.turns.slice(0, 5);
+    expect(new Set(lookupTurns).size).toBe(5);
+    expect(lookupTurns.map((turn) => perTurn.get(turn))).toEqual([1, 1, 1, 1, 1]);
+    // The rest need no lookup and share slices.
+    expect(perTurn.size).toBeLessThan(100);
   });
 });

@@ -21,6 +21,22 @@ describe('NameIndex', () => {
     }
   });
 
+  it('compares the names sharing the most trigrams, and of a tie that does not fit, the first listed', () => {
+    // One candidate compared: the name sharing every trigram wins over names listed before it.
+    const most = new NameIndex(['tool_beta', 'tool_alpha_2', 'tool_gamma', 'tool_alpha'], {
+      maxCandidates: 1,
+    });
+    expect(most.closest('tool_alpha')).toEqual(['tool_alpha']);
+    // Three names share as many trigrams and one fits: the first listed is compared.
+    const tie = new NameIndex(['x_other', 'tool_alphc', 'tool_alphb', 'tool_alpha'], { maxCandidates: 1 });
+    expect(tie.closest('tool_alph')).toEqual(['tool_alphc']);
+    // A group that fits is taken whole, and a group sharing fewer trigrams is not compared.
+    const groups = new NameIndex(['tool_alphc', 'tool_al', 'tool_alphb'], { maxCandidates: 2 });
+    expect(groups.closest('tool_alphz')).toEqual(['tool_alphc', 'tool_alphb']);
+    const all = new NameIndex(['tool_alphc', 'tool_al', 'tool_alphb'], { maxCandidates: 3 });
+    expect(all.closest('tool_alphz')).toEqual(['tool_alphc', 'tool_al', 'tool_alphb']);
+  });
+
   it('answers thousands of lookups over 5,000 names in well under the cost of full scans', () => {
     const index = new NameIndex(names);
     const queries = Array.from({ length: 1_000 }, (_, i) => `server_${i % 7}.tool_${i * 5}_lst_record`);
