@@ -6,9 +6,7 @@
  * The place where the script runs (an {@link EngineRun} in-process, or a worker process) is a
  * {@link RunBackend}; this module never touches isolated-vm.
  */
-import { DEFAULT_MAX_SUGGESTION_LOOKUPS_PER_RUN } from '../config/defaults.js';
 import { isCodecallError } from '../errors.js';
-import { NameIndex } from '../util/edit-distance.js';
 import { JsonText } from '../util/json-text.js';
 import type {
   ExecutionErrorCode,
@@ -22,17 +20,12 @@ import type { EngineFaultCode, EngineOutcome, EngineSink } from './engine.js';
 import type { SandboxLimits } from './limits.js';
 import { describeThrown, mapCallSite, readCodeMap } from './describe-error.js';
 import { SandboxToolCatalog } from './tool-catalog.js';
+import { echoName, SUGGEST_IN_WORKER, ToolNameIndex, UnknownNameAnswerer } from './unknown-names.js';
 
 /** Characters of a tool's error message passed to the script. */
 const MAX_TOOL_ERROR_CHARS = 2_000;
-/** Close matches listed for an unknown tool name. */
-const MAX_SUGGESTIONS = 3;
-/** Characters of a script-chosen tool name repeated in an error message. */
-const MAX_ECHOED_NAME_CHARS = 80;
 /** Counted per call on top of its arguments and name (as the sandbox counts it). */
 const CALL_OVERHEAD_BYTES = 64;
-/** Unknown names whose suggestions are remembered per catalog. */
-const MAX_REMEMBERED_UNKNOWN_NAMES = 256;
 /**
  * Longest stretch of the host's loop spent answering queued unknown-name calls before it yields:
  * under the host's own idle response time (`npm run bench -- hostile`: a neighbour's `tools/list`
@@ -50,6 +43,11 @@ export const JSON_TEXT_PAYLOAD = 'json-text';
 /** Where a run executes: an engine run in-process, or a run relayed to a worker. */
 export interface RunBackend {
   settle(id: number, ok: boolean, payload: string | undefined, code?: string): void;
+  /**
+   * True when the backend answers an unknown name's suggestions itself: the host settles such a
+   * call with the code {@link SUGGEST_IN_WORKER} and the name as payload.
+   */
+  readonly suggestsUnknownNames?: boolean;
   cancel(code: EngineFaultCode, message?: string): void;
   readonly outcome: Promise<EngineOutcome>;
 }
@@ -113,67 +111,20 @@ class OutputBuffer {
   }
 }
 
-/** Tool names as the script may write them, indexed for cheap, bounded "did you mean". */
-class ToolNameIndex {
-  readonly #index: NameIndex;
-  /** Each indexed spelling → how the script writes the tool. */
-  readonly #written = new Map<string, string[]>();
-  /** Suggestions for names asked for recently (scripts repeat a wrong name in loops). */
-  readonly #recent = new Map<string, string[]>();
-
-  constructor(tools: readonly SandboxToolBinding[]) {
-    for (const tool of tools) {
-      const written = `${tool.namespace}.${tool.member}`;
-      for (const spelling of new Set([tool.name, written, tool.member])) {
-        const list = this.#written.get(spelling);
-        if (list) list.push(written);
-        else this.#written.set(spelling, [written]);
-      }
-    }
-    this.#index = new NameIndex(this.#written.keys());
-  }
-
-  /** True when the suggestions for `name` are remembered (no lookup needed). */
-  remembers(name: string): boolean {
-    return this.#recent.has(name);
-  }
-
-  /** Up to {@link MAX_SUGGESTIONS} tool names close to `name`, as the script would write them. */
-  closeMatches(name: string): string[] {
-    const known = this.#recent.get(name);
-    if (known) return known;
-    const found = new Set<string>();
-    for (const spelling of this.#index.closest(name, { limit: MAX_SUGGESTIONS * 2 })) {
-      for (const written of this.#written.get(spelling) ?? []) found.add(`tools.${written}`);
-    }
-    const matches = [...found].slice(0, MAX_SUGGESTIONS);
-    if (this.#recent.size >= MAX_REMEMBERED_UNKNOWN_NAMES) this.#recent.clear();
-    this.#recent.set(name, matches);
-    return matches;
-  }
-
-  /** The index of `tools`, shared by the runs that get the same bindings (same catalog). */
-  static of(tools: readonly SandboxToolBinding[]): ToolNameIndex {
-    let index = nameIndexes.get(tools);
-    if (!index) nameIndexes.set(tools, (index = new ToolNameIndex(tools)));
-    return index;
-  }
-}
-
 /** The message of `TOOL_CALL_LIMIT`, word for word as the sandbox's own refusal says it. */
 function callLimitMessage(maxToolCalls: number): string {
   return `Tool call limit reached: a script may make at most ${maxToolCalls} tool calls. Fetch data in fewer, larger calls and print a summary.`;
 }
 
-/** `name` as repeated in an error message: never more than a short prefix. */
-function echoName(name: string): string {
-  return name.length > MAX_ECHOED_NAME_CHARS
-    ? `${name.slice(0, MAX_ECHOED_NAME_CHARS)}… (${name.length} characters)`
-    : name;
-}
-
 /** Name indexes by bindings array: the executor hands every run of one catalog the same array. */
 const nameIndexes = new WeakMap<readonly SandboxToolBinding[], ToolNameIndex>();
+
+/** The name index of `tools`, shared by the runs that get the same bindings (same catalog). */
+function nameIndexOf(tools: readonly SandboxToolBinding[]): ToolNameIndex {
+  let index = nameIndexes.get(tools);
+  if (!index) nameIndexes.set(tools, (index = new ToolNameIndex(tools)));
+  return index;
+}
 
 /** JSON.parse that drops `__proto__` keys, so arguments can never carry a prototype. */
 function parseArgs(json: string): unknown {
@@ -254,7 +205,7 @@ export class RunController implements EngineSink {
   readonly #startedAt = performance.now();
   #backend: RunBackend | undefined;
   #calls = 0;
-  #suggestionLookups = 0;
+  readonly #unknownNames = new UnknownNameAnswerer(() => nameIndexOf(this.#options.tools));
   /** Unknown-name calls waiting for their answer (see `#answerUnknown`). */
   readonly #unknown: Array<[number, string]> = [];
   #inFlight = 0;
@@ -342,22 +293,16 @@ export class RunController implements EngineSink {
 
   /** Answers one unknown-name call; true when that took a did-you-mean lookup. */
   #rejectUnknown(id: number, name: string): boolean {
-    const names = ToolNameIndex.of(this.#options.tools);
-    let message: string;
-    const lookup = !names.remembers(name);
-    if (lookup && ++this.#suggestionLookups > DEFAULT_MAX_SUGGESTION_LOOKUPS_PER_RUN) {
-      message = `Unknown tool "${echoName(name)}". Check the names in \`tools\` (search_tools finds them); this script already called ${DEFAULT_MAX_SUGGESTION_LOOKUPS_PER_RUN} unknown names.`;
-    } else {
-      const matches = names.closeMatches(name);
-      const hint =
-        matches.length > 0
-          ? ` Did you mean: ${matches.join(', ')}?`
-          : ' No tools are available to this script.';
-      message = `Unknown tool "${echoName(name)}".${this.#options.tools.length > 0 && matches.length === 0 ? ' Check the names in `tools`.' : hint}`;
-    }
     // Only ever called from a slice (a turn of its own, never inside the backend's call).
-    this.#backend?.settle(id, false, message, 'UNKNOWN_TOOL');
-    return lookup && this.#suggestionLookups <= DEFAULT_MAX_SUGGESTION_LOOKUPS_PER_RUN;
+    const backend = this.#backend;
+    if (backend?.suggestsUnknownNames === true) {
+      // A worker runs the script: it looks up the suggestions, at its own cost.
+      backend.settle(id, false, name, SUGGEST_IN_WORKER);
+      return false;
+    }
+    const { message, lookedUp } = this.#unknownNames.answer(name);
+    backend?.settle(id, false, message, 'UNKNOWN_TOOL');
+    return lookedUp;
   }
 
   call(id: number, name: string, argsJson: string, site?: string): void {

@@ -22,7 +22,11 @@ export interface EngineToolCatalog {
   lineNames: string[];
   /** Whether the run has `store` (the store's calls are bound). */
   store: boolean;
-  /** JSON `[[namespace, member], …]`, made on first use: read when a script enumerates `tools`. */
+  /**
+   * JSON `[[namespace, member], …]`, made on first use: read when a script enumerates `tools`,
+   * and by a worker that suggests names. A tool whose qualified name is not `namespace.member`
+   * has it third: `[namespace, member, name]`.
+   */
   list(): string;
 }
 
@@ -54,7 +58,13 @@ export class SandboxToolCatalog {
 
   #list(tools: readonly SandboxToolBinding[]): string {
     this.#listJson ??= JSON.stringify(
-      tools.filter((tool) => !STORE_CALLS.has(tool.name)).map((tool) => [tool.namespace, tool.member]),
+      tools
+        .filter((tool) => !STORE_CALLS.has(tool.name))
+        .map((tool) =>
+          tool.name === `${tool.namespace}.${tool.member}`
+            ? [tool.namespace, tool.member]
+            : [tool.namespace, tool.member, tool.name],
+        ),
     );
     return this.#listJson;
   }

@@ -54,6 +54,8 @@ class WorkerRun implements RunBackend {
   #answers: EngineAnswers = [];
   #send: NodeJS.Immediate | undefined;
   settled = false;
+  /** The worker makes the messages of unknown names, with their suggestions (see unknown-names.ts). */
+  readonly suggestsUnknownNames = true;
 
   constructor(worker: WorkerProcess, runId: number, sink: EngineSink, cpuTimeMs: number) {
     this.#worker = worker;

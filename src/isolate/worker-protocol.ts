@@ -35,6 +35,11 @@ export class KeptCatalogs<Value> {
     return value;
   }
 
+  /** The value kept for `id`, without marking it used (the host's mirror sees no use). */
+  peek(id: number): Value | undefined {
+    return this.#kept.get(id);
+  }
+
   /** Keeps `value` for `id`, forgetting the least recently used beyond the bound. */
   keep(id: number, value: Value): void {
     this.#kept.delete(id);

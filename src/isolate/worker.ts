@@ -19,12 +19,17 @@
  * message when the entry has returned.
  */
 import { IsolateEngine, type EngineRun } from './engine.js';
+import { SUGGEST_IN_WORKER, ToolNameIndex, UnknownNameAnswerer } from './unknown-names.js';
 import { KeptCatalogs, type HostMessage, type WorkerCalls, type WorkerMessage } from './worker-protocol.js';
 
 let engine: IsolateEngine | undefined;
 const runs = new Map<number, EngineRun>();
 /** Tool lists by catalog id, as the host sent them (the host mirrors which are kept). */
 const catalogs = new KeptCatalogs<string>();
+/** Name indexes of the kept catalogs, built on a run's first unknown name (see unknown-names.ts). */
+const nameIndexes = new KeptCatalogs<ToolNameIndex>();
+/** Each run's answerer of unknown names: the host refuses them, this worker suggests. */
+const unknownNames = new Map<number, UnknownNameAnswerer>();
 const pendingOutput = new Map<number, [number, string, number][]>();
 let flushScheduled = false;
 /** Console calls per run whose text is sent to the host at once. */
@@ -117,17 +122,30 @@ function handle(message: HostMessage): void {
         },
       });
       runs.set(runId, run);
+      unknownNames.set(runId, new UnknownNameAnswerer(() => nameIndexOf(catalog.id)));
       void run.outcome.then((outcome) => {
         sendHeldCalls();
         runs.delete(runId);
+        unknownNames.delete(runId);
         flush(runId);
         send({ t: 'done', runId, outcome });
       });
       return;
     }
-    case 'settle':
-      if (Array.isArray(message.answers)) runs.get(message.runId)?.settleMany(message.answers);
+    case 'settle': {
+      const { answers, runId } = message;
+      if (!Array.isArray(answers)) return;
+      // Unknown names the host refused: the message with its suggestions is made here.
+      const answerer = unknownNames.get(runId);
+      for (let index = 3; answerer !== undefined && index < answers.length; index += 4) {
+        if (answers[index] !== SUGGEST_IN_WORKER) continue;
+        const name = answers[index - 1];
+        answers[index - 1] = answerer.answer(typeof name === 'string' ? name : '').message;
+        answers[index] = 'UNKNOWN_TOOL';
+      }
+      runs.get(runId)?.settleMany(answers);
       return;
+    }
     case 'cancel':
       runs.get(message.runId)?.cancel(message.code);
       return;
@@ -138,6 +156,18 @@ function handle(message: HostMessage): void {
       send({ t: 'pong', seq: message.seq });
       return;
   }
+}
+
+/** The name index of a kept catalog, made from its list on first use. */
+function nameIndexOf(catalogId: number): ToolNameIndex | undefined {
+  const known = nameIndexes.use(catalogId);
+  if (known) return known;
+  const listJson = catalogs.peek(catalogId);
+  if (listJson === undefined) return undefined;
+  const list = JSON.parse(listJson) as [string, string, string?][];
+  const index = new ToolNameIndex(list.map(([namespace, member, name]) => ({ namespace, member, name })));
+  nameIndexes.keep(catalogId, index);
+  return index;
 }
 
 process.on('message', (message) => handle(message as HostMessage));
