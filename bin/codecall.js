@@ -7,12 +7,20 @@
 // standard streams, exit code and signals.
 // The Node check runs before dist/ (which needs a newer Node) is imported.
 import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import module from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { exitUnlessSupportedNode } from './check-node.js';
 
 exitUnlessSupportedNode('codecall');
+// V8 keeps the compiled code of the CLI's modules on disk (Node's module compile cache, under the
+// system's temp folder, checked against each module's source), so later runs skip compiling them;
+// NODE_DISABLE_COMPILE_CACHE=1 turns it off, NODE_COMPILE_CACHE=<dir> moves it.
+module.enableCompileCache?.();
 
-const dist = new URL('../dist/cli/', import.meta.url);
+// The bundled CLI (dist/bundle/, written by `npm run build`), else the modules tsc wrote.
+const bundle = new URL('../dist/bundle/', import.meta.url);
+const dist = existsSync(new URL('main.js', bundle)) ? bundle : new URL('../dist/cli/', import.meta.url);
 const main = fileURLToPath(new URL('main.js', dist));
 const cli = await import(main);
 const argv = process.argv.slice(2);

@@ -6,7 +6,7 @@ import { rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { buildSync } from 'esbuild';
+import { build, buildSync } from 'esbuild';
 
 const root = dirname(dirname(fileURLToPath(import.meta.url)));
 const require = createRequire(import.meta.url);
@@ -35,5 +35,66 @@ buildSync({
   format: 'iife',
   platform: 'neutral',
   target: 'esnext',
+  logLevel: 'warning',
+});
+
+// The CLI as a bundle (bin/codecall.js loads it when present): dist/cli/main.js and the modules
+// and packages it loads, in a few files instead of ~400, so `codecall exec` spends its start-up
+// on work rather than on resolving, reading and compiling modules one by one (issue 11: about
+// half the module-loading time). Commands stay lazy: each is its own chunk, loaded when it runs.
+// Only the packages `codecall exec` and `--help` load are bundled; every other package (provider
+// SDKs, BullMQ, Postgres, Express, native addons such as isolated-vm and esbuild itself) stays
+// an import resolved from node_modules at run time, exactly as in the unbundled build.
+// Worker entries (sandbox, search, token counting) are not bundled: they are found in dist/ as
+// before. The bundle sits two levels below the package root like dist/cli/main.js, so paths
+// relative to a module (`../../package.json`) mean the same in both.
+const CLI_BUNDLED_PACKAGES = new Set([
+  '@modelcontextprotocol/sdk',
+  'zod',
+  'zod-to-json-schema',
+  'ajv',
+  'ajv-formats',
+  'fast-uri',
+  'fast-deep-equal',
+  'json-schema-traverse',
+  'jsonc-parser',
+  're2js',
+  'stemmer',
+  'cross-spawn',
+  'which',
+  'isexe',
+  'path-key',
+  'shebang-command',
+  'shebang-regex',
+]);
+const packageName = (specifier) =>
+  specifier
+    .split('/')
+    .slice(0, specifier.startsWith('@') ? 2 : 1)
+    .join('/');
+await build({
+  entryPoints: [join(root, 'dist', 'cli', 'main.js'), join(root, 'dist', 'cli', 'isolate-host.js')],
+  outdir: join(root, 'dist', 'bundle'),
+  bundle: true,
+  splitting: true,
+  format: 'esm',
+  platform: 'node',
+  target: 'node22',
+  // jsonc-parser's UMD build requires its parts by computed names; its ESM build bundles.
+  mainFields: ['module', 'main'],
+  // Bundled CommonJS packages call require() (for node: built-ins and their own files).
+  banner: {
+    js: "import { createRequire as __codecallCreateRequire } from 'node:module'; const require = __codecallCreateRequire(import.meta.url);",
+  },
+  plugins: [
+    {
+      name: 'codecall-cli-externals',
+      setup(build) {
+        build.onResolve({ filter: /^[^./]/ }, (args) =>
+          CLI_BUNDLED_PACKAGES.has(packageName(args.path)) ? undefined : { path: args.path, external: true },
+        );
+      },
+    },
+  ],
   logLevel: 'warning',
 });

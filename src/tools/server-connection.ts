@@ -5,6 +5,7 @@
  * `notifications/tools/list_changed`), the stderr tail, reconnection with backoff after a drop,
  * and per-server call concurrency. Internal to `tools/`.
  */
+import { traceStartup } from '../util/startup-trace.js';
 import { statSync } from 'node:fs';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -414,6 +415,7 @@ export class ServerConnection {
     let transport: Transport | undefined;
     try {
       transport = await this.createTransport();
+      traceStartup(`server ${this.name} transport created`);
       const aborted = new Promise<never>((_, reject) => {
         const fail = (): void => reject(controller.signal.reason as Error);
         if (controller.signal.aborted) fail();
@@ -428,8 +430,10 @@ export class ServerConnection {
         client.connect(transport, { signal: controller.signal, timeout: timeoutMs }),
         aborted,
       ]);
+      traceStartup(`server ${this.name} initialized`);
       this.deliverProgressInOrder(transport);
       const tools = await Promise.race([this.listTools(client, controller.signal, timeoutMs), aborted]);
+      traceStartup(`server ${this.name} tools listed`);
       if (this.closing.signal.aborted) throw new Error('codecall is closing');
       client.onclose = () => {
         if (generation === this.generation && !this.closing.signal.aborted) this.dropped();

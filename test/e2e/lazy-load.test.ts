@@ -36,7 +36,7 @@ registerHooks({
 /** The packages and dist modules `node <args>` loads, with its stdout. */
 /** How many processes loaded the CLI (the launcher, plus its re-executed child if any). */
 const cliProcesses = (stderr: string): number =>
-  stderr.split('\n').filter((l) => l === 'LOADED dist:cli/main.js').length;
+  stderr.split('\n').filter((l) => l === 'LOADED dist:bundle/main.js').length;
 
 function loads(
   args: string[],
@@ -56,6 +56,8 @@ function loads(
 }
 
 const main = join('dist', 'cli', 'main.js');
+/** Files of dist/bundle/ that `codecall exec` loads (entry, command chunk, shared chunks). */
+const MAX_EXEC_BUNDLE_CHUNKS = 60;
 const heavy = [
   'pkg:@anthropic-ai/sdk',
   'pkg:openai',
@@ -123,6 +125,29 @@ describe('lazy loading', () => {
     expect(
       ['pkg:eventsource', 'pkg:pkce-challenge', 'pkg:content-type'].filter((m) => loaded.has(m)),
     ).toEqual([]);
+  });
+
+  it('the launcher runs exec from the CLI bundle: a few chunks, bundled packages not loaded one by one', () => {
+    const { loaded, stdout, status } = loads(
+      [
+        join('bin', 'codecall.js'),
+        'exec',
+        'examples/scripts/over-budget.ts',
+        '--config',
+        'examples/codecall.json',
+      ],
+      [],
+    );
+    expect(status).toBe(0);
+    expect(stdout).toContain('Scanned 2400 line items');
+    const dist = [...loaded].filter((m) => m.startsWith('dist:'));
+    expect(dist).toContain('dist:bundle/main.js');
+    expect(dist.filter((m) => !m.startsWith('dist:bundle/'))).toEqual([]);
+    expect(dist.length).toBeLessThanOrEqual(MAX_EXEC_BUNDLE_CHUNKS);
+    // Packages the bundle holds are not resolved from node_modules; the rest stay unloaded.
+    expect(['pkg:zod', 'pkg:@modelcontextprotocol/sdk', 'pkg:ajv'].filter((m) => loaded.has(m))).toEqual([]);
+    expect(heavy.filter((m) => loaded.has(m))).toEqual([]);
+    expect(loaded.has('pkg:hono')).toBe(false);
   });
 
   it("import('codecall') loads no provider SDK or tokenizer until one is used", () => {

@@ -5,6 +5,7 @@
  * stderr through; `--json` prints exactly one JSON object with the result, every tool call, and
  * how many bytes of tool results the script consumed versus printed.
  */
+import { traceStartup } from '../../util/startup-trace.js';
 import { readFile, stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { compileScriptAsync } from '../../compile/index.js';
@@ -163,16 +164,19 @@ async function journalOptions(
 }
 
 async function run(argv: string[], io: CliIo): Promise<number> {
+  traceStartup('exec command loaded');
   const args = parseExecArgs(argv);
   const source = await readScript(args.file, io);
   const journaling = await journalOptions(args, io);
   await ensureConfigTrusted(io, { config: args.config, interactive: args.file !== '-' && canPrompt(io) });
+  traceStartup('script read, configuration trusted');
   const config = await loadConfig({
     ...(args.config !== undefined ? { path: args.config } : {}),
     cwd: io.cwd,
     env: io.env,
     onNotice: configNoticeWriter(io),
   });
+  traceStartup('configuration loaded');
   // The runtime, like the agent's: the calls each run makes are learned by the tool graph and
   // appended to the usage history (`codecall graph` shows them), written on this thread (one
   // run is recorded, then the process exits: no writer thread to start).
@@ -203,8 +207,10 @@ async function run(argv: string[], io: CliIo): Promise<number> {
   // are the run's to report.
   const compiling = new Promise<void>((resolveTurn) => setImmediate(resolveTurn))
     .then(() => compileScriptAsync(source, { maxCodeBytes: config.sandbox.maxCodeBytes }))
+    .then(() => traceStartup('script compiled'))
     .catch(() => undefined);
   const [runtime] = await Promise.all([opening, compiling]);
+  traceStartup('runtime open');
   try {
     let result: ExecutionResult;
     try {
@@ -217,6 +223,7 @@ async function run(argv: string[], io: CliIo): Promise<number> {
       } else io.stderr.write(`codecall exec: ${error.code}: ${neutralizeControls(error.message)}\n`);
       return 1;
     }
+    traceStartup('script ran');
     if (args.json) {
       io.stdout.write(`${JSON.stringify(toJson(result))}\n`);
     } else {
@@ -230,6 +237,7 @@ async function run(argv: string[], io: CliIo): Promise<number> {
     return result.status === 'ok' ? 0 : 1;
   } finally {
     await runtime.close();
+    traceStartup('runtime closed');
   }
 }
 
