@@ -765,19 +765,24 @@ export class CodecallRuntime {
     }
   }
 
-  /** Flushes usage history, then closes the sandbox, every MCP server and the store. Idempotent. */
+  /**
+   * Closes the sandbox and every MCP server while the usage history is flushed, then closes the
+   * store: nothing written to the history needs a server or the sandbox, and a closing runtime
+   * records nothing new, so the servers' shutdown (the longest part) does not wait for the disk.
+   * Idempotent.
+   */
   close(): Promise<void> {
     this.#closing ??= (async () => {
       this.#unsubscribe();
-      await this.flush();
       const sandbox = this.#sandboxOpening?.then(
         () => this.#sandbox?.close(),
         () => undefined,
       );
+      const history = this.flush().then(() => this.history.close());
       await Promise.allSettled([
         this.#sandbox?.close() ?? sandbox,
         this.tools.close(),
-        this.history.close(),
+        history,
         this.#searchHost?.close(),
       ]);
     })();
