@@ -101,6 +101,11 @@ describe('codecall exec start-up and exit', () => {
       .map((match) => ({ ms: Number(match[1]), phase: match[2]! }));
     const seen = marks.map((mark) => mark.phase).filter((phase) => PHASES.includes(phase));
     expect(seen).toEqual(PHASES);
+    // ajv warms up while the servers start: once, after the configuration, before the run.
+    const phases = marks.map((mark) => mark.phase);
+    expect(phases.filter((phase) => phase === 'input validation warm')).toHaveLength(1);
+    expect(phases.indexOf('input validation warm')).toBeGreaterThan(phases.indexOf('configuration loaded'));
+    expect(phases.indexOf('input validation warm')).toBeLessThan(phases.indexOf('runtime open'));
     const times = marks.map((mark) => mark.ms);
     expect(times).toEqual([...times].sort((a, b) => a - b));
     // Every line on stderr is a mark: the trace adds nothing else.

@@ -12,6 +12,7 @@ import { compileScriptAsync } from '../../compile/index.js';
 import { loadConfig } from '../../config/index.js';
 import { CodecallError } from '../../errors.js';
 import { CodecallRuntime, FileRunJournal } from '../../execute/index.js';
+import { INPUT_VALIDATION_DIALECTS, warmInputValidation } from '../../tools/index.js';
 import type { ExecutionResult } from '../../types.js';
 import {
   describeHistoryError,
@@ -205,11 +206,21 @@ async function run(argv: string[], io: CliIo): Promise<number> {
   // worker start, once their processes are spawned (the spawns run in the microtasks `open`
   // queued; a macrotask comes after them); the run finds it in the compile cache. Its errors
   // are the run's to report.
-  const compiling = new Promise<void>((resolveTurn) => setImmediate(resolveTurn))
+  const nextTurn = (): Promise<void> => new Promise<void>((resolveTurn) => setImmediate(resolveTurn));
+  const compiling = nextTurn()
     .then(() => compileScriptAsync(source, { maxCodeBytes: config.sandbox.maxCodeBytes }))
     .then(() => traceStartup('script compiled'))
     .catch(() => undefined);
-  const [runtime] = await Promise.all([opening, compiling]);
+  // Meanwhile ajv's code generator warms up (one schema dialect a turn), so the validators of
+  // the script's first tool calls compile warm: the host is idle until the servers answer.
+  const warming = (async () => {
+    for (const dialect of INPUT_VALIDATION_DIALECTS) {
+      await nextTurn();
+      warmInputValidation(dialect);
+    }
+    traceStartup('input validation warm');
+  })().catch(() => undefined);
+  const [runtime] = await Promise.all([opening, compiling, warming]);
   traceStartup('runtime open');
   try {
     let result: ExecutionResult;
