@@ -2,7 +2,7 @@
 // Runs on `npm install` / `npm ci` through the `prepare` script, so a fresh checkout has a
 // working `codecall` bin.
 import { execFileSync } from 'node:child_process';
-import { rmSync } from 'node:fs';
+import { readdirSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -87,6 +87,30 @@ await build({
     js: "import { createRequire as __codecallCreateRequire } from 'node:module'; const require = __codecallCreateRequire(import.meta.url);",
   },
   plugins: [
+    {
+      // The commands' help texts in one chunk: main.js imports every *.help.js, and each command
+      // imports its own, so esbuild would give each a chunk of its own (a dozen tiny files that
+      // `codecall --help` reads one by one). A command's import goes through one module that
+      // re-exports them all instead; the texts are data, and main.js loads them all anyway.
+      name: 'codecall-cli-help-chunk',
+      setup(build) {
+        const helpDir = join(root, 'dist', 'cli', 'commands');
+        build.onResolve({ filter: /\.help\.js$/ }, (args) =>
+          args.importer.endsWith(join('dist', 'cli', 'main.js')) || args.namespace === 'codecall-help'
+            ? undefined
+            : { path: 'all', namespace: 'codecall-help' },
+        );
+        build.onLoad({ filter: /^all$/, namespace: 'codecall-help' }, () => ({
+          contents: readdirSync(helpDir)
+            .filter((file) => file.endsWith('.help.js'))
+            .sort()
+            .map((file) => `export * from ${JSON.stringify(join(helpDir, file))};`)
+            .join('\n'),
+          resolveDir: helpDir,
+          loader: 'js',
+        }));
+      },
+    },
     {
       name: 'codecall-cli-externals',
       setup(build) {

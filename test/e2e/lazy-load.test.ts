@@ -58,6 +58,8 @@ function loads(
 const main = join('dist', 'cli', 'main.js');
 /** Files of dist/bundle/ that `codecall exec` loads (entry, command chunk, shared chunks). */
 const MAX_EXEC_BUNDLE_CHUNKS = 60;
+/** Files of dist/bundle/ that `codecall --help` loads (7 today; one per help text would be 17). */
+const MAX_HELP_BUNDLE_FILES = 10;
 const heavy = [
   'pkg:@anthropic-ai/sdk',
   'pkg:openai',
@@ -125,6 +127,17 @@ describe('lazy loading', () => {
     expect(
       ['pkg:eventsource', 'pkg:pkce-challenge', 'pkg:content-type'].filter((m) => loaded.has(m)),
     ).toEqual([]);
+  });
+
+  it('the launcher answers --help from a few bundle files (the help texts in one chunk)', () => {
+    const { loaded, stdout, status } = loads([join('bin', 'codecall.js'), '--help'], []);
+    expect(status).toBe(0);
+    expect(stdout).toContain('Usage: codecall');
+    const dist = [...loaded].filter((m) => m.startsWith('dist:'));
+    expect(dist).toContain('dist:bundle/main.js');
+    expect(dist.filter((m) => !m.startsWith('dist:bundle/'))).toEqual([]);
+    expect(dist.length).toBeLessThanOrEqual(MAX_HELP_BUNDLE_FILES);
+    expect([...loaded].filter((m) => m.startsWith('pkg:'))).toEqual([]);
   });
 
   it('the launcher runs exec from the CLI bundle: a few chunks, bundled packages not loaded one by one', () => {
