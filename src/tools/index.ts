@@ -63,3 +63,4 @@ export { defineTool, localTools } from './local-tools.js';
 export type { LocalTool, LocalToolDefinition } from './local-tools.js';
 export { openApiTools } from './openapi-tools.js';
 export type { OpenApiOperationInfo, OpenApiToolsOptions } from './openapi-tools.js';
+export { prespawnStdioServers, stopPrespawned, type PrespawnedServer } from './prespawn.js';

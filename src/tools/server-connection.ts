@@ -40,6 +40,7 @@ import { backoffDelayMs } from '../util/backoff.js';
 import type { RawToolResult } from './normalize-result.js';
 import type { ToolAnnotations } from './policy.js';
 import { LinearStdioClientTransport } from './stdio-transport.js';
+import type { PrespawnedServer } from './prespawn.js';
 import { childEnvironment, childEnvironmentNames, describeChildEnvironment } from './child-environment.js';
 
 /** Creates the transport of one server; called again for each reconnect. */
@@ -93,6 +94,8 @@ export interface ServerConnectionOptions {
    * `elicitation/create` (the gateway forwards them to the MCP client of the call in flight).
    */
   onRequest?: UpstreamRequestHandler;
+  /** The stdio server's process, started ahead of time: its first connection adopts it. */
+  prespawned?: PrespawnedServer;
 }
 
 /** A notification an upstream server sent, as the gateway forwards it. */
@@ -276,6 +279,8 @@ export class ServerConnection {
   private readonly reconnectOptions: ReconnectOptions;
   private refreshing: Promise<void> | undefined;
   private refreshAgain = false;
+  /** The process started ahead of time, until the first connection adopts it. */
+  private prespawned: PrespawnedServer | undefined;
   /** The current stdio transport, whose reader tells how much of an unfinished message arrived. */
   private stdio: LinearStdioClientTransport | undefined;
   /** The stdio connection (generation) reset by a message over `maxMessageBytes`, and the limit. */
@@ -284,6 +289,7 @@ export class ServerConnection {
   constructor(private readonly options: ServerConnectionOptions) {
     this.name = options.config.name;
     this.config = options.config;
+    this.prespawned = options.prespawned;
     this.semaphore = new Semaphore(options.config.maxConcurrentCalls);
     this.reconnectOptions = {
       initialDelayMs: options.reconnect?.initialDelayMs ?? DEFAULT_RECONNECT_INITIAL_DELAY_MS,
@@ -359,6 +365,9 @@ export class ServerConnection {
     if (this.options.transport) return this.options.transport();
     const config = this.config;
     if (config.transport === 'stdio') {
+      // A process started ahead of time serves the first connection only (a reconnect spawns).
+      const prespawned = this.prespawned;
+      this.prespawned = undefined;
       const transport = new LinearStdioClientTransport({
         command: config.command,
         args: config.args,
@@ -366,6 +375,7 @@ export class ServerConnection {
         cwd: config.cwd,
         stderr: 'pipe',
         maxBufferSize: config.maxMessageBytes,
+        ...(prespawned ? { prespawned } : {}),
       });
       transport.stderr?.on('data', (chunk: Buffer) => this.appendStderr(chunk));
       this.stdio = transport;
@@ -869,6 +879,8 @@ export class ServerConnection {
   async close(): Promise<void> {
     if (this.state === 'closed') return;
     this.state = 'closed';
+    this.prespawned?.stop();
+    this.prespawned = undefined;
     this.closing.abort(new Error('codecall is closing'));
     const client = this.client;
     this.client = undefined;

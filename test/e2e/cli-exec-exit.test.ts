@@ -80,6 +80,9 @@ const PHASES = [
   'cli started',
   'exec command loaded',
   'configuration loaded',
+  // The server's process starts before the MCP client and the sandbox code load.
+  'servers spawned',
+  'runtime loaded',
   'server expenses initialized',
   'server expenses tools listed',
   'runtime open',

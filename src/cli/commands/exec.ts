@@ -8,11 +8,10 @@
 import { traceStartup } from '../../util/startup-trace.js';
 import { readFile, stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { compileScriptAsync } from '../../compile/index.js';
 import { loadConfig } from '../../config/index.js';
 import { CodecallError } from '../../errors.js';
-import { CodecallRuntime, FileRunJournal } from '../../execute/index.js';
-import { INPUT_VALIDATION_DIALECTS, warmInputValidation } from '../../tools/index.js';
+import { FileRunJournal } from '../../execute/run-journal.js';
+import { prespawnStdioServers, stopPrespawned } from '../../tools/prespawn.js';
 import type { ExecutionResult } from '../../types.js';
 import {
   describeHistoryError,
@@ -178,6 +177,25 @@ async function run(argv: string[], io: CliIo): Promise<number> {
     onNotice: configNoticeWriter(io),
   });
   traceStartup('configuration loaded');
+  // The stdio servers' processes start now, before the MCP client, the sandbox and the compiler
+  // load (dynamic imports below): their start-up, the run's longest wait, overlaps ours. The
+  // tool pool adopts them (and stops any it does not use).
+  const prespawned = prespawnStdioServers(config);
+  traceStartup('servers spawned');
+  let loaded;
+  try {
+    loaded = await Promise.all([
+      import('../../execute/index.js'),
+      import('../../compile/index.js'),
+      import('../../tools/index.js'),
+    ]);
+  } catch (error) {
+    stopPrespawned(prespawned);
+    throw error;
+  }
+  const [{ CodecallRuntime }, { compileScriptAsync }, { INPUT_VALIDATION_DIALECTS, warmInputValidation }] =
+    loaded;
+  traceStartup('runtime loaded');
   // The runtime, like the agent's: the calls each run makes are learned by the tool graph and
   // appended to the usage history (`codecall graph` shows them), written on this thread (one
   // run is recorded, then the process exits: no writer thread to start).
@@ -185,6 +203,7 @@ async function run(argv: string[], io: CliIo): Promise<number> {
     config,
     historyWriter: 'inline',
     tools: {
+      prespawned,
       onServerError: (event) => {
         // The whole message: a start error's stderr tail, environment names and hints.
         io.stderr.write(
@@ -220,7 +239,11 @@ async function run(argv: string[], io: CliIo): Promise<number> {
     }
     traceStartup('input validation warm');
   })().catch(() => undefined);
-  const [runtime] = await Promise.all([opening, compiling, warming]);
+  const [runtime] = await Promise.all([opening, compiling, warming]).catch((error: unknown) => {
+    // Opening stopped before the tool pool took the processes (e.g. cancelled).
+    stopPrespawned(prespawned);
+    throw error;
+  });
   traceStartup('runtime open');
   try {
     let result: ExecutionResult;
