@@ -3,7 +3,7 @@
  * with a module resolve hook that prints every package and dist/ module it loads.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -127,6 +127,22 @@ describe('lazy loading', () => {
     expect(
       ['pkg:eventsource', 'pkg:pkce-challenge', 'pkg:content-type'].filter((m) => loaded.has(m)),
     ).toEqual([]);
+  });
+
+  it("the launcher keeps compiled modules in the user's cache folder (XDG_CACHE_HOME), not the shared temp folder", () => {
+    const cache = mkdtempSync(join(tmpdir(), 'codecall-xdg-'));
+    const env = { ...process.env, XDG_CACHE_HOME: cache, NODE_COMPILE_CACHE: undefined };
+    const result = spawnSync(process.execPath, [join('bin', 'codecall.js'), '--help'], {
+      cwd: root,
+      encoding: 'utf8',
+      env,
+    });
+    expect(result.status).toBe(0);
+    const dir = join(cache, 'codecall', 'node-compile-cache');
+    const versions = readdirSync(dir);
+    expect(versions).toHaveLength(1);
+    // One cache entry per module compiled: the bundle's entry and its chunks.
+    expect(readdirSync(join(dir, versions[0]!)).length).toBeGreaterThan(1);
   });
 
   it('the launcher answers --help from a few bundle files (the help texts in one chunk)', () => {
