@@ -222,9 +222,8 @@ async function run(argv: string[], io: CliIo): Promise<number> {
     signal: io.signal,
   });
   // The script compiles (in esbuild's service process) while the MCP servers and the sandbox
-  // worker start, once their processes are spawned (the spawns run in the microtasks `open`
-  // queued; a macrotask comes after them); the run finds it in the compile cache. Its errors
-  // are the run's to report.
+  // worker start, a turn after `open` began (its own spawns go first); the run finds it in the
+  // compile cache. Its errors are the run's to report.
   const nextTurn = (): Promise<void> => new Promise<void>((resolveTurn) => setImmediate(resolveTurn));
   const compiling = nextTurn()
     .then(() => compileScriptAsync(source, { maxCodeBytes: config.sandbox.maxCodeBytes }))
