@@ -9,6 +9,9 @@
  *                                          tool calls, same printed lines, no sandbox)
  *   import('codecall')                   ≤ 2× importing isolated-vm + the MCP client alone
  *
+ * Then the phases of `codecall exec` (its `CODECALL_TRACE_STARTUP=1` marks, median of a few
+ * separate runs): when each ended, in ms since the process started.
+ *
  * Run: `npm run bench -- startup` (after `npm run build`). STARTUP_BENCH_RUNS sets the runs per
  * figure (default 11).
  */
@@ -64,6 +67,31 @@ function compare(floor: Probe, subject: Probe, max: number): void {
   figure(`${subject.label} ÷ floor`, subjectMs / floorMs, '×', { max });
 }
 
+/** Traced runs of `codecall exec` whose phases are shown (not timed against the floor). */
+const TRACED_RUNS = Math.max(1, Math.min(runs, 5));
+
+/**
+ * Where `codecall exec`'s time goes: separate runs with `CODECALL_TRACE_STARTUP=1`, the median
+ * time since process start at which each phase ended (no target: the ratio above is the figure).
+ */
+function execPhases(args: string[]): void {
+  const phases = new Map<string, number[]>();
+  for (let i = 0; i < TRACED_RUNS; i++) {
+    const result = spawnSync(node, args, {
+      cwd: root,
+      encoding: 'utf8',
+      env: { ...process.env, CODECALL_TRACE_STARTUP: '1' },
+    });
+    if (result.status !== 0) return skip(`traced codecall exec failed: ${result.stderr.slice(0, 300)}`);
+    for (const line of result.stderr.split('\n')) {
+      const match = /^codecall trace +([\d.]+) ms {2}(.+)$/.exec(line);
+      if (match) phases.set(match[2]!, [...(phases.get(match[2]!) ?? []), Number(match[1])]);
+    }
+  }
+  const ended = [...phases].map(([phase, times]) => [phase, percentile(times, 50)] as const);
+  for (const [phase, ms] of ended.sort((a, b) => a[1] - b[1])) figure(`  exec phase: ${phase}`, ms, 'ms');
+}
+
 const cli = join(root, 'bin', 'codecall.js');
 const esm = (code: string): string[] => ['--no-node-snapshot', '--input-type=module', '-e', code];
 
@@ -87,6 +115,7 @@ if (hasBuild(root, ['cli/main.js', 'index.js', 'testing/servers/index.js'])) {
     },
     1.25,
   );
+  execPhases([cli, 'exec', 'examples/scripts/over-budget.ts', '--config', 'examples/codecall.json']);
   compare(
     {
       label: 'import isolated-vm + MCP client',

@@ -7,12 +7,32 @@
 // standard streams, exit code and signals.
 // The Node check runs before dist/ (which needs a newer Node) is imported.
 import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import module from 'node:module';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { exitUnlessSupportedNode } from './check-node.js';
 
 exitUnlessSupportedNode('codecall');
+// V8 keeps the compiled code of the CLI's modules on disk (Node's module compile cache, checked
+// against each module's source), so later runs skip compiling them. The cache is the user's own
+// folder, not Node's default in the shared temp folder, where another local user could plant
+// code for us to load. NODE_COMPILE_CACHE=<dir> moves it, NODE_DISABLE_COMPILE_CACHE=1 turns it off.
+module.enableCompileCache?.(compileCacheDir());
 
-const dist = new URL('../dist/cli/', import.meta.url);
+/** The user's cache folder for codecall's compiled modules. */
+function compileCacheDir() {
+  const base =
+    process.platform === 'win32'
+      ? process.env.LOCALAPPDATA || join(homedir(), 'AppData', 'Local')
+      : process.env.XDG_CACHE_HOME || join(homedir(), '.cache');
+  return join(base, 'codecall', 'node-compile-cache');
+}
+
+// The bundled CLI (dist/bundle/, written by `npm run build`), else the modules tsc wrote.
+const bundle = new URL('../dist/bundle/', import.meta.url);
+const dist = existsSync(new URL('main.js', bundle)) ? bundle : new URL('../dist/cli/', import.meta.url);
 const main = fileURLToPath(new URL('main.js', dist));
 const cli = await import(main);
 const argv = process.argv.slice(2);

@@ -7,7 +7,8 @@
  */
 import { createInterface } from 'node:readline';
 import type { Approver, ApprovalDecision, ApprovalRequest } from '../tools/index.js';
-import { approvalConfigKey } from '../tools/index.js';
+// From its module, not the tools index: `codecall exec` loads this before the MCP client.
+import { approvalConfigKey } from '../tools/approval.js';
 import { UsageError, type CliIo } from './command.js';
 import { neutralizeControls } from './terminal-text.js';
 import { canPrompt } from './trust.js';

@@ -2,6 +2,7 @@
  * @module
  * The `codecall` command line. The only place that calls `process.exit` and owns the terminal.
  */
+import { startupTraceEnabled, traceStartup } from '../util/startup-trace.js';
 import { readFileSync, realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { isCodecallError } from '../errors.js';
@@ -192,6 +193,7 @@ export async function runCli(): Promise<void> {
     process.exit(SIGNAL_EXIT_CODES[first.signal]);
   };
   for (const signal of Object.keys(SIGNAL_EXIT_CODES) as CliSignal[]) process.on(signal, onSignal);
+  traceStartup('cli started');
   const code = await main(process.argv.slice(2), {
     stdout: process.stdout,
     stderr: process.stderr,
@@ -201,6 +203,8 @@ export async function runCli(): Promise<void> {
     signal: controller.signal,
   });
   process.exitCode = code;
+  traceStartup('command done');
+  if (startupTraceEnabled()) process.on('exit', () => traceStartup('exit'));
   // Child MCP servers and worker processes are closed by the commands; leave a bounded grace
   // period for streams to flush, then exit even if a handle keeps the loop alive.
   setTimeout(() => process.exit(code), 2_000).unref();

@@ -11,6 +11,7 @@
  * Every execution and every direct tool call is usage history: the ordered names of the calls
  * that ran go to the tool graph (in memory at once) and to the history store (durably).
  */
+import { traceStartup } from '../util/startup-trace.js';
 import { existsSync } from 'node:fs';
 import { createScriptStore, storeNamespaceOf, type ScriptStore } from './script-store.js';
 import { renderDeclarations, type RenderDeclarationsOptions } from '../compile/index.js';
@@ -422,13 +423,22 @@ export class CodecallRuntime {
     // The sandbox one turn later, so the MCP servers' processes are spawned first: they take
     // longest to be ready, and a sandbox worker's fork (or an in-process isolate) would delay them.
     const opening = Promise.allSettled([
-      ToolPool.open(options.parts?.servers === false ? {} : config, toolOptions),
+      ToolPool.open(options.parts?.servers === false ? {} : config, toolOptions).then((pool) => {
+        traceStartup('tool pool open');
+        return pool;
+      }),
       eagerSandbox
         ? new Promise<void>((resolve) => setImmediate(resolve)).then(() =>
-            SandboxPool.open(sandboxOptionsOf(config, options.sandbox)),
+            SandboxPool.open(sandboxOptionsOf(config, options.sandbox)).then((pool) => {
+              traceStartup('sandbox pool open');
+              return pool;
+            }),
           )
         : Promise.resolve(undefined),
-      openHistory(config, options.history, options.historyWriter),
+      openHistory(config, options.history, options.historyWriter).then((history) => {
+        traceStartup('history open');
+        return history;
+      }),
     ] as const);
     const closeOpened = ([tools, sandbox, history]: Awaited<typeof opening>): Promise<unknown> =>
       Promise.allSettled([
@@ -755,19 +765,24 @@ export class CodecallRuntime {
     }
   }
 
-  /** Flushes usage history, then closes the sandbox, every MCP server and the store. Idempotent. */
+  /**
+   * Closes the sandbox and every MCP server while the usage history is flushed, then closes the
+   * store: nothing written to the history needs a server or the sandbox, and a closing runtime
+   * records nothing new, so the servers' shutdown (the longest part) does not wait for the disk.
+   * Idempotent.
+   */
   close(): Promise<void> {
     this.#closing ??= (async () => {
       this.#unsubscribe();
-      await this.flush();
       const sandbox = this.#sandboxOpening?.then(
         () => this.#sandbox?.close(),
         () => undefined,
       );
+      const history = this.flush().then(() => this.history.close());
       await Promise.allSettled([
         this.#sandbox?.close() ?? sandbox,
         this.tools.close(),
-        this.history.close(),
+        history,
         this.#searchHost?.close(),
       ]);
     })();

@@ -55,7 +55,7 @@ export type {
   Approver,
   RequireApprovalSource,
 } from './approval.js';
-export { compileInputValidator } from './validate-input.js';
+export { compileInputValidator, INPUT_VALIDATION_DIALECTS, warmInputValidation } from './validate-input.js';
 export type { InputValidator } from './validate-input.js';
 export { normalizeToolResult, normalizeToolResultText, toolErrorText } from './normalize-result.js';
 export type { BinaryDescriptor, RawToolResult } from './normalize-result.js';
@@ -63,3 +63,4 @@ export { defineTool, localTools } from './local-tools.js';
 export type { LocalTool, LocalToolDefinition } from './local-tools.js';
 export { openApiTools } from './openapi-tools.js';
 export type { OpenApiOperationInfo, OpenApiToolsOptions } from './openapi-tools.js';
+export { prespawnStdioServers, stopPrespawned, type PrespawnedServer } from './prespawn.js';

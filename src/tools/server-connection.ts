@@ -5,6 +5,7 @@
  * `notifications/tools/list_changed`), the stderr tail, reconnection with backoff after a drop,
  * and per-server call concurrency. Internal to `tools/`.
  */
+import { traceStartup } from '../util/startup-trace.js';
 import { statSync } from 'node:fs';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -39,6 +40,7 @@ import { backoffDelayMs } from '../util/backoff.js';
 import type { RawToolResult } from './normalize-result.js';
 import type { ToolAnnotations } from './policy.js';
 import { LinearStdioClientTransport } from './stdio-transport.js';
+import type { PrespawnedServer } from './prespawn.js';
 import { childEnvironment, childEnvironmentNames, describeChildEnvironment } from './child-environment.js';
 
 /** Creates the transport of one server; called again for each reconnect. */
@@ -92,6 +94,8 @@ export interface ServerConnectionOptions {
    * `elicitation/create` (the gateway forwards them to the MCP client of the call in flight).
    */
   onRequest?: UpstreamRequestHandler;
+  /** The stdio server's process, started ahead of time: its first connection adopts it. */
+  prespawned?: PrespawnedServer;
 }
 
 /** A notification an upstream server sent, as the gateway forwards it. */
@@ -275,6 +279,8 @@ export class ServerConnection {
   private readonly reconnectOptions: ReconnectOptions;
   private refreshing: Promise<void> | undefined;
   private refreshAgain = false;
+  /** The process started ahead of time, until the first connection adopts it. */
+  private prespawned: PrespawnedServer | undefined;
   /** The current stdio transport, whose reader tells how much of an unfinished message arrived. */
   private stdio: LinearStdioClientTransport | undefined;
   /** The stdio connection (generation) reset by a message over `maxMessageBytes`, and the limit. */
@@ -283,6 +289,7 @@ export class ServerConnection {
   constructor(private readonly options: ServerConnectionOptions) {
     this.name = options.config.name;
     this.config = options.config;
+    this.prespawned = options.prespawned;
     this.semaphore = new Semaphore(options.config.maxConcurrentCalls);
     this.reconnectOptions = {
       initialDelayMs: options.reconnect?.initialDelayMs ?? DEFAULT_RECONNECT_INITIAL_DELAY_MS,
@@ -358,6 +365,9 @@ export class ServerConnection {
     if (this.options.transport) return this.options.transport();
     const config = this.config;
     if (config.transport === 'stdio') {
+      // A process started ahead of time serves the first connection only (a reconnect spawns).
+      const prespawned = this.prespawned;
+      this.prespawned = undefined;
       const transport = new LinearStdioClientTransport({
         command: config.command,
         args: config.args,
@@ -365,6 +375,7 @@ export class ServerConnection {
         cwd: config.cwd,
         stderr: 'pipe',
         maxBufferSize: config.maxMessageBytes,
+        ...(prespawned ? { prespawned } : {}),
       });
       transport.stderr?.on('data', (chunk: Buffer) => this.appendStderr(chunk));
       this.stdio = transport;
@@ -414,6 +425,7 @@ export class ServerConnection {
     let transport: Transport | undefined;
     try {
       transport = await this.createTransport();
+      traceStartup(`server ${this.name} transport created`);
       const aborted = new Promise<never>((_, reject) => {
         const fail = (): void => reject(controller.signal.reason as Error);
         if (controller.signal.aborted) fail();
@@ -428,8 +440,10 @@ export class ServerConnection {
         client.connect(transport, { signal: controller.signal, timeout: timeoutMs }),
         aborted,
       ]);
+      traceStartup(`server ${this.name} initialized`);
       this.deliverProgressInOrder(transport);
       const tools = await Promise.race([this.listTools(client, controller.signal, timeoutMs), aborted]);
+      traceStartup(`server ${this.name} tools listed`);
       if (this.closing.signal.aborted) throw new Error('codecall is closing');
       client.onclose = () => {
         if (generation === this.generation && !this.closing.signal.aborted) this.dropped();
@@ -865,6 +879,8 @@ export class ServerConnection {
   async close(): Promise<void> {
     if (this.state === 'closed') return;
     this.state = 'closed';
+    this.prespawned?.stop();
+    this.prespawned = undefined;
     this.closing.abort(new Error('codecall is closing'));
     const client = this.client;
     this.client = undefined;

@@ -14,10 +14,20 @@
 import { StdioClientTransport, type StdioServerParameters } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { deserializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import type { Writable } from 'node:stream';
+import type { ChildProcess } from 'node:child_process';
+import type { PassThrough, Writable } from 'node:stream';
 import { DEFAULT_STDIO_MAX_QUEUED_WRITE_BYTES } from '../config/defaults.js';
+import type { PrespawnedServer } from './prespawn.js';
 
 const NEWLINE = 0x0a;
+
+/** The SDK transport's fields that {@link LinearStdioClientTransport.start} sets like the SDK's own `start`. */
+interface SdkStdioInternals {
+  _process?: ChildProcess | undefined;
+  _readBuffer: { append(chunk: Buffer): void };
+  _stderrStream: PassThrough | null;
+  processReadBuffer(): void;
+}
 
 /**
  * Splits a byte stream into newline-delimited JSON-RPC messages in linear time, holding at most
@@ -107,9 +117,18 @@ export class LineReader {
 export class LinearStdioClientTransport extends StdioClientTransport {
   readonly reader: LineReader;
   readonly #maxQueuedWriteBytes: number;
+  #prespawned: PrespawnedServer | undefined;
 
-  constructor(server: StdioServerParameters & { maxBufferSize?: number; maxQueuedWriteBytes?: number }) {
+  constructor(
+    server: StdioServerParameters & {
+      maxBufferSize?: number;
+      maxQueuedWriteBytes?: number;
+      /** A process already started with these parameters ({@link prespawnStdioServers}): adopted by `start`. */
+      prespawned?: PrespawnedServer;
+    },
+  ) {
     super(server);
+    this.#prespawned = server.prespawned;
     this.reader = new LineReader(server.maxBufferSize ?? 10 * 1_048_576);
     this.#maxQueuedWriteBytes = server.maxQueuedWriteBytes ?? DEFAULT_STDIO_MAX_QUEUED_WRITE_BYTES;
     const self = this as unknown as { _readBuffer?: unknown };
@@ -120,6 +139,52 @@ export class LinearStdioClientTransport extends StdioClientTransport {
       );
     }
     self._readBuffer = this.reader;
+  }
+
+  /**
+   * Starts the server like the SDK, or adopts the process started ahead of time: the same
+   * listeners the SDK's `start` sets (messages, errors, close, stderr), on that process.
+   */
+  override async start(): Promise<void> {
+    const prespawned = this.#prespawned;
+    this.#prespawned = undefined;
+    const adopted = prespawned?.adopt();
+    if (!prespawned || !adopted) return super.start();
+    const { child, stderr } = adopted;
+    const self = this as unknown as SdkStdioInternals;
+    if (self._process) throw new Error('LinearStdioClientTransport already started');
+    self._process = child;
+    child.on('error', (error) => this.onerror?.(error));
+    const closed = (): void => {
+      self._process = undefined;
+      this.onclose?.();
+    };
+    child.once('close', closed);
+    child.stdin?.on('error', (error) => this.onerror?.(error));
+    child.stdout?.on('data', (chunk: Buffer) => {
+      try {
+        self._readBuffer.append(chunk);
+        self.processReadBuffer();
+      } catch (error) {
+        this.onerror?.(error as Error);
+        this.close().catch(() => {});
+      }
+    });
+    child.stdout?.on('error', (error) => this.onerror?.(error));
+    if (self._stderrStream && child.stderr) {
+      for (const chunk of stderr) self._stderrStream.write(chunk);
+      child.stderr.pipe(self._stderrStream);
+    }
+    try {
+      await prespawned.started();
+    } catch (error) {
+      // It never ran (e.g. `spawn x ENOENT`): there is no process to close.
+      self._process = undefined;
+      this.onerror?.(error as Error);
+      throw error;
+    }
+    // It exited before it was adopted: its 'close' has come and gone.
+    if (prespawned.closed) queueMicrotask(closed);
   }
 
   /**

@@ -62,6 +62,7 @@ import {
   type UpstreamRequest,
   type ListedTool,
 } from './server-connection.js';
+import type { PrespawnedServer } from './prespawn.js';
 import { InputValidatorCache, type InputValidator } from './validate-input.js';
 
 /** Input-schema warnings (skipped patterns, schemas that cannot be checked) kept per server. */
@@ -148,6 +149,12 @@ export interface ToolPoolOptions {
   approvalTimeoutMs?: number;
   /** Told every approval decision (the audit trail); errors it throws are ignored. */
   onApprovalDecision?: (record: ApprovalRecord) => void;
+  /**
+   * Processes of stdio servers started ahead of time, by server name (`prespawnStdioServers`,
+   * `codecall exec`): each server's first connection adopts its process instead of spawning
+   * one. The pool stops any it does not adopt.
+   */
+  prespawned?: ReadonlyMap<string, PrespawnedServer>;
 }
 
 /** Options of {@link ToolPool.call}. */
@@ -446,9 +453,11 @@ export class ToolPool {
       const serverConfig =
         (Object.hasOwn(servers, name) ? servers[name] : undefined) ?? placeholderConfig(name);
       const transport = Object.hasOwn(transports, name) ? transports[name] : undefined;
+      const prespawned = transport ? undefined : options.prespawned?.get(name);
       return new ServerConnection({
         config: serverConfig,
         ...(transport ? { transport } : {}),
+        ...(prespawned ? { prespawned } : {}),
         connectTimeoutMs: options.connectTimeoutMs ?? serverConfig.connectTimeoutMs,
         ...(options.reconnect ? { reconnect: options.reconnect } : {}),
         onToolsChanged,
@@ -457,6 +466,12 @@ export class ToolPool {
         onRequest,
       });
     });
+    // A process started for a server this pool does not run (not in the configuration, or
+    // replaced by a transport) is stopped now.
+    const served = new Set(connections.map((c) => c.name));
+    for (const [name, prespawned] of options.prespawned ?? []) {
+      if (!served.has(name) || Object.hasOwn(transports, name)) prespawned.stop();
+    }
     const pool = new ToolPool(
       connections,
       new Set(Object.keys(transports)),

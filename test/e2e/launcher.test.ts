@@ -56,10 +56,13 @@ async function serveHttp(config: object): Promise<ReturnType<typeof spawn>> {
   return launcher;
 }
 
-/** The children of `pid` that run the CLI (dist/cli/main.js). */
+/** The children of `pid` that run the CLI (dist/bundle/main.js, or dist/cli/main.js unbundled). */
 function cliChildrenOf(pid: number): number[] {
   return childrenOf(pid).filter((child) =>
-    commandLine(child).some((arg) => arg.endsWith(join('dist', 'cli', 'main.js'))),
+    commandLine(child).some(
+      (arg) =>
+        arg.endsWith(join('dist', 'bundle', 'main.js')) || arg.endsWith(join('dist', 'cli', 'main.js')),
+    ),
   );
 }
 

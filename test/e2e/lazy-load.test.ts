@@ -3,7 +3,7 @@
  * with a module resolve hook that prints every package and dist/ module it loads.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -36,7 +36,7 @@ registerHooks({
 /** The packages and dist modules `node <args>` loads, with its stdout. */
 /** How many processes loaded the CLI (the launcher, plus its re-executed child if any). */
 const cliProcesses = (stderr: string): number =>
-  stderr.split('\n').filter((l) => l === 'LOADED dist:cli/main.js').length;
+  stderr.split('\n').filter((l) => l === 'LOADED dist:bundle/main.js').length;
 
 function loads(
   args: string[],
@@ -56,6 +56,10 @@ function loads(
 }
 
 const main = join('dist', 'cli', 'main.js');
+/** Files of dist/bundle/ that `codecall exec` loads (entry, command chunk, shared chunks). */
+const MAX_EXEC_BUNDLE_CHUNKS = 60;
+/** Files of dist/bundle/ that `codecall --help` loads (7 today; one per help text would be 17). */
+const MAX_HELP_BUNDLE_FILES = 10;
 const heavy = [
   'pkg:@anthropic-ai/sdk',
   'pkg:openai',
@@ -123,6 +127,56 @@ describe('lazy loading', () => {
     expect(
       ['pkg:eventsource', 'pkg:pkce-challenge', 'pkg:content-type'].filter((m) => loaded.has(m)),
     ).toEqual([]);
+  });
+
+  it("the launcher keeps compiled modules in the user's cache folder (XDG_CACHE_HOME), not the shared temp folder", () => {
+    const cache = mkdtempSync(join(tmpdir(), 'codecall-xdg-'));
+    const env = { ...process.env, XDG_CACHE_HOME: cache, NODE_COMPILE_CACHE: undefined };
+    const result = spawnSync(process.execPath, [join('bin', 'codecall.js'), '--help'], {
+      cwd: root,
+      encoding: 'utf8',
+      env,
+    });
+    expect(result.status).toBe(0);
+    const dir = join(cache, 'codecall', 'node-compile-cache');
+    const versions = readdirSync(dir);
+    expect(versions).toHaveLength(1);
+    // One cache entry per module compiled: the bundle's entry and its chunks.
+    expect(readdirSync(join(dir, versions[0]!)).length).toBeGreaterThan(1);
+  });
+
+  it('the launcher answers --help from a few bundle files (the help texts in one chunk)', () => {
+    const { loaded, stdout, status } = loads([join('bin', 'codecall.js'), '--help'], []);
+    expect(status).toBe(0);
+    expect(stdout).toContain('Usage: codecall');
+    const dist = [...loaded].filter((m) => m.startsWith('dist:'));
+    expect(dist).toContain('dist:bundle/main.js');
+    expect(dist.filter((m) => !m.startsWith('dist:bundle/'))).toEqual([]);
+    expect(dist.length).toBeLessThanOrEqual(MAX_HELP_BUNDLE_FILES);
+    expect([...loaded].filter((m) => m.startsWith('pkg:'))).toEqual([]);
+  });
+
+  it('the launcher runs exec from the CLI bundle: a few chunks, bundled packages not loaded one by one', () => {
+    const { loaded, stdout, status } = loads(
+      [
+        join('bin', 'codecall.js'),
+        'exec',
+        'examples/scripts/over-budget.ts',
+        '--config',
+        'examples/codecall.json',
+      ],
+      [],
+    );
+    expect(status).toBe(0);
+    expect(stdout).toContain('Scanned 2400 line items');
+    const dist = [...loaded].filter((m) => m.startsWith('dist:'));
+    expect(dist).toContain('dist:bundle/main.js');
+    expect(dist.filter((m) => !m.startsWith('dist:bundle/'))).toEqual([]);
+    expect(dist.length).toBeLessThanOrEqual(MAX_EXEC_BUNDLE_CHUNKS);
+    // Packages the bundle holds are not resolved from node_modules; the rest stay unloaded.
+    expect(['pkg:zod', 'pkg:@modelcontextprotocol/sdk', 'pkg:ajv'].filter((m) => loaded.has(m))).toEqual([]);
+    expect(heavy.filter((m) => loaded.has(m))).toEqual([]);
+    expect(loaded.has('pkg:hono')).toBe(false);
   });
 
   it("import('codecall') loads no provider SDK or tokenizer until one is used", () => {

@@ -24,14 +24,27 @@ import { evalSearchHelp } from './eval-search.help.js';
 export const DATA_DIR_ENV = 'CODECALL_DATA_DIR';
 
 /**
+ * The codecall package's root: the nearest folder above this module with a package.json (this
+ * module sits in src/cli/commands/, dist/cli/commands/ or the CLI bundle's dist/bundle/).
+ */
+function packageRoot(): string {
+  let dir = fileURLToPath(new URL('.', import.meta.url));
+  while (!existsSync(join(dir, 'package.json'))) {
+    const parent = resolve(dir, '..');
+    if (parent === dir) break;
+    dir = parent;
+  }
+  return dir;
+}
+
+/**
  * The development data folder: `$CODECALL_DATA_DIR`, else `../shared/data` next to the codecall
- * package (its root is three levels above this file, in src/ and in dist/ alike), whatever the
- * current directory.
+ * package, whatever the current directory.
  */
 export function defaultDataDir(env: Readonly<Record<string, string | undefined>>): string {
   const fromEnv = env[DATA_DIR_ENV];
   if (fromEnv !== undefined && fromEnv !== '') return resolve(fromEnv);
-  return resolve(fileURLToPath(new URL('../../../', import.meta.url)), '..', 'shared', 'data');
+  return resolve(packageRoot(), '..', 'shared', 'data');
 }
 
 const FIELD_NAMES: ReadonlyArray<keyof SearchFieldWeights> = [

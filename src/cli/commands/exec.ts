@@ -5,12 +5,13 @@
  * stderr through; `--json` prints exactly one JSON object with the result, every tool call, and
  * how many bytes of tool results the script consumed versus printed.
  */
+import { traceStartup } from '../../util/startup-trace.js';
 import { readFile, stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { compileScriptAsync } from '../../compile/index.js';
 import { loadConfig } from '../../config/index.js';
 import { CodecallError } from '../../errors.js';
-import { CodecallRuntime, FileRunJournal } from '../../execute/index.js';
+import { FileRunJournal } from '../../execute/run-journal.js';
+import { prespawnStdioServers, stopPrespawned } from '../../tools/prespawn.js';
 import type { ExecutionResult } from '../../types.js';
 import {
   describeHistoryError,
@@ -163,16 +164,38 @@ async function journalOptions(
 }
 
 async function run(argv: string[], io: CliIo): Promise<number> {
+  traceStartup('exec command loaded');
   const args = parseExecArgs(argv);
   const source = await readScript(args.file, io);
   const journaling = await journalOptions(args, io);
   await ensureConfigTrusted(io, { config: args.config, interactive: args.file !== '-' && canPrompt(io) });
+  traceStartup('script read, configuration trusted');
   const config = await loadConfig({
     ...(args.config !== undefined ? { path: args.config } : {}),
     cwd: io.cwd,
     env: io.env,
     onNotice: configNoticeWriter(io),
   });
+  traceStartup('configuration loaded');
+  // The stdio servers' processes start now, before the MCP client, the sandbox and the compiler
+  // load (dynamic imports below): their start-up, the run's longest wait, overlaps ours. The
+  // tool pool adopts them (and stops any it does not use).
+  const prespawned = prespawnStdioServers(config);
+  traceStartup('servers spawned');
+  let loaded;
+  try {
+    loaded = await Promise.all([
+      import('../../execute/index.js'),
+      import('../../compile/index.js'),
+      import('../../tools/index.js'),
+    ]);
+  } catch (error) {
+    stopPrespawned(prespawned);
+    throw error;
+  }
+  const [{ CodecallRuntime }, { compileScriptAsync }, { INPUT_VALIDATION_DIALECTS, warmInputValidation }] =
+    loaded;
+  traceStartup('runtime loaded');
   // The runtime, like the agent's: the calls each run makes are learned by the tool graph and
   // appended to the usage history (`codecall graph` shows them), written on this thread (one
   // run is recorded, then the process exits: no writer thread to start).
@@ -180,6 +203,7 @@ async function run(argv: string[], io: CliIo): Promise<number> {
     config,
     historyWriter: 'inline',
     tools: {
+      prespawned,
       onServerError: (event) => {
         // The whole message: a start error's stderr tail, environment names and hints.
         io.stderr.write(
@@ -198,13 +222,28 @@ async function run(argv: string[], io: CliIo): Promise<number> {
     signal: io.signal,
   });
   // The script compiles (in esbuild's service process) while the MCP servers and the sandbox
-  // worker start, once their processes are spawned (the spawns run in the microtasks `open`
-  // queued; a macrotask comes after them); the run finds it in the compile cache. Its errors
-  // are the run's to report.
-  const compiling = new Promise<void>((resolveTurn) => setImmediate(resolveTurn))
+  // worker start, a turn after `open` began (its own spawns go first); the run finds it in the
+  // compile cache. Its errors are the run's to report.
+  const nextTurn = (): Promise<void> => new Promise<void>((resolveTurn) => setImmediate(resolveTurn));
+  const compiling = nextTurn()
     .then(() => compileScriptAsync(source, { maxCodeBytes: config.sandbox.maxCodeBytes }))
+    .then(() => traceStartup('script compiled'))
     .catch(() => undefined);
-  const [runtime] = await Promise.all([opening, compiling]);
+  // Meanwhile ajv's code generator warms up (one schema dialect a turn), so the validators of
+  // the script's first tool calls compile warm: the host is idle until the servers answer.
+  const warming = (async () => {
+    for (const dialect of INPUT_VALIDATION_DIALECTS) {
+      await nextTurn();
+      warmInputValidation(dialect);
+    }
+    traceStartup('input validation warm');
+  })().catch(() => undefined);
+  const [runtime] = await Promise.all([opening, compiling, warming]).catch((error: unknown) => {
+    // Opening stopped before the tool pool took the processes (e.g. cancelled).
+    stopPrespawned(prespawned);
+    throw error;
+  });
+  traceStartup('runtime open');
   try {
     let result: ExecutionResult;
     try {
@@ -217,6 +256,7 @@ async function run(argv: string[], io: CliIo): Promise<number> {
       } else io.stderr.write(`codecall exec: ${error.code}: ${neutralizeControls(error.message)}\n`);
       return 1;
     }
+    traceStartup('script ran');
     if (args.json) {
       io.stdout.write(`${JSON.stringify(toJson(result))}\n`);
     } else {
@@ -230,6 +270,7 @@ async function run(argv: string[], io: CliIo): Promise<number> {
     return result.status === 'ok' ? 0 : 1;
   } finally {
     await runtime.close();
+    traceStartup('runtime closed');
   }
 }
 

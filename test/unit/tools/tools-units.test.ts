@@ -8,11 +8,13 @@ import {
   assertCallerAllowed,
   assignIdentifiers,
   compileInputValidator,
+  INPUT_VALIDATION_DIALECTS,
   normalizeToolResult,
   normalizeToolResultText,
   resolveAllowedCallers,
   toIdentifier,
   toolErrorText,
+  warmInputValidation,
 } from '../../../src/tools/index.js';
 
 function messageOf(fn: () => unknown): string {
@@ -89,6 +91,14 @@ describe('allowedCallers policy', () => {
 });
 
 describe('input validation', () => {
+  it('warms up by compiling and passing its sample in both dialects (draft-07 and 2020-12 ajv)', () => {
+    expect(INPUT_VALIDATION_DIALECTS.some((d) => d.includes('draft-07'))).toBe(true);
+    expect(INPUT_VALIDATION_DIALECTS.some((d) => d.includes('2020-12'))).toBe(true);
+    // The sample arguments must pass the warm-up schema: a warm-up that failed would throw.
+    for (const dialect of INPUT_VALIDATION_DIALECTS) expect(() => warmInputValidation(dialect)).not.toThrow();
+    expect(() => warmInputValidation()).not.toThrow();
+  });
+
   it('names fields, expected types, enum values and unknown keys', () => {
     const validator = compileInputValidator('s.t', {
       type: 'object',
