@@ -60,6 +60,7 @@ const CLI_BUNDLED_PACKAGES = new Set([
   'jsonc-parser',
   're2js',
   'stemmer',
+  'fastest-levenshtein',
   'cross-spawn',
   'which',
   'isexe',
