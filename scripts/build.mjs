@@ -60,7 +60,6 @@ const CLI_BUNDLED_PACKAGES = new Set([
   'jsonc-parser',
   're2js',
   'stemmer',
-  'fastest-levenshtein',
   'cross-spawn',
   'which',
   'isexe',

@@ -4,7 +4,18 @@
  * errors, input validation and the sandbox's unknown-tool messages.
  */
 
-import { distance } from 'fastest-levenshtein';
+import { createRequire } from 'node:module';
+import type * as FastestLevenshtein from 'fastest-levenshtein';
+
+/**
+ * Myers' bit-parallel Levenshtein distance from `fastest-levenshtein`, loaded on first use: the
+ * CLI imports this module for its usage errors, and `--help` loads no package.
+ */
+let myers: ((a: string, b: string) => number) | undefined;
+function distance(a: string, b: string): number {
+  myers ??= (createRequire(import.meta.url)('fastest-levenshtein') as typeof FastestLevenshtein).distance;
+  return myers(a, b);
+}
 
 /** Longest string compared character by character; longer ones count as entirely different. */
 export const MAX_EDIT_DISTANCE_CHARS = 200;
