@@ -406,8 +406,14 @@ export class RunController implements EngineSink {
         ? mapCallSite((this.#codeMap ??= { map: readCodeMap(this.#options.code) }).map, site)
         : undefined;
     this.#pendingArgsBytes += cost;
-    this.#queue.push({ id, binding, args, argsBytes, cost, line });
-    this.#pump();
+    const queued: QueuedCall = { id, binding, args, argsBytes, cost, line };
+    // Nothing waiting and room in flight (every call of a sequential script): straight out.
+    if (this.#queue.length === 0 && this.#inFlight < this.#limits.maxConcurrentToolCalls)
+      this.#dispatch(queued);
+    else {
+      this.#queue.push(queued);
+      this.#pump();
+    }
   }
 
   #reject(id: number, message: string, code: string): void {
