@@ -133,6 +133,13 @@ const NS_PER_MS = 1_000_000;
  * turn and enter together: one entry (one timeout armed, one CPU check) for all of them.
  */
 const MAX_ANSWERS_PER_ENTRY = 1_024;
+/**
+ * Milliseconds of a monotonic clock, read at every entry: `process.hrtime.bigint()` costs about a
+ * third of `performance.now()` (instructions counted under valgrind: ~0.4k against ~1.2k).
+ */
+function nowMs(): number {
+  return Number(process.hrtime.bigint()) / NS_PER_MS;
+}
 /** Time the prelude's warm-up may take in a new isolate. */
 const WARM_TIMEOUT_MS = 1_000;
 
@@ -355,7 +362,7 @@ export class EngineRun {
     this.#sandbox = sandbox;
     this.#request = request;
     this.#sink = sink;
-    this.#wallDeadline = performance.now() + request.wallTimeLeftMs;
+    this.#wallDeadline = nowMs() + request.wallTimeLeftMs;
     // Nanoseconds as a double: exact to 2^53 ns (104 days of CPU time).
     this.#cpuStartNs = sandbox === undefined ? 0 : Number(sandbox.isolate.cpuTime);
     this.#cpuNowNs = this.#cpuStartNs;
@@ -505,7 +512,7 @@ export class EngineRun {
     const sandbox = this.#sandbox;
     if (this.#ended || sandbox === undefined) return;
     const cpuLeftMs = (this.#cpuBudgetNs - this.#cpuNowNs) / NS_PER_MS;
-    const wallLeftMs = this.#wallDeadline - performance.now();
+    const wallLeftMs = this.#wallDeadline - nowMs();
     if (cpuLeftMs <= 0) return this.#end({ ok: false, fault: { code: 'CPU_TIMEOUT' } });
     if (wallLeftMs <= 0) return this.#end({ ok: false, fault: { code: 'WALL_TIMEOUT' } });
     const cpuBound = cpuLeftMs <= wallLeftMs;
