@@ -72,6 +72,8 @@ interface QueuedCall {
   cost: number;
   /** The model's script line of the call (tools bound with `reportsLine`). */
   line: number | undefined;
+  /** Its record, made when it is dispatched. */
+  record?: ToolCallRecord;
 }
 
 class OutputBuffer {
@@ -256,6 +258,9 @@ export class RunController implements EngineSink {
   readonly #byName: ReadonlyMap<string, SandboxToolBinding>;
   readonly #records: ToolCallRecord[] = [];
   readonly #queue: QueuedCall[] = [];
+  /** Calls dispatched in this turn and not started yet (see `#startDispatched`), and a spare list. */
+  #dispatched: QueuedCall[] = [];
+  #spareDispatched: QueuedCall[] = [];
   readonly #abort = new AbortController();
   readonly #stdout: OutputBuffer;
   readonly #stderr: OutputBuffer;
@@ -447,12 +452,23 @@ export class RunController implements EngineSink {
       resultBytes: 0,
     };
     this.#records.push(record);
-    void this.#invoke(call, record);
+    call.record = record;
+    // Leave the isolate's callback first: the invoker never runs while the script is entered.
+    // The calls of one entry start together, in one microtask (not one `await` each).
+    if (this.#dispatched.push(call) === 1) queueMicrotask(this.#startDispatched);
   }
 
-  async #invoke(call: QueuedCall, record: ToolCallRecord): Promise<void> {
-    // Leave the isolate's callback first: the invoker never runs while the script is entered.
-    await Promise.resolve();
+  /** Starts the calls dispatched since the last start (bound once: no closure per call). */
+  readonly #startDispatched = (): void => {
+    const calls = this.#dispatched;
+    this.#dispatched = this.#spareDispatched;
+    for (let index = 0; index < calls.length; index++) void this.#invoke(calls[index]!);
+    calls.length = 0;
+    this.#spareDispatched = calls;
+  };
+
+  async #invoke(call: QueuedCall): Promise<void> {
+    const record = call.record!;
     const started = nowMs();
     try {
       const value = await this.#options.invoke(
