@@ -75,7 +75,9 @@ const TypeErrorCtor = TypeError;
 const StringCtor = String;
 const defineProperty = Object.defineProperty;
 const freeze = Object.freeze;
-const hasOwn = Object.prototype.hasOwnProperty;
+/** `Object.hasOwn`, read once: no argument list allocated per check (`tools.<ns>.<member>` traps run at every call). */
+const hasOwn = Object.hasOwn;
+const promiseThen = Promise.prototype.then;
 const apply = Reflect.apply;
 const getOwnPropertyDescriptor = Object.getOwnPropertyDescriptor;
 const deleteProperty = Reflect.deleteProperty;
@@ -250,35 +252,38 @@ function toolError(message: string, code: string | undefined, error: Error = new
   return error;
 }
 
-/** Errors made when the host answered a call: they carry no frame of the script's code. */
-const hostAnswered = new WeakSet<object>();
-
 /**
- * The error a failed call rejects with. For the first {@link SITE_CAPTURED_CALLS} calls of a
- * run it is the error made at the call, whose stack holds the script's call site (about 3 µs
- * per call to capture, so later calls skip it); otherwise {@link callTool} replaces it.
+ * Settles a pending call as failed. For the first {@link SITE_CAPTURED_CALLS} calls of a run the
+ * error is the one made at the call, whose stack holds the script's call site (about 3 µs per
+ * call to capture, so later calls skip it). Later calls get an error made in a promise job
+ * chained to the call's own promise (the call's promise is resolved with that job's promise
+ * before the job runs): V8's async stack trace then names the script functions awaiting the
+ * call (`at async main (script.js:7:1)`), which the host maps to the model's lines. That chain
+ * is lost where a script function returns the call's promise without awaiting it. Only failures
+ * pay for this: a call that succeeds resolves the script's promise directly.
  */
-function failure(message: string, code: string | undefined, site: Error | undefined): Error {
-  if (site !== undefined) return toolError(message, code, site);
-  const error = toolError(message, code);
-  hostAnswered.add(error);
-  return error;
+function fail(entry: Pending, message: string, code: string | undefined): void {
+  if (entry.site !== undefined) {
+    entry.reject(toolError(message, code, entry.site));
+    return;
+  }
+  let open!: () => void;
+  const gate = new PromiseCtor<void>((resolve) => (open = resolve));
+  const failed = apply(promiseThen, gate, [
+    () => {
+      throw toolError(message, code);
+    },
+  ]) as Promise<unknown>;
+  entry.resolve(failed);
+  open();
 }
 
 /**
- * Calls a tool for the script. A failure with no call site is thrown again as a new error made
- * here, after the `await`: V8's async stack trace then names the script functions awaiting
- * the call (`at async main (script.js:7:1)`), which the host maps to the model's lines. That
- * chain is lost where a script function returns the call's promise without awaiting it.
+ * Calls a tool for the script: the promise the script awaits is the call's own (see
+ * {@link fail} for how a failure names the script's line).
  */
-async function callTool(name: string, args: unknown): Promise<unknown> {
-  try {
-    return await invoke(name, args);
-  } catch (error) {
-    if (!hostAnswered.has(error as object)) throw error;
-    const failed = error as Error & { code?: string };
-    throw toolError(failed.message, failed.code);
-  }
+function callTool(name: string, args: unknown): Promise<unknown> {
+  return invoke(name, args);
 }
 
 /** `name` as repeated in an error message: never more than a short prefix. */
@@ -392,7 +397,7 @@ function catalogListed(): Record<string, Record<string, true>> {
 
 /** The function `tools.<namespace>.<member>`: made on first use, then the same for the run. */
 function stubOf(stubs: Members, namespace: string, member: string): unknown {
-  if (apply(hasOwn, stubs, [member])) return stubs[member];
+  if (hasOwn(stubs, member)) return stubs[member];
   const name = `${namespace}.${member}`;
   const stub = (args?: unknown) => callTool(name, args);
   defineProperty(stub, 'name', { value: member });
@@ -415,7 +420,7 @@ function listingTraps(
     if (filled) return;
     filled = true;
     const listedNames = names();
-    for (const key in listedNames) if (!apply(hasOwn, target, [key])) make(key);
+    for (const key in listedNames) if (!hasOwn(target, key)) make(key);
   };
   return {
     has(target, key) {
@@ -438,7 +443,7 @@ function namespaceProxy(namespace: string): unknown {
   const make = (key: string) => stubOf(stubs, namespace, key);
   return new ProxyCtor(stubs, {
     get(target, key) {
-      if (typeof key !== 'string' || apply(hasOwn, target, [key]) || NOT_A_TOOL.has(key)) {
+      if (typeof key !== 'string' || hasOwn(target, key) || NOT_A_TOOL.has(key)) {
         return (target as Record<PropertyKey, unknown>)[key];
       }
       return make(key);
@@ -459,7 +464,7 @@ function installTools(config: StartConfig): void {
   };
   const toolsProxy = new ProxyCtor(namespaces, {
     get(target, key) {
-      if (typeof key !== 'string' || apply(hasOwn, target, [key]) || NOT_A_TOOL.has(key)) {
+      if (typeof key !== 'string' || hasOwn(target, key) || NOT_A_TOOL.has(key)) {
         return (target as Record<PropertyKey, unknown>)[key];
       }
       return make(key);
@@ -593,7 +598,7 @@ function settle(id: number, ok: boolean, payload: string | undefined, code: stri
   delete pending[id];
   pendingChars -= entry.cost;
   if (!ok) {
-    entry.reject(failure(StringCtor(payload), code, entry.site));
+    fail(entry, StringCtor(payload), code);
     return;
   }
   let value: unknown;
@@ -604,7 +609,7 @@ function settle(id: number, ok: boolean, payload: string | undefined, code: stri
     // the script's string, as any non-JSON text result is.
     if (code === 'json-text') value = payload;
     else {
-      entry.reject(failure('The tool result was not valid JSON.', 'TOOL_ERROR', entry.site));
+      fail(entry, 'The tool result was not valid JSON.', 'TOOL_ERROR');
       return;
     }
   }
@@ -612,18 +617,32 @@ function settle(id: number, ok: boolean, payload: string | undefined, code: stri
 }
 
 /**
- * Called by the host with the answers of one or more calls, `id, ok, payload, code` for each,
- * in the order they ended; each is settled as {@link settle} does, and the script runs on when
- * the host's entry ends (after all of them).
+ * Called by the host with the answers of one or more calls, in the order they ended, one after
+ * another in its argument list: `id, payload` for a success whose payload is JSON the host wrote
+ * (the common case: two arguments to copy into the isolate, not four), or `-id, ok, payload,
+ * code` for any other answer. Each is settled as {@link settle} does, and the script runs on
+ * when the host's entry ends (after all of them). `arguments` is only indexed (no rest array
+ * per entry).
  */
-function settleAll(...answers: unknown[]): void {
-  for (let index = 0; index + 3 < answers.length; index += 4) {
-    settle(
-      answers[index] as number,
-      answers[index + 1] as boolean,
-      answers[index + 2] as string | undefined,
-      answers[index + 3] as string | undefined,
-    );
+function settleAll(): void {
+  // eslint-disable-next-line prefer-rest-params
+  const answers = arguments as unknown as unknown[];
+  const count = answers.length;
+  let index = 0;
+  while (index < count) {
+    const id = answers[index] as number;
+    if (id > 0) {
+      settle(id, true, answers[index + 1] as string, undefined);
+      index += 2;
+    } else {
+      settle(
+        -id,
+        answers[index + 1] as boolean,
+        answers[index + 2] as string | undefined,
+        answers[index + 3] as string | undefined,
+      );
+      index += 4;
+    }
   }
 }
 
@@ -654,7 +673,7 @@ function warm(): void {
     );
     write(0, [{ a: 1, list: [1, 'two'], when: new Date(0) }, 'text', 3]);
     write(1, ['%s %d', 'x', 1]);
-    settleAll(nextId - 1, true, '{"a":[1,2]}', undefined);
+    (settleAll as (...answers: unknown[]) => void)(nextId - 1, '{"a":[1,2]}');
   } catch {
     // warming is best effort
   }

@@ -27,10 +27,10 @@ async function spareReady(engine: IsolateEngine): Promise<boolean> {
   return false;
 }
 
-function request(code: string): EngineRunRequest {
+function request(code: string, memoryMb?: number): EngineRunRequest {
   const compiled = compileScript(code);
   if (!compiled.ok) throw new Error('compile failed');
-  const limits = resolveSandboxLimits({});
+  const limits = resolveSandboxLimits(memoryMb === undefined ? {} : { memoryMb });
   return {
     code: compiled.code,
     tools: SandboxToolCatalog.of([{ name: 't.wait', namespace: 't', member: 'wait' }]).engine,
@@ -68,5 +68,32 @@ describe('IsolateEngine spare refill', () => {
     expect(outcome).toMatchObject({ ok: true, returnJson: '42' });
     // Idle now: the spare comes back within a few turns.
     expect(await spareReady(engine)).toBe(true);
+  });
+
+  it('warms the spare but not an isolate made for a run that found none (a cold start pays no warm-up)', async () => {
+    const limits = resolveSandboxLimits({});
+    // The real prelude, whose warm-up is made to take 300 ms of the isolate's time.
+    const slowWarmUp =
+      `${loadPreludeSource()}\n;{ const warm = globalThis.__codecall_warm; globalThis.__codecall_warm = () => {` +
+      ' warm(); const until = Date.now() + 300; while (Date.now() < until); }; }';
+    engine = new IsolateEngine({ prelude: slowWarmUp, spareMemoryMb: limits.memoryMb });
+    let started = performance.now();
+    engine.warm();
+    expect(performance.now() - started).toBeGreaterThanOrEqual(290);
+
+    // Another memory limit than the spare's: the run gets a new isolate of its own.
+    const calls: number[] = [];
+    started = performance.now();
+    const run = engine.start(request('return await tools.t.wait({});', limits.memoryMb / 2), {
+      output() {},
+      call(id) {
+        calls.push(id);
+      },
+    });
+    expect(performance.now() - started).toBeLessThan(250);
+    expect(engine.spareReady).toBe(true);
+    expect(calls).toHaveLength(1);
+    run.settle(calls[0]!, true, '42');
+    expect(await run.outcome).toMatchObject({ ok: true, returnJson: '42' });
   });
 });
