@@ -45,11 +45,20 @@ export class KeptCatalogs<Value> {
   }
 }
 
+/**
+ * The worker's file descriptor of the payload side channel (see `payload-channel.ts`): the
+ * host spawns it with a socket pair at this index of `stdio`.
+ */
+export const SIDE_CHANNEL_FD = 4;
+
 /** Host → worker. */
 export type HostMessage =
   | { t: 'init'; prelude: string; spareMemoryMb: number }
   | { t: 'run'; runId: number; request: WireRunRequest }
-  /** Answers of calls that ended in the same turn of the host's loop (see {@link EngineAnswers}). */
+  /**
+   * Answers of calls that ended in the same turn of the host's loop (see {@link EngineAnswers}).
+   * A payload slot holding `SIDE_PAYLOAD` takes the next frame of the side channel.
+   */
   | { t: 'settle'; runId: number; answers: EngineAnswers }
   | { t: 'cancel'; runId: number; code: EngineFaultCode }
   | { t: 'drop-session'; key: string }

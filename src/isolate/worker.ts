@@ -17,9 +17,22 @@
  * Tool calls: the first call an isolate entry makes is sent at once (the host starts it while
  * the script runs on); the others made in the same entry (a `Promise.all` of many) follow in one
  * message when the entry has returned.
+ *
+ * Large tool results arrive on the payload side channel (fd {@link SIDE_CHANNEL_FD}, raw UTF-8
+ * frames read straight into one buffer each); the `settle` message that needs them waits until
+ * they have arrived, and later settles wait behind it, so answers keep their order.
  */
+import { Socket } from 'node:net';
+
 import { IsolateEngine, type EngineRun } from './engine.js';
-import { KeptCatalogs, type HostMessage, type WorkerCalls, type WorkerMessage } from './worker-protocol.js';
+import { FrameReader, SIDE_PAYLOAD } from './payload-channel.js';
+import {
+  KeptCatalogs,
+  SIDE_CHANNEL_FD,
+  type HostMessage,
+  type WorkerCalls,
+  type WorkerMessage,
+} from './worker-protocol.js';
 
 let engine: IsolateEngine | undefined;
 const runs = new Map<number, EngineRun>();
@@ -31,6 +44,70 @@ let flushScheduled = false;
 const IMMEDIATE_OUTPUT_MESSAGES = 100;
 /** After those, the most often console text is sent while the script keeps printing. */
 const OUTPUT_FLUSH_INTERVAL_MS = 1;
+
+type SettleMessage = Extract<HostMessage, { t: 'settle' }>;
+/** Side-channel frames that arrived and no settle has taken yet, oldest first. */
+const frames: string[] = [];
+/** Settles waiting for their frames, oldest first. */
+const waitingSettles: SettleMessage[] = [];
+/** Refuses frames over the current run's maxToolResultBytes (the host checks it before sending). */
+const reader = new FrameReader(0, (text) => {
+  frames.push(text);
+  settleWaiting();
+});
+const side = openSideChannel();
+
+function openSideChannel(): Socket | undefined {
+  try {
+    const socket = new Socket({
+      fd: SIDE_CHANNEL_FD,
+      readable: true,
+      writable: false,
+      onread: {
+        buffer: () => reader.buffer(),
+        callback: (bytes: number) => {
+          try {
+            reader.advance(bytes);
+          } catch (error) {
+            // Out of step with the host: nothing later on this channel can be trusted.
+            process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
+            process.exit(70);
+          }
+          return true;
+        },
+      },
+    });
+    socket.on('error', () => undefined);
+    socket.unref();
+    return socket;
+  } catch {
+    // Started without the channel (an older host): every payload comes over IPC.
+    return undefined;
+  }
+}
+
+/** Side-channel payloads an answer list needs. */
+function framesNeeded(answers: unknown[]): number {
+  let needed = 0;
+  for (let index = 2; index < answers.length; index += 4) if (answers[index] === SIDE_PAYLOAD) needed++;
+  return needed;
+}
+
+/** Settles the waiting answers whose frames have all arrived, in order. */
+function settleWaiting(): void {
+  while (waitingSettles.length > 0) {
+    const { runId, answers } = waitingSettles[0]!;
+    const needed = framesNeeded(answers);
+    if (needed > frames.length) return;
+    waitingSettles.shift();
+    if (needed > 0) {
+      for (let index = 2; index < answers.length; index += 4) {
+        if (answers[index] === SIDE_PAYLOAD) answers[index] = frames.shift();
+      }
+    }
+    runs.get(runId)?.settleMany(answers);
+  }
+}
 
 function send(message: WorkerMessage): void {
   if (process.connected) process.send?.(message);
@@ -72,6 +149,7 @@ function handle(message: HostMessage): void {
       if (listJson !== undefined) catalogs.keep(catalog.id, listJson);
       const kept = catalogs.use(catalog.id) ?? '[]';
       if (!engine) return;
+      reader.maxFrameBytes = wire.limits.maxToolResultBytes;
       const request = { ...wire, tools: { ...catalog, list: () => kept } };
       let immediateLeft = IMMEDIATE_OUTPUT_MESSAGES;
       let lastSentAt = 0;
@@ -126,7 +204,13 @@ function handle(message: HostMessage): void {
       return;
     }
     case 'settle':
-      if (Array.isArray(message.answers)) runs.get(message.runId)?.settleMany(message.answers);
+      if (!Array.isArray(message.answers)) return;
+      if (waitingSettles.length === 0 && framesNeeded(message.answers) === 0) {
+        runs.get(message.runId)?.settleMany(message.answers);
+        return;
+      }
+      waitingSettles.push(message);
+      settleWaiting();
       return;
     case 'cancel':
       runs.get(message.runId)?.cancel(message.code);
@@ -142,6 +226,7 @@ function handle(message: HostMessage): void {
 
 process.on('message', (message) => handle(message as HostMessage));
 process.on('disconnect', () => {
+  side?.destroy();
   for (const run of runs.values()) run.cancel('ABORTED');
   engine?.close();
   process.removeAllListeners('message');
