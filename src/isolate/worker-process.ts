@@ -1,7 +1,7 @@
 /**
  * @module
  * The host's handle on one sandbox worker process: spawns it (`node --no-node-snapshot`, an
- * empty environment, IPC with advanced serialization), runs one script at a time on it, and
+ * empty environment, IPC with JSON serialization), runs one script at a time on it, and
  * supervises it. A worker that does not answer a heartbeat for longer than the run's CPU budget
  * plus a grace period is stuck in work V8 cannot interrupt (huge BigInt arithmetic, for one):
  * it is killed, the run reports the overrun, and the pool replaces the worker. A worker that
@@ -159,7 +159,7 @@ export class WorkerProcess {
       execPath: process.execPath,
       execArgv: ['--no-node-snapshot'],
       env: {},
-      serialization: 'advanced',
+      serialization: 'json',
       // stdin, stdout unused; stderr read for crash reports; IPC; the payload side channel.
       stdio: ['ignore', 'ignore', 'pipe', 'ipc', 'pipe'],
     });
