@@ -55,9 +55,10 @@ const reader = new FrameReader(0, (text) => {
   frames.push(text);
   settleWaiting();
 });
+/** The side channel, or why it could not be opened (the worker then refuses to start). */
 const side = openSideChannel();
 
-function openSideChannel(): Socket | undefined {
+function openSideChannel(): Socket | Error {
   try {
     const socket = new Socket({
       fd: SIDE_CHANNEL_FD,
@@ -80,9 +81,8 @@ function openSideChannel(): Socket | undefined {
     socket.on('error', () => undefined);
     socket.unref();
     return socket;
-  } catch {
-    // Started without the channel (an older host): every payload comes over IPC.
-    return undefined;
+  } catch (error) {
+    return error instanceof Error ? error : new Error(String(error));
   }
 }
 
@@ -133,6 +133,14 @@ function scheduleFlush(): void {
 function handle(message: HostMessage): void {
   switch (message.t) {
     case 'init': {
+      if (side instanceof Error) {
+        // The host writes large results there and would wait for them forever: refuse to start.
+        send({
+          t: 'init-failed',
+          message: `the payload side channel (fd ${SIDE_CHANNEL_FD}) did not open: ${side.message}`,
+        });
+        return;
+      }
       try {
         engine = new IsolateEngine({ prelude: message.prelude, spareMemoryMb: message.spareMemoryMb });
         engine.warm();
@@ -226,7 +234,7 @@ function handle(message: HostMessage): void {
 
 process.on('message', (message) => handle(message as HostMessage));
 process.on('disconnect', () => {
-  side?.destroy();
+  if (!(side instanceof Error)) side.destroy();
   for (const run of runs.values()) run.cancel('ABORTED');
   engine?.close();
   process.removeAllListeners('message');
