@@ -1,13 +1,19 @@
 /**
  * @module
  * The host's handle on one sandbox worker process: spawns it (`node --no-node-snapshot`, an
- * empty environment, IPC with advanced serialization), runs one script at a time on it, and
+ * empty environment, IPC with JSON serialization), runs one script at a time on it, and
  * supervises it. A worker that does not answer a heartbeat for longer than the run's CPU budget
  * plus a grace period is stuck in work V8 cannot interrupt (huge BigInt arithmetic, for one):
  * it is killed, the run reports the overrun, and the pool replaces the worker. A worker that
  * dies (a V8 heap OOM abort, a crash) ends its run with `MEMORY_LIMIT` or `SANDBOX_CRASHED`.
+ *
+ * Tool results of {@link SIDE_CHANNEL_MIN_CHARS} characters or more go to the worker as raw
+ * UTF-8 frames on a side channel (a socket pair at stdio index {@link SIDE_CHANNEL_FD}), not
+ * inside the IPC message: one encoding on the host, one read into one buffer and one decoding in
+ * the worker (see `payload-channel.ts`).
  */
 import { fork, type ChildProcess } from 'node:child_process';
+import type { Socket } from 'node:net';
 
 import { CodecallError } from '../errors.js';
 import type {
@@ -17,9 +23,11 @@ import type {
   EngineRunRequest,
   EngineSink,
 } from './engine.js';
+import { encodeFrame, SIDE_CHANNEL_MIN_CHARS, SIDE_PAYLOAD } from './payload-channel.js';
 import type { RunBackend } from './run-controller.js';
 import {
   KeptCatalogs,
+  SIDE_CHANNEL_FD,
   type HostMessage,
   type WireRunRequest,
   type WorkerMessage,
@@ -93,6 +101,16 @@ class WorkerRun implements RunBackend {
     const answers = this.#answers;
     if (answers.length === 0 || this.settled) return;
     this.#answers = [];
+    for (let index = 2; index < answers.length; index += 4) {
+      const payload = answers[index];
+      if (
+        typeof payload === 'string' &&
+        payload.length >= SIDE_CHANNEL_MIN_CHARS &&
+        this.#worker.sendFrame(payload)
+      ) {
+        answers[index] = SIDE_PAYLOAD;
+      }
+    }
     this.#worker.post({ t: 'settle', runId: this.runId, answers });
   }
 
@@ -143,8 +161,9 @@ export class WorkerProcess {
       execPath: process.execPath,
       execArgv: ['--no-node-snapshot'],
       env: {},
-      serialization: 'advanced',
-      stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+      serialization: 'json',
+      // stdin, stdout unused; stderr read for crash reports; IPC; the payload side channel.
+      stdio: ['ignore', 'ignore', 'pipe', 'ipc', 'pipe'],
     });
     const worker = new WorkerProcess(child, options);
     return worker.#start();
@@ -152,6 +171,8 @@ export class WorkerProcess {
 
   #start(): Promise<WorkerProcess> {
     const child = this.#child;
+    // A worker killed mid-frame breaks the pipe (EPIPE): its exit is what ends the run.
+    (child.stdio[SIDE_CHANNEL_FD] as Socket | null | undefined)?.on('error', () => undefined);
     child.stderr?.setEncoding('utf8');
     child.stderr?.on('data', (text: string) => {
       this.#stderrTail = (this.#stderrTail + text).slice(-MAX_STDERR_TAIL_BYTES);
@@ -209,6 +230,22 @@ export class WorkerProcess {
 
   post(message: HostMessage): void {
     if (this.#alive && this.#child.connected) this.#child.send(message);
+  }
+
+  /**
+   * Writes `text` as the next frame of the side channel; false when the channel is gone (the
+   * text then goes inside the IPC message). A worker that dies mid-frame only breaks the pipe,
+   * whose error is ignored: its exit ends the run.
+   */
+  sendFrame(text: string): boolean {
+    const side = this.#child.stdio[SIDE_CHANNEL_FD] as Socket | null | undefined;
+    if (!this.#alive || !this.#child.connected || !side || side.destroyed || !side.writable) return false;
+    const [header, body] = encodeFrame(text);
+    side.cork();
+    side.write(header);
+    side.write(body);
+    side.uncork();
+    return true;
   }
 
   /** Starts a run on this (idle) worker. */

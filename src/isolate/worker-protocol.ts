@@ -1,9 +1,12 @@
 /**
  * @module
  * Messages between the host and a sandbox worker process, over Node's IPC channel with
- * `serialization: 'advanced'` (strings cross without JSON escaping, so a 10 MB tool result is a
- * copy, not a re-encoding). Only plain data: the invoker, MCP clients and secrets stay in the
- * host; the worker receives code, tool names, limits and tool results.
+ * `serialization: 'json'` (for messages this small, a round trip costs less than with
+ * `'advanced'`: no serializer object and buffer per message). Large tool results do not ride in
+ * them: they cross on the payload side channel as raw UTF-8 (see `payload-channel.ts`), so no
+ * large string is JSON-escaped. `undefined` in an array arrives as `null`; readers check types.
+ * Only plain data: the invoker, MCP clients and secrets stay in the host; the worker receives
+ * code, tool names, limits and tool results.
  */
 import { DEFAULT_SANDBOX_WORKER_KEPT_CATALOGS } from '../config/defaults.js';
 import type { EngineAnswers, EngineFaultCode, EngineOutcome, EngineRunRequest } from './engine.js';
@@ -50,11 +53,20 @@ export class KeptCatalogs<Value> {
   }
 }
 
+/**
+ * The worker's file descriptor of the payload side channel (see `payload-channel.ts`): the
+ * host spawns it with a socket pair at this index of `stdio`.
+ */
+export const SIDE_CHANNEL_FD = 4;
+
 /** Host → worker. */
 export type HostMessage =
   | { t: 'init'; prelude: string; spareMemoryMb: number }
   | { t: 'run'; runId: number; request: WireRunRequest }
-  /** Answers of calls that ended in the same turn of the host's loop (see {@link EngineAnswers}). */
+  /**
+   * Answers of calls that ended in the same turn of the host's loop (see {@link EngineAnswers}).
+   * A payload slot holding `SIDE_PAYLOAD` takes the next frame of the side channel.
+   */
   | { t: 'settle'; runId: number; answers: EngineAnswers }
   | { t: 'cancel'; runId: number; code: EngineFaultCode }
   | { t: 'drop-session'; key: string }

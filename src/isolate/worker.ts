@@ -17,10 +17,23 @@
  * Tool calls: the first call an isolate entry makes is sent at once (the host starts it while
  * the script runs on); the others made in the same entry (a `Promise.all` of many) follow in one
  * message when the entry has returned.
+ *
+ * Large tool results arrive on the payload side channel (fd {@link SIDE_CHANNEL_FD}, raw UTF-8
+ * frames read straight into one buffer each); the `settle` message that needs them waits until
+ * they have arrived, and later settles wait behind it, so answers keep their order.
  */
-import { IsolateEngine, type EngineRun } from './engine.js';
+import { Socket } from 'node:net';
+
+import { IsolateEngine, type EngineAnswers, type EngineRun } from './engine.js';
+import { FrameReader, SIDE_PAYLOAD } from './payload-channel.js';
 import { SUGGEST_IN_WORKER, ToolNameIndex, UnknownNameAnswerer } from './unknown-names.js';
-import { KeptCatalogs, type HostMessage, type WorkerCalls, type WorkerMessage } from './worker-protocol.js';
+import {
+  KeptCatalogs,
+  SIDE_CHANNEL_FD,
+  type HostMessage,
+  type WorkerCalls,
+  type WorkerMessage,
+} from './worker-protocol.js';
 
 let engine: IsolateEngine | undefined;
 const runs = new Map<number, EngineRun>();
@@ -36,6 +49,79 @@ let flushScheduled = false;
 const IMMEDIATE_OUTPUT_MESSAGES = 100;
 /** After those, the most often console text is sent while the script keeps printing. */
 const OUTPUT_FLUSH_INTERVAL_MS = 1;
+
+type SettleMessage = Extract<HostMessage, { t: 'settle' }>;
+/** Side-channel frames that arrived and no settle has taken yet, oldest first. */
+const frames: string[] = [];
+/** Settles waiting for their frames, oldest first. */
+const waitingSettles: SettleMessage[] = [];
+/** Refuses frames over the current run's maxToolResultBytes (the host checks it before sending). */
+const reader = new FrameReader(0, (text) => {
+  frames.push(text);
+  settleWaiting();
+});
+/** The side channel, or why it could not be opened (the worker then refuses to start). */
+const side = openSideChannel();
+
+function openSideChannel(): Socket | Error {
+  try {
+    const socket = new Socket({
+      fd: SIDE_CHANNEL_FD,
+      readable: true,
+      writable: false,
+      onread: {
+        buffer: () => reader.buffer(),
+        callback: (bytes: number) => {
+          // A frame over the bound throws out of here: uncaught, it ends the worker with the
+          // message on stderr (the host reports the crash); nothing later on this channel could
+          // be trusted.
+          reader.advance(bytes);
+          return true;
+        },
+      },
+    });
+    socket.on('error', () => undefined);
+    socket.unref();
+    return socket;
+  } catch (error) {
+    return error instanceof Error ? error : new Error(String(error));
+  }
+}
+
+/** Side-channel payloads an answer list needs. */
+function framesNeeded(answers: unknown[]): number {
+  let needed = 0;
+  for (let index = 2; index < answers.length; index += 4) if (answers[index] === SIDE_PAYLOAD) needed++;
+  return needed;
+}
+
+/** Settles the waiting answers whose frames have all arrived, in order. */
+function settleWaiting(): void {
+  while (waitingSettles.length > 0) {
+    const { runId, answers } = waitingSettles[0]!;
+    const needed = framesNeeded(answers);
+    if (needed > frames.length) return;
+    waitingSettles.shift();
+    if (needed > 0) {
+      for (let index = 2; index < answers.length; index += 4) {
+        if (answers[index] === SIDE_PAYLOAD) answers[index] = frames.shift();
+      }
+    }
+    deliver(runId, answers);
+  }
+}
+
+/** Settles answers in the run; unknown names the host refused get their message made here. */
+function deliver(runId: number, answers: EngineAnswers): void {
+  const answerer = unknownNames.get(runId);
+  for (let index = 3; answerer !== undefined && index < answers.length; index += 4) {
+    if (answers[index] !== SUGGEST_IN_WORKER) continue;
+    const name = answers[index - 1];
+    answers[index - 1] = answerer.answer(typeof name === 'string' ? name : '').message;
+    answers[index] = 'UNKNOWN_TOOL';
+  }
+  runs.get(runId)?.settleMany(answers);
+}
 
 function send(message: WorkerMessage): void {
   if (process.connected) process.send?.(message);
@@ -61,6 +147,14 @@ function scheduleFlush(): void {
 function handle(message: HostMessage): void {
   switch (message.t) {
     case 'init': {
+      if (side instanceof Error) {
+        // The host writes large results there and would wait for them forever: refuse to start.
+        send({
+          t: 'init-failed',
+          message: `the payload side channel (fd ${SIDE_CHANNEL_FD}) did not open: ${side.message}`,
+        });
+        return;
+      }
       try {
         engine = new IsolateEngine({ prelude: message.prelude, spareMemoryMb: message.spareMemoryMb });
         engine.warm();
@@ -77,6 +171,7 @@ function handle(message: HostMessage): void {
       if (listJson !== undefined) catalogs.keep(catalog.id, listJson);
       const kept = catalogs.use(catalog.id) ?? '[]';
       if (!engine) return;
+      reader.maxFrameBytes = wire.limits.maxToolResultBytes;
       const request = { ...wire, tools: { ...catalog, list: () => kept } };
       let immediateLeft = IMMEDIATE_OUTPUT_MESSAGES;
       let lastSentAt = 0;
@@ -132,20 +227,15 @@ function handle(message: HostMessage): void {
       });
       return;
     }
-    case 'settle': {
-      const { answers, runId } = message;
-      if (!Array.isArray(answers)) return;
-      // Unknown names the host refused: the message with its suggestions is made here.
-      const answerer = unknownNames.get(runId);
-      for (let index = 3; answerer !== undefined && index < answers.length; index += 4) {
-        if (answers[index] !== SUGGEST_IN_WORKER) continue;
-        const name = answers[index - 1];
-        answers[index - 1] = answerer.answer(typeof name === 'string' ? name : '').message;
-        answers[index] = 'UNKNOWN_TOOL';
+    case 'settle':
+      if (!Array.isArray(message.answers)) return;
+      if (waitingSettles.length === 0 && framesNeeded(message.answers) === 0) {
+        deliver(message.runId, message.answers);
+        return;
       }
-      runs.get(runId)?.settleMany(answers);
+      waitingSettles.push(message);
+      settleWaiting();
       return;
-    }
     case 'cancel':
       runs.get(message.runId)?.cancel(message.code);
       return;
@@ -172,6 +262,7 @@ function nameIndexOf(catalogId: number): ToolNameIndex | undefined {
 
 process.on('message', (message) => handle(message as HostMessage));
 process.on('disconnect', () => {
+  if (!(side instanceof Error)) side.destroy();
   for (const run of runs.values()) run.cancel('ABORTED');
   engine?.close();
   process.removeAllListeners('message');

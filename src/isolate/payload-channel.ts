@@ -1,0 +1,100 @@
+/**
+ * @module
+ * The side channel for large tool results in process mode: a pipe from the host to a sandbox
+ * worker (one end of a socket pair given to the worker at spawn) carrying length-prefixed frames
+ * of raw UTF-8. Over Node's IPC channel a 10 MB string is serialised into a message buffer, read
+ * in 64 KB chunks, concatenated and deserialised: four copies. Here the host encodes the string
+ * once, the worker reads each frame straight into one buffer (`net.Socket`'s `onread`, no chunks
+ * to join) and decodes it once.
+ *
+ * A frame is a 4-byte little-endian byte count, then that many bytes. The IPC message that
+ * needs a frame's text says so (see {@link SIDE_PAYLOAD}) and is sent after the frame is
+ * written; frames arrive in the order they were written, so the worker pairs them in order.
+ */
+
+/** Bytes of a frame's header (its byte count, little-endian u32). */
+export const FRAME_HEADER_BYTES = 4;
+
+/**
+ * Answers whose payload has at least this many characters travel on the side channel; smaller
+ * ones go inside the IPC message (one write, no pairing). Around this size, JSON-escaping the
+ * text into the (JSON-serialised) message and unescaping it costs about what a second write
+ * and read cost.
+ */
+export const SIDE_CHANNEL_MIN_CHARS = 16 * 1024;
+
+/**
+ * The payload slot of an answer whose text travels as the next frame on the side channel (the
+ * slot holds this marker, a number no real payload can be).
+ */
+export const SIDE_PAYLOAD = -1;
+
+/** The bytes to write for one frame: its header and its UTF-8 text. */
+export function encodeFrame(text: string): [Buffer, Buffer] {
+  const body = Buffer.from(text, 'utf8');
+  if (body.length > 0xffff_ffff) throw new RangeError(`A frame of ${body.length} bytes is over 4 GiB.`);
+  const header = Buffer.allocUnsafe(FRAME_HEADER_BYTES);
+  header.writeUInt32LE(body.length, 0);
+  return [header, body];
+}
+
+/**
+ * Reads frames from a stream whose reads go straight into the buffer it offers
+ * ({@link FrameReader.buffer}, then {@link FrameReader.advance} with the bytes read): a frame's
+ * bytes land in one buffer, read for read, and each complete frame's text is handed on in order.
+ * A frame larger than `maxFrameBytes` is refused before any of it is read.
+ */
+export class FrameReader {
+  /** Bytes a frame may have; a larger one is refused. */
+  maxFrameBytes: number;
+  readonly #onFrame: (text: string) => void;
+  readonly #header = Buffer.alloc(FRAME_HEADER_BYTES);
+  #headerFilled = 0;
+  /** The frame being read (after its header), and how much of it has arrived. */
+  #body: Buffer | undefined;
+  #bodyFilled = 0;
+  #failed: Error | undefined;
+
+  constructor(maxFrameBytes: number, onFrame: (text: string) => void) {
+    this.maxFrameBytes = maxFrameBytes;
+    this.#onFrame = onFrame;
+  }
+
+  /** Where the next read should put its bytes (never past the end of the current frame). */
+  buffer(): Buffer {
+    if (this.#body !== undefined) return this.#body.subarray(this.#bodyFilled);
+    return this.#header.subarray(this.#headerFilled);
+  }
+
+  /**
+   * `bytes` were read into the last {@link FrameReader.buffer}. Throws (and keeps failing) on a
+   * frame over the bound: the stream is out of step and must be closed.
+   */
+  advance(bytes: number): void {
+    if (this.#failed) throw this.#failed;
+    if (this.#body !== undefined) {
+      this.#bodyFilled += bytes;
+      if (this.#bodyFilled === this.#body.length) this.#complete();
+      return;
+    }
+    this.#headerFilled += bytes;
+    if (this.#headerFilled < FRAME_HEADER_BYTES) return;
+    this.#headerFilled = 0;
+    const size = this.#header.readUInt32LE(0);
+    if (size > this.maxFrameBytes) {
+      this.#failed = new RangeError(
+        `A sandbox payload frame of ${size} bytes is over the bound of ${this.maxFrameBytes} bytes (the run's maxToolResultBytes); the channel is out of step and is closed.`,
+      );
+      throw this.#failed;
+    }
+    this.#body = Buffer.allocUnsafe(size);
+    this.#bodyFilled = 0;
+    if (size === 0) this.#complete();
+  }
+
+  #complete(): void {
+    const body = this.#body!;
+    this.#body = undefined;
+    this.#onFrame(body.toString('utf8'));
+  }
+}

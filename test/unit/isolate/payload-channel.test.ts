@@ -1,0 +1,62 @@
+/**
+ * @module
+ * The side channel's framing ({@link FrameReader}), fed the way `net.Socket`'s `onread` feeds it:
+ * each read copies at most as many bytes as the reader's buffer offers and at most what the
+ * stream has. Frames split across reads at every size, several frames back to back, an empty
+ * frame, a multi-byte character split between reads, and a frame over the bound refused.
+ */
+import { describe, expect, it } from 'vitest';
+
+import { encodeFrame, FrameReader } from '../../../src/isolate/payload-channel.js';
+
+/** Feeds `stream` to `reader` in reads of at most `readBytes` bytes. */
+function feed(reader: FrameReader, stream: Buffer, readBytes: number): void {
+  let offset = 0;
+  while (offset < stream.length) {
+    const target = reader.buffer();
+    const bytes = Math.min(target.length, readBytes, stream.length - offset);
+    stream.copy(target, 0, offset, offset + bytes);
+    offset += bytes;
+    reader.advance(bytes);
+  }
+}
+
+const texts = ['{"a":1}', '', 'é€😀 naïve', 'x'.repeat(70_000), '[1,2,3]'];
+const stream = Buffer.concat(texts.flatMap((text) => encodeFrame(text)));
+
+describe('payload side channel framing', () => {
+  it.each([1, 2, 3, 5, 7, 4096, 65_536, stream.length])(
+    'reads frames split into reads of %i bytes',
+    (size) => {
+      const got: string[] = [];
+      const reader = new FrameReader(1_000_000, (text) => got.push(text));
+      feed(reader, stream, size);
+      expect(got).toEqual(texts);
+    },
+  );
+
+  it('hands a frame on only once its last byte has arrived', () => {
+    const got: string[] = [];
+    const reader = new FrameReader(100, (text) => got.push(text));
+    const [header, body] = encodeFrame('é€');
+    feed(reader, Buffer.concat([header, body.subarray(0, body.length - 1)]), 64);
+    expect(got).toEqual([]);
+    feed(reader, body.subarray(body.length - 1), 64);
+    expect(got).toEqual(['é€']);
+  });
+
+  it('refuses a frame over the bound before reading it, and stays closed', () => {
+    const got: string[] = [];
+    const reader = new FrameReader(10, (text) => got.push(text));
+    feed(reader, Buffer.concat(encodeFrame('0123456789')), 64);
+    expect(got).toEqual(['0123456789']);
+    const [header] = encodeFrame('x'.repeat(11));
+    expect(() => feed(reader, header, 64)).toThrow(
+      "A sandbox payload frame of 11 bytes is over the bound of 10 bytes (the run's maxToolResultBytes); the channel is out of step and is closed.",
+    );
+    // Nothing of the oversized frame was taken as a frame, and the reader stays failed.
+    expect(reader.buffer().length).toBe(4);
+    expect(() => reader.advance(0)).toThrow(/over the bound/);
+    expect(got).toEqual(['0123456789']);
+  });
+});
