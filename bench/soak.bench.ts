@@ -305,6 +305,10 @@ async function main(): Promise<void> {
         maxPendingToolArgsBytes: 4 * 1_048_576,
       },
       history: { path: join(dir, 'history.sqlite') },
+      // The soak measures a serving server: it starts once the expense server is connected
+      // (by default serve answers at once, and a script sent before the upstream connected is
+      // told its tools are not available yet).
+      serve: { waitForServersMs: 20_000 },
     }),
   );
   const launcher = spawn(

@@ -81,6 +81,8 @@ while (Date.now() < until) {
 held = [];
 small = [];
 const afterBusy = largeMb();
+const newSpaceMb = () => getHeapSpaceStatistics().find((s) => s.space_name === 'new_space').space_size / 1048576;
+const newSpaceAfterBusy = newSpaceMb();
 // Then idle, on timers only: 4 s without the policy; with it, until it collected (a loaded
 // machine delays timers) and a second more, in case it would collect again.
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -89,17 +91,25 @@ else {
   for (let waited = 0; waited < 20_000 && collections === 0; waited += 250) await sleep(250);
   await sleep(idleMs + 1_000);
 }
-console.log(JSON.stringify({ afterBusy, afterIdle: largeMb(), collections }));
+console.log(JSON.stringify({ afterBusy, afterIdle: largeMb(), collections, newSpaceAfterBusy, newSpaceAfterIdle: newSpaceMb() }));
 idle.close();
 `;
 
-function idleRun(idleMs: number): { afterBusy: number; afterIdle: number; collections: number } {
+interface IdleRun {
+  afterBusy: number;
+  afterIdle: number;
+  collections: number;
+  newSpaceAfterBusy: number;
+  newSpaceAfterIdle: number;
+}
+
+function idleRun(idleMs: number): IdleRun {
   const child = spawnSync(process.execPath, ['--input-type=module', '-e', IDLE_PROBE, String(idleMs)], {
     encoding: 'utf8',
     timeout: 120_000,
   });
   expect(child.stderr).toBe('');
-  return JSON.parse(child.stdout) as { afterBusy: number; afterIdle: number; collections: number };
+  return JSON.parse(child.stdout) as IdleRun;
 }
 
 describe('collectWhenIdle', () => {
@@ -113,5 +123,9 @@ describe('collectWhenIdle', () => {
     expect(withPolicy.afterBusy).toBeGreaterThanOrEqual(16);
     expect(withPolicy.collections).toBe(1);
     expect(withPolicy.afterIdle).toBeLessThan(4);
+    // The collection reduces memory: the young generation grown while busy is given back (a plain
+    // full collection keeps it at its grown size).
+    expect(withPolicy.newSpaceAfterBusy).toBeGreaterThanOrEqual(8);
+    expect(withPolicy.newSpaceAfterIdle).toBeLessThanOrEqual(2);
   }, 240_000);
 });
