@@ -83,7 +83,7 @@ export class FrameReader {
     const size = this.#header.readUInt32LE(0);
     if (size > this.maxFrameBytes) {
       this.#failed = new RangeError(
-        `A sandbox payload frame of ${size} bytes is over the bound of ${this.maxFrameBytes} bytes (the run's maxToolResultBytes); the channel is out of step and is closed.`,
+        `A sandbox payload frame of ${size} bytes is over the bound of ${this.maxFrameBytes} bytes (the largest maxToolResultBytes of the worker's runs); the channel is out of step and is closed.`,
       );
       throw this.#failed;
     }

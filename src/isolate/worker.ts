@@ -55,7 +55,7 @@ type SettleMessage = Extract<HostMessage, { t: 'settle' }>;
 const frames: string[] = [];
 /** Settles waiting for their frames, oldest first. */
 const waitingSettles: SettleMessage[] = [];
-/** Refuses frames over the current run's maxToolResultBytes (the host checks it before sending). */
+/** Refuses frames over the largest maxToolResultBytes of this worker's runs (the host checks each result before sending). */
 const reader = new FrameReader(0, (text) => {
   frames.push(text);
   settleWaiting();
@@ -171,7 +171,9 @@ function handle(message: HostMessage): void {
       if (listJson !== undefined) catalogs.keep(catalog.id, listJson);
       const kept = catalogs.use(catalog.id) ?? '[]';
       if (!engine) return;
-      reader.maxFrameBytes = wire.limits.maxToolResultBytes;
+      // The largest bound of any run, not this run's: a frame of the run before may still be
+      // on its way (frames and IPC messages travel on two pipes).
+      reader.maxFrameBytes = Math.max(reader.maxFrameBytes, wire.limits.maxToolResultBytes);
       const request = { ...wire, tools: { ...catalog, list: () => kept } };
       let immediateLeft = IMMEDIATE_OUTPUT_MESSAGES;
       let lastSentAt = 0;

@@ -52,7 +52,7 @@ describe('payload side channel framing', () => {
     expect(got).toEqual(['0123456789']);
     const [header] = encodeFrame('x'.repeat(11));
     expect(() => feed(reader, header, 64)).toThrow(
-      "A sandbox payload frame of 11 bytes is over the bound of 10 bytes (the run's maxToolResultBytes); the channel is out of step and is closed.",
+      "A sandbox payload frame of 11 bytes is over the bound of 10 bytes (the largest maxToolResultBytes of the worker's runs); the channel is out of step and is closed.",
     );
     // Nothing of the oversized frame was taken as a frame, and the reader stays failed.
     expect(reader.buffer().length).toBe(4);
