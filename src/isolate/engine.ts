@@ -12,7 +12,9 @@
  * microtasks until everything left is waiting on tool calls; then control returns to the host
  * event loop. Each entry carries a timeout equal to the CPU (and wall) budget left, and CPU
  * time is re-checked after every entry, so a script that loops after an `await` is still
- * stopped. There are no timers in the sandbox, so a script that is waiting while no tool call
+ * stopped. A run that has made {@link WATCH_AFTER_ENTRIES} entries is handed to a watchdog
+ * (watchdog.ts): a thread of isolated-vm's pool that disposes the isolate when a budget runs
+ * out, so its later entries (tool calls) go without the per-entry timeout's cost. There are no timers in the sandbox, so a script that is waiting while no tool call
  * is in flight can never progress: it ends at once with a clear error instead of waiting for
  * the wall timer.
  *
@@ -31,6 +33,7 @@ import ivm from 'isolated-vm';
 import './young-generation.js';
 
 import { SCRIPT_FILENAME } from './describe-error.js';
+import { WATCH_AFTER_ENTRIES, Watchdogs, type Watch } from './watchdog.js';
 import type { SandboxLimits } from './limits.js';
 import type { EngineToolCatalog } from './tool-catalog.js';
 
@@ -154,6 +157,8 @@ export class IsolateEngine {
   #closed = false;
   #cachedPrelude: ivm.ExternalCopy<ArrayBuffer> | undefined;
   readonly #sessions = new Map<string, Sandbox>();
+  /** The stops of long runs (see watchdog.ts). */
+  readonly #watchdogs = new Watchdogs();
 
   constructor(options: IsolateEngineOptions) {
     this.#prelude = options.prelude;
@@ -171,11 +176,11 @@ export class IsolateEngine {
     if (session !== undefined && !session.isNew) {
       const kept = this.#sessions.get(session.key);
       if (kept === undefined || kept.isolate.isDisposed) {
-        const run = new EngineRun(undefined, request, sink);
+        const run = new EngineRun(undefined, request, sink, this.#watchdogs);
         run.cancel('SESSION_LOST');
         return run;
       }
-      const run = new EngineRun(kept, request, sink);
+      const run = new EngineRun(kept, request, sink, this.#watchdogs);
       this.#track(run);
       run.begin();
       return run;
@@ -199,7 +204,7 @@ export class IsolateEngine {
         if (this.#sessions.get(key) === sandbox) this.#sessions.delete(key);
       };
     }
-    const run = new EngineRun(sandbox, request, sink);
+    const run = new EngineRun(sandbox, request, sink, this.#watchdogs);
     this.#track(run);
     run.begin();
     return run;
@@ -246,6 +251,7 @@ export class IsolateEngine {
     if (this.#refill) clearImmediate(this.#refill);
     this.#spare?.isolate.dispose();
     this.#spare = undefined;
+    this.#watchdogs.close();
   }
 
   /**
@@ -324,7 +330,11 @@ function disposeSandbox(sandbox: Sandbox): void {
   } catch {
     // already released with the isolate
   }
-  if (!sandbox.isolate.isDisposed) sandbox.isolate.dispose();
+  try {
+    if (!sandbox.isolate.isDisposed) sandbox.isolate.dispose();
+  } catch {
+    // disposed meanwhile by the run's watchdog, from its own thread
+  }
   const onDisposed = sandbox.onDisposed;
   delete sandbox.onDisposed;
   onDisposed?.();
@@ -353,13 +363,25 @@ export class EngineRun {
   /** The isolate's CPU time as read after the last entry (nothing runs in it between entries). */
   #cpuNowNs: number;
   #resolve!: (outcome: EngineOutcome) => void;
+  readonly #watchdogs: Watchdogs;
+  /** The watchdog's watch, once the run has made {@link WATCH_AFTER_ENTRIES} entries. */
+  #watch: Watch | undefined;
+  /** Set after an entry without a timeout: `#cpuNowNs` was not read since. */
+  #cpuUnread = false;
   #entries = 0;
+  #watchedEntries = 0;
   #ended = false;
   #finished: { ok: boolean; payload: string | undefined } | undefined;
 
   /** `sandbox` is unset for a run of a session the engine no longer holds (it ends at once). */
-  constructor(sandbox: Sandbox | undefined, request: EngineRunRequest, sink: EngineSink) {
+  constructor(
+    sandbox: Sandbox | undefined,
+    request: EngineRunRequest,
+    sink: EngineSink,
+    watchdogs: Watchdogs,
+  ) {
     this.#sandbox = sandbox;
+    this.#watchdogs = watchdogs;
     this.#request = request;
     this.#sink = sink;
     this.#wallDeadline = nowMs() + request.wallTimeLeftMs;
@@ -374,6 +396,11 @@ export class EngineRun {
   /** Entries into the isolate so far (the start, then one per batch of answers). */
   get entries(): number {
     return this.#entries;
+  }
+
+  /** Entries made under the run's watchdog, without a timeout of their own. */
+  get watchedEntries(): number {
+    return this.#watchedEntries;
   }
 
   /** Compiles the script in the isolate and starts it. */
@@ -499,8 +526,11 @@ export class EngineRun {
   #cpuMs(): number {
     if (this.#sandbox === undefined) return 0;
     const { isolate } = this.#sandbox;
-    if (isolate.isDisposed) return 0;
-    return (Number(isolate.cpuTime) - this.#cpuStartNs) / NS_PER_MS;
+    try {
+      return (Number(isolate.cpuTime) - this.#cpuStartNs) / NS_PER_MS;
+    } catch {
+      return 0; // disposed (a watchdog may dispose it from its own thread at any time)
+    }
   }
 
   /**
@@ -511,6 +541,22 @@ export class EngineRun {
   #enter(answers: SettleArgument[] | undefined): void {
     const sandbox = this.#sandbox;
     if (this.#ended || sandbox === undefined) return;
+    if (answers !== undefined && this.#watch?.armed === true) {
+      // Watched: the watchdog stops the entry if a budget runs out; no timeout, no clock read.
+      this.#entries++;
+      this.#watchedEntries++;
+      this.#cpuUnread = true;
+      try {
+        sandbox.settle.applySync(undefined, answers);
+      } catch (error) {
+        return this.#failed(sandbox, error, true);
+      }
+      return this.#afterEntry();
+    }
+    if (this.#cpuUnread) {
+      this.#cpuUnread = false;
+      this.#cpuNowNs = Number(sandbox.isolate.cpuTime);
+    }
     const cpuLeftMs = (this.#cpuBudgetNs - this.#cpuNowNs) / NS_PER_MS;
     const wallLeftMs = this.#wallDeadline - nowMs();
     if (cpuLeftMs <= 0) return this.#end({ ok: false, fault: { code: 'CPU_TIMEOUT' } });
@@ -526,23 +572,33 @@ export class EngineRun {
         sandbox.settle.applySync(undefined, answers, options);
       }
     } catch (error) {
-      if (this.#ended) return;
-      const message = error instanceof Error ? error.message : String(error);
-      if (sandbox.isolate.isDisposed || /memory limit/i.test(message)) {
-        return this.#end({ ok: false, fault: { code: 'MEMORY_LIMIT' } });
-      }
-      if (/timed out/i.test(message)) {
-        return this.#end({ ok: false, fault: { code: cpuBound ? 'CPU_TIMEOUT' : 'WALL_TIMEOUT' } });
-      }
-      if (error instanceof SyntaxError || /SyntaxError/.test(message)) {
-        return this.#end({ ok: false, thrown: { name: 'SyntaxError', message } });
-      }
-      return this.#end({ ok: false, fault: { code: 'SANDBOX_CRASHED', message } });
+      return this.#failed(sandbox, error, cpuBound);
     }
     const cpuNowNs = Number(sandbox.isolate.cpuTime);
     this.#cpuNowNs = cpuNowNs;
     if (cpuNowNs > this.#cpuBudgetNs) return this.#end({ ok: false, fault: { code: 'CPU_TIMEOUT' } });
+    if (this.#entries === WATCH_AFTER_ENTRIES && !this.#ended) {
+      this.#watch = this.#watchdogs.watch(sandbox.isolate, this.#cpuBudgetNs, this.#wallDeadline - nowMs());
+    }
     this.#afterEntry();
+  }
+
+  /** Ends the run after an entry threw: the watchdog's stop, memory, a timeout, a syntax error, a crash. */
+  #failed(sandbox: Sandbox, error: unknown, cpuBound: boolean): void {
+    if (this.#ended) return;
+    const stopped = this.#watch?.stopped;
+    if (stopped !== undefined) return this.#end({ ok: false, fault: { code: stopped } });
+    const message = error instanceof Error ? error.message : String(error);
+    if (sandbox.isolate.isDisposed || /memory limit/i.test(message)) {
+      return this.#end({ ok: false, fault: { code: 'MEMORY_LIMIT' } });
+    }
+    if (/timed out/i.test(message)) {
+      return this.#end({ ok: false, fault: { code: cpuBound ? 'CPU_TIMEOUT' : 'WALL_TIMEOUT' } });
+    }
+    if (error instanceof SyntaxError || /SyntaxError/.test(message)) {
+      return this.#end({ ok: false, thrown: { name: 'SyntaxError', message } });
+    }
+    return this.#end({ ok: false, fault: { code: 'SANDBOX_CRASHED', message } });
   }
 
   #afterEntry(): void {
@@ -568,6 +624,11 @@ export class EngineRun {
 
   #end(outcome: Omit<EngineOutcome, 'cpuMs'> & { cpuMs?: number }): void {
     if (this.#ended) return;
+    // A watchdog that claimed the run first has stopped it (its isolate is being disposed),
+    // whatever the run was ending with.
+    const stopped = this.#watch?.end();
+    if (stopped !== undefined && outcome.fault?.code !== stopped)
+      outcome = { ok: false, fault: { code: stopped } };
     const ended: EngineOutcome = { ...outcome, cpuMs: this.#cpuMs() };
     this.#ended = true;
     this.#outstanding.clear();
