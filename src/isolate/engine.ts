@@ -629,7 +629,13 @@ export class EngineRun {
     const stopped = this.#watch?.end();
     if (stopped !== undefined && outcome.fault?.code !== stopped)
       outcome = { ok: false, fault: { code: stopped } };
-    const ended: EngineOutcome = { ...outcome, cpuMs: this.#cpuMs() };
+    const cpuMs = this.#cpuMs();
+    // Entries under the watchdog are not checked one by one: a run whose last entries spent
+    // its CPU budget and ended before the watchdog woke is over budget all the same.
+    if (this.#watchedEntries > 0 && outcome.fault === undefined && cpuMs > this.#request.limits.cpuTimeMs) {
+      outcome = { ok: false, fault: { code: 'CPU_TIMEOUT' } };
+    }
+    const ended: EngineOutcome = { ...outcome, cpuMs };
     this.#ended = true;
     this.#outstanding.clear();
     this.#answers = [];
