@@ -32,6 +32,7 @@ import { DEFAULT_SANDBOX_LIMITS } from '../src/config/defaults.js';
 import { loadPreludeSource } from '../src/isolate/assets.js';
 import { IsolateEngine } from '../src/isolate/engine.js';
 import { SandboxPool, type SandboxMode } from '../src/isolate/index.js';
+import { WATCH_AFTER_ENTRIES, Watchdogs } from '../src/isolate/watchdog.js';
 import { inMemoryTransport } from '../src/testing/servers/in-memory.js';
 import { ToolPool } from '../src/tools/index.js';
 import type { SandboxToolBinding, ToolInvoker } from '../src/types.js';
@@ -528,4 +529,38 @@ figure(`memory per idle sandbox (resident, marginal over ${IDLE_SANDBOXES})`, id
 });
 figure('  of which prelude, console, tools (idle − floor)', (idle.rssBytes - empty.rssBytes) / MB, 'MB');
 figure('V8 reserved heap of one idle sandbox (whole pages, info)', idle.heapBytes / MB, 'MB');
+
+// What a long run pays once for entering without per-entry timeouts: a watchdog's watch (the
+// hand-off to isolated-vm's thread pool, the wake at the end, the release), in CPU time of all
+// threads, over a run of one turn; the same loop without a watch is the floor.
+{
+  const WATCHES = 2_000;
+  const watchdogs = new Watchdogs();
+  const target = new ivm.Isolate({ memoryLimit: 16 });
+  const turn = () => new Promise((resolveTurn) => setImmediate(resolveTurn));
+  const cpuUs = () => {
+    const usage = process.cpuUsage();
+    return usage.user + usage.system;
+  };
+  const loop = async (watched: boolean): Promise<number> => {
+    const start = cpuUs();
+    for (let i = 0; i < WATCHES; i++) {
+      const watch = watched ? watchdogs.watch(target, 1e15, 600_000) : undefined;
+      await turn();
+      watch?.end();
+      await watch?.finished;
+    }
+    return (cpuUs() - start) / WATCHES;
+  };
+  await loop(true); // warm-up
+  const floorCpu = await loop(false);
+  const watchCpu = await loop(true);
+  figure(
+    `a long run's watchdog (after ${WATCH_AFTER_ENTRIES} entries): CPU per watch, all threads (info)`,
+    watchCpu - floorCpu,
+    'µs',
+  );
+  watchdogs.close();
+  target.dispose();
+}
 finish();

@@ -17,9 +17,10 @@
  * memory limit use). The host ends the watch with one store and one `Atomics.notify` when the
  * run ends.
  *
- * A watch costs about as much as a hundred entries' timeouts (an async hand-off to the thread
- * pool, one wake at the end), so the engine keeps the per-entry timeout for a run's first
- * entries and hands a run to a watchdog only once it has made {@link WATCH_AFTER_ENTRIES}:
+ * A watch costs about 35 µs of CPU (the hand-off to the thread pool, one wake at the end;
+ * `npm run bench -- sandbox` prints it), what the timeouts of some 35 entries cost in-process,
+ * so the engine keeps the per-entry timeout for a run's first entries and hands a run to a
+ * watchdog only once it has made {@link WATCH_AFTER_ENTRIES}:
  * short runs pay nothing new, long ones stop paying per call. The engine goes on arming
  * timeouts until the watchdog reports itself watching, and again if it ever stops.
  *
@@ -33,7 +34,7 @@
 import ivm from 'isolated-vm';
 
 /** Entries a run makes with per-entry timeouts before it is handed to a watchdog. */
-export const WATCH_AFTER_ENTRIES = 128;
+export const WATCH_AFTER_ENTRIES = 64;
 /** Watchdogs an engine keeps at most (runs watched at once); further runs keep per-entry timeouts. */
 const MAX_WATCHDOGS = 16;
 /** Idle watchdogs kept for the next long runs; more are disposed when they come back. */
@@ -115,12 +116,15 @@ class Watchdog {
 
 /** A run's watch, from {@link Watchdogs.watch}. */
 export class Watch {
+  /** Settles when the watchdog has let go of the run's isolate (its loop has returned). */
+  readonly finished: Promise<void>;
   readonly #words: Int32Array;
   #ended = false;
 
   /** @internal */
-  constructor(words: Int32Array) {
+  constructor(words: Int32Array, finished: Promise<void>) {
     this.#words = words;
+    this.finished = finished;
   }
 
   /** Whether the watchdog is watching now (entries may go without a timeout). */
@@ -183,11 +187,11 @@ export class Watchdogs {
       if (reusable && !this.#closed && this.#idle.length < MAX_IDLE_WATCHDOGS) this.#idle.push(back);
       else back.dispose();
     };
-    watchdog.watch.apply(undefined, [target, cpuBudgetNs, Date.now() + wallLeftMs]).then(
+    const finished = watchdog.watch.apply(undefined, [target, cpuBudgetNs, Date.now() + wallLeftMs]).then(
       () => release(true),
       () => release(false),
     );
-    return new Watch(words);
+    return new Watch(words, finished);
   }
 
   /** Disposes the idle watchdogs; busy ones are disposed when their runs end. */
