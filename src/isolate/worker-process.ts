@@ -240,11 +240,7 @@ export class WorkerProcess {
   sendFrame(text: string): boolean {
     const side = this.#child.stdio[SIDE_CHANNEL_FD] as Socket | null | undefined;
     if (!this.#alive || !this.#child.connected || !side || side.destroyed || !side.writable) return false;
-    const [header, body] = encodeFrame(text);
-    side.cork();
-    side.write(header);
-    side.write(body);
-    side.uncork();
+    side.write(encodeFrame(text));
     return true;
   }
 
