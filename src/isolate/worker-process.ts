@@ -141,7 +141,11 @@ export class WorkerProcess {
   #alive = true;
   #killReason: EngineFaultCode | undefined;
   #heartbeat: NodeJS.Timeout | undefined;
+  /** When the heartbeat last saw the worker's message count move. */
   #lastPong = 0;
+  /** Messages received from the worker (counted, not timed: a clock read per message costs more). */
+  #received = 0;
+  #receivedAtLastBeat = 0;
   #pingSeq = 0;
   #onExit: (() => void) | undefined;
   /** Set when the worker can take no more runs (killed, exited, or must be replaced). */
@@ -289,9 +293,14 @@ export class WorkerProcess {
 
   #startHeartbeat(run: WorkerRun): void {
     this.#lastPong = performance.now();
+    this.#receivedAtLastBeat = this.#received;
     const limit = run.cpuTimeMs + this.#options.killGraceMs;
     this.#heartbeat = setInterval(() => {
-      if (performance.now() - this.#lastPong > limit) {
+      const now = performance.now();
+      if (this.#received !== this.#receivedAtLastBeat) {
+        this.#receivedAtLastBeat = this.#received;
+        this.#lastPong = now;
+      } else if (now - this.#lastPong > limit) {
         this.#killReason = 'CPU_TIMEOUT';
         this.kill();
         return;
@@ -307,7 +316,7 @@ export class WorkerProcess {
   }
 
   #receive(message: WorkerMessage): void {
-    this.#lastPong = performance.now();
+    this.#received++;
     const run = this.#run;
     switch (message.t) {
       case 'out':

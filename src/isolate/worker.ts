@@ -211,7 +211,7 @@ function handle(message: HostMessage): void {
             heldCalls.push(id, name, args, site);
             return;
           }
-          flush(runId);
+          if (pendingOutput.size > 0) flush(runId);
           send({ t: 'call', runId, calls: [id, name, args, site] });
           // The host's microtasks run once the isolate entry in progress has returned.
           heldCalls = [];
