@@ -54,6 +54,8 @@ export class FrameReader {
   /** Bytes a frame may have; a larger one is refused. */
   maxFrameBytes: number;
   readonly #onFrame: (text: string) => void;
+  /** What sets {@link FrameReader.maxFrameBytes}, for the refusal's message. */
+  readonly #boundName: string;
   readonly #header = Buffer.alloc(FRAME_HEADER_BYTES);
   #headerFilled = 0;
   /** The frame being read (after its header), and how much of it has arrived. */
@@ -61,9 +63,14 @@ export class FrameReader {
   #bodyFilled = 0;
   #failed: Error | undefined;
 
-  constructor(maxFrameBytes: number, onFrame: (text: string) => void) {
+  constructor(
+    maxFrameBytes: number,
+    onFrame: (text: string) => void,
+    boundName = "the largest maxToolResultBytes of the worker's runs",
+  ) {
     this.maxFrameBytes = maxFrameBytes;
     this.#onFrame = onFrame;
+    this.#boundName = boundName;
   }
 
   /** Where the next read should put its bytes (never past the end of the current frame). */
@@ -89,7 +96,7 @@ export class FrameReader {
     const size = this.#header.readUInt32LE(0);
     if (size > this.maxFrameBytes) {
       this.#failed = new RangeError(
-        `A sandbox payload frame of ${size} bytes is over the bound of ${this.maxFrameBytes} bytes (the largest maxToolResultBytes of the worker's runs); the channel is out of step and is closed.`,
+        `A sandbox payload frame of ${size} bytes is over the bound of ${this.maxFrameBytes} bytes (${this.#boundName}); the channel is out of step and is closed.`,
       );
       throw this.#failed;
     }

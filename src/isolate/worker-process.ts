@@ -168,14 +168,18 @@ export class WorkerProcess {
    * Reads the worker's frames. Bound: three bytes per character of the largest maxToolArgsBytes
    * of the worker's runs (the sandbox counts arguments in UTF-16 units before they cross).
    */
-  readonly #reader = new FrameReader(0, (text) => {
-    this.#frames.push(text);
-    this.#frameChars += text.length;
-    if (this.#frameChars > this.#maxFrameChars) {
-      return this.#outOfStep(`${this.#frameChars} characters of call arguments with no call`);
-    }
-    this.#drain();
-  });
+  readonly #reader = new FrameReader(
+    0,
+    (text) => {
+      this.#frames.push(text);
+      this.#frameChars += text.length;
+      if (this.#frameChars > this.#maxFrameChars) {
+        return this.#outOfStep(`${this.#frameChars} characters of call arguments with no call`);
+      }
+      this.#drain();
+    },
+    "three bytes per character of the largest maxToolArgsBytes of the worker's runs",
+  );
 
   private constructor(child: ChildProcess, options: WorkerProcessOptions) {
     this.#child = child;
