@@ -1,15 +1,16 @@
 /**
  * @module
- * The side channel for large tool results in process mode: a pipe from the host to a sandbox
- * worker (one end of a socket pair given to the worker at spawn) carrying length-prefixed frames
- * of raw UTF-8. Over Node's IPC channel a 10 MB string is serialised into a message buffer, read
- * in 64 KB chunks, concatenated and deserialised: four copies. Here the host encodes the string
- * once, the worker reads each frame straight into one buffer (`net.Socket`'s `onread`, no chunks
- * to join) and decodes it once.
+ * The side channel for large payloads in process mode: a socket pair between the host and a
+ * sandbox worker (one end given to the worker at spawn) carrying length-prefixed frames of raw
+ * UTF-8, both ways: large tool results from the host, large call arguments from the worker. Over
+ * Node's IPC channel a 10 MB string is JSON-escaped into a message, read in 64 KB chunks,
+ * concatenated and parsed (a 520 kB argument of JSON took 4.5 ms for a round trip there, 2.3 of
+ * them escaping it). Here the writer encodes the string once, the reader takes each frame into
+ * one buffer and decodes it once.
  *
  * A frame is a 4-byte little-endian byte count, then that many bytes. The IPC message that
  * needs a frame's text says so (see {@link SIDE_PAYLOAD}) and is sent after the frame is
- * written; frames arrive in the order they were written, so the worker pairs them in order.
+ * written; frames arrive in the order they were written, so the reader pairs them in order.
  */
 
 /** Bytes of a frame's header (its byte count, little-endian u32). */
@@ -29,13 +30,18 @@ export const SIDE_CHANNEL_MIN_CHARS = 16 * 1024;
  */
 export const SIDE_PAYLOAD = -1;
 
-/** The bytes to write for one frame: its header and its UTF-8 text. */
-export function encodeFrame(text: string): [Buffer, Buffer] {
-  const body = Buffer.from(text, 'utf8');
-  if (body.length > 0xffff_ffff) throw new RangeError(`A frame of ${body.length} bytes is over 4 GiB.`);
-  const header = Buffer.allocUnsafe(FRAME_HEADER_BYTES);
-  header.writeUInt32LE(body.length, 0);
-  return [header, body];
+/**
+ * The bytes to write for one frame: its header and its UTF-8 text, in one buffer. The text is
+ * encoded straight into it (`buffer.write`, several times faster than `Buffer.from(text)` for a
+ * 10 MB string: 0.9 against 7.8 ms at best on the bench machine), sized for the worst case of
+ * three bytes per UTF-16 unit: only the pages written are ever touched.
+ */
+export function encodeFrame(text: string): Buffer {
+  const frame = Buffer.allocUnsafeSlow(FRAME_HEADER_BYTES + text.length * 3);
+  const bytes = frame.write(text, FRAME_HEADER_BYTES, 'utf8');
+  if (bytes > 0xffff_ffff) throw new RangeError(`A frame of ${bytes} bytes is over 4 GiB.`);
+  frame.writeUInt32LE(bytes, 0);
+  return frame.subarray(0, FRAME_HEADER_BYTES + bytes);
 }
 
 /**
@@ -48,6 +54,8 @@ export class FrameReader {
   /** Bytes a frame may have; a larger one is refused. */
   maxFrameBytes: number;
   readonly #onFrame: (text: string) => void;
+  /** What sets {@link FrameReader.maxFrameBytes}, for the refusal's message. */
+  readonly #boundName: string;
   readonly #header = Buffer.alloc(FRAME_HEADER_BYTES);
   #headerFilled = 0;
   /** The frame being read (after its header), and how much of it has arrived. */
@@ -55,9 +63,14 @@ export class FrameReader {
   #bodyFilled = 0;
   #failed: Error | undefined;
 
-  constructor(maxFrameBytes: number, onFrame: (text: string) => void) {
+  constructor(
+    maxFrameBytes: number,
+    onFrame: (text: string) => void,
+    boundName = "the largest maxToolResultBytes of the worker's runs",
+  ) {
     this.maxFrameBytes = maxFrameBytes;
     this.#onFrame = onFrame;
+    this.#boundName = boundName;
   }
 
   /** Where the next read should put its bytes (never past the end of the current frame). */
@@ -83,7 +96,7 @@ export class FrameReader {
     const size = this.#header.readUInt32LE(0);
     if (size > this.maxFrameBytes) {
       this.#failed = new RangeError(
-        `A sandbox payload frame of ${size} bytes is over the bound of ${this.maxFrameBytes} bytes (the largest maxToolResultBytes of the worker's runs); the channel is out of step and is closed.`,
+        `A sandbox payload frame of ${size} bytes is over the bound of ${this.maxFrameBytes} bytes (${this.#boundName}); the channel is out of step and is closed.`,
       );
       throw this.#failed;
     }

@@ -117,6 +117,19 @@ describe('process-mode supervision', () => {
     expect(results.map((result) => result.returnValue)).toEqual([1, 2, 3, 4]);
   });
 
+  it('keeps a worker that answers its heartbeat while a tool call outlasts CPU budget + grace', async () => {
+    pool = await SandboxPool.open({ mode: 'process', workers: 1, killGraceMs: 200 });
+    const before = childPids();
+    // The heartbeat's limit is 100 + 200 ms; the call takes four times that, the worker idle and answering pings.
+    const result = await runScript(pool, 'return await tools.t.slow({});', {
+      limits: { cpuTimeMs: 100, wallTimeMs: 10_000 },
+      tools: { 't.slow': () => new Promise((resolve) => setTimeout(() => resolve(7), 1_200)) },
+    });
+    expect(result.error).toBeUndefined();
+    expect(result.returnValue).toBe(7);
+    expect(childPids()).toEqual(before);
+  });
+
   it('stops a worker that ignores a wall-time cancel and keeps serving', async () => {
     pool = await SandboxPool.open({ mode: 'process', workers: 1, killGraceMs: 200 });
     const result = await runScript(pool, 'const x = 10n ** 30000000n;', {

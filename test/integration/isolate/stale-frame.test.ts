@@ -87,14 +87,14 @@ it('a large result of an ended run, read after the next run started, does not en
   const side = worker.stdio[SIDE_CHANNEL_FD] as Socket;
   // The worker dies at the end of this test: its end of the pipe resets (as the host ignores it).
   side.on('error', () => undefined);
-  for (const part of encodeFrame(JSON.stringify({ pad: 'x'.repeat(200_000) }))) side.write(part);
+  side.write(encodeFrame(JSON.stringify({ pad: 'x'.repeat(200_000) })));
   post({ t: 'settle', runId: 1, answers: [1, true, SIDE_PAYLOAD, undefined] });
   post({ t: 'settle', runId: 2, answers: [1, true, '{"n":2}', undefined] });
   const done = (await next('done')) as { runId: number; outcome: { ok: boolean } };
   expect(done).toMatchObject({ runId: 2, outcome: { ok: true } });
   expect(stderr).toBe('');
   // A frame over every run's bound still ends the worker: the channel is out of step.
-  for (const part of encodeFrame('y'.repeat(2_000_000))) side.write(part);
+  side.write(encodeFrame('y'.repeat(2_000_000)));
   expect(await exited).not.toBe(0);
   expect(stderr).toContain('over the bound of 1048576 bytes');
 });

@@ -22,9 +22,22 @@ function feed(reader: FrameReader, stream: Buffer, readBytes: number): void {
 }
 
 const texts = ['{"a":1}', '', 'é€😀 naïve', 'x'.repeat(70_000), '[1,2,3]'];
-const stream = Buffer.concat(texts.flatMap((text) => encodeFrame(text)));
+const stream = Buffer.concat(texts.map((text) => encodeFrame(text)));
 
 describe('payload side channel framing', () => {
+  it.each([
+    ['ASCII', '{"a":[1,2,3]}'],
+    ['three bytes per unit', '€'.repeat(1_000)],
+    ['astral characters', '😀'.repeat(500)],
+    ['lone surrogates', `a\ud800b\udc00c${'\ud83d'.repeat(300)}`],
+    ['empty', ''],
+  ])('encodes a frame of %s as its byte count and the text as Buffer.from encodes it', (_kind, text) => {
+    const expected = Buffer.from(text, 'utf8');
+    const frame = encodeFrame(text);
+    expect(frame.readUInt32LE(0)).toBe(expected.length);
+    expect(frame.subarray(4).equals(expected)).toBe(true);
+  });
+
   it.each([1, 2, 3, 5, 7, 4096, 65_536, stream.length])(
     'reads frames split into reads of %i bytes',
     (size) => {
@@ -38,19 +51,19 @@ describe('payload side channel framing', () => {
   it('hands a frame on only once its last byte has arrived', () => {
     const got: string[] = [];
     const reader = new FrameReader(100, (text) => got.push(text));
-    const [header, body] = encodeFrame('é€');
-    feed(reader, Buffer.concat([header, body.subarray(0, body.length - 1)]), 64);
+    const frame = encodeFrame('é€');
+    feed(reader, frame.subarray(0, frame.length - 1), 64);
     expect(got).toEqual([]);
-    feed(reader, body.subarray(body.length - 1), 64);
+    feed(reader, frame.subarray(frame.length - 1), 64);
     expect(got).toEqual(['é€']);
   });
 
   it('refuses a frame over the bound before reading it, and stays closed', () => {
     const got: string[] = [];
     const reader = new FrameReader(10, (text) => got.push(text));
-    feed(reader, Buffer.concat(encodeFrame('0123456789')), 64);
+    feed(reader, encodeFrame('0123456789'), 64);
     expect(got).toEqual(['0123456789']);
-    const [header] = encodeFrame('x'.repeat(11));
+    const header = encodeFrame('x'.repeat(11)).subarray(0, 4);
     expect(() => feed(reader, header, 64)).toThrow(
       "A sandbox payload frame of 11 bytes is over the bound of 10 bytes (the largest maxToolResultBytes of the worker's runs); the channel is out of step and is closed.",
     );
