@@ -52,6 +52,11 @@ const MAX_STDERR_TAIL_BYTES = 8_192;
 const OOM_PATTERN = /heap out of memory|Reached heap limit|allocation failed|invalid size error|OOM/i;
 /** Answers sent to the worker in one message at most (four entries each, see EngineAnswers). */
 const MAX_ANSWERS_PER_MESSAGE = 1_024;
+/**
+ * Worker messages the host holds back at most while they wait for call-argument frames (a run's
+ * calls are bounded long before this: only a worker out of step gets here, and it is ended).
+ */
+const MAX_WAITING_WORKER_MESSAGES = 65_536;
 
 class WorkerRun implements RunBackend {
   readonly outcome: Promise<EngineOutcome>;
@@ -376,7 +381,11 @@ export class WorkerProcess {
    */
   #accept(message: WorkerMessage): void {
     this.#received++;
-    if (this.#waiting.length > 0 || !this.#take(message)) this.#waiting.push(message);
+    if (this.#waiting.length === 0 && this.#take(message)) return;
+    if (this.#waiting.length >= MAX_WAITING_WORKER_MESSAGES) {
+      return this.#outOfStep(`${this.#waiting.length} messages waiting for call-argument frames`);
+    }
+    this.#waiting.push(message);
   }
 
   /** Handles the waiting messages whose frames have all arrived, in order. */

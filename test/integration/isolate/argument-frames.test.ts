@@ -35,7 +35,8 @@ afterAll(() => rmSync(folder, { recursive: true, force: true }));
 /**
  * A fake worker: ready at once; on a run, writes to the side channel what the run's code names
  * (`oversize`: a header announcing a frame of 4 MB; `flood`: 40 frames of 1,000 characters and no
- * call), then keeps quiet.
+ * call), or sends (`starve`: 70,000 calls whose arguments are frames it never writes), then keeps
+ * quiet.
  */
 const FAKE_WORKER = `
 const { Socket } = require('node:net');
@@ -57,6 +58,9 @@ process.on('message', (message) => {
     side.write(header);
   } else if (message.request.code === 'flood') {
     for (let i = 0; i < 40; i++) side.write(frame('x'.repeat(1_000)));
+  } else if (message.request.code === 'starve') {
+    // Calls whose arguments are said to be frames that never come.
+    for (let i = 1; i <= 70_000; i++) process.send({ t: 'call', runId: message.runId, calls: [i, 't.put', -1, null] });
   }
 });
 `;
@@ -197,6 +201,11 @@ describe('process mode: large call arguments on the side channel', () => {
 
   it('ends a worker that writes frames no call takes, past the bound', async () => {
     const outcome = await fakeRun('flood');
+    expect(outcome).toMatchObject({ ok: false, fault: { code: 'SANDBOX_CRASHED' } });
+  });
+
+  it('ends a worker whose messages pile up waiting for frames it never writes', async () => {
+    const outcome = await fakeRun('starve');
     expect(outcome).toMatchObject({ ok: false, fault: { code: 'SANDBOX_CRASHED' } });
   });
 });
