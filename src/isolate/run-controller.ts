@@ -228,6 +228,9 @@ function nowMs(): number {
   return performance.now();
 }
 
+/** A settled promise: a reaction to it runs in the next microtask. */
+const SETTLED = Promise.resolve();
+
 /** Runs the host side of one script execution against a backend. */
 export class RunController implements EngineSink {
   readonly #options: RunControllerOptions;
@@ -241,6 +244,8 @@ export class RunController implements EngineSink {
   #dispatched: QueuedCall[] = [];
   #spareDispatched: QueuedCall[] = [];
   readonly #abort = new AbortController();
+  /** The run's signal, read once (`AbortController.signal` is a getter). */
+  readonly #signal = this.#abort.signal;
   readonly #stdout: OutputBuffer;
   readonly #stderr: OutputBuffer;
   readonly #startedAt = performance.now();
@@ -435,7 +440,9 @@ export class RunController implements EngineSink {
     this.#records.push(call);
     // Leave the isolate's callback first: the invoker never runs while the script is entered.
     // The calls of one entry start together, in one microtask (not one `await` each).
-    if (this.#dispatched.push(call) === 1) queueMicrotask(this.#startDispatched);
+    // A reaction to a settled promise, not `queueMicrotask` (a call into Node that validates its
+    // argument and, with an AsyncLocalStorage in use, makes an AsyncResource each time).
+    if (this.#dispatched.push(call) === 1) void SETTLED.then(this.#startDispatched);
   }
 
   /** Starts the calls dispatched since the last start (bound once: no closure per call). */
@@ -455,8 +462,8 @@ export class RunController implements EngineSink {
     try {
       const value = await this.#options.invoke(
         call.line === undefined
-          ? { name: call.binding.name, args, signal: this.#abort.signal }
-          : { name: call.binding.name, args, signal: this.#abort.signal, line: call.line },
+          ? { name: call.binding.name, args, signal: this.#signal }
+          : { name: call.binding.name, args, signal: this.#signal, line: call.line },
       );
       call.durationMs = nowMs() - started;
       this.#release(call);
