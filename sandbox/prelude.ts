@@ -338,14 +338,6 @@ function fail(entry: Pending, message: string, code: string | undefined): void {
   open();
 }
 
-/**
- * Calls a tool for the script: the promise the script awaits is the call's own (see
- * {@link fail} for how a failure names the script's line).
- */
-function callTool(name: string, args: unknown): Promise<unknown> {
-  return invoke(name, args);
-}
-
 /** `name` as repeated in an error message: never more than a short prefix. */
 function echoName(name: string): string {
   return name.length > MAX_ECHOED_NAME_CHARS
@@ -353,7 +345,7 @@ function echoName(name: string): string {
     : name;
 }
 
-/** The resolving functions of the promise {@link invoke} made last (see {@link capture}). */
+/** The resolving functions of the promise {@link callTool} made last (see {@link capture}). */
 let madeResolve: (value: unknown) => void = () => {};
 let madeReject: (error: unknown) => void = () => {};
 
@@ -363,7 +355,11 @@ function capture(resolve: (value: unknown) => void, reject: (error: unknown) => 
   madeReject = reject;
 }
 
-function invoke(name: string, args: unknown): Promise<unknown> {
+/**
+ * Calls a tool for the script: the promise the script awaits is the call's own (see
+ * {@link fail} for how a failure names the script's line).
+ */
+function callTool(name: string, args: unknown): Promise<unknown> {
   const promise = new PromiseCtor<unknown>(capture);
   const resolve = madeResolve;
   const reject = madeReject;
@@ -376,7 +372,7 @@ function invoke(name: string, args: unknown): Promise<unknown> {
   return promise;
 }
 
-/** Checks a call and sends it to the host, or rejects it (see {@link invoke}). */
+/** Checks a call and sends it to the host, or rejects it (see {@link callTool}). */
 function request(
   name: string,
   args: unknown,
