@@ -237,6 +237,9 @@ export class RunController implements EngineSink {
   readonly #limits: SandboxLimits;
   /** Each tool by both spellings: the catalog's map, shared by its runs (never copied per run). */
   readonly #byName: ReadonlyMap<string, SandboxToolBinding>;
+  /** The name of the last call of a known tool, and its binding (see `call`). */
+  #lastName: string | undefined;
+  #lastBinding: SandboxToolBinding | undefined;
   /** Dispatched calls, in order: the run's records. */
   readonly #records: QueuedCall[] = [];
   readonly #queue: QueuedCall[] = [];
@@ -365,7 +368,17 @@ export class RunController implements EngineSink {
         'UNKNOWN_TOOL',
       );
     }
-    const binding = this.#byName.get(name);
+    // The name arrives as a new string at every call: comparing it with the last one found is
+    // cheaper than hashing it for the map (a loop calls one tool over and over).
+    let binding: SandboxToolBinding | undefined;
+    if (name === this.#lastName) binding = this.#lastBinding;
+    else {
+      binding = this.#byName.get(name);
+      if (binding !== undefined) {
+        this.#lastName = name;
+        this.#lastBinding = binding;
+      }
+    }
     if (binding === undefined) {
       // Answered in slices off this turn: a flood of unknown names (each a lookup and a reply)
       // must not hold the host's loop for one long stretch.
