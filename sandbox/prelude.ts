@@ -39,6 +39,8 @@ interface StartConfig {
 }
 
 interface Pending {
+  /** The call's id (its slot is `id & slotMask`, see {@link track}). */
+  id: number;
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
   /** Made at the call (the first {@link SITE_CAPTURED_CALLS} calls): its stack has the call site. */
@@ -75,6 +77,7 @@ const TypeErrorCtor = TypeError;
 const StringCtor = String;
 const defineProperty = Object.defineProperty;
 const freeze = Object.freeze;
+const createObject = Object.create;
 /** `Object.hasOwn`, read once: no argument list allocated per check (`tools.<ns>.<member>` traps run at every call). */
 const hasOwn = Object.hasOwn;
 const promiseThen = Promise.prototype.then;
@@ -95,7 +98,31 @@ const MAX_ECHOED_NAME_CHARS = 80;
 /** Counted per call on top of its arguments and name (the call's message and bookkeeping). */
 const CALL_OVERHEAD_CHARS = 64;
 
-const pending: Record<number, Pending> = Object.create(null) as Record<number, Pending>;
+/** Slots of the calls table at the start of a run (a power of two). */
+const INITIAL_SLOTS = 16;
+
+/** Calls in flight by slot: a prototype-less object, so no setter a script defines can intercept a slot. */
+type Slots = Record<number, Pending | undefined>;
+
+/**
+ * `size` empty slots, each an own property (written in order from 0: a small dense object keeps
+ * its slots in a plain array, not a dictionary).
+ */
+function emptySlots(size: number): Slots {
+  const made = createObject(null) as Slots;
+  for (let index = 0; index < size; index++) made[index] = undefined;
+  return made;
+}
+
+/**
+ * Calls waiting for their answer, each in slot `id & slotMask`: ids are given out in order, so a
+ * table no larger than the calls in flight holds them without hashing (an object keyed by ever
+ * larger ids turns into a dictionary whose every store and delete hashes the key). A new call
+ * whose slot is still taken (an old call still in flight) doubles the table; the calls of one
+ * run bound its size (every call that crosses is counted against `maxToolCalls`).
+ */
+let slots = emptySlots(INITIAL_SLOTS);
+let slotMask = INITIAL_SLOTS - 1;
 let nextId = 1;
 /** Calls per run whose Error is made at the call, so an uncaught failure names its line. */
 const SITE_CAPTURED_CALLS = 100;
@@ -180,6 +207,39 @@ function callSite(): string | undefined {
       // the script cannot make these unchangeable between the check and here
     }
   }
+}
+
+/** Files `entry` in its slot, doubling the table while that slot is taken. */
+function track(entry: Pending): void {
+  while (slots[entry.id & slotMask] !== undefined) {
+    const old = slots;
+    const oldSize = slotMask + 1;
+    const size = oldSize * 2;
+    const grown = emptySlots(size);
+    // Distinct slots under the old mask stay distinct under the new one.
+    for (let index = 0; index < oldSize; index++) {
+      const kept = old[index];
+      if (kept !== undefined) grown[kept.id & (size - 1)] = kept;
+    }
+    slots = grown;
+    slotMask = size - 1;
+  }
+  slots[entry.id & slotMask] = entry;
+}
+
+/** Takes the call `id` out of the table; undefined when it is not in flight. */
+function untrack(id: number): Pending | undefined {
+  const slot = id & slotMask;
+  const entry = slots[slot];
+  if (entry === undefined || entry.id !== id) return undefined;
+  slots[slot] = undefined;
+  return entry;
+}
+
+/** Forgets every call in flight (the run ended, or warming did). */
+function untrackAll(): void {
+  slots = emptySlots(INITIAL_SLOTS);
+  slotMask = INITIAL_SLOTS - 1;
 }
 
 /** UTF-8 length of a string, without TextEncoder (absent in bare isolates). */
@@ -278,14 +338,6 @@ function fail(entry: Pending, message: string, code: string | undefined): void {
   open();
 }
 
-/**
- * Calls a tool for the script: the promise the script awaits is the call's own (see
- * {@link fail} for how a failure names the script's line).
- */
-function callTool(name: string, args: unknown): Promise<unknown> {
-  return invoke(name, args);
-}
-
 /** `name` as repeated in an error message: never more than a short prefix. */
 function echoName(name: string): string {
   return name.length > MAX_ECHOED_NAME_CHARS
@@ -293,77 +345,108 @@ function echoName(name: string): string {
     : name;
 }
 
-function invoke(name: string, args: unknown): Promise<unknown> {
-  return new PromiseCtor((resolve, reject) => {
-    if (name.length > maxName) {
-      reject(
-        toolError(
-          `Unknown tool "${echoName(name)}": tool names are at most ${maxName} characters. Use the names in \`tools\`.`,
-          'UNKNOWN_TOOL',
-        ),
-      );
-      return;
-    }
-    let json: unknown;
+/** The resolving functions of the promise {@link callTool} made last (see {@link capture}). */
+let madeResolve: (value: unknown) => void = () => {};
+let madeReject: (error: unknown) => void = () => {};
+
+/** A promise executor that hands its resolving functions out: no closure made per call. */
+function capture(resolve: (value: unknown) => void, reject: (error: unknown) => void): void {
+  madeResolve = resolve;
+  madeReject = reject;
+}
+
+/**
+ * Calls a tool for the script: the promise the script awaits is the call's own (see
+ * {@link fail} for how a failure names the script's line).
+ */
+function callTool(name: string, args: unknown): Promise<unknown> {
+  const promise = new PromiseCtor<unknown>(capture);
+  const resolve = madeResolve;
+  const reject = madeReject;
+  try {
+    request(name, args, resolve, reject);
+  } catch (error) {
+    // as a throw in a promise executor: the call's promise rejects
+    reject(error);
+  }
+  return promise;
+}
+
+/** Checks a call and sends it to the host, or rejects it (see {@link callTool}). */
+function request(
+  name: string,
+  args: unknown,
+  resolve: (value: unknown) => void,
+  reject: (error: unknown) => void,
+): void {
+  if (name.length > maxName) {
+    reject(
+      toolError(
+        `Unknown tool "${echoName(name)}": tool names are at most ${maxName} characters. Use the names in \`tools\`.`,
+        'UNKNOWN_TOOL',
+      ),
+    );
+    return;
+  }
+  let json: unknown;
+  try {
+    json = args === undefined ? '{}' : stringify(args);
+  } catch (error) {
+    let reason = 'it could not be serialized';
     try {
-      json = args === undefined ? '{}' : stringify(args);
-    } catch (error) {
-      let reason = 'it could not be serialized';
-      try {
-        reason = StringCtor((error as Error).message);
-      } catch {
-        // keep the generic reason
-      }
-      reject(
-        new TypeErrorCtor(
-          `Arguments of ${name} must be JSON data (${clip(reason, MAX_ECHOED_NAME_CHARS * 4)}).`,
-        ),
-      );
-      return;
+      reason = StringCtor((error as Error).message);
+    } catch {
+      // keep the generic reason
     }
-    if (typeof json !== 'string' || json.charCodeAt(0) !== 123 /* { */) {
-      reject(new TypeErrorCtor(`${name} takes one object argument, for example ${name}({ … }).`));
-      return;
-    }
-    if (json.length > maxArgs) {
-      reject(
-        toolError(
-          `Arguments of ${name} are over ${maxArgs} bytes of JSON. Pass less data per call (split it over several calls).`,
-          'TOOL_ARGS_LIMIT',
-        ),
-      );
-      return;
-    }
-    // Every call that crosses costs host memory until it is answered (while the script runs
-    // without awaiting, calls pile up in the IPC channel): bound their number and their bytes.
-    if (crossed >= maxCalls) {
-      reject(
-        toolError(
-          `Tool call limit reached: a script may make at most ${maxCalls} tool calls. Fetch data in fewer, larger calls and print a summary.`,
-          'TOOL_CALL_LIMIT',
-        ),
-      );
-      return;
-    }
-    const cost = json.length + name.length + CALL_OVERHEAD_CHARS;
-    if (pendingChars + cost > maxPending) {
-      reject(
-        toolError(
-          `Arguments of tool calls waiting for an answer would exceed ${maxPending} bytes of JSON (${pendingChars} pending now, this call adds ${cost}). Await earlier calls before starting more (for example in batches with Promise.all).`,
-          'TOOL_ARGS_LIMIT',
-        ),
-      );
-      return;
-    }
-    crossed++;
-    pendingChars += cost;
-    const id = nextId++;
-    pending[id] = { resolve, reject, site: sitesLeft-- > 0 ? new ErrorCtor() : undefined, cost };
-    // Only tools that may need approval pay for the capture (the request names the line).
-    const site = lineTools.size > 0 && lineTools.has(name) ? callSite() : undefined;
-    if (site === undefined) call(id, name, json);
-    else call(id, name, json, site);
-  });
+    reject(
+      new TypeErrorCtor(
+        `Arguments of ${name} must be JSON data (${clip(reason, MAX_ECHOED_NAME_CHARS * 4)}).`,
+      ),
+    );
+    return;
+  }
+  if (typeof json !== 'string' || json.charCodeAt(0) !== 123 /* { */) {
+    reject(new TypeErrorCtor(`${name} takes one object argument, for example ${name}({ … }).`));
+    return;
+  }
+  if (json.length > maxArgs) {
+    reject(
+      toolError(
+        `Arguments of ${name} are over ${maxArgs} bytes of JSON. Pass less data per call (split it over several calls).`,
+        'TOOL_ARGS_LIMIT',
+      ),
+    );
+    return;
+  }
+  // Every call that crosses costs host memory until it is answered (while the script runs
+  // without awaiting, calls pile up in the IPC channel): bound their number and their bytes.
+  if (crossed >= maxCalls) {
+    reject(
+      toolError(
+        `Tool call limit reached: a script may make at most ${maxCalls} tool calls. Fetch data in fewer, larger calls and print a summary.`,
+        'TOOL_CALL_LIMIT',
+      ),
+    );
+    return;
+  }
+  const cost = json.length + name.length + CALL_OVERHEAD_CHARS;
+  if (pendingChars + cost > maxPending) {
+    reject(
+      toolError(
+        `Arguments of tool calls waiting for an answer would exceed ${maxPending} bytes of JSON (${pendingChars} pending now, this call adds ${cost}). Await earlier calls before starting more (for example in batches with Promise.all).`,
+        'TOOL_ARGS_LIMIT',
+      ),
+    );
+    return;
+  }
+  crossed++;
+  pendingChars += cost;
+  const id = nextId++;
+  track({ id, resolve, reject, site: sitesLeft-- > 0 ? new ErrorCtor() : undefined, cost });
+  // Only tools that may need approval pay for the capture (the request names the line).
+  const site = lineTools.size > 0 && lineTools.has(name) ? callSite() : undefined;
+  if (site === undefined) call(id, name, json);
+  else call(id, name, json, site);
 }
 
 const NOT_A_TOOL = new Set(['then', 'toJSON', 'constructor', 'valueOf', 'toString', 'inspect']);
@@ -537,7 +620,7 @@ function describeThrown(thrown: unknown): string {
 }
 
 function finish(ok: boolean, value: unknown): void {
-  for (const id in pending) delete pending[id];
+  untrackAll();
   if (!ok) {
     done(false, describeThrown(value));
     return;
@@ -593,9 +676,8 @@ function start(configJson: string, main: unknown): void {
  * payload with `code` `json-text` is a server's text, parsed here once; not JSON, it is the value.
  */
 function settle(id: number, ok: boolean, payload: string | undefined, code: string | undefined): void {
-  const entry = pending[id];
+  const entry = untrack(id);
   if (entry === undefined) return;
-  delete pending[id];
   pendingChars -= entry.cost;
   if (!ok) {
     fail(entry, StringCtor(payload), code);
@@ -677,7 +759,7 @@ function warm(): void {
   } catch {
     // warming is best effort
   }
-  for (const id in pending) delete pending[id];
+  untrackAll();
 }
 
 scope.__codecall_start = start;

@@ -69,6 +69,41 @@ describe.each<SandboxMode>(['in-process', 'process'])('calls answered together (
     expect(result.toolCalls).toHaveLength(PARALLEL);
   });
 
+  it('answers calls that stay in flight while hundreds of later calls come and go, each with its own answer', async () => {
+    // The sandbox files a call in flight under `id & mask` in a table that starts small: later
+    // calls land on the slots of the two held calls again and again, and must neither replace
+    // them nor take their answers.
+    const held: Array<() => void> = [];
+    const result = await runScript(
+      pool,
+      `const first = tools.t.held({ n: 1 });
+       let second;
+       const wrong = [];
+       for (let i = 0; i < 300; i++) {
+         const value = await tools.t.echo({ i });
+         if (value.i !== i) wrong.push(i);
+         if (i === 40) second = tools.t.held({ n: 2 });
+       }
+       await tools.t.release({});
+       const [a, b] = await Promise.all([first, second]);
+       return { wrong, a: a.n, b: b.n };`,
+      {
+        limits: { wallTimeMs: 10_000 },
+        tools: {
+          't.held': (args) => new Promise((resolve) => held.push(() => resolve({ n: args.n }))),
+          't.echo': (args) => args,
+          't.release': () => {
+            for (const answer of held) answer();
+            return held.length;
+          },
+        },
+      },
+    );
+    expect(result.error).toBeUndefined();
+    expect(result.returnValue).toEqual({ wrong: [], a: 1, b: 2 });
+    expect(result.toolCalls).toHaveLength(303);
+  });
+
   it('still stops a loop after the second await at the CPU time when its answers came in a batch', async () => {
     const cpuTimeMs = 200;
     const result = await runScript(
