@@ -493,13 +493,12 @@ console.log(
   `  floor: bare Node IPC round trip (json, as codecall's worker), p50 ${ipcJson.toFixed(2)} µs (info: advanced ${ipcAdvanced.toFixed(2)})`,
 );
 
-const overheadTargets: Record<SandboxMode, number> = { 'in-process': 10, process: 60 };
 for (const mode of ['in-process', 'process'] as SandboxMode[]) {
   const pool = await SandboxPool.open({ mode, workers: 1 });
   const roundTrip = await callOverheadUs(pool);
-  figure(`[${mode}] tool-call overhead p50 (round trip − floor)`, roundTrip.steady - floor, 'µs', {
-    max: overheadTargets[mode],
-  });
+  // Information: an absolute figure moves with the machine (on an idle VM a process-mode round
+  // trip pays two wake-ups of halted cores); the targets are the ratios to the floors below.
+  figure(`[${mode}] tool-call overhead p50 (round trip − floor, info)`, roundTrip.steady - floor, 'µs');
   figure(`[${mode}]   first 100 calls of a run (call site captured)`, roundTrip.first - floor, 'µs');
   if (mode === 'in-process') {
     // Interleaved: each round measures the bridge, the bridge with a timeout and the pool back to
