@@ -302,7 +302,7 @@ async function bareBridgeUs(entryTimeoutMs?: number): Promise<number> {
 }
 
 /** Rounds of the in-process per-call ratio (bridge, bridge with a timeout, pool, back to back). */
-const PER_CALL_ROUNDS = 5;
+const PER_CALL_ROUNDS = 11;
 
 /**
  * Median over {@link PER_CALL_ROUNDS} rounds of the pool's steady p50 gap ÷ the bare bridge's
