@@ -17,9 +17,9 @@
  * memory limit use). The host ends the watch with one store and one `Atomics.notify` when the
  * run ends.
  *
- * A watch costs about 35 µs of CPU (the hand-off to the thread pool, one wake at the end;
- * `npm run bench -- sandbox` prints it), what the timeouts of some 35 entries cost in-process,
- * so the engine keeps the per-entry timeout for a run's first entries and hands a run to a
+ * A watch costs 32–38 µs of CPU on a busy machine, 91–97 µs on an idle one (the hand-off to the
+ * thread pool, one wake at the end; `npm run bench -- sandbox` prints it), what the timeouts of
+ * some 35–95 entries cost in-process, so the engine keeps the per-entry timeout for a run's first entries and hands a run to a
  * watchdog only once it has made {@link WATCH_AFTER_ENTRIES}:
  * short runs pay nothing new, long ones stop paying per call. The engine goes on arming
  * timeouts until the watchdog reports itself watching, and again if it ever stops.
