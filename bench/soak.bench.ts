@@ -376,7 +376,8 @@ async function main(): Promise<void> {
     workerSamples.push(workersRssMb(server));
     console.log(
       `  after ${String((block + 1) * BLOCK_CALLS).padStart(5)} measured runs: host RSS ` +
-        `${hostSamples[block]!.toFixed(0)} MB, workers RSS ${workerSamples[block]!.toFixed(0)} MB`,
+        `${hostSamples[block]!.toFixed(0)} MB, workers RSS ${workerSamples[block]!.toFixed(0)} MB ` +
+        `(${workerPids(server).length} worker processes)`,
     );
   }
   const tree = treeRssMb(launcher.pid!);

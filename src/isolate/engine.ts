@@ -580,7 +580,14 @@ export class EngineRun {
   #enter(answers: SettleArgument[] | undefined): void {
     const sandbox = this.#sandbox;
     if (this.#ended || sandbox === undefined) return;
-    if (answers !== undefined && this.#watch?.armed === true) {
+    const watch = this.#watch;
+    if (watch !== undefined) {
+      // The watchdog may have stopped the run between entries (its isolate is disposed, and
+      // the watchdog no longer armed): the run ends with its stop.
+      const stopped = watch.stopped;
+      if (stopped !== undefined) return this.#end({ ok: false, fault: { code: stopped } });
+    }
+    if (answers !== undefined && watch?.armed === true) {
       // Watched: the watchdog stops the entry if a budget runs out; no timeout, no clock read.
       this.#entries++;
       this.#watchedEntries++;
@@ -594,7 +601,11 @@ export class EngineRun {
     }
     if (this.#cpuUnread) {
       this.#cpuUnread = false;
-      this.#cpuNowNs = Number(sandbox.isolate.cpuTime);
+      try {
+        this.#cpuNowNs = Number(sandbox.isolate.cpuTime);
+      } catch (error) {
+        return this.#failed(sandbox, error, true); // disposed (by the watchdog, from its thread)
+      }
     }
     const cpuLeftMs = (this.#cpuBudgetNs - this.#cpuNowNs) / NS_PER_MS;
     const wallLeftMs = this.#wallDeadline - nowMs();
@@ -613,7 +624,12 @@ export class EngineRun {
     } catch (error) {
       return this.#failed(sandbox, error, cpuBound);
     }
-    const cpuNowNs = Number(sandbox.isolate.cpuTime);
+    let cpuNowNs: number;
+    try {
+      cpuNowNs = Number(sandbox.isolate.cpuTime);
+    } catch (error) {
+      return this.#failed(sandbox, error, true); // disposed (by the watchdog, from its thread)
+    }
     this.#cpuNowNs = cpuNowNs;
     if (cpuNowNs > this.#cpuBudgetNs) return this.#end({ ok: false, fault: { code: 'CPU_TIMEOUT' } });
     if (this.#entries === WATCH_AFTER_ENTRIES && !this.#ended) {

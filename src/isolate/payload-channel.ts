@@ -1,16 +1,15 @@
 /**
  * @module
- * The side channel for large payloads in process mode: a socket pair between the host and a
- * sandbox worker (one end given to the worker at spawn) carrying length-prefixed frames of raw
- * UTF-8, both ways: large tool results from the host, large call arguments from the worker. Over
- * Node's IPC channel a 10 MB string is JSON-escaped into a message, read in 64 KB chunks,
- * concatenated and parsed (a 520 kB argument of JSON took 4.5 ms for a round trip there, 2.3 of
- * them escaping it). Here the writer encodes the string once, the reader takes each frame into
- * one buffer and decodes it once.
+ * The side channel for large tool results in process mode: a pipe from the host to a sandbox
+ * worker (one end of a socket pair given to the worker at spawn) carrying length-prefixed frames
+ * of raw UTF-8. Over Node's IPC channel a 10 MB string is serialised into a message buffer, read
+ * in 64 KB chunks, concatenated and deserialised: four copies. Here the host encodes the string
+ * once, the worker reads each frame straight into one buffer (`net.Socket`'s `onread`, no chunks
+ * to join) and decodes it once.
  *
  * A frame is a 4-byte little-endian byte count, then that many bytes. The IPC message that
  * needs a frame's text says so (see {@link SIDE_PAYLOAD}) and is sent after the frame is
- * written; frames arrive in the order they were written, so the reader pairs them in order.
+ * written; frames arrive in the order they were written, so the worker pairs them in order.
  */
 
 /** Bytes of a frame's header (its byte count, little-endian u32). */
@@ -54,8 +53,6 @@ export class FrameReader {
   /** Bytes a frame may have; a larger one is refused. */
   maxFrameBytes: number;
   readonly #onFrame: (text: string) => void;
-  /** What sets {@link FrameReader.maxFrameBytes}, for the refusal's message. */
-  readonly #boundName: string;
   readonly #header = Buffer.alloc(FRAME_HEADER_BYTES);
   #headerFilled = 0;
   /** The frame being read (after its header), and how much of it has arrived. */
@@ -63,14 +60,9 @@ export class FrameReader {
   #bodyFilled = 0;
   #failed: Error | undefined;
 
-  constructor(
-    maxFrameBytes: number,
-    onFrame: (text: string) => void,
-    boundName = "the largest maxToolResultBytes of the worker's runs",
-  ) {
+  constructor(maxFrameBytes: number, onFrame: (text: string) => void) {
     this.maxFrameBytes = maxFrameBytes;
     this.#onFrame = onFrame;
-    this.#boundName = boundName;
   }
 
   /** Where the next read should put its bytes (never past the end of the current frame). */
@@ -96,7 +88,7 @@ export class FrameReader {
     const size = this.#header.readUInt32LE(0);
     if (size > this.maxFrameBytes) {
       this.#failed = new RangeError(
-        `A sandbox payload frame of ${size} bytes is over the bound of ${this.maxFrameBytes} bytes (${this.#boundName}); the channel is out of step and is closed.`,
+        `A sandbox payload frame of ${size} bytes is over the bound of ${this.maxFrameBytes} bytes (the largest maxToolResultBytes of the worker's runs); the channel is out of step and is closed.`,
       );
       throw this.#failed;
     }

@@ -10,11 +10,7 @@
  * Tool results of {@link SIDE_CHANNEL_MIN_CHARS} characters or more go to the worker as raw
  * UTF-8 frames on a side channel (a socket pair at stdio index {@link SIDE_CHANNEL_FD}), not
  * inside the IPC message: one encoding on the host, one read into one buffer and one decoding in
- * the worker (see `payload-channel.ts`). Call arguments that large come back the same way; the
- * worker's messages are handled in the order it sent them, a call waiting for its frame holding
- * back those after it. What a worker may write there is bounded (a frame by three bytes per
- * character of the largest `maxToolArgsBytes` of its runs, frames no call has taken by twice the
- * largest `maxPendingToolArgsBytes`); a worker past either is killed, and its run reports a crash.
+ * the worker (see `payload-channel.ts`).
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import type { Socket } from 'node:net';
@@ -27,7 +23,7 @@ import type {
   EngineRunRequest,
   EngineSink,
 } from './engine.js';
-import { encodeFrame, FrameReader, SIDE_CHANNEL_MIN_CHARS, SIDE_PAYLOAD } from './payload-channel.js';
+import { encodeFrame, SIDE_CHANNEL_MIN_CHARS, SIDE_PAYLOAD } from './payload-channel.js';
 import type { RunBackend } from './run-controller.js';
 import {
   KeptCatalogs,
@@ -52,11 +48,6 @@ const MAX_STDERR_TAIL_BYTES = 8_192;
 const OOM_PATTERN = /heap out of memory|Reached heap limit|allocation failed|invalid size error|OOM/i;
 /** Answers sent to the worker in one message at most (four entries each, see EngineAnswers). */
 const MAX_ANSWERS_PER_MESSAGE = 1_024;
-/**
- * Worker messages the host holds back at most while they wait for call-argument frames (a run's
- * calls are bounded long before this: only a worker out of step gets here, and it is ended).
- */
-const MAX_WAITING_WORKER_MESSAGES = 65_536;
 
 class WorkerRun implements RunBackend {
   readonly outcome: Promise<EngineOutcome>;
@@ -162,29 +153,6 @@ export class WorkerProcess {
   /** Set by the pool between handing the worker to a run and the run starting. */
   reserved = false;
   #cancelledWith: EngineFaultCode | undefined;
-  /** Messages of the worker waiting for side-channel frames (a call's arguments); later ones wait behind. */
-  readonly #waiting: WorkerMessage[] = [];
-  /** Frames the worker wrote (large call arguments) that no call message has taken yet, oldest first. */
-  readonly #frames: string[] = [];
-  #frameChars = 0;
-  /** Characters those frames may hold at most: twice the largest maxPendingToolArgsBytes of the runs. */
-  #maxFrameChars = 0;
-  /**
-   * Reads the worker's frames. Bound: three bytes per character of the largest maxToolArgsBytes
-   * of the worker's runs (the sandbox counts arguments in UTF-16 units before they cross).
-   */
-  readonly #reader = new FrameReader(
-    0,
-    (text) => {
-      this.#frames.push(text);
-      this.#frameChars += text.length;
-      if (this.#frameChars > this.#maxFrameChars) {
-        return this.#outOfStep(`${this.#frameChars} characters of call arguments with no call`);
-      }
-      this.#drain();
-    },
-    "three bytes per character of the largest maxToolArgsBytes of the worker's runs",
-  );
 
   private constructor(child: ChildProcess, options: WorkerProcessOptions) {
     this.#child = child;
@@ -207,11 +175,8 @@ export class WorkerProcess {
 
   #start(): Promise<WorkerProcess> {
     const child = this.#child;
-    const side = child.stdio[SIDE_CHANNEL_FD] as Socket | null | undefined;
     // A worker killed mid-frame breaks the pipe (EPIPE): its exit is what ends the run.
-    side?.on('error', () => undefined);
-    // Large call arguments arrive as frames (the worker writes each before its call message).
-    side?.on('data', (chunk: Buffer) => this.#readFrames(chunk));
+    (child.stdio[SIDE_CHANNEL_FD] as Socket | null | undefined)?.on('error', () => undefined);
     child.stderr?.setEncoding('utf8');
     child.stderr?.on('data', (text: string) => {
       this.#stderrTail = (this.#stderrTail + text).slice(-MAX_STDERR_TAIL_BYTES);
@@ -246,7 +211,7 @@ export class WorkerProcess {
           clearTimeout(timer);
           resolve(this);
         } else if (message.t === 'init-failed') fail(message.message);
-        else this.#accept(message);
+        else this.#receive(message);
       });
       this.post({ t: 'init', prelude: this.#options.prelude, spareMemoryMb: this.#options.spareMemoryMb });
     });
@@ -285,9 +250,6 @@ export class WorkerProcess {
 
   /** Starts a run on this (idle) worker. */
   start(request: EngineRunRequest, sink: EngineSink): RunBackend {
-    // The largest bounds of any run, not this run's: frames of the run before may still arrive.
-    this.#reader.maxFrameBytes = Math.max(this.#reader.maxFrameBytes, 3 * request.limits.maxToolArgsBytes);
-    this.#maxFrameChars = Math.max(this.#maxFrameChars, 2 * request.limits.maxPendingToolArgsBytes);
     const run = new WorkerRun(this, this.#nextRunId++, sink, request.limits.cpuTimeMs);
     this.reserved = false;
     this.#cancelledWith = undefined;
@@ -353,70 +315,8 @@ export class WorkerProcess {
     this.#heartbeat = undefined;
   }
 
-  /** Feeds side-channel bytes to the frame reader; a frame over the bound ends the worker. */
-  #readFrames(chunk: Buffer): void {
-    for (let offset = 0; offset < chunk.length && !this.retired;) {
-      const target = this.#reader.buffer();
-      const bytes = chunk.copy(target, 0, offset, offset + Math.min(target.length, chunk.length - offset));
-      offset += bytes;
-      try {
-        this.#reader.advance(bytes);
-      } catch (error) {
-        return this.#outOfStep(error instanceof Error ? error.message : String(error));
-      }
-    }
-  }
-
-  /** The worker broke the side channel's rules: nothing it sends can be trusted, so it is killed. */
-  #outOfStep(why: string): void {
-    this.#stderrTail = `${this.#stderrTail}\nthe host ended the worker: ${why}`.slice(-MAX_STDERR_TAIL_BYTES);
-    this.#frames.length = 0;
-    this.#waiting.length = 0;
-    this.kill();
-  }
-
-  /**
-   * A message from the worker: handled now, or (when it needs frames that have not arrived, or
-   * others wait) queued, so the worker's messages are handled in the order it sent them.
-   */
-  #accept(message: WorkerMessage): void {
-    this.#received++;
-    if (this.#waiting.length === 0 && this.#take(message)) return;
-    if (this.#waiting.length >= MAX_WAITING_WORKER_MESSAGES) {
-      return this.#outOfStep(`${this.#waiting.length} messages waiting for call-argument frames`);
-    }
-    this.#waiting.push(message);
-  }
-
-  /** Handles the waiting messages whose frames have all arrived, in order. */
-  #drain(): void {
-    while (this.#waiting.length > 0 && this.#take(this.#waiting[0]!)) this.#waiting.shift();
-  }
-
-  /**
-   * Handles `message` after giving each of its side-payload argument slots the next frame; false
-   * (nothing done) when not all of them have arrived. Frames are taken for calls of any run, so
-   * the channel stays in step when a run has ended.
-   */
-  #take(message: WorkerMessage): boolean {
-    if (message.t === 'call' && Array.isArray(message.calls)) {
-      const calls = message.calls;
-      let needed = 0;
-      for (let index = 2; index < calls.length; index += 4) if (calls[index] === SIDE_PAYLOAD) needed++;
-      if (needed > this.#frames.length) return false;
-      for (let index = 2; needed > 0 && index < calls.length; index += 4) {
-        if (calls[index] !== SIDE_PAYLOAD) continue;
-        const text = this.#frames.shift()!;
-        this.#frameChars -= text.length;
-        calls[index] = text;
-        needed--;
-      }
-    }
-    this.#receive(message);
-    return true;
-  }
-
   #receive(message: WorkerMessage): void {
+    this.#received++;
     const run = this.#run;
     switch (message.t) {
       case 'out':

@@ -2,9 +2,9 @@
  * @module
  * Messages between the host and a sandbox worker process, over Node's IPC channel with
  * `serialization: 'json'` (for messages this small, a round trip costs less than with
- * `'advanced'`: no serializer object and buffer per message). Large tool results and large call
- * arguments do not ride in them: they cross on the payload side channel as raw UTF-8 (see
- * `payload-channel.ts`), so no large string is JSON-escaped. `undefined` in an array arrives as `null`; readers check types.
+ * `'advanced'`: no serializer object and buffer per message). Large tool results do not ride in
+ * them: they cross on the payload side channel as raw UTF-8 (see `payload-channel.ts`), so no
+ * large string is JSON-escaped. `undefined` in an array arrives as `null`; readers check types.
  * Only plain data: the invoker, MCP clients and secrets stay in the host; the worker receives
  * code, tool names, limits and tool results.
  */
@@ -80,9 +80,7 @@ export type WorkerMessage =
   /**
    * Tool calls, four entries each: `id, name, argsJson, site` (`site` undefined unless the tool
    * reports its line). The first call of an isolate entry is sent at once, the rest of that
-   * entry's calls together when the entry ends. An `argsJson` slot holding `SIDE_PAYLOAD` takes
-   * the next frame the worker wrote on the side channel (arguments of `SIDE_CHANNEL_MIN_CHARS`
-   * characters or more).
+   * entry's calls together when the entry ends.
    */
   | { t: 'call'; runId: number; calls: WorkerCalls }
   | { t: 'done'; runId: number; outcome: EngineOutcome }

@@ -20,13 +20,12 @@
  *
  * Large tool results arrive on the payload side channel (fd {@link SIDE_CHANNEL_FD}, raw UTF-8
  * frames read straight into one buffer each); the `settle` message that needs them waits until
- * they have arrived, and later settles wait behind it, so answers keep their order. Large call
- * arguments leave on the same channel, each frame written before the `call` message that takes it.
+ * they have arrived, and later settles wait behind it, so answers keep their order.
  */
 import { Socket } from 'node:net';
 
 import { IsolateEngine, type EngineAnswers, type EngineRun } from './engine.js';
-import { encodeFrame, FrameReader, SIDE_CHANNEL_MIN_CHARS, SIDE_PAYLOAD } from './payload-channel.js';
+import { FrameReader, SIDE_PAYLOAD } from './payload-channel.js';
 import { SUGGEST_IN_WORKER, ToolNameIndex, UnknownNameAnswerer } from './unknown-names.js';
 import {
   KeptCatalogs,
@@ -69,7 +68,7 @@ function openSideChannel(): Socket | Error {
     const socket = new Socket({
       fd: SIDE_CHANNEL_FD,
       readable: true,
-      writable: true,
+      writable: false,
       onread: {
         buffer: () => reader.buffer(),
         callback: (bytes: number) => {
@@ -87,18 +86,6 @@ function openSideChannel(): Socket | Error {
   } catch (error) {
     return error instanceof Error ? error : new Error(String(error));
   }
-}
-
-/**
- * The arguments of a call as they go in its message: large ones are written to the side channel
- * now, as the next frame (before the message that takes it), and their slot says so.
- */
-function argumentsSlot(args: string): string | number {
-  if (args.length < SIDE_CHANNEL_MIN_CHARS || side instanceof Error || side.destroyed || !side.writable) {
-    return args;
-  }
-  side.write(encodeFrame(args));
-  return SIDE_PAYLOAD;
 }
 
 /** Side-channel payloads an answer list needs. */
@@ -221,11 +208,11 @@ function handle(message: HostMessage): void {
         },
         call(id, name, args, site) {
           if (heldCalls !== undefined) {
-            heldCalls.push(id, name, argumentsSlot(args), site);
+            heldCalls.push(id, name, args, site);
             return;
           }
           if (pendingOutput.size > 0) flush(runId);
-          send({ t: 'call', runId, calls: [id, name, argumentsSlot(args), site] });
+          send({ t: 'call', runId, calls: [id, name, args, site] });
           // The host's microtasks run once the isolate entry in progress has returned.
           heldCalls = [];
           queueMicrotask(sendHeldCalls);
