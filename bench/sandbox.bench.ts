@@ -18,8 +18,9 @@
  * measurements); process mode − a bare Node IPC round trip between two processes (a child
  * started like codecall's worker, `json` serialization, echoing settle-sized messages), target
  * ≤ 15 µs, the median of rounds that measure the echo and the pool back to back.
- * For information, the same bare bridge entering with a timeout (as codecall must, to stop a
- * loop in any entry within the CPU budget) shows what that timer alone costs per call.
+ * For information, the same bare bridge entering with a timeout (as codecall does for a run's
+ * first entries; later ones go under the run's watchdog) shows what that timer alone costs per
+ * call, and a watch's CPU is printed at the end.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { resolve } from 'node:path';
@@ -474,7 +475,7 @@ const bridge = await bareBridgeUs();
 console.log(`  floor: bare isolated-vm bridge, p50 ${bridge.toFixed(2)} µs per call`);
 const bridgeTimed = await bareBridgeUs(DEFAULT_SANDBOX_LIMITS.cpuTimeMs);
 console.log(
-  `  info: the same bridge entering with a timeout (the stop for a loop in any entry), p50 ${bridgeTimed.toFixed(2)} µs per call (${(bridgeTimed / bridge).toFixed(2)}× the bare bridge)`,
+  `  info: the same bridge entering with a timeout (codecall's stop for a run's first entries), p50 ${bridgeTimed.toFixed(2)} µs per call (${(bridgeTimed / bridge).toFixed(2)}× the bare bridge)`,
 );
 const bridgeParallelEach = await bareBridgeParallelMs(false);
 const bridgeParallelBatched = await bareBridgeParallelMs(true);

@@ -14,9 +14,9 @@
  * time is re-checked after every entry, so a script that loops after an `await` is still
  * stopped. A run that has made {@link WATCH_AFTER_ENTRIES} entries is handed to a watchdog
  * (watchdog.ts): a thread of isolated-vm's pool that disposes the isolate when a budget runs
- * out, so its later entries (tool calls) go without the per-entry timeout's cost. There are no timers in the sandbox, so a script that is waiting while no tool call
- * is in flight can never progress: it ends at once with a clear error instead of waiting for
- * the wall timer.
+ * out, so its later entries (tool calls) go without the per-entry timeout's cost. There are no
+ * timers in the sandbox, so a script that is waiting while no tool call is in flight can never
+ * progress: it ends at once with a clear error instead of waiting for the wall timer.
  *
  * A run may belong to a session (`request.session`): its isolate and context then outlive the
  * run, and the next run of the session starts in the same context (the REPL behaviour of
