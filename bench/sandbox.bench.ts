@@ -548,6 +548,13 @@ for (const mode of ['in-process', 'process'] as SandboxMode[]) {
   const parseFloor = async (): Promise<void> => void JSON.parse(json);
   const text = await bigResultRatio(pool, async () => new JsonText(json), parseFloor);
   figure(`[${mode}] 10 MB JSON text result reaching the script ÷ host JSON.parse`, text, '×', { max: 1.5 });
+  // The same text with a byte that makes it invalid JSON: the sandbox's parse stops at once and
+  // the script gets the string, so this is the way there alone (byte count, copies into the
+  // isolate; in process mode also the encode, the side channel and the worker's decode). The
+  // two modes' figures differ by what process mode adds to the figure above.
+  const notJson = `x${json}`;
+  const transport = await bigResultRatio(pool, async () => new JsonText(notJson), parseFloor);
+  figure(`[${mode}]   of which the text's way into the script, unparsed (info)`, transport, '×');
   // A real MCP text result through ToolPool (policy, input validation, normalisation) against a
   // plain MCP SDK client calling the same server over the same in-memory transport + JSON.parse.
   const viaPool = await bigResultRatio(
