@@ -17,7 +17,10 @@
  * and the pool back to back (load on a shared machine comes and goes between separate
  * measurements); process mode − a bare Node IPC round trip between two processes (a child
  * started like codecall's worker, `json` serialization, echoing settle-sized messages), target
- * ≤ 15 µs, the median of rounds that measure the echo and the pool back to back.
+ * ≤ 15 µs, the median of rounds that measure the echo and the pool back to back, once with the
+ * host and the other process pinned to one core and once to two cores (`taskset`; left to the
+ * kernel, a pair settles on one core or two at random, which moves the difference by ±50 µs:
+ * see `Placement`); the kernel's own placement is shown for information.
  * For information, the same bare bridge entering with a timeout (as codecall does for a run's
  * first entries; later ones go under the run's watchdog) shows what that timer alone costs per
  * call, and a watch's CPU is printed at the end.
@@ -39,7 +42,7 @@ import { inMemoryTransport } from '../src/testing/servers/in-memory.js';
 import { ToolPool } from '../src/tools/index.js';
 import type { SandboxToolBinding, ToolInvoker } from '../src/types.js';
 import { JsonText } from '../src/util/json-text.js';
-import { figure, finish, hasBuild, nowUs, percentile } from './harness.js';
+import { figure, finish, hasBuild, nowUs, percentile, skip } from './harness.js';
 
 const ROOT = resolve(import.meta.dirname ?? '.', '..');
 const IDLE_SANDBOXES = 40;
@@ -438,6 +441,64 @@ async function interleavedIpc(
   };
 }
 
+/**
+ * Where the two processes of a round trip run. Left to the kernel, a pair of processes that
+ * wake each other settles either on one core (each runs while the other sleeps: 25–40 µs round
+ * trips on the 2-core bench VM) or on two (each wake-up then rouses an idle core: 90–130 µs), and
+ * stays there; the echo pair and the pool pair settle independently, so an unpinned difference
+ * can read −50 or +100 µs for the same code. Pinned, the floor and the pool run the same way.
+ */
+interface Placement {
+  name: string;
+  /** CPU of the host's main thread and of the other process's (echo child or worker). */
+  host: number;
+  other: number;
+}
+
+/** The CPUs `pid`'s main thread may run on, read with `taskset` (util-linux); undefined without it. */
+function affinityOf(pid: number): string | undefined {
+  const result = spawnSync('taskset', ['-pc', String(pid)], { encoding: 'utf8' });
+  if (result.status !== 0) return undefined;
+  return /list:\s*(\S+)/.exec(result.stdout)?.[1];
+}
+
+/** The CPU numbers of a `taskset` list such as `0-3,6`. */
+function cpusOf(list: string): number[] {
+  const cpus: number[] = [];
+  for (const part of list.split(',')) {
+    const [from, to] = part.split('-').map(Number);
+    for (let cpu = from!; cpu <= (to ?? from!); cpu++) cpus.push(cpu);
+  }
+  return cpus;
+}
+
+function pin(pid: number, cpus: string): void {
+  const result = spawnSync('taskset', ['-pc', cpus, String(pid)], { encoding: 'utf8' });
+  if (result.status !== 0) throw new Error(`taskset -pc ${cpus} ${pid} failed: ${result.stderr}`);
+}
+
+/**
+ * {@link interleavedIpc} with the host's, the echo child's and the worker's main threads pinned
+ * to `placement`'s CPUs; every affinity is put back afterwards.
+ */
+async function pinnedIpc(
+  placement: Placement,
+  pool: SandboxPool,
+  workerPid: number,
+  child: ChildProcess,
+): Promise<{ difference: number; floor: number; pool: number }> {
+  const pids = [process.pid, child.pid!, workerPid];
+  const before = pids.map((pid) => affinityOf(pid)!);
+  try {
+    pin(process.pid, String(placement.host));
+    pin(child.pid!, String(placement.other));
+    pin(workerPid, String(placement.other));
+    return await interleavedIpc(pool, child);
+  } finally {
+    pids.forEach((pid, index) => pin(pid, before[index]!));
+  }
+}
+
 const floor = await floorUs();
 console.log(`  floor: plain await + JSON copy of args and result, p50 ${floor.toFixed(2)} µs`);
 
@@ -494,8 +555,25 @@ console.log(
   `  floor: bare Node IPC round trip (json, as codecall's worker), p50 ${ipcJson.toFixed(2)} µs (info: advanced ${ipcAdvanced.toFixed(2)})`,
 );
 
+// The placements of the process-mode per-call figure: the host's CPUs as taskset lists them.
+const hostCpus = affinityOf(process.pid);
+const placements: Placement[] =
+  hostCpus !== undefined && cpusOf(hostCpus).length >= 2
+    ? [
+        { name: 'both on one core', host: cpusOf(hostCpus)[0]!, other: cpusOf(hostCpus)[0]! },
+        { name: 'on two cores', host: cpusOf(hostCpus)[0]!, other: cpusOf(hostCpus)[1]! },
+      ]
+    : [];
+
 for (const mode of ['in-process', 'process'] as SandboxMode[]) {
-  const pool = await SandboxPool.open({ mode, workers: 1 });
+  let workerPid: number | undefined;
+  const pool = await SandboxPool.open({
+    mode,
+    workers: 1,
+    onWorkerEvent: (event) => {
+      if (event.type === 'started') workerPid = event.pid;
+    },
+  });
   const roundTrip = await callOverheadUs(pool);
   // Information: an absolute figure moves with the machine (on an idle VM a process-mode round
   // trip pays two wake-ups of halted cores); the targets are the ratios to the floors below.
@@ -511,14 +589,34 @@ for (const mode of ['in-process', 'process'] as SandboxMode[]) {
     });
     figure(`[${mode}]   ÷ the bridge entering with a timeout (info)`, perCall.timed, '×');
   } else {
-    // Interleaved: each round measures the bare IPC round trip and the pool back to back.
+    // Interleaved: each round measures the bare IPC round trip and the pool back to back, in
+    // each placement of the processes (see Placement), and left to the kernel.
+    const note = `(median of ${IPC_ROUNDS} interleaved rounds)`;
+    for (const placement of workerPid === undefined ? [] : placements) {
+      const perCall = await pinnedIpc(placement, pool, workerPid!, ipcEcho);
+      figure(
+        `[${mode}] per call − bare Node IPC round trip, ${placement.name} (p50 gaps)`,
+        perCall.difference,
+        'µs',
+        { max: 15, note },
+      );
+      console.log(
+        `  [${mode}]   info: bare IPC round trip ${perCall.floor.toFixed(1)} µs, pool per call ${perCall.pool.toFixed(1)} µs`,
+      );
+    }
+    if (workerPid === undefined || placements.length === 0) {
+      skip(
+        'the pinned per-call figures of process mode: `taskset` (util-linux) is missing, or only one CPU is usable',
+      );
+    }
     const perCall = await interleavedIpc(pool, ipcEcho);
-    figure(`[${mode}] per call − bare Node IPC round trip (p50 gaps)`, perCall.difference, 'µs', {
-      max: 15,
-      note: `(median of ${IPC_ROUNDS} interleaved rounds)`,
-    });
+    figure(
+      `[${mode}] per call − bare Node IPC round trip, placed by the kernel (info)`,
+      perCall.difference,
+      'µs',
+    );
     console.log(
-      `  [${mode}]   info: medians of the rounds: bare IPC round trip ${perCall.floor.toFixed(1)} µs, pool per call ${perCall.pool.toFixed(1)} µs`,
+      `  [${mode}]   info: bare IPC round trip ${perCall.floor.toFixed(1)} µs, pool per call ${perCall.pool.toFixed(1)} µs`,
     );
   }
   // Process mode: the worker refills its spare after a run ends (~3 ms); wait for it.
