@@ -26,6 +26,7 @@
  * call, and a watch's CPU is printed at the end.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
@@ -477,23 +478,41 @@ function pin(pid: number, cpus: string): void {
   if (result.status !== 0) throw new Error(`taskset -pc ${cpus} ${pid} failed: ${result.stderr}`);
 }
 
+/** CPU time of every thread of `pid` so far, in ns (`/proc/<pid>/task/<tid>/schedstat`). */
+function cpuNsOf(pid: number): number {
+  let ns = 0;
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      ns += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
+    } catch {
+      // The thread ended between the listing and the read.
+    }
+  }
+  return ns;
+}
+
 /**
  * {@link interleavedIpc} with the host's, the echo child's and the worker's main threads pinned
- * to `placement`'s CPUs; every affinity is put back afterwards.
+ * to `placement`'s CPUs; every affinity is put back afterwards. `workerCpuUs`: the worker's CPU
+ * per call over the rounds (spinning for answers shows here).
  */
 async function pinnedIpc(
   placement: Placement,
   pool: SandboxPool,
   workerPid: number,
   child: ChildProcess,
-): Promise<{ difference: number; floor: number; pool: number }> {
+): Promise<{ difference: number; floor: number; pool: number; workerCpuUs: number }> {
   const pids = [process.pid, child.pid!, workerPid];
   const before = pids.map((pid) => affinityOf(pid)!);
   try {
     pin(process.pid, String(placement.host));
     pin(child.pid!, String(placement.other));
     pin(workerPid, String(placement.other));
-    return await interleavedIpc(pool, child);
+    const cpuBefore = cpuNsOf(workerPid);
+    const result = await interleavedIpc(pool, child);
+    // Each round runs the script twice (a warm-up and the measured run), CALLS calls each.
+    const workerCpuUs = (cpuNsOf(workerPid) - cpuBefore) / 1_000 / (IPC_ROUNDS * 2 * CALLS);
+    return { ...result, workerCpuUs };
   } finally {
     pids.forEach((pid, index) => pin(pid, before[index]!));
   }
@@ -601,7 +620,31 @@ for (const mode of ['in-process', 'process'] as SandboxMode[]) {
         { max: 15, note },
       );
       console.log(
-        `  [${mode}]   info: bare IPC round trip ${perCall.floor.toFixed(1)} µs, pool per call ${perCall.pool.toFixed(1)} µs`,
+        `  [${mode}]   info: bare IPC round trip ${perCall.floor.toFixed(1)} µs, pool per call ${perCall.pool.toFixed(1)} µs, worker CPU per call ${perCall.workerCpuUs.toFixed(1)} µs`,
+      );
+    }
+    // What the worker's spin for answers buys, and costs: the same on two cores without it.
+    const twoCores = placements.at(-1);
+    if (twoCores !== undefined) {
+      let sleeperPid: number | undefined;
+      const sleeper = await SandboxPool.open({
+        mode,
+        workers: 1,
+        workerSpinUs: 0,
+        onWorkerEvent: (event) => {
+          if (event.type === 'started') sleeperPid = event.pid;
+        },
+      });
+      await callOverheadUs(sleeper); // warm-up
+      const asleep = await pinnedIpc(twoCores, sleeper, sleeperPid!, ipcEcho);
+      await sleeper.close();
+      figure(
+        `[${mode}]   ${twoCores.name}, the worker not spinning (workerSpinUs 0, info)`,
+        asleep.difference,
+        'µs',
+      );
+      console.log(
+        `  [${mode}]   info: bare IPC round trip ${asleep.floor.toFixed(1)} µs, pool per call ${asleep.pool.toFixed(1)} µs, worker CPU per call ${asleep.workerCpuUs.toFixed(1)} µs`,
       );
     }
     if (workerPid === undefined || placements.length === 0) {

@@ -83,6 +83,14 @@ export const DEFAULT_SANDBOX_MIN_WORKERS = 1;
  * use (`os.availableParallelism()`), since each worker runs one script at a time on one core.
  */
 export const DEFAULT_SANDBOX_MAX_WORKERS = availableParallelism();
+/**
+ * Microseconds a sandbox worker may keep its core busy after sending a tool call, reading for
+ * the answer instead of sleeping until it arrives (0: never). Only while the run's answers come
+ * within this window, and only while busy workers leave a core for the host (see
+ * `SandboxPoolOptions.workerSpinUs`). A sleeping worker woken by each answer pays the wake-up
+ * of an idle core on every call.
+ */
+export const DEFAULT_SANDBOX_WORKER_SPIN_US = 200;
 /** Time a sandbox worker above the minimum may stay idle before it is shut down. */
 export const DEFAULT_SANDBOX_WORKER_IDLE_MS = 30_000;
 /**

@@ -90,6 +90,7 @@ export const sandboxSchema = z.strictObject({
   minWorkers: positiveInt.optional(),
   maxWorkers: positiveInt.optional(),
   workerIdleMs: positiveInt.max(2_147_483_647).optional(),
+  workerSpinUs: z.number().int().min(0).max(1_000_000).optional(),
   wallTimeMs: positiveInt.optional(),
   cpuTimeMs: positiveInt.optional(),
   memoryMb: positiveInt.optional(),

@@ -98,6 +98,11 @@ export interface SandboxConfig {
   maxWorkers: number;
   /** Milliseconds a worker above `minWorkers` may stay idle before it is shut down. */
   workerIdleMs: number;
+  /**
+   * Microseconds a worker may keep its core busy reading for a fast tool answer after sending a
+   * call, instead of sleeping (0: never). See `SandboxPoolOptions.workerSpinUs`.
+   */
+  workerSpinUs: number;
   /** Bytes of model code accepted for one run. */
   maxCodeBytes: number;
   /** Milliseconds an `execute_code` session may stay unused before it is dropped. */

@@ -227,6 +227,7 @@ function sandboxOptionsOf(
     minWorkers: config.sandbox.minWorkers,
     maxWorkers: config.sandbox.maxWorkers,
     workerIdleMs: config.sandbox.workerIdleMs,
+    workerSpinUs: config.sandbox.workerSpinUs,
     limits: config.sandbox.limits,
     sessionTtlMs: config.sandbox.sessionTtlMs,
     maxSessions: config.sandbox.maxSessions,

@@ -29,6 +29,9 @@ export const SIDE_CHANNEL_MIN_CHARS = 16 * 1024;
  */
 export const SIDE_PAYLOAD = -1;
 
+/** Frames up to this size are made in Node's shared buffer pool (`Buffer.poolSize` is 8 KiB). */
+const POOLED_FRAME_BYTES = 4 * 1024;
+
 /**
  * The bytes to write for one frame: its header and its UTF-8 text, in one buffer. The text is
  * encoded straight into it (`buffer.write`, several times faster than `Buffer.from(text)` for a
@@ -36,7 +39,9 @@ export const SIDE_PAYLOAD = -1;
  * three bytes per UTF-16 unit: only the pages written are ever touched.
  */
 export function encodeFrame(text: string): Buffer {
-  const frame = Buffer.allocUnsafeSlow(FRAME_HEADER_BYTES + text.length * 3);
+  // A small frame (an answer on the settle channel) takes a slice of Node's shared pool.
+  const size = FRAME_HEADER_BYTES + text.length * 3;
+  const frame = size <= POOLED_FRAME_BYTES ? Buffer.allocUnsafe(size) : Buffer.allocUnsafeSlow(size);
   const bytes = frame.write(text, FRAME_HEADER_BYTES, 'utf8');
   if (bytes > 0xffff_ffff) throw new RangeError(`A frame of ${bytes} bytes is over 4 GiB.`);
   frame.writeUInt32LE(bytes, 0);

@@ -27,6 +27,8 @@ import { encodeFrame, SIDE_CHANNEL_MIN_CHARS, SIDE_PAYLOAD } from './payload-cha
 import type { RunBackend } from './run-controller.js';
 import {
   KeptCatalogs,
+  MAX_ANSWERS_PER_SETTLE,
+  SETTLE_CHANNEL_FD,
   SIDE_CHANNEL_FD,
   type HostMessage,
   type WireRunRequest,
@@ -46,8 +48,6 @@ export interface WorkerProcessOptions {
 /** Bytes of worker stderr kept to explain a crash. */
 const MAX_STDERR_TAIL_BYTES = 8_192;
 const OOM_PATTERN = /heap out of memory|Reached heap limit|allocation failed|invalid size error|OOM/i;
-/** Answers sent to the worker in one message at most (four entries each, see EngineAnswers). */
-const MAX_ANSWERS_PER_MESSAGE = 1_024;
 
 class WorkerRun implements RunBackend {
   readonly outcome: Promise<EngineOutcome>;
@@ -89,7 +89,7 @@ class WorkerRun implements RunBackend {
     this.#open.delete(id);
     const answers = this.#answers;
     answers.push(id, ok, payload, code);
-    if (this.#open.size === 0 || answers.length >= MAX_ANSWERS_PER_MESSAGE * 4) this.#sendAnswers();
+    if (this.#open.size === 0 || answers.length >= MAX_ANSWERS_PER_SETTLE * 4) this.#sendAnswers();
     else this.#send ??= setImmediate(() => this.#sendAnswers());
   }
 
@@ -111,7 +111,7 @@ class WorkerRun implements RunBackend {
         answers[index] = SIDE_PAYLOAD;
       }
     }
-    this.#worker.post({ t: 'settle', runId: this.runId, answers });
+    this.#worker.sendSettle(this.runId, answers);
   }
 
   cancel(code: EngineFaultCode): void {
@@ -166,8 +166,9 @@ export class WorkerProcess {
       execArgv: ['--no-node-snapshot'],
       env: {},
       serialization: 'json',
-      // stdin, stdout unused; stderr read for crash reports; IPC; the payload side channel.
-      stdio: ['ignore', 'ignore', 'pipe', 'ipc', 'pipe'],
+      // stdin, stdout unused; stderr read for crash reports; IPC; the payload side channel;
+      // the settle channel.
+      stdio: ['ignore', 'ignore', 'pipe', 'ipc', 'pipe', 'pipe'],
     });
     const worker = new WorkerProcess(child, options);
     return worker.#start();
@@ -177,6 +178,10 @@ export class WorkerProcess {
     const child = this.#child;
     // A worker killed mid-frame breaks the pipe (EPIPE): its exit is what ends the run.
     (child.stdio[SIDE_CHANNEL_FD] as Socket | null | undefined)?.on('error', () => undefined);
+    (child.stdio as unknown as (Socket | null | undefined)[])[SETTLE_CHANNEL_FD]?.on(
+      'error',
+      () => undefined,
+    );
     child.stderr?.setEncoding('utf8');
     child.stderr?.on('data', (text: string) => {
       this.#stderrTail = (this.#stderrTail + text).slice(-MAX_STDERR_TAIL_BYTES);
@@ -248,8 +253,25 @@ export class WorkerProcess {
     return true;
   }
 
-  /** Starts a run on this (idle) worker. */
-  start(request: EngineRunRequest, sink: EngineSink): RunBackend {
+  /**
+   * Sends a run's answers: one frame of the settle channel (the worker may be reading it while
+   * it spins), or an IPC message when the channel is gone.
+   */
+  sendSettle(runId: number, answers: EngineAnswers): void {
+    const channel = (this.#child.stdio as unknown as (Socket | null | undefined)[])[SETTLE_CHANNEL_FD];
+    if (!this.#alive || !this.#child.connected) return;
+    if (!channel || channel.destroyed || !channel.writable) {
+      this.post({ t: 'settle', runId, answers });
+      return;
+    }
+    channel.write(encodeFrame(JSON.stringify([runId, answers])));
+  }
+
+  /**
+   * Starts a run on this (idle) worker. `spinUs`: how long the worker may keep its core busy
+   * waiting for a fast answer (see `worker.ts`).
+   */
+  start(request: EngineRunRequest, sink: EngineSink, spinUs = 0): RunBackend {
     const run = new WorkerRun(this, this.#nextRunId++, sink, request.limits.cpuTimeMs);
     this.reserved = false;
     this.#cancelledWith = undefined;
@@ -258,7 +280,7 @@ export class WorkerProcess {
       if (this.#run === run) this.#run = undefined;
       this.#stopHeartbeat();
     });
-    this.post({ t: 'run', runId: run.runId, request: this.#wire(request) });
+    this.post({ t: 'run', runId: run.runId, request: this.#wire(request), spinUs });
     this.#startHeartbeat(run);
     return run;
   }

@@ -10,6 +10,7 @@
  */
 import { DEFAULT_SANDBOX_WORKER_KEPT_CATALOGS } from '../config/defaults.js';
 import type { EngineAnswers, EngineFaultCode, EngineOutcome, EngineRunRequest } from './engine.js';
+import { SIDE_CHANNEL_MIN_CHARS } from './payload-channel.js';
 import type { EngineToolCatalog } from './tool-catalog.js';
 
 /**
@@ -59,13 +60,37 @@ export class KeptCatalogs<Value> {
  */
 export const SIDE_CHANNEL_FD = 4;
 
+/**
+ * The worker's file descriptor of the settle channel: a socket pair at this index of `stdio`
+ * carrying the host's answers to tool calls, one frame each (`payload-channel.ts` framing; the
+ * text is the JSON of `[runId, answers]`). Not on Node's IPC channel, so that a worker waiting
+ * for a fast answer can read it without going back to its event loop (see `worker.ts`, the
+ * spin before sleeping).
+ */
+export const SETTLE_CHANNEL_FD = 5;
+
+/** Answers sent to the worker in one settle at most (four entries each, see EngineAnswers). */
+export const MAX_ANSWERS_PER_SETTLE = 1_024;
+
+/**
+ * Bytes a settle frame may have: {@link MAX_ANSWERS_PER_SETTLE} answers, each with a payload
+ * under `SIDE_CHANNEL_MIN_CHARS` characters (longer ones travel as side-channel frames) at up to
+ * six bytes per character once JSON-escaped, plus room for its id, flag and code.
+ */
+export const MAX_SETTLE_FRAME_BYTES = MAX_ANSWERS_PER_SETTLE * (SIDE_CHANNEL_MIN_CHARS * 6 + 1_024);
+
 /** Host → worker. */
 export type HostMessage =
   | { t: 'init'; prelude: string; spareMemoryMb: number }
-  | { t: 'run'; runId: number; request: WireRunRequest }
+  /**
+   * `spinUs`: how long the worker may keep its core busy waiting for a fast answer before it
+   * goes back to its event loop (0: never; see `worker.ts`).
+   */
+  | { t: 'run'; runId: number; request: WireRunRequest; spinUs?: number }
   /**
    * Answers of calls that ended in the same turn of the host's loop (see {@link EngineAnswers}).
-   * A payload slot holding `SIDE_PAYLOAD` takes the next frame of the side channel.
+   * A payload slot holding `SIDE_PAYLOAD` takes the next frame of the side channel. Sent as a
+   * frame of the settle channel ({@link SETTLE_CHANNEL_FD}), or over IPC when that is gone.
    */
   | { t: 'settle'; runId: number; answers: EngineAnswers }
   | { t: 'cancel'; runId: number; code: EngineFaultCode }
@@ -83,7 +108,11 @@ export type WorkerMessage =
    * entry's calls together when the entry ends.
    */
   | { t: 'call'; runId: number; calls: WorkerCalls }
-  | { t: 'done'; runId: number; outcome: EngineOutcome }
+  /**
+   * `spins`: the run's spins for answers that saw their answer, that ran out, and that were
+   * preempted (see `worker.ts`), for tests and diagnostics.
+   */
+  | { t: 'done'; runId: number; outcome: EngineOutcome; spins?: [number, number, number] }
   | { t: 'pong'; seq: number };
 
 /** `id, name, argsJson, site` per call, one after another. */

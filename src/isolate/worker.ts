@@ -22,6 +22,7 @@
  * frames read straight into one buffer each); the `settle` message that needs them waits until
  * they have arrived, and later settles wait behind it, so answers keep their order.
  */
+import { readSync } from 'node:fs';
 import { Socket } from 'node:net';
 
 import { IsolateEngine, type EngineAnswers, type EngineRun } from './engine.js';
@@ -29,6 +30,8 @@ import { FrameReader, SIDE_PAYLOAD } from './payload-channel.js';
 import { SUGGEST_IN_WORKER, ToolNameIndex, UnknownNameAnswerer } from './unknown-names.js';
 import {
   KeptCatalogs,
+  MAX_SETTLE_FRAME_BYTES,
+  SETTLE_CHANNEL_FD,
   SIDE_CHANNEL_FD,
   type HostMessage,
   type WorkerCalls,
@@ -88,11 +91,170 @@ function openSideChannel(): Socket | Error {
   }
 }
 
+/** Reads the settle channel's frames (answers, as the host sent them). */
+const settleReader = new FrameReader(MAX_SETTLE_FRAME_BYTES, (text) => {
+  settlesRead++;
+  const settle = JSON.parse(text) as unknown;
+  if (!Array.isArray(settle) || typeof settle[0] !== 'number' || !Array.isArray(settle[1])) return;
+  onSettle({ t: 'settle', runId: settle[0], answers: settle[1] as EngineAnswers });
+});
+/** Frames read from the settle channel so far (the spin stops at each). */
+let settlesRead = 0;
+/**
+ * Where reads of the settle channel land, the event loop's and the spin's alike, before they are
+ * copied into {@link settleReader}. One fixed buffer: a socket's `onread` holds the buffer for
+ * its next read from the end of the last one, so the reader's own (which moves on when the spin
+ * reads) cannot be handed to it.
+ */
+const settleBytes = Buffer.alloc(64 * 1024);
+/** The settle channel, or why it could not be opened (the host then sends settles over IPC). */
+const settleChannel = openSettleChannel();
+
+function openSettleChannel(): Socket | Error {
+  try {
+    const socket = new Socket({
+      fd: SETTLE_CHANNEL_FD,
+      readable: true,
+      writable: false,
+      onread: {
+        buffer: settleBytes,
+        callback: (bytes: number) => {
+          // A frame over the bound throws out of here, as on the side channel.
+          feed(settleBytes, bytes);
+          return true;
+        },
+      },
+    });
+    socket.on('error', () => undefined);
+    socket.unref();
+    return socket;
+  } catch (error) {
+    return error instanceof Error ? error : new Error(String(error));
+  }
+}
+
+/** Hands `bytes` read into `from` to the settle channel's frame reader. */
+function feed(from: Buffer, bytes: number): void {
+  let offset = 0;
+  while (offset < bytes) {
+    const taken = from.copy(settleReader.buffer(), 0, offset, bytes);
+    offset += taken;
+    settleReader.advance(taken);
+  }
+}
+
+/**
+ * Waiting for a fast answer. A process that sleeps until its answer arrives pays for being
+ * woken: the kernel's wake-up, and, on an idle machine, a core leaving its idle state with cold
+ * caches (measured on a 2-core VM: a round trip between two sleeping processes 90-150 µs, between
+ * two busy ones under 25 µs). So once an isolate entry has sent a call and returned, the worker
+ * reads the settle channel in a loop for up to the run's `spinUs` from the call, when the run's
+ * last answer came within that window (a slow tool is not waited for this way; its answers
+ * come through the event loop as before). Each spin runs in its own turn of the event loop
+ * (`setImmediate`), so IPC messages (cancel, ping), timers and microtasks are served between
+ * answers; a spin that sees an answer delivers it and stops.
+ */
+let spinUs = 0;
+/** Calls sent whose answers have not come yet, all runs. */
+let awaiting = 0;
+/** Calls sent and not answered yet, by run (a run's end takes its count out of {@link awaiting}). */
+const openCalls = new Map<number, number>();
+/** When the latest call was sent (`performance.now()` ms). */
+let lastCallAt = 0;
+/** Whether the latest answer came within the spin window of its call. */
+let answersFast = true;
+let spinScheduled = false;
+/**
+ * Spinning is off until then (`performance.now()` ms). Spins preempted {@link SPIN_PREEMPTED_IN_A_ROW}
+ * times in a row (the kernel took the core for another thread each time) say the cores are busy:
+ * a spinning worker would only take time from the host and everyone else, so it then waits
+ * asleep for {@link SPIN_BACKOFF_MS}.
+ */
+let spinOffUntil = 0;
+let preemptedInARow = 0;
+const SPIN_PREEMPTED_IN_A_ROW = 3;
+const SPIN_BACKOFF_MS = 250;
+/** While answers come slower than the window, every this many calls still spins, to notice when they speed up. */
+const SPIN_PROBE_EVERY_CALLS = 16;
+let callsSinceProbe = 0;
+/** Spins that saw their answer, that ran out, that were preempted (each run's share goes out with its `done`). */
+const spins = { hit: 0, miss: 0, preempted: 0 };
+
+function shouldSpin(): boolean {
+  return (
+    spinUs > 0 &&
+    awaiting > 0 &&
+    (answersFast || callsSinceProbe >= SPIN_PROBE_EVERY_CALLS) &&
+    waitingSettles.length === 0 &&
+    !(settleChannel instanceof Error) &&
+    performance.now() >= spinOffUntil
+  );
+}
+
+function scheduleSpin(): void {
+  if (spinScheduled || !shouldSpin()) return;
+  spinScheduled = true;
+  setImmediate(spin);
+}
+
+function spin(): void {
+  spinScheduled = false;
+  if (!shouldSpin()) return;
+  callsSinceProbe = 0;
+  const deadline = lastCallAt + spinUs / 1_000;
+  const read = settlesRead;
+  const preempted = process.resourceUsage().involuntaryContextSwitches;
+  // A read with nothing to read throws EAGAIN; without a stack trace it costs a few µs less.
+  const stackTraceLimit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 0;
+  try {
+    while (performance.now() < deadline) {
+      let bytes: number;
+      try {
+        bytes = readSync(SETTLE_CHANNEL_FD, settleBytes);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === 'EAGAIN') continue;
+        return; // the channel failed: its socket reports it
+      }
+      if (bytes === 0) return; // the host closed it
+      // A frame over the bound throws out of here, as it would from the socket's read.
+      feed(settleBytes, bytes);
+      if (settlesRead !== read) {
+        spins.hit++;
+        return;
+      }
+    }
+    spins.miss++;
+    answersFast = false;
+  } finally {
+    Error.stackTraceLimit = stackTraceLimit;
+    if (process.resourceUsage().involuntaryContextSwitches === preempted) preemptedInARow = 0;
+    else {
+      spins.preempted++;
+      if (++preemptedInARow >= SPIN_PREEMPTED_IN_A_ROW) {
+        preemptedInARow = 0;
+        spinOffUntil = performance.now() + SPIN_BACKOFF_MS;
+      }
+    }
+  }
+}
+
 /** Side-channel payloads an answer list needs. */
 function framesNeeded(answers: unknown[]): number {
   let needed = 0;
   for (let index = 2; index < answers.length; index += 4) if (answers[index] === SIDE_PAYLOAD) needed++;
   return needed;
+}
+
+/** A settle from the host (settle channel or IPC): delivered now, or after its frames. */
+function onSettle(message: SettleMessage): void {
+  answersFast = performance.now() - lastCallAt <= spinUs / 1_000;
+  if (waitingSettles.length === 0 && framesNeeded(message.answers) === 0) {
+    deliver(message.runId, message.answers);
+    return;
+  }
+  waitingSettles.push(message);
+  settleWaiting();
 }
 
 /** Settles the waiting answers whose frames have all arrived, in order. */
@@ -113,6 +275,12 @@ function settleWaiting(): void {
 
 /** Settles answers in the run; unknown names the host refused get their message made here. */
 function deliver(runId: number, answers: EngineAnswers): void {
+  const open = openCalls.get(runId);
+  if (open !== undefined) {
+    const answered = Math.min(open, answers.length >>> 2);
+    openCalls.set(runId, open - answered);
+    awaiting -= answered;
+  }
   const answerer = unknownNames.get(runId);
   for (let index = 3; answerer !== undefined && index < answers.length; index += 4) {
     if (answers[index] !== SUGGEST_IN_WORKER) continue;
@@ -147,13 +315,16 @@ function scheduleFlush(): void {
 function handle(message: HostMessage): void {
   switch (message.t) {
     case 'init': {
-      if (side instanceof Error) {
-        // The host writes large results there and would wait for them forever: refuse to start.
-        send({
-          t: 'init-failed',
-          message: `the payload side channel (fd ${SIDE_CHANNEL_FD}) did not open: ${side.message}`,
-        });
-        return;
+      // The host writes answers and large results there, and runs would wait for them
+      // forever: refuse to start.
+      for (const [channel, fd, what] of [
+        [side, SIDE_CHANNEL_FD, 'payload side channel'],
+        [settleChannel, SETTLE_CHANNEL_FD, 'settle channel'],
+      ] as const) {
+        if (channel instanceof Error) {
+          send({ t: 'init-failed', message: `the ${what} (fd ${fd}) did not open: ${channel.message}` });
+          return;
+        }
       }
       try {
         engine = new IsolateEngine({ prelude: message.prelude, spareMemoryMb: message.spareMemoryMb });
@@ -166,6 +337,8 @@ function handle(message: HostMessage): void {
     }
     case 'run': {
       const { runId, request: wire } = message;
+      spinUs = typeof message.spinUs === 'number' && message.spinUs > 0 ? message.spinUs : 0;
+      const spinsBefore = { ...spins };
       // Kept before anything else, so the host's mirror stays exact.
       const { listJson, ...catalog } = wire.tools;
       if (listJson !== undefined) catalogs.keep(catalog.id, listJson);
@@ -184,6 +357,7 @@ function handle(message: HostMessage): void {
         heldCalls = undefined;
         if (calls === undefined || calls.length === 0) return;
         flush(runId);
+        countCalls(runId, calls.length >>> 2);
         send({ t: 'call', runId, calls });
       };
       const run = engine.start(request, {
@@ -212,6 +386,7 @@ function handle(message: HostMessage): void {
             return;
           }
           if (pendingOutput.size > 0) flush(runId);
+          countCalls(runId, 1);
           send({ t: 'call', runId, calls: [id, name, args, site] });
           // The host's microtasks run once the isolate entry in progress has returned.
           heldCalls = [];
@@ -222,21 +397,27 @@ function handle(message: HostMessage): void {
       unknownNames.set(runId, new UnknownNameAnswerer(() => nameIndexOf(catalog.id)));
       void run.outcome.then((outcome) => {
         sendHeldCalls();
+        awaiting -= openCalls.get(runId) ?? 0;
+        openCalls.delete(runId);
         runs.delete(runId);
         unknownNames.delete(runId);
         flush(runId);
-        send({ t: 'done', runId, outcome });
+        send({
+          t: 'done',
+          runId,
+          outcome,
+          spins: [
+            spins.hit - spinsBefore.hit,
+            spins.miss - spinsBefore.miss,
+            spins.preempted - spinsBefore.preempted,
+          ],
+        });
       });
       return;
     }
     case 'settle':
       if (!Array.isArray(message.answers)) return;
-      if (waitingSettles.length === 0 && framesNeeded(message.answers) === 0) {
-        deliver(message.runId, message.answers);
-        return;
-      }
-      waitingSettles.push(message);
-      settleWaiting();
+      onSettle(message);
       return;
     case 'cancel':
       runs.get(message.runId)?.cancel(message.code);
@@ -248,6 +429,16 @@ function handle(message: HostMessage): void {
       send({ t: 'pong', seq: message.seq });
       return;
   }
+}
+
+/** `count` calls of the run were sent: the spin may wait for their answers. */
+function countCalls(runId: number, count: number): void {
+  openCalls.set(runId, (openCalls.get(runId) ?? 0) + count);
+  awaiting += count;
+  callsSinceProbe += count;
+  lastCallAt = performance.now();
+  // Runs once the isolate entry that sent them has returned and its microtasks have run.
+  scheduleSpin();
 }
 
 /** The name index of a kept catalog, made from its list on first use. */
@@ -265,6 +456,7 @@ function nameIndexOf(catalogId: number): ToolNameIndex | undefined {
 process.on('message', (message) => handle(message as HostMessage));
 process.on('disconnect', () => {
   if (!(side instanceof Error)) side.destroy();
+  if (!(settleChannel instanceof Error)) settleChannel.destroy();
   for (const run of runs.values()) run.cancel('ABORTED');
   engine?.close();
   process.removeAllListeners('message');

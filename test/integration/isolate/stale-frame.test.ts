@@ -38,7 +38,7 @@ it('a large result of an ended run, read after the next run started, does not en
     execArgv: ['--no-node-snapshot'],
     env: {},
     serialization: 'json',
-    stdio: ['ignore', 'ignore', 'pipe', 'ipc', 'pipe'],
+    stdio: ['ignore', 'ignore', 'pipe', 'ipc', 'pipe', 'pipe'],
   });
   child = worker;
   let stderr = '';

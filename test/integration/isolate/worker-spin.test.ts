@@ -1,0 +1,152 @@
+/**
+ * @module
+ * A process-mode worker that has sent a tool call reads the settle channel in a loop for up to
+ * its run's `spinUs` instead of sleeping until the answer comes (see worker.ts): answers that
+ * come within the window are taken by the spin; once an answer came later than the window, the
+ * worker waits asleep and spins again only every 16 calls, to notice when answers speed up. The
+ * real worker entry (dist/), driven over its IPC channel and its settle channel, which the test
+ * answers on as the host does; and a pool whose worker spins, cancelled while it does.
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import type { Socket } from 'node:net';
+import { afterEach, expect, it } from 'vitest';
+
+import { compileScript } from '../../../src/compile/index.js';
+import { findDistFile, loadPreludeSource } from '../../../src/isolate/assets.js';
+import { SandboxPool, type SandboxWorkerEvent } from '../../../src/isolate/index.js';
+import { resolveSandboxLimits } from '../../../src/isolate/limits.js';
+import { encodeFrame } from '../../../src/isolate/payload-channel.js';
+import {
+  SETTLE_CHANNEL_FD,
+  type HostMessage,
+  type WorkerMessage,
+} from '../../../src/isolate/worker-protocol.js';
+
+let child: ChildProcess | undefined;
+let pool: SandboxPool | undefined;
+afterEach(async () => {
+  child?.kill('SIGKILL');
+  child = undefined;
+  await pool?.close();
+  pool = undefined;
+});
+
+function code(source: string): string {
+  const compiled = compileScript(source);
+  if (!compiled.ok) expect.fail(compiled.error.message);
+  return compiled.code;
+}
+
+type Done = Extract<WorkerMessage, { t: 'done' }>;
+
+/**
+ * Starts the real worker and runs `calls` sequential calls of one tool in it with `spinUs`,
+ * answering each call `answerAfterMs` after it arrives (0: at once) on the settle channel, as the
+ * host does. Resolves with the run's `done` message.
+ */
+async function runSequentialCalls(spinUs: number, calls: number, answerAfterMs: number): Promise<Done> {
+  const worker = fork(findDistFile('isolate/worker.js'), [], {
+    execArgv: ['--no-node-snapshot'],
+    env: {},
+    serialization: 'json',
+    stdio: ['ignore', 'ignore', 'pipe', 'ipc', 'pipe', 'pipe'],
+  });
+  child = worker;
+  let stderr = '';
+  worker.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const settles = (worker.stdio as unknown as Socket[])[SETTLE_CHANNEL_FD]!;
+  settles.on('error', () => undefined);
+  const post = (message: HostMessage): void => void worker.send(message);
+  const answer = (runId: number, id: number): void =>
+    void settles.write(encodeFrame(JSON.stringify([runId, [id, true, '{"ok":1}', null]])));
+  return new Promise<Done>((resolve, reject) => {
+    worker.once('exit', () => reject(new Error(`the worker exited: ${stderr}`)));
+    worker.on('message', (message: WorkerMessage) => {
+      if (message.t === 'ready') {
+        post({
+          t: 'run',
+          runId: 1,
+          spinUs,
+          request: {
+            code: code(`for (let i = 0; i < ${calls}; i++) await tools.t.get({ i });`),
+            tools: { id: 1, maxNameChars: 6, lineNames: [], store: false, listJson: '[["t","get"]]' },
+            limits: resolveSandboxLimits({ maxToolCalls: calls + 1 }),
+            wallTimeLeftMs: 60_000,
+          },
+        });
+      } else if (message.t === 'call') {
+        for (let index = 0; index < message.calls.length; index += 4) {
+          const id = message.calls[index] as number;
+          if (answerAfterMs === 0) answer(message.runId, id);
+          else setTimeout(() => answer(message.runId, id), answerAfterMs);
+        }
+      } else if (message.t === 'done') resolve(message);
+      else if (message.t === 'init-failed') reject(new Error(message.message));
+    });
+    post({ t: 'init', prelude: loadPreludeSource(), spareMemoryMb: 64 });
+  });
+}
+
+it('answers that come within the window are read by the spin; with no window the worker never spins', async () => {
+  // A window of 20 ms: an answer written at once arrives well within it even on a busy machine.
+  const spinning = await runSequentialCalls(20_000, 200, 0);
+  expect(spinning.outcome.ok).toBe(true);
+  const [hits, misses] = spinning.spins!;
+  expect(hits).toBeGreaterThan(0);
+  expect(misses).toBe(0);
+  child?.kill('SIGKILL');
+
+  const asleep = await runSequentialCalls(0, 50, 0);
+  expect(asleep.outcome.ok).toBe(true);
+  expect(asleep.spins).toEqual([0, 0, 0]);
+});
+
+it('answers slower than the window: after a miss the worker waits asleep, spinning once every 16 calls', async () => {
+  // Each answer comes 4 ms after its call; the window is 1 ms, so every spin runs out.
+  const calls = 64;
+  const done = await runSequentialCalls(1_000, calls, 4);
+  expect(done.outcome.ok).toBe(true);
+  const [hits, misses] = done.spins!;
+  expect(hits).toBe(0);
+  // The first call spins (no answer was slow yet), then one call in 16 probes: 1 + 64 / 16.
+  expect(misses).toBeGreaterThanOrEqual(2);
+  expect(misses).toBeLessThanOrEqual(1 + calls / 16);
+});
+
+it('a run whose worker spins for its answers is cancelled at its wall budget, and the worker confirms and stays', async () => {
+  const events: SandboxWorkerEvent[] = [];
+  pool = await SandboxPool.open({
+    mode: 'process',
+    workers: 1,
+    workerSpinUs: 50_000,
+    onWorkerEvent: (event) => events.push(event),
+  });
+  const started = performance.now();
+  const result = await pool.run({
+    code: code('for (;;) await tools.t.echo({});'),
+    tools: [{ name: 't.echo', namespace: 't', member: 'echo' }],
+    invoke: async () => ({ ok: true }),
+    limits: { wallTimeMs: 300, maxToolCalls: 10_000_000 },
+  });
+  expect(result.error?.code).toBe('WALL_TIMEOUT');
+  expect(result.toolCalls.length).toBeGreaterThan(10);
+  // The worker took the cancel (a spin ends when the answers stop): it confirmed, and was not
+  // killed for failing to.
+  expect(events.filter((event) => event.type === 'stopped')).toEqual([]);
+  expect(performance.now() - started).toBeLessThan(5_000);
+  const next = await pool.run({
+    code: code('console.log((await tools.t.echo({})).ok);'),
+    tools: [{ name: 't.echo', namespace: 't', member: 'echo' }],
+    invoke: async () => ({ ok: true }),
+  });
+  expect(next.stdout.trim()).toBe('true');
+});
+
+it('refuses a negative or fractional spin window, naming the option', async () => {
+  for (const workerSpinUs of [-1, 1.5]) {
+    await expect(SandboxPool.open({ mode: 'process', workerSpinUs })).rejects.toMatchObject({
+      code: 'INVALID_ARGUMENT',
+      details: { field: 'workerSpinUs' },
+    });
+  }
+});
