@@ -9,6 +9,7 @@ import {
   DEFAULT_SANDBOX_MAX_WORKERS,
   DEFAULT_SANDBOX_MIN_WORKERS,
   DEFAULT_SANDBOX_WORKER_IDLE_MS,
+  DEFAULT_SANDBOX_WORKER_SPIN_US,
   DEFAULT_SERVER_MAX_MESSAGE_BYTES,
   DEFAULT_TOOL_CALL_TIMEOUT_MS,
   DEFAULT_WALL_TIME_MS,
@@ -385,6 +386,16 @@ describe('parseConfig', () => {
     });
     expect(config.search).toEqual({ limit: 3 });
     expect(config.agent).toEqual({ model: 'm', maxSteps: 4 });
+  });
+
+  it('sandbox.workerSpinUs: the default, 0 to turn the spin off, and a negative or fractional value named by its path', () => {
+    expect(parseConfig({}, { file, env: {} }).sandbox.workerSpinUs).toBe(DEFAULT_SANDBOX_WORKER_SPIN_US);
+    expect(parseConfig({ sandbox: { workerSpinUs: 0 } }, { file, env: {} }).sandbox.workerSpinUs).toBe(0);
+    for (const workerSpinUs of [-5, 2.5]) {
+      const error = thrown(() => parseConfig({ sandbox: { workerSpinUs } }, { file, env: {} }));
+      const paths = (error.details.issues as { path: string }[]).map((issue) => issue.path);
+      expect(paths).toEqual(['sandbox.workerSpinUs']);
+    }
   });
 
   it('sizes sandbox workers: defaults, a range, a fixed "workers", and conflicts named with the fix', () => {
