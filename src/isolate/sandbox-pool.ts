@@ -28,7 +28,7 @@
  * session that expired, was evicted or lost its worker fails its next run with
  * `SESSION_EXPIRED` telling the model to start over, never silently starting empty.
  */
-import { availableParallelism } from 'node:os';
+import { availableParallelism, loadavg } from 'node:os';
 
 import {
   DEFAULT_SANDBOX_HEARTBEAT_MS,
@@ -89,9 +89,10 @@ export interface SandboxPoolOptions {
   /**
    * Microseconds a worker may keep its core busy after sending a tool call, reading for the
    * answer instead of sleeping until it comes (process mode; 0 turns it off). A worker spins only
-   * while its run's answers come within this window (a slow tool is waited for asleep) and only
+   * while its run's answers come within this window (a slow tool is waited for asleep), only
    * when the running scripts, counting this one, leave at least one core for the host
-   * (`os.availableParallelism()` − 1). The cost is CPU: up to this long per call, on a core that
+   * (`os.availableParallelism()` − 1) and the machine's load average is below its core count,
+   * and not while its spins keep being preempted. The cost is CPU: up to this long per call, on a core that
    * is otherwise idle. The gain is a wake-up per call: a sleeping process woken on an idle core
    * pays tens of µs before it runs (see docs/sandbox.md).
    * @defaultValue {@link DEFAULT_SANDBOX_WORKER_SPIN_US}
@@ -338,10 +339,13 @@ export class SandboxPool {
   /**
    * How long a run starting now may spin for its answers (see
    * {@link SandboxPoolOptions.workerSpinUs}): 0 unless the running scripts, this one counted,
-   * leave a core for the host.
+   * leave a core for the host, and the machine's load (the last minute's average of runnable
+   * threads, other processes' included) is below its core count. The worker also stops
+   * spinning by itself when its spins keep being preempted.
    */
   #spinUs(): number {
-    return this.#active.size + 1 <= this.#cores - 1 ? this.#sizing.spinUs : 0;
+    if (this.#sizing.spinUs === 0 || this.#active.size + 1 > this.#cores - 1) return 0;
+    return loadavg()[0]! < this.#cores ? this.#sizing.spinUs : 0;
   }
 
   /** Opens a pool: starts and warms its workers (or its in-process engine). */
