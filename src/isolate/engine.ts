@@ -578,8 +578,10 @@ export class EngineRun {
   /** @internal Called by the bridge. */
   onCall(id: unknown, name: unknown, args: unknown, site?: unknown): void {
     if (this.#ended || typeof id !== 'number' || typeof name !== 'string' || typeof args !== 'string') return;
-    if (this.#outstanding.has(id)) return; // a call of that id in flight, or NO_CALL
-    this.#outstanding.add(id);
+    // A call of that id in flight, or NO_CALL, leaves the set as it was (one lookup, not two).
+    const outstanding = this.#outstanding;
+    const size = outstanding.size;
+    if (outstanding.add(id).size === size) return;
     if (typeof site === 'string') this.#sink.call(id, name, args, site);
     else this.#sink.call(id, name, args);
   }
@@ -612,12 +614,12 @@ export class EngineRun {
     const sandbox = this.#sandbox;
     if (this.#ended || sandbox === undefined) return;
     const watch = this.#watch;
-    if (watch === undefined || answers === undefined) return this.#enterTimed(sandbox, answers);
-    // The watchdog may have stopped the run between entries (its isolate is disposed, and the
-    // watchdog no longer armed): the run ends with its stop.
-    if (watch.stopped !== undefined) return this.#endStopped(watch);
-    if (!watch.armed) return this.#enterTimed(sandbox, answers);
-    // Watched: the watchdog stops the entry if a budget runs out; no timeout, no clock read.
+    if (watch === undefined || answers === undefined || !watch.armed) {
+      return this.#enterTimed(sandbox, answers);
+    }
+    // Watched: the watchdog stops the entry if a budget runs out; no timeout, no clock read. A
+    // watchdog that stops the run disposes its isolate before it disarms: an entry made meanwhile
+    // throws, and ends the run with the watchdog's stop (see `#failed`).
     this.#entries++;
     this.#watchedEntries++;
     this.#cpuUnread = true;
@@ -639,6 +641,10 @@ export class EngineRun {
    * isolate's CPU time read after it: the run's first entries, and any its watchdog does not watch.
    */
   #enterTimed(sandbox: Sandbox, answers: SettleArgument[] | undefined): void {
+    // The watchdog may have stopped the run between entries (its isolate is disposed, and the
+    // watchdog no longer armed): the run ends with its stop.
+    const watch = this.#watch;
+    if (watch !== undefined && watch.stopped !== undefined) return this.#endStopped(watch);
     if (this.#cpuUnread) {
       this.#cpuUnread = false;
       try {
