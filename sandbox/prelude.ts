@@ -211,20 +211,23 @@ function callSite(): string | undefined {
 
 /** Files `entry` in its slot, doubling the table while that slot is taken. */
 function track(entry: Pending): void {
-  while (slots[entry.id & slotMask] !== undefined) {
-    const old = slots;
-    const oldSize = slotMask + 1;
-    const size = oldSize * 2;
-    const grown = emptySlots(size);
-    // Distinct slots under the old mask stay distinct under the new one.
-    for (let index = 0; index < oldSize; index++) {
-      const kept = old[index];
-      if (kept !== undefined) grown[kept.id & (size - 1)] = kept;
-    }
-    slots = grown;
-    slotMask = size - 1;
-  }
+  while (slots[entry.id & slotMask] !== undefined) grow();
   slots[entry.id & slotMask] = entry;
+}
+
+/** Doubles the calls table. */
+function grow(): void {
+  const old = slots;
+  const oldSize = slotMask + 1;
+  const size = oldSize * 2;
+  const grown = emptySlots(size);
+  // Distinct slots under the old mask stay distinct under the new one.
+  for (let index = 0; index < oldSize; index++) {
+    const kept = old[index];
+    if (kept !== undefined) grown[kept.id & (size - 1)] = kept;
+  }
+  slots = grown;
+  slotMask = size - 1;
 }
 
 /** Takes the call `id` out of the table; undefined when it is not in flight. */
@@ -372,73 +375,32 @@ function callTool(name: string, args: unknown): Promise<unknown> {
   return promise;
 }
 
-/** Checks a call and sends it to the host, or rejects it (see {@link callTool}). */
+/**
+ * Checks a call and sends it to the host, or rejects it (see {@link callTool}). The refusals are
+ * made in functions of their own: V8 optimises a function once it has run about as many
+ * bytecodes as some hundreds of calls through all of it would, and each run's isolate starts
+ * unoptimised, so a long function whose calls take its short path stays slow for most of a run.
+ */
 function request(
   name: string,
   args: unknown,
   resolve: (value: unknown) => void,
   reject: (error: unknown) => void,
 ): void {
-  if (name.length > maxName) {
-    reject(
-      toolError(
-        `Unknown tool "${echoName(name)}": tool names are at most ${maxName} characters. Use the names in \`tools\`.`,
-        'UNKNOWN_TOOL',
-      ),
-    );
-    return;
-  }
+  if (name.length > maxName) return reject(longNameError(name));
   let json: unknown;
   try {
     json = args === undefined ? '{}' : stringify(args);
   } catch (error) {
-    let reason = 'it could not be serialized';
-    try {
-      reason = StringCtor((error as Error).message);
-    } catch {
-      // keep the generic reason
-    }
-    reject(
-      new TypeErrorCtor(
-        `Arguments of ${name} must be JSON data (${clip(reason, MAX_ECHOED_NAME_CHARS * 4)}).`,
-      ),
-    );
-    return;
+    return reject(notJsonError(name, error));
   }
-  if (typeof json !== 'string' || json.charCodeAt(0) !== 123 /* { */) {
-    reject(new TypeErrorCtor(`${name} takes one object argument, for example ${name}({ … }).`));
-    return;
-  }
-  if (json.length > maxArgs) {
-    reject(
-      toolError(
-        `Arguments of ${name} are over ${maxArgs} bytes of JSON. Pass less data per call (split it over several calls).`,
-        'TOOL_ARGS_LIMIT',
-      ),
-    );
-    return;
-  }
+  if (typeof json !== 'string' || json.charCodeAt(0) !== 123 /* { */) return reject(notObjectError(name));
+  if (json.length > maxArgs) return reject(argsTooLargeError(name));
   // Every call that crosses costs host memory until it is answered (while the script runs
   // without awaiting, calls pile up in the IPC channel): bound their number and their bytes.
-  if (crossed >= maxCalls) {
-    reject(
-      toolError(
-        `Tool call limit reached: a script may make at most ${maxCalls} tool calls. Fetch data in fewer, larger calls and print a summary.`,
-        'TOOL_CALL_LIMIT',
-      ),
-    );
-    return;
-  }
+  if (crossed >= maxCalls) return reject(callLimitError());
   const cost = json.length + name.length + CALL_OVERHEAD_CHARS;
-  if (pendingChars + cost > maxPending) {
-    reject(
-      toolError(
-        `Arguments of tool calls waiting for an answer would exceed ${maxPending} bytes of JSON (${pendingChars} pending now, this call adds ${cost}). Await earlier calls before starting more (for example in batches with Promise.all).`,
-        'TOOL_ARGS_LIMIT',
-      ),
-    );
-    return;
-  }
+  if (pendingChars + cost > maxPending) return reject(pendingError(cost));
   crossed++;
   pendingChars += cost;
   const id = nextId++;
@@ -447,6 +409,50 @@ function request(
   const site = lineTools.size > 0 && lineTools.has(name) ? callSite() : undefined;
   if (site === undefined) call(id, name, json);
   else call(id, name, json, site);
+}
+
+function longNameError(name: string): Error {
+  return toolError(
+    `Unknown tool "${echoName(name)}": tool names are at most ${maxName} characters. Use the names in \`tools\`.`,
+    'UNKNOWN_TOOL',
+  );
+}
+
+function notJsonError(name: string, error: unknown): Error {
+  let reason = 'it could not be serialized';
+  try {
+    reason = StringCtor((error as Error).message);
+  } catch {
+    // keep the generic reason
+  }
+  return new TypeErrorCtor(
+    `Arguments of ${name} must be JSON data (${clip(reason, MAX_ECHOED_NAME_CHARS * 4)}).`,
+  );
+}
+
+function notObjectError(name: string): Error {
+  return new TypeErrorCtor(`${name} takes one object argument, for example ${name}({ … }).`);
+}
+
+function argsTooLargeError(name: string): Error {
+  return toolError(
+    `Arguments of ${name} are over ${maxArgs} bytes of JSON. Pass less data per call (split it over several calls).`,
+    'TOOL_ARGS_LIMIT',
+  );
+}
+
+function callLimitError(): Error {
+  return toolError(
+    `Tool call limit reached: a script may make at most ${maxCalls} tool calls. Fetch data in fewer, larger calls and print a summary.`,
+    'TOOL_CALL_LIMIT',
+  );
+}
+
+function pendingError(cost: number): Error {
+  return toolError(
+    `Arguments of tool calls waiting for an answer would exceed ${maxPending} bytes of JSON (${pendingChars} pending now, this call adds ${cost}). Await earlier calls before starting more (for example in batches with Promise.all).`,
+    'TOOL_ARGS_LIMIT',
+  );
 }
 
 const NOT_A_TOOL = new Set(['then', 'toJSON', 'constructor', 'valueOf', 'toString', 'inspect']);
@@ -679,23 +685,25 @@ function settle(id: number, ok: boolean, payload: string | undefined, code: stri
   const entry = untrack(id);
   if (entry === undefined) return;
   pendingChars -= entry.cost;
-  if (!ok) {
-    fail(entry, StringCtor(payload), code);
-    return;
-  }
+  if (!ok) return fail(entry, StringCtor(payload), code);
+  if (payload === undefined) return entry.resolve(undefined);
   let value: unknown;
   try {
-    value = payload === undefined ? undefined : parse(payload);
+    value = parse(payload);
   } catch {
-    // A server's text (code `json-text`, JSON_TEXT_PAYLOAD on the host) that is not JSON is
-    // the script's string, as any non-JSON text result is.
-    if (code === 'json-text') value = payload;
-    else {
-      fail(entry, 'The tool result was not valid JSON.', 'TOOL_ERROR');
-      return;
-    }
+    return notJson(entry, payload, code);
   }
   entry.resolve(value);
+}
+
+/**
+ * Settles a call whose ok payload is not JSON: a server's text (code `json-text`,
+ * JSON_TEXT_PAYLOAD on the host) is the script's string, as any non-JSON text result is; a
+ * payload the host wrote must be JSON.
+ */
+function notJson(entry: Pending, payload: string, code: string | undefined): void {
+  if (code === 'json-text') entry.resolve(payload);
+  else fail(entry, 'The tool result was not valid JSON.', 'TOOL_ERROR');
 }
 
 /**

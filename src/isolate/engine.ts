@@ -374,6 +374,9 @@ function disposeSandbox(sandbox: Sandbox): void {
   onDisposed?.();
 }
 
+/** Never the id of a call (the prelude numbers calls from 1): the entry that keeps a run's set of calls in flight from emptying. */
+const NO_CALL = 0;
+
 /** Faults after which a session's context is kept: the script itself is at fault, not the sandbox. */
 const KEEPS_SESSION = new Set<EngineFaultCode>(['STALLED']);
 
@@ -389,10 +392,14 @@ export class EngineRun {
   readonly #cpuBudgetNs: number;
   /** The options of every entry: only `timeout` changes, set before each entry. */
   readonly #entryOptions: { timeout: number } = { timeout: 1 };
-  readonly #outstanding = new Set<number>();
+  /**
+   * Ids of the calls in flight, and {@link NO_CALL}: kept in the set so that it never empties. A
+   * set that goes from one entry to none shrinks its table, and grows it again at the next call
+   * (a sequential script does both at every call).
+   */
+  readonly #outstanding = new Set<number>([NO_CALL]);
   /** Answers waiting for the next entry, as `__codecall_settle` takes them (see `#push`). */
   #answers: SettleArgument[] = [];
-  #spareAnswers: SettleArgument[] = [];
   #answerCount = 0;
   #flush: NodeJS.Immediate | undefined;
   /** The isolate's CPU time as read after the last entry (nothing runs in it between entries). */
@@ -426,6 +433,15 @@ export class EngineRun {
     this.#cpuBudgetNs = this.#cpuStartNs + request.limits.cpuTimeMs * NS_PER_MS;
     this.outcome = new Promise((resolve) => (this.#resolve = resolve));
     if (sandbox) sandbox.run = this;
+    // Stored a second time, so that V8 never takes these fields for constants: it does so for a
+    // field stored only once, and throws away the optimised code that relied on that when the
+    // first run ends and stores it again (the whole per-call path, which then takes thousands of
+    // calls, several runs, to be optimised again).
+    this.#ended = false;
+    this.#finished = undefined;
+    this.#flush = undefined;
+    this.#answers = [];
+    this.#answerCount = 0;
   }
 
   /** Entries into the isolate so far (the start, then one per batch of answers). */
@@ -479,9 +495,16 @@ export class EngineRun {
    * loop, so the calls that end together are settled in one entry.
    */
   settle(id: number, ok: boolean, payload: string | undefined, code?: string): void {
-    if (this.#ended || !this.#outstanding.delete(id)) return;
+    if (this.#ended || id === NO_CALL || !this.#outstanding.delete(id)) return;
+    if (this.#outstanding.size === 1 && this.#answerCount === 0) {
+      // The last call in flight and no answer waiting (every call of a sequential script): it
+      // enters alone, in a list of its own.
+      return this.#enter(
+        ok && code === undefined && payload !== undefined ? [id, payload] : [-id, ok, payload, code],
+      );
+    }
     this.#push(id, ok, payload, code);
-    if (this.#outstanding.size === 0 || this.#answerCount >= MAX_ANSWERS_PER_ENTRY) this.#settleWaiting();
+    if (this.#outstanding.size === 1 || this.#answerCount >= MAX_ANSWERS_PER_ENTRY) this.#settleWaiting();
     else this.#flush ??= setImmediate(() => this.#settleWaiting());
   }
 
@@ -497,7 +520,14 @@ export class EngineRun {
       const ok = answers[index + 1];
       const payload = answers[index + 2];
       const code = answers[index + 3];
-      if (typeof id !== 'number' || typeof ok !== 'boolean' || !this.#outstanding.delete(id)) continue;
+      if (
+        typeof id !== 'number' ||
+        typeof ok !== 'boolean' ||
+        id === NO_CALL ||
+        !this.#outstanding.delete(id)
+      ) {
+        continue;
+      }
       this.#push(
         id,
         ok,
@@ -527,13 +557,11 @@ export class EngineRun {
     }
     const answers = this.#answers;
     if (answers.length === 0 || this.#ended) return;
-    // Two lists take turns: answers that arrive during the entry go to the other one, and the
-    // entered one (copied into the isolate as the entry began) is emptied for the next turn.
-    this.#answers = this.#spareAnswers;
+    // A new list for the answers that arrive during the entry: emptying this one instead (setting
+    // its length) is a call into the runtime that also drops its storage, grown again at the next push.
+    this.#answers = [];
     this.#answerCount = 0;
     this.#enter(answers);
-    answers.length = 0;
-    this.#spareAnswers = answers;
   }
 
   /** Stops the run from outside (wall timer, abort, pool shutdown). */
@@ -550,8 +578,10 @@ export class EngineRun {
   /** @internal Called by the bridge. */
   onCall(id: unknown, name: unknown, args: unknown, site?: unknown): void {
     if (this.#ended || typeof id !== 'number' || typeof name !== 'string' || typeof args !== 'string') return;
-    if (this.#outstanding.has(id)) return;
-    this.#outstanding.add(id);
+    // A call of that id in flight, or NO_CALL, leaves the set as it was (one lookup, not two).
+    const outstanding = this.#outstanding;
+    const size = outstanding.size;
+    if (outstanding.add(id).size === size) return;
     if (typeof site === 'string') this.#sink.call(id, name, args, site);
     else this.#sink.call(id, name, args);
   }
@@ -573,32 +603,48 @@ export class EngineRun {
   }
 
   /**
-   * One entry into the isolate: the start (`answers` unset) or a batch of answers. It carries a
-   * timeout of the CPU or wall budget left (whichever is less), and the isolate's CPU time is
-   * read after it. No closure or options object is made per entry: this is every tool call's path.
+   * One entry into the isolate: the start (`answers` unset) or a batch of answers. Under the
+   * run's watchdog it goes as it is; otherwise see {@link EngineRun.#enterTimed}. No closure or
+   * options object is made per entry: this is every tool call's path. Kept short, the cold paths
+   * in functions of their own: V8 optimises a function once it has run about as many bytecodes
+   * as a few thousand calls through all of it would, so a long function whose calls take a short
+   * path stays unoptimised for tens of thousands of calls.
    */
   #enter(answers: SettleArgument[] | undefined): void {
     const sandbox = this.#sandbox;
     if (this.#ended || sandbox === undefined) return;
     const watch = this.#watch;
-    if (watch !== undefined) {
-      // The watchdog may have stopped the run between entries (its isolate is disposed, and
-      // the watchdog no longer armed): the run ends with its stop.
-      const stopped = watch.stopped;
-      if (stopped !== undefined) return this.#end({ ok: false, fault: { code: stopped } });
+    if (watch === undefined || answers === undefined || !watch.armed) {
+      return this.#enterTimed(sandbox, answers);
     }
-    if (answers !== undefined && watch?.armed === true) {
-      // Watched: the watchdog stops the entry if a budget runs out; no timeout, no clock read.
-      this.#entries++;
-      this.#watchedEntries++;
-      this.#cpuUnread = true;
-      try {
-        sandbox.settle.applySync(undefined, answers);
-      } catch (error) {
-        return this.#failed(sandbox, error, true);
-      }
-      return this.#afterEntry();
+    // Watched: the watchdog stops the entry if a budget runs out; no timeout, no clock read. A
+    // watchdog that stops the run disposes its isolate before it disarms: an entry made meanwhile
+    // throws, and ends the run with the watchdog's stop (see `#failed`).
+    this.#entries++;
+    this.#watchedEntries++;
+    this.#cpuUnread = true;
+    try {
+      sandbox.settle.applySync(undefined, answers);
+    } catch (error) {
+      return this.#failed(sandbox, error, true);
     }
+    this.#afterEntry();
+  }
+
+  /** Ends the run with its watchdog's stop. */
+  #endStopped(watch: Watch): void {
+    this.#end({ ok: false, fault: { code: watch.stopped! } });
+  }
+
+  /**
+   * An entry that carries a timeout of the CPU or wall budget left (whichever is less), with the
+   * isolate's CPU time read after it: the run's first entries, and any its watchdog does not watch.
+   */
+  #enterTimed(sandbox: Sandbox, answers: SettleArgument[] | undefined): void {
+    // The watchdog may have stopped the run between entries (its isolate is disposed, and the
+    // watchdog no longer armed): the run ends with its stop.
+    const watch = this.#watch;
+    if (watch !== undefined && watch.stopped !== undefined) return this.#endStopped(watch);
     if (this.#cpuUnread) {
       this.#cpuUnread = false;
       try {
@@ -658,23 +704,26 @@ export class EngineRun {
 
   #afterEntry(): void {
     const finished = this.#finished;
-    if (finished) {
-      if (finished.ok) {
-        const outcome: Omit<EngineOutcome, 'cpuMs'> = { ok: true };
-        if (finished.payload !== undefined) outcome.returnJson = finished.payload;
-        return this.#end(outcome);
-      }
-      let thrown: ThrownReport;
-      try {
-        thrown = JSON.parse(finished.payload ?? '{}') as ThrownReport;
-      } catch {
-        thrown = { value: '[unreadable]' };
-      }
-      return this.#end({ ok: false, thrown });
-    }
-    if (this.#outstanding.size === 0 && this.#answers.length === 0) {
+    if (finished !== undefined) return this.#endFinished(finished);
+    if (this.#outstanding.size === 1 && this.#answers.length === 0) {
       this.#end({ ok: false, fault: { code: 'STALLED' } });
     }
+  }
+
+  /** Ends the run the script finished (returned or threw). */
+  #endFinished(finished: { ok: boolean; payload: string | undefined }): void {
+    if (finished.ok) {
+      const outcome: Omit<EngineOutcome, 'cpuMs'> = { ok: true };
+      if (finished.payload !== undefined) outcome.returnJson = finished.payload;
+      return this.#end(outcome);
+    }
+    let thrown: ThrownReport;
+    try {
+      thrown = JSON.parse(finished.payload ?? '{}') as ThrownReport;
+    } catch {
+      thrown = { value: '[unreadable]' };
+    }
+    this.#end({ ok: false, thrown });
   }
 
   #end(outcome: Omit<EngineOutcome, 'cpuMs'> & { cpuMs?: number }): void {
@@ -693,6 +742,7 @@ export class EngineRun {
     const ended: EngineOutcome = { ...outcome, cpuMs };
     this.#ended = true;
     this.#outstanding.clear();
+    this.#outstanding.add(NO_CALL);
     this.#answers = [];
     this.#answerCount = 0;
     if (this.#flush !== undefined) clearImmediate(this.#flush);

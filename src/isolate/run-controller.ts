@@ -238,14 +238,17 @@ export class RunController implements EngineSink {
   /** Each tool by both spellings: the catalog's map, shared by its runs (never copied per run). */
   readonly #byName: ReadonlyMap<string, SandboxToolBinding>;
   /** The name of the last call of a known tool, and its binding (see `call`). */
-  #lastName: string | undefined;
+  #lastName = '';
   #lastBinding: SandboxToolBinding | undefined;
   /** Dispatched calls, in order: the run's records. */
   readonly #records: QueuedCall[] = [];
   readonly #queue: QueuedCall[] = [];
-  /** Calls dispatched in this turn and not started yet (see `#startDispatched`), and a spare list. */
-  #dispatched: QueuedCall[] = [];
-  #spareDispatched: QueuedCall[] = [];
+  /**
+   * The first call dispatched in this turn and not started yet (see `#startDispatched`), and
+   * the others, in order. A sequential script dispatches one call per turn: no list is made.
+   */
+  #dispatchedFirst: QueuedCall | undefined;
+  #dispatchedMore: QueuedCall[] | undefined;
   readonly #abort = new AbortController();
   /** The run's signal, read once (`AbortController.signal` is a getter). */
   readonly #signal = this.#abort.signal;
@@ -277,6 +280,9 @@ export class RunController implements EngineSink {
     this.#maxNameChars = Math.max(options.limits.maxToolNameChars, catalog.engine.maxNameChars);
     this.#stdout = new OutputBuffer(options.limits.maxStdoutBytes);
     this.#stderr = new OutputBuffer(options.limits.maxStderrBytes);
+    // Stored a second time: V8 takes a field stored only once for a constant, and throws away
+    // the optimised code that relied on that when the first run ends (see EngineRun's constructor).
+    this.#ended = false;
   }
 
   /** Milliseconds of wall time left. */
@@ -354,53 +360,32 @@ export class RunController implements EngineSink {
     return lookedUp;
   }
 
+  /**
+   * A call from the script. The common path is kept short and the refusals are functions of
+   * their own: V8 optimises a function once it has run about as many bytecodes as a few thousand
+   * calls through all of it would, so a long function whose calls take a short path stays
+   * unoptimised for tens of thousands of calls.
+   */
   call(id: number, name: string, argsJson: string, site?: string): void {
     if (this.#ended) return;
     // Every attempt counts, known tool or not: unknown names cost host work too.
-    if (++this.#calls > this.#limits.maxToolCalls) {
-      return this.#reject(id, callLimitMessage(this.#limits.maxToolCalls), 'TOOL_CALL_LIMIT');
-    }
-    if (name.length > this.#maxNameChars) {
-      // No tool has a name this long: no lookup, no edit distance, and only a prefix echoed.
-      return this.#reject(
-        id,
-        `Unknown tool "${echoName(name)}": tool names are at most ${this.#maxNameChars} characters. Use the names in \`tools\`.`,
-        'UNKNOWN_TOOL',
-      );
-    }
+    if (++this.#calls > this.#limits.maxToolCalls) return this.#rejectCallLimit(id);
+    // No tool has a name this long: no lookup, no edit distance, and only a prefix echoed.
+    if (name.length > this.#maxNameChars) return this.#rejectLongName(id, name);
     // The name arrives as a new string at every call: comparing it with the last one found is
     // cheaper than hashing it for the map (a loop calls one tool over and over).
-    let binding: SandboxToolBinding | undefined;
-    if (name === this.#lastName) binding = this.#lastBinding;
-    else {
-      binding = this.#byName.get(name);
-      if (binding !== undefined) {
-        this.#lastName = name;
-        this.#lastBinding = binding;
-      }
-    }
+    let binding = name === this.#lastName ? this.#lastBinding : undefined;
     if (binding === undefined) {
-      // Answered in slices off this turn: a flood of unknown names (each a lookup and a reply)
-      // must not hold the host's loop for one long stretch.
-      this.#unknown.push([id, name]);
-      if (this.#unknown.length === 1) setImmediate(() => this.#answerUnknown());
-      return;
+      binding = this.#byName.get(name);
+      if (binding === undefined) return this.#queueUnknown(id, name);
+      this.#lastName = name;
+      this.#lastBinding = binding;
     }
     const argsBytes = Buffer.byteLength(argsJson);
-    if (argsBytes > this.#limits.maxToolArgsBytes) {
-      return this.#reject(
-        id,
-        `Arguments of ${binding.name} are ${argsBytes} bytes of JSON; the limit is ${this.#limits.maxToolArgsBytes}. Pass less data per call.`,
-        'TOOL_ARGS_LIMIT',
-      );
-    }
+    if (argsBytes > this.#limits.maxToolArgsBytes) return this.#rejectArgs(id, binding, argsBytes);
     const cost = argsBytes + name.length + CALL_OVERHEAD_BYTES;
     if (this.#pendingArgsBytes + cost > this.#limits.maxPendingToolArgsBytes) {
-      return this.#reject(
-        id,
-        `Arguments of tool calls waiting for an answer would exceed ${this.#limits.maxPendingToolArgsBytes} bytes of JSON (${this.#pendingArgsBytes} pending now, this call adds ${cost}). Await earlier calls before starting more (for example in batches with Promise.all).`,
-        'TOOL_ARGS_LIMIT',
-      );
+      return this.#rejectPending(id, cost);
     }
     let args: unknown;
     try {
@@ -409,10 +394,7 @@ export class RunController implements EngineSink {
       return this.#reject(id, `Arguments of ${binding.name} are not valid JSON.`, 'TOOL_ERROR');
     }
     // Only tools bound with a line report send a site; it is the sandbox's word, so it is checked.
-    const line =
-      site !== undefined && binding.reportsLine === true
-        ? mapCallSite((this.#codeMap ??= { map: readCodeMap(this.#options.code) }).map, site)
-        : undefined;
+    const line = site !== undefined && binding.reportsLine === true ? this.#lineOf(site) : undefined;
     this.#pendingArgsBytes += cost;
     const queued: QueuedCall = {
       id,
@@ -435,6 +417,48 @@ export class RunController implements EngineSink {
     }
   }
 
+  /** The model's script line of a call site the sandbox sent (`line:column` in the compiled code). */
+  #lineOf(site: string): number | undefined {
+    return mapCallSite((this.#codeMap ??= { map: readCodeMap(this.#options.code) }).map, site);
+  }
+
+  #rejectCallLimit(id: number): void {
+    this.#reject(id, callLimitMessage(this.#limits.maxToolCalls), 'TOOL_CALL_LIMIT');
+  }
+
+  #rejectLongName(id: number, name: string): void {
+    this.#reject(
+      id,
+      `Unknown tool "${echoName(name)}": tool names are at most ${this.#maxNameChars} characters. Use the names in \`tools\`.`,
+      'UNKNOWN_TOOL',
+    );
+  }
+
+  /**
+   * Queues a call of an unknown name. Answered in slices off this turn: a flood of unknown names
+   * (each a lookup and a reply) must not hold the host's loop for one long stretch.
+   */
+  #queueUnknown(id: number, name: string): void {
+    this.#unknown.push([id, name]);
+    if (this.#unknown.length === 1) setImmediate(() => this.#answerUnknown());
+  }
+
+  #rejectArgs(id: number, binding: SandboxToolBinding, argsBytes: number): void {
+    this.#reject(
+      id,
+      `Arguments of ${binding.name} are ${argsBytes} bytes of JSON; the limit is ${this.#limits.maxToolArgsBytes}. Pass less data per call.`,
+      'TOOL_ARGS_LIMIT',
+    );
+  }
+
+  #rejectPending(id: number, cost: number): void {
+    this.#reject(
+      id,
+      `Arguments of tool calls waiting for an answer would exceed ${this.#limits.maxPendingToolArgsBytes} bytes of JSON (${this.#pendingArgsBytes} pending now, this call adds ${cost}). Await earlier calls before starting more (for example in batches with Promise.all).`,
+      'TOOL_ARGS_LIMIT',
+    );
+  }
+
   #reject(id: number, message: string, code: string): void {
     if (SCRIPT_ERROR_CODES.has(code)) this.#issued.add(`${code}\0${message}`);
     queueMicrotask(() => {
@@ -455,16 +479,21 @@ export class RunController implements EngineSink {
     // The calls of one entry start together, in one microtask (not one `await` each).
     // A reaction to a settled promise, not `queueMicrotask` (a call into Node that validates its
     // argument and, with an AsyncLocalStorage in use, makes an AsyncResource each time).
-    if (this.#dispatched.push(call) === 1) void SETTLED.then(this.#startDispatched);
+    if (this.#dispatchedFirst === undefined) {
+      this.#dispatchedFirst = call;
+      void SETTLED.then(this.#startDispatched);
+    } else (this.#dispatchedMore ??= []).push(call);
   }
 
   /** Starts the calls dispatched since the last start (bound once: no closure per call). */
   readonly #startDispatched = (): void => {
-    const calls = this.#dispatched;
-    this.#dispatched = this.#spareDispatched;
-    for (let index = 0; index < calls.length; index++) void this.#invoke(calls[index]!);
-    calls.length = 0;
-    this.#spareDispatched = calls;
+    const first = this.#dispatchedFirst!;
+    const more = this.#dispatchedMore;
+    this.#dispatchedFirst = undefined;
+    this.#dispatchedMore = undefined;
+    void this.#invoke(first);
+    if (more === undefined) return;
+    for (let index = 0; index < more.length; index++) void this.#invoke(more[index]!);
   };
 
   async #invoke(call: QueuedCall): Promise<void> {
@@ -496,29 +525,54 @@ export class RunController implements EngineSink {
     call.cost = 0;
   }
 
+  /** Answers a call whose tool returned `value`: a host-written JSON success, the common path (see `call` on short paths). */
   #succeeded(call: QueuedCall, value: unknown): void {
     if (this.#ended) return;
+    if (JsonText.isInstance(value)) return this.#succeededWithText(call, value);
     let json: string | undefined;
-    let bytes: number;
-    let kind: typeof JSON_TEXT_PAYLOAD | undefined;
-    if (JsonText.isInstance(value)) {
-      // A server's JSON text goes as it came: counted once, parsed once, in the sandbox.
-      json = value.text;
-      bytes = value.bytes;
-      kind = JSON_TEXT_PAYLOAD;
-    } else {
-      try {
-        json = value === undefined ? undefined : (JSON.stringify(value) as string | undefined);
-      } catch (error) {
-        return this.#failed(
-          call,
-          `The result of ${call.binding.name} is not JSON data (${messageOf(error)}).`,
-          'TOOL_ERROR',
-        );
-      }
-      bytes = json === undefined ? 0 : Buffer.byteLength(json);
+    try {
+      json = value === undefined ? undefined : (JSON.stringify(value) as string | undefined);
+    } catch (error) {
+      return this.#notJson(call, error);
     }
+    const bytes = json === undefined ? 0 : Buffer.byteLength(json);
     call.resultBytes = bytes;
+    if (
+      bytes > this.#limits.maxToolResultBytes ||
+      this.#resultBytes + bytes > this.#limits.maxTotalToolResultBytes
+    ) {
+      return this.#overResultLimit(call, bytes);
+    }
+    this.#resultBytes += bytes;
+    call.ok = true;
+    this.#backend?.settle(call.id, true, json);
+  }
+
+  /** A server's JSON text goes as it came: counted once, parsed once, in the sandbox. */
+  #succeededWithText(call: QueuedCall, value: JsonText): void {
+    const bytes = value.bytes;
+    call.resultBytes = bytes;
+    if (
+      bytes > this.#limits.maxToolResultBytes ||
+      this.#resultBytes + bytes > this.#limits.maxTotalToolResultBytes
+    ) {
+      return this.#overResultLimit(call, bytes);
+    }
+    this.#resultBytes += bytes;
+    call.ok = true;
+    this.#backend?.settle(call.id, true, value.text, JSON_TEXT_PAYLOAD);
+  }
+
+  #notJson(call: QueuedCall, error: unknown): void {
+    this.#failed(
+      call,
+      `The result of ${call.binding.name} is not JSON data (${messageOf(error)}).`,
+      'TOOL_ERROR',
+    );
+  }
+
+  /** Fails a call whose result is over the bound of one result, or of the run's results. */
+  #overResultLimit(call: QueuedCall, bytes: number): void {
     if (bytes > this.#limits.maxToolResultBytes) {
       return this.#failed(
         call,
@@ -526,16 +580,11 @@ export class RunController implements EngineSink {
         'TOOL_RESULT_LIMIT',
       );
     }
-    if (this.#resultBytes + bytes > this.#limits.maxTotalToolResultBytes) {
-      return this.#failed(
-        call,
-        `Tool results of this run would exceed ${this.#limits.maxTotalToolResultBytes} bytes in total (${this.#resultBytes} received so far). Ask tools for less data.`,
-        'TOOL_RESULT_LIMIT',
-      );
-    }
-    this.#resultBytes += bytes;
-    call.ok = true;
-    this.#backend?.settle(call.id, true, json, kind);
+    this.#failed(
+      call,
+      `Tool results of this run would exceed ${this.#limits.maxTotalToolResultBytes} bytes in total (${this.#resultBytes} received so far). Ask tools for less data.`,
+      'TOOL_RESULT_LIMIT',
+    );
   }
 
   #failed(call: QueuedCall, message: string, code: string): void {

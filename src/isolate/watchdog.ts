@@ -125,6 +125,9 @@ export class Watch {
   constructor(words: Int32Array, finished: Promise<void>) {
     this.#words = words;
     this.finished = finished;
+    // Stored a second time: V8 takes a field stored only once for a constant, and throws away
+    // the optimised code that relied on that (the engine's entry) when the first watch ends.
+    this.#ended = false;
   }
 
   /** Whether the watchdog is watching now (entries may go without a timeout). */

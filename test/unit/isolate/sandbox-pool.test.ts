@@ -528,6 +528,43 @@ describe.each<SandboxMode>(['in-process', 'process'])('SandboxPool (%s)', (mode)
     expect(result.stdout).toBe('undefined __proto__,constructor undefined\n');
   });
 
+  it('counts argument bytes as UTF-8 and drops __proto__ keys in short and long arguments alike', async () => {
+    // Characters of 1 to 4 bytes, lone surrogates (escaped by JSON.stringify) and a __proto__ key.
+    const texts = ['a_b', 'é', '€', '😀', '\uD83D', '\uDE00', 'x__y'];
+    const seen: unknown[] = [];
+    const result = await runScript(
+      pool,
+      `const texts = ${JSON.stringify(texts)};
+       for (const size of [1, 40]) {
+         for (const text of texts) await tools.t.echo({ text: text.repeat(size) });
+         await tools.t.echo(JSON.parse('{"__proto__": {"polluted": "yes"}, "pad": "' + '_'.repeat(size * 4) + '"}'));
+       }`,
+      {
+        tools: {
+          't.echo': (args) => {
+            seen.push(args);
+            return 1;
+          },
+        },
+      },
+    );
+    expect(result.status).toBe('ok');
+    const sent = [1, 40].flatMap((size) => [
+      ...texts.map((text) => JSON.stringify({ text: text.repeat(size) })),
+      JSON.stringify({ ['__proto__']: { polluted: 'yes' }, pad: '_'.repeat(size * 4) }),
+    ]);
+    expect(sent.some((json) => json.length < 128) && sent.some((json) => json.length > 128)).toBe(true);
+    expect(result.toolCalls.map((call) => call.argsBytes)).toEqual(
+      sent.map((json) => Buffer.byteLength(json)),
+    );
+    for (const size of [1, 40]) {
+      const protoArgs = seen[texts.length + (size === 1 ? 0 : texts.length + 1)] as Record<string, unknown>;
+      expect(Object.getPrototypeOf(protoArgs)).toBe(Object.prototype);
+      expect(Object.keys(protoArgs)).toEqual(['pad']);
+    }
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+
   it('renders stdout, stderr and the exit status for the model in one place', async () => {
     const result = await runScript(
       pool,
