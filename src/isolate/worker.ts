@@ -166,14 +166,17 @@ let answersFast = true;
 let spinScheduled = false;
 /**
  * Spinning is off until then (`performance.now()` ms). Spins preempted {@link SPIN_PREEMPTED_IN_A_ROW}
- * times in a row (the kernel took the core for another thread each time) say the cores are busy:
- * a spinning worker would only take time from the host and everyone else, so it then waits
- * asleep for {@link SPIN_BACKOFF_MS}.
+ * times in a row (the kernel took the core for another thread each time) say the cores are busy,
+ * or that the host runs on the worker's own core: a spinning worker would only take time from
+ * it, so it then waits asleep, for {@link SPIN_BACKOFF_MS} at first and twice as long each time
+ * this recurs within a second of the last pause's end (at most {@link SPIN_BACKOFF_MAX_MS}).
  */
 let spinOffUntil = 0;
 let preemptedInARow = 0;
+let backoffMs = 0;
 const SPIN_PREEMPTED_IN_A_ROW = 3;
 const SPIN_BACKOFF_MS = 250;
+const SPIN_BACKOFF_MAX_MS = 8_000;
 /** While answers come slower than the window, every this many calls still spins, to notice when they speed up. */
 const SPIN_PROBE_EVERY_CALLS = 16;
 let callsSinceProbe = 0;
@@ -233,7 +236,10 @@ function spin(): void {
       spins.preempted++;
       if (++preemptedInARow >= SPIN_PREEMPTED_IN_A_ROW) {
         preemptedInARow = 0;
-        spinOffUntil = performance.now() + SPIN_BACKOFF_MS;
+        const now = performance.now();
+        backoffMs =
+          now - spinOffUntil < 1_000 ? Math.min(backoffMs * 2, SPIN_BACKOFF_MAX_MS) : SPIN_BACKOFF_MS;
+        spinOffUntil = now + backoffMs;
       }
     }
   }
