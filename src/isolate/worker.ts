@@ -22,7 +22,7 @@
  * frames read straight into one buffer each); the `settle` message that needs them waits until
  * they have arrived, and later settles wait behind it, so answers keep their order.
  */
-import { readSync } from 'node:fs';
+import { readFileSync, readSync } from 'node:fs';
 import { Socket } from 'node:net';
 
 import { IsolateEngine, type EngineAnswers, type EngineRun } from './engine.js';
@@ -190,8 +190,40 @@ function shouldSpin(): boolean {
     (answersFast || callsSinceProbe >= SPIN_PROBE_EVERY_CALLS) &&
     waitingSettles.length === 0 &&
     !(settleChannel instanceof Error) &&
-    performance.now() >= spinOffUntil
+    performance.now() >= spinOffUntil &&
+    !onTheHostsCore()
   );
+}
+
+/**
+ * Calls between two looks at where the worker and the host run ({@link onTheHostsCore}); the
+ * kernel keeps a pair of processes where it put them, so a look now and then is enough.
+ */
+const CORE_CHECK_EVERY_CALLS = 32;
+let callsSinceCoreCheck = CORE_CHECK_EVERY_CALLS;
+let sameCore = false;
+
+/**
+ * True when the worker's thread and the host's main thread were last on the same CPU (Linux
+ * `/proc/<pid>/stat`, field 39). There a spin only keeps the host, which has the answer to
+ * write, off the core until the kernel preempts the spinner; the worker then sleeps as before.
+ * Looked at once every {@link CORE_CHECK_EVERY_CALLS} calls (two small reads); false where
+ * `/proc` cannot tell.
+ */
+function onTheHostsCore(): boolean {
+  if (callsSinceCoreCheck < CORE_CHECK_EVERY_CALLS) return sameCore;
+  callsSinceCoreCheck = 0;
+  const cpu = (path: string): string | undefined => {
+    try {
+      const stat = readFileSync(path, 'latin1');
+      return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[36];
+    } catch {
+      return undefined;
+    }
+  };
+  const mine = cpu('/proc/thread-self/stat');
+  sameCore = mine !== undefined && mine === cpu(`/proc/${process.ppid}/stat`);
+  return sameCore;
 }
 
 function scheduleSpin(): void {
@@ -442,6 +474,7 @@ function countCalls(runId: number, count: number): void {
   openCalls.set(runId, (openCalls.get(runId) ?? 0) + count);
   awaiting += count;
   callsSinceProbe += count;
+  callsSinceCoreCheck += count;
   lastCallAt = performance.now();
   // Runs once the isolate entry that sent them has returned and its microtasks have run.
   scheduleSpin();
