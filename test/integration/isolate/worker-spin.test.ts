@@ -6,8 +6,11 @@
  * worker waits asleep and spins again only every 16 calls, to notice when answers speed up. The
  * real worker entry (dist/), driven over its IPC channel and its settle channel, which the test
  * answers on as the host does; and a pool whose worker spins, cancelled while it does.
+ *
+ * A worker does not spin while it runs on its host's core, so these tests place the worker and
+ * this process (its host) on two CPUs, or on one, with `taskset` (util-linux).
  */
-import { fork, type ChildProcess } from 'node:child_process';
+import { fork, spawnSync, type ChildProcess } from 'node:child_process';
 import type { Socket } from 'node:net';
 import { afterEach, expect, it } from 'vitest';
 
@@ -22,9 +25,27 @@ import {
   type WorkerMessage,
 } from '../../../src/isolate/worker-protocol.js';
 
+/** The CPUs this process may run on, as `taskset` lists them; undefined without taskset. */
+function affinity(pid: number): string | undefined {
+  const result = spawnSync('taskset', ['-pc', String(pid)], { encoding: 'utf8' });
+  return result.status === 0 ? /list:\s*(\S+)/.exec(result.stdout)?.[1] : undefined;
+}
+function pin(pid: number, cpus: string): void {
+  const result = spawnSync('taskset', ['-pc', cpus, String(pid)], { encoding: 'utf8' });
+  if (result.status !== 0) throw new Error(`taskset -pc ${cpus} ${pid}: ${result.stderr}`);
+}
+const ownCpus = affinity(process.pid);
+/** Two CPUs this process may use, when taskset can place it. */
+const cpus = ownCpus?.split(',').flatMap((part) => {
+  const [from, to] = part.split('-').map(Number);
+  return Array.from({ length: (to ?? from!) - from! + 1 }, (_, index) => from! + index);
+});
+const canPlace = cpus !== undefined && cpus.length >= 2;
+
 let child: ChildProcess | undefined;
 let pool: SandboxPool | undefined;
 afterEach(async () => {
+  if (ownCpus !== undefined) pin(process.pid, ownCpus);
   child?.kill('SIGKILL');
   child = undefined;
   await pool?.close();
@@ -44,7 +65,12 @@ type Done = Extract<WorkerMessage, { t: 'done' }>;
  * answering each call `answerAfterMs` after it arrives (0: at once) on the settle channel, as the
  * host does. Resolves with the run's `done` message.
  */
-async function runSequentialCalls(spinUs: number, calls: number, answerAfterMs: number): Promise<Done> {
+async function runSequentialCalls(
+  spinUs: number,
+  calls: number,
+  answerAfterMs: number,
+  placement: 'apart' | 'together' = 'apart',
+): Promise<Done> {
   const worker = fork(findDistFile('isolate/worker.js'), [], {
     execArgv: ['--no-node-snapshot'],
     env: {},
@@ -52,6 +78,8 @@ async function runSequentialCalls(spinUs: number, calls: number, answerAfterMs: 
     stdio: ['ignore', 'ignore', 'pipe', 'ipc', 'pipe', 'pipe'],
   });
   child = worker;
+  pin(process.pid, String(cpus![0]));
+  pin(worker.pid!, String(placement === 'apart' ? cpus![1] : cpus![0]));
   let stderr = '';
   worker.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const settles = (worker.stdio as unknown as Socket[])[SETTLE_CHANNEL_FD]!;
@@ -87,31 +115,46 @@ async function runSequentialCalls(spinUs: number, calls: number, answerAfterMs: 
   });
 }
 
-it('answers that come within the window are read by the spin; with no window the worker never spins', async () => {
-  // A window of 20 ms: an answer written at once arrives well within it even on a busy machine.
-  const spinning = await runSequentialCalls(20_000, 200, 0);
-  expect(spinning.outcome.ok).toBe(true);
-  const [hits, misses] = spinning.spins!;
-  expect(hits).toBeGreaterThan(0);
-  expect(misses).toBe(0);
-  child?.kill('SIGKILL');
+it.skipIf(!canPlace)(
+  'answers that come within the window are read by the spin; with no window the worker never spins',
+  async () => {
+    // A window of 20 ms: an answer written at once arrives well within it even on a busy machine.
+    const spinning = await runSequentialCalls(20_000, 200, 0);
+    expect(spinning.outcome.ok).toBe(true);
+    const [hits, misses] = spinning.spins!;
+    expect(hits).toBeGreaterThan(0);
+    expect(misses).toBe(0);
+    child?.kill('SIGKILL');
 
-  const asleep = await runSequentialCalls(0, 50, 0);
-  expect(asleep.outcome.ok).toBe(true);
-  expect(asleep.spins).toEqual([0, 0, 0]);
-});
+    const asleep = await runSequentialCalls(0, 50, 0);
+    expect(asleep.outcome.ok).toBe(true);
+    expect(asleep.spins).toEqual([0, 0, 0]);
+  },
+);
 
-it('answers slower than the window: after a miss the worker waits asleep, spinning once every 16 calls', async () => {
-  // Each answer comes 4 ms after its call; the window is 1 ms, so every spin runs out.
-  const calls = 64;
-  const done = await runSequentialCalls(1_000, calls, 4);
-  expect(done.outcome.ok).toBe(true);
-  const [hits, misses] = done.spins!;
-  expect(hits).toBe(0);
-  // The first call spins (no answer was slow yet), then one call in 16 probes: 1 + 64 / 16.
-  expect(misses).toBeGreaterThanOrEqual(2);
-  expect(misses).toBeLessThanOrEqual(1 + calls / 16);
-});
+it.skipIf(!canPlace)(
+  'answers slower than the window: after a miss the worker waits asleep, spinning once every 16 calls',
+  async () => {
+    // Each answer comes 4 ms after its call; the window is 1 ms, so every spin runs out.
+    const calls = 64;
+    const done = await runSequentialCalls(1_000, calls, 4);
+    expect(done.outcome.ok).toBe(true);
+    const [hits, misses] = done.spins!;
+    expect(hits).toBe(0);
+    // The first call spins (no answer was slow yet), then one call in 16 probes: 1 + 64 / 16.
+    expect(misses).toBeGreaterThanOrEqual(2);
+    expect(misses).toBeLessThanOrEqual(1 + calls / 16);
+  },
+);
+
+it.skipIf(!canPlace)(
+  'a worker on the core of its host does not spin: it would keep the host off the core',
+  async () => {
+    const done = await runSequentialCalls(20_000, 100, 0, 'together');
+    expect(done.outcome.ok).toBe(true);
+    expect(done.spins).toEqual([0, 0, 0]);
+  },
+);
 
 it('a run whose worker spins for its answers is cancelled at its wall budget, and the worker confirms and stays', async () => {
   const events: SandboxWorkerEvent[] = [];
