@@ -23,7 +23,7 @@
  * they have arrived, and later settles wait behind it, so answers keep their order.
  */
 import { readFileSync, readSync } from 'node:fs';
-import { Socket } from 'node:net';
+import { Socket, type SocketConstructorOpts } from 'node:net';
 
 import { IsolateEngine, type EngineAnswers, type EngineRun } from './engine.js';
 import { FrameReader, SIDE_PAYLOAD } from './payload-channel.js';
@@ -64,25 +64,20 @@ const reader = new FrameReader(0, (text) => {
   settleWaiting();
 });
 /** The side channel, or why it could not be opened (the worker then refuses to start). */
-const side = openSideChannel();
+const side = openChannel(SIDE_CHANNEL_FD, {
+  buffer: () => reader.buffer(),
+  callback: (bytes: number) => {
+    // A frame over the bound throws out of here: uncaught, it ends the worker with the message
+    // on stderr (the host reports the crash); nothing later on this channel could be trusted.
+    reader.advance(bytes);
+    return true;
+  },
+});
 
-function openSideChannel(): Socket | Error {
+/** Opens a channel the host writes to, read with `onread` (no stream chunks); or why it failed. */
+function openChannel(fd: number, onread: SocketConstructorOpts['onread']): Socket | Error {
   try {
-    const socket = new Socket({
-      fd: SIDE_CHANNEL_FD,
-      readable: true,
-      writable: false,
-      onread: {
-        buffer: () => reader.buffer(),
-        callback: (bytes: number) => {
-          // A frame over the bound throws out of here: uncaught, it ends the worker with the
-          // message on stderr (the host reports the crash); nothing later on this channel could
-          // be trusted.
-          reader.advance(bytes);
-          return true;
-        },
-      },
-    });
+    const socket = new Socket({ fd, readable: true, writable: false, onread });
     socket.on('error', () => undefined);
     socket.unref();
     return socket;
@@ -107,31 +102,15 @@ let settlesRead = 0;
  * reads) cannot be handed to it.
  */
 const settleBytes = Buffer.alloc(64 * 1024);
-/** The settle channel, or why it could not be opened (the host then sends settles over IPC). */
-const settleChannel = openSettleChannel();
-
-function openSettleChannel(): Socket | Error {
-  try {
-    const socket = new Socket({
-      fd: SETTLE_CHANNEL_FD,
-      readable: true,
-      writable: false,
-      onread: {
-        buffer: settleBytes,
-        callback: (bytes: number) => {
-          // A frame over the bound throws out of here, as on the side channel.
-          feed(settleBytes, bytes);
-          return true;
-        },
-      },
-    });
-    socket.on('error', () => undefined);
-    socket.unref();
-    return socket;
-  } catch (error) {
-    return error instanceof Error ? error : new Error(String(error));
-  }
-}
+/** The settle channel, or why it could not be opened (the worker then refuses to start). */
+const settleChannel = openChannel(SETTLE_CHANNEL_FD, {
+  buffer: settleBytes,
+  callback: (bytes: number) => {
+    // A frame over the bound throws out of here, as on the side channel.
+    feed(settleBytes, bytes);
+    return true;
+  },
+});
 
 /** Hands `bytes` read into `from` to the settle channel's frame reader. */
 function feed(from: Buffer, bytes: number): void {
