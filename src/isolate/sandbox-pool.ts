@@ -188,6 +188,9 @@ interface SessionEntry {
   reported: boolean;
 }
 
+/** How often a pool whose workers spin reads the load average (ms). */
+const LOAD_READ_EVERY_MS = 1_000;
+
 /** Result codes after which a session's context is gone. */
 const DROPS_SESSION = new Set<ExecutionErrorCode>([
   'CPU_TIMEOUT',
@@ -304,6 +307,13 @@ export class SandboxPool {
   readonly #active = new Set<RunBackend>();
   /** CPU cores this process may use (read once: the affinity a host gives it at start). */
   readonly #cores = availableParallelism();
+  /**
+   * Whether the machine's load average was below its core count when last read (at most once
+   * per {@link LOAD_READ_EVERY_MS}, off the run's path; the kernel updates it every 5 s).
+   */
+  #loadBelowCores = loadavg()[0]! < this.#cores;
+  #loadReadAt = performance.now();
+  #loadRead: NodeJS.Immediate | undefined;
   #spawning = 0;
   #closed = false;
   #closing: Promise<void> | undefined;
@@ -345,7 +355,19 @@ export class SandboxPool {
    */
   #spinUs(): number {
     if (this.#sizing.spinUs === 0 || this.#active.size + 1 > this.#cores - 1) return 0;
-    return loadavg()[0]! < this.#cores ? this.#sizing.spinUs : 0;
+    if (performance.now() - this.#loadReadAt >= LOAD_READ_EVERY_MS && this.#loadRead === undefined) {
+      // Read after the run has gone out: reading /proc/loadavg takes tens of µs on a cold core,
+      // which every run would otherwise wait for.
+      this.#loadRead = setImmediate(() => this.#readLoad());
+      this.#loadRead.unref();
+    }
+    return this.#loadBelowCores ? this.#sizing.spinUs : 0;
+  }
+
+  #readLoad(): void {
+    this.#loadRead = undefined;
+    this.#loadReadAt = performance.now();
+    this.#loadBelowCores = loadavg()[0]! < this.#cores;
   }
 
   /** Opens a pool: starts and warms its workers (or its in-process engine). */

@@ -374,8 +374,8 @@ function handle(message: HostMessage): void {
         heldCalls = undefined;
         if (calls === undefined || calls.length === 0) return;
         flush(runId);
-        countCalls(runId, calls.length >>> 2);
         send({ t: 'call', runId, calls });
+        countCalls(runId, calls.length >>> 2);
       };
       const run = engine.start(request, {
         output(stream, text, droppedBytes) {
@@ -403,8 +403,9 @@ function handle(message: HostMessage): void {
             return;
           }
           if (pendingOutput.size > 0) flush(runId);
-          countCalls(runId, 1);
           send({ t: 'call', runId, calls: [id, name, args, site] });
+          // After the send: its spin check may read /proc, which the call need not wait for.
+          countCalls(runId, 1);
           // The host's microtasks run once the isolate entry in progress has returned.
           heldCalls = [];
           queueMicrotask(sendHeldCalls);
