@@ -156,8 +156,15 @@ let backoffMs = 0;
 const SPIN_PREEMPTED_IN_A_ROW = 3;
 const SPIN_BACKOFF_MS = 250;
 const SPIN_BACKOFF_MAX_MS = 8_000;
-/** While answers come slower than the window, every this many calls still spins, to notice when they speed up. */
+/**
+ * While answers come slower than the window, one call in this many still spins, to notice when
+ * they speed up; each such probe that misses doubles the gap (up to
+ * {@link SPIN_PROBE_MAX_EVERY_CALLS}), so a slow tool costs next to no spinning, and a fast
+ * answer brings it back to the first gap.
+ */
 const SPIN_PROBE_EVERY_CALLS = 16;
+const SPIN_PROBE_MAX_EVERY_CALLS = 1_024;
+let probeEvery = SPIN_PROBE_EVERY_CALLS;
 let callsSinceProbe = 0;
 /** Spins that saw their answer, that ran out, that were preempted (each run's share goes out with its `done`). */
 const spins = { hit: 0, miss: 0, preempted: 0 };
@@ -166,7 +173,7 @@ function shouldSpin(): boolean {
   return (
     spinUs > 0 &&
     awaiting > 0 &&
-    (answersFast || callsSinceProbe >= SPIN_PROBE_EVERY_CALLS) &&
+    (answersFast || callsSinceProbe >= probeEvery) &&
     waitingSettles.length === 0 &&
     !(settleChannel instanceof Error) &&
     performance.now() >= spinOffUntil &&
@@ -239,6 +246,8 @@ function spin(): void {
       }
     }
     spins.miss++;
+    // A probe (a spin after a slow answer) that missed: probe half as often.
+    if (!answersFast) probeEvery = Math.min(probeEvery * 2, SPIN_PROBE_MAX_EVERY_CALLS);
     answersFast = false;
   } finally {
     Error.stackTraceLimit = stackTraceLimit;
@@ -266,6 +275,7 @@ function framesNeeded(answers: unknown[]): number {
 /** A settle from the host (settle channel or IPC): delivered now, or after its frames. */
 function onSettle(message: SettleMessage): void {
   answersFast = performance.now() - lastCallAt <= spinUs / 1_000;
+  if (answersFast) probeEvery = SPIN_PROBE_EVERY_CALLS;
   if (waitingSettles.length === 0 && framesNeeded(message.answers) === 0) {
     deliver(message.runId, message.answers);
     return;

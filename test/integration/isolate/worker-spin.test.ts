@@ -133,17 +133,18 @@ it.skipIf(!canPlace)(
 );
 
 it.skipIf(!canPlace)(
-  'answers slower than the window: after a miss the worker waits asleep, spinning once every 16 calls',
+  'answers slower than the window: after a miss the worker waits asleep, probing ever more rarely (16, 32, 64, … calls)',
   async () => {
-    // Each answer comes 4 ms after its call; the window is 1 ms, so every spin runs out.
-    const calls = 64;
-    const done = await runSequentialCalls(1_000, calls, 4);
+    // Each answer comes 2 ms after its call; the window is 1 ms, so every spin runs out.
+    const calls = 160;
+    const done = await runSequentialCalls(1_000, calls, 2);
     expect(done.outcome.ok).toBe(true);
     const [hits, misses] = done.spins!;
     expect(hits).toBe(0);
-    // The first call spins (no answer was slow yet), then one call in 16 probes: 1 + 64 / 16.
-    expect(misses).toBeGreaterThanOrEqual(2);
-    expect(misses).toBeLessThanOrEqual(1 + calls / 16);
+    // The first call spins (no answer was slow yet), then the probes after 16, 32 and 64 more
+    // calls (calls 17, 49 and 113): 4. Probing every 16 calls would make 1 + 160 / 16 = 11.
+    expect(misses).toBeGreaterThanOrEqual(3);
+    expect(misses).toBeLessThanOrEqual(5);
   },
 );
 
