@@ -622,6 +622,16 @@ for (const mode of ['in-process', 'process'] as SandboxMode[]) {
       console.log(
         `  [${mode}]   info: bare IPC round trip ${perCall.floor.toFixed(1)} µs, pool per call ${perCall.pool.toFixed(1)} µs, worker CPU per call ${perCall.workerCpuUs.toFixed(1)} µs`,
       );
+      if (placement.host === placement.other) {
+        // On one core the two processes run by turns, so a call costs the sum of both sides'
+        // work: a sandboxed call in another process makes an IPC round trip and an isolate
+        // entry, the bare bridge's gap (measured above, unpinned).
+        figure(
+          `[${mode}]   ${placement.name}, per call − (bare IPC round trip + bare bridge) (info)`,
+          perCall.pool - perCall.floor - bridge,
+          'µs',
+        );
+      }
     }
     // What the worker's spin for answers buys, and costs: the same on two cores without it.
     const twoCores = placements.at(-1);
