@@ -23,7 +23,7 @@ import type {
   EngineRunRequest,
   EngineSink,
 } from './engine.js';
-import { encodeFrame, SIDE_CHANNEL_MIN_CHARS, SIDE_PAYLOAD } from './payload-channel.js';
+import { encodeFrame, KeptBuffer, SIDE_CHANNEL_MIN_CHARS, SIDE_PAYLOAD } from './payload-channel.js';
 import type { RunBackend } from './run-controller.js';
 import {
   KeptCatalogs,
@@ -128,6 +128,13 @@ class WorkerRun implements RunBackend {
     this.#resolve(outcome);
   }
 }
+
+/**
+ * The buffer large side-channel frames are encoded into, shared by the workers of this process:
+ * a 10 MB result made in a fresh buffer each time costs page faults and host collections (see
+ * {@link KeptBuffer}).
+ */
+const keptFrames = new KeptBuffer();
 
 /** One supervised worker process. */
 export class WorkerProcess {
@@ -249,7 +256,9 @@ export class WorkerProcess {
   sendFrame(text: string): boolean {
     const side = this.#child.stdio[SIDE_CHANNEL_FD] as Socket | null | undefined;
     if (!this.#alive || !this.#child.connected || !side || side.destroyed || !side.writable) return false;
-    side.write(encodeFrame(text));
+    const frame = encodeFrame(text, keptFrames);
+    // Given back once written (or once the write failed, when the worker is gone).
+    side.write(frame, () => keptFrames.giveBack(frame));
     return true;
   }
 
