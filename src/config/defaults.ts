@@ -24,8 +24,8 @@ export const DEFAULT_SANDBOX_SEMI_SPACE_MB = 16;
  * Smallest semi-space of a sandbox isolate's young generation (V8 `--min-semi-space-size`, set
  * with {@link DEFAULT_SANDBOX_SEMI_SPACE_MB}). From V8's 1 MB start, a script parsing a 10 MB
  * result first pays a scavenge at each doubling (1, 2, 4, 8 MB), each copying every object made
- * so far. Starting at 8 MB, a fresh isolate's parse took 1.06–1.24× the host's `JSON.parse`,
- * against 1.29–1.39× (medians of 11, on the bench machine). The pages are reserved, not touched:
+ * so far. Starting at 8 MB, a fresh isolate's parse took 1.10–1.24× the host's `JSON.parse`,
+ * against 1.28–1.39× (medians of 11, on the bench machine; docs/sandbox.md). The pages are reserved, not touched:
  * an idle isolate's resident memory grows by about 0.23 MB (see the sandbox bench's memory per
  * idle sandbox).
  */
