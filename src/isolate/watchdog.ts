@@ -29,7 +29,14 @@
  *     the two sides claim it with a compare-and-swap, so a run that ends as its budget runs out
  *     is either ended by the host or stopped by the watchdog, never both;
  *   1 `reason` (written before the watchdog claims `state`): 1 CPU budget, 2 wall budget;
- *   2 `armed`: 1 while the watchdog's loop runs.
+ *   2 `armed`: 1 while the watchdog's loop runs;
+ *   3 `done`: 1 once the loop has returned (its last act): the watchdog may take the next watch.
+ *
+ * A watchdog is reused as soon as its loop has returned, which the host reads in `done`, not
+ * when isolated-vm reports the call finished: that report is a task of the host's event loop,
+ * and runs that follow one another without a turn of the loop (tools answered in microtasks)
+ * would otherwise use up every watchdog, and every run after the 16th would pay per-entry
+ * timeouts until the loop turned.
  */
 import ivm from 'isolated-vm';
 
@@ -37,7 +44,7 @@ import ivm from 'isolated-vm';
 export const WATCH_AFTER_ENTRIES = 64;
 /** Watchdogs an engine keeps at most (runs watched at once); further runs keep per-entry timeouts. */
 const MAX_WATCHDOGS = 16;
-/** Idle watchdogs kept for the next long runs; more are disposed when they come back. */
+/** Idle watchdogs kept for the next long runs; more are disposed once their loops return. */
 const MAX_IDLE_WATCHDOGS = 2;
 /** Heap of a watchdog isolate (the smallest isolated-vm accepts is 8 MB; it uses far less). */
 const WATCHDOG_MEMORY_MB = 8;
@@ -45,6 +52,7 @@ const WATCHDOG_MEMORY_MB = 8;
 const STATE = 0;
 const REASON = 1;
 const ARMED = 2;
+const DONE = 3;
 const WATCHING = 0;
 const ENDED = 1;
 const STOPPED = 2;
@@ -80,6 +88,7 @@ const WATCH_SOURCE = `(function watch(target, cpuBudgetNs, wallDeadline) {
     }
   } finally {
     Atomics.store(words, ${ARMED}, 0);
+    Atomics.store(words, ${DONE}, 1);
   }
 })`;
 
@@ -88,9 +97,12 @@ class Watchdog {
   readonly isolate: ivm.Isolate;
   readonly watch: ivm.Reference<(target: ivm.Isolate, cpuBudgetNs: number, wallDeadline: number) => void>;
   readonly words: Int32Array;
+  /** Watches given so far: a report of isolated-vm's about an earlier one is stale. */
+  round = 0;
+  disposed = false;
 
   constructor() {
-    const shared = new SharedArrayBuffer(3 * Int32Array.BYTES_PER_ELEMENT);
+    const shared = new SharedArrayBuffer(4 * Int32Array.BYTES_PER_ELEMENT);
     this.words = new Int32Array(shared);
     this.isolate = new ivm.Isolate({ memoryLimit: WATCHDOG_MEMORY_MB });
     try {
@@ -105,6 +117,7 @@ class Watchdog {
   }
 
   dispose(): void {
+    this.disposed = true;
     try {
       this.watch.release();
       if (!this.isolate.isDisposed) this.isolate.dispose();
@@ -119,12 +132,14 @@ export class Watch {
   /** Settles when the watchdog has let go of the run's isolate (its loop has returned). */
   readonly finished: Promise<void>;
   readonly #words: Int32Array;
+  readonly #onEnd: () => void;
   #ended = false;
 
   /** @internal */
-  constructor(words: Int32Array, finished: Promise<void>) {
+  constructor(words: Int32Array, finished: Promise<void>, onEnd: () => void) {
     this.#words = words;
     this.finished = finished;
+    this.#onEnd = onEnd;
     // Stored a second time: V8 takes a field stored only once for a constant, and throws away
     // the optimised code that relied on that (the engine's entry) when the first watch ends.
     this.#ended = false;
@@ -150,6 +165,7 @@ export class Watch {
       this.#ended = true;
       Atomics.compareExchange(this.#words, STATE, WATCHING, ENDED);
       Atomics.notify(this.#words, STATE);
+      this.#onEnd();
     }
     return this.stopped;
   }
@@ -157,11 +173,13 @@ export class Watch {
 
 /**
  * The watchdogs of one engine (one thread): created on first need, reused by later runs, at
- * most {@link MAX_WATCHDOGS} watching at once.
+ * most {@link MAX_WATCHDOGS} at once.
  */
 export class Watchdogs {
-  readonly #idle: Watchdog[] = [];
-  #busy = 0;
+  /** Watchdogs whose last watch has ended on the host: each is free once its loop has returned. */
+  readonly #resting: Watchdog[] = [];
+  /** Watchdogs not disposed: watching, or resting. */
+  #alive = 0;
   #closed = false;
 
   /**
@@ -170,36 +188,83 @@ export class Watchdogs {
    * left. Returns undefined when no watchdog can be had (the run keeps its per-entry timeouts).
    */
   watch(target: ivm.Isolate, cpuBudgetNs: number, wallLeftMs: number): Watch | undefined {
-    if (this.#closed || this.#busy >= MAX_WATCHDOGS) return undefined;
-    let watchdog = this.#idle.pop();
+    if (this.#closed) return undefined;
+    let watchdog = this.#free();
     if (watchdog === undefined) {
+      if (this.#alive >= MAX_WATCHDOGS) return undefined;
       try {
         watchdog = new Watchdog();
       } catch {
         return undefined;
       }
+      this.#alive++;
     }
     const words = watchdog.words;
     Atomics.store(words, STATE, WATCHING);
     Atomics.store(words, REASON, 0);
     Atomics.store(words, ARMED, 0);
-    this.#busy++;
-    const back = watchdog;
-    const release = (reusable: boolean) => {
-      this.#busy--;
-      if (reusable && !this.#closed && this.#idle.length < MAX_IDLE_WATCHDOGS) this.#idle.push(back);
-      else back.dispose();
-    };
+    Atomics.store(words, DONE, 0);
+    const round = ++watchdog.round;
+    const given = watchdog;
     const finished = watchdog.watch.apply(undefined, [target, cpuBudgetNs, Date.now() + wallLeftMs]).then(
-      () => release(true),
-      () => release(false),
+      () => this.#returned(given, round),
+      // A watchdog that failed is not used again (a stale report of an earlier watch, the loop
+      // having returned, cannot be a failure of the watchdog's).
+      () => {
+        if (round === given.round) this.#dispose(given);
+      },
     );
-    return new Watch(words, finished);
+    return new Watch(words, finished, () => this.#rest(given));
   }
 
-  /** Disposes the idle watchdogs; busy ones are disposed when their runs end. */
+  /** Watchdogs not disposed, watching or resting (for tests and diagnostics). */
+  get alive(): number {
+    return this.#alive;
+  }
+
+  /** Disposes the resting watchdogs; watching ones are disposed when their runs end. */
   close(): void {
     this.#closed = true;
-    for (const watchdog of this.#idle.splice(0)) watchdog.dispose();
+    for (const watchdog of this.#resting.splice(0)) this.#dispose(watchdog);
+  }
+
+  /** A resting watchdog whose loop has returned, taken off the list. */
+  #free(): Watchdog | undefined {
+    const resting = this.#resting;
+    for (let index = resting.length - 1; index >= 0; index--) {
+      if (Atomics.load(resting[index]!.words, DONE) === 1) return resting.splice(index, 1)[0];
+    }
+    return undefined;
+  }
+
+  /** The host has ended the watch of `watchdog`. */
+  #rest(watchdog: Watchdog): void {
+    if (watchdog.disposed) return;
+    const returned = Atomics.load(watchdog.words, DONE) === 1;
+    if (this.#closed || (returned && this.#resting.length >= MAX_IDLE_WATCHDOGS)) {
+      // Disposing a watchdog whose loop still runs would cut it short (harmless, but the report
+      // of its return disposes the extra ones just as well).
+      if (returned) return this.#dispose(watchdog);
+    }
+    this.#resting.push(watchdog);
+  }
+
+  /** isolated-vm reports the loop of watch `round` returned: an extra resting watchdog goes. */
+  #returned(watchdog: Watchdog, round: number): void {
+    if (watchdog.disposed || round !== watchdog.round) return;
+    const index = this.#resting.indexOf(watchdog);
+    if (index === -1) return; // its watch has not ended on the host yet: `#rest` decides then
+    if (this.#closed || this.#resting.length > MAX_IDLE_WATCHDOGS) {
+      this.#resting.splice(index, 1);
+      this.#dispose(watchdog);
+    }
+  }
+
+  #dispose(watchdog: Watchdog): void {
+    if (watchdog.disposed) return;
+    const index = this.#resting.indexOf(watchdog);
+    if (index !== -1) this.#resting.splice(index, 1);
+    this.#alive--;
+    watchdog.dispose();
   }
 }

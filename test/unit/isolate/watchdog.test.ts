@@ -86,6 +86,29 @@ describe('Watchdogs', () => {
     expect(next.loop).toThrow(/disposed/);
     expect(nextWatch.end()).toBe('CPU_TIMEOUT');
   });
+
+  it('keeps two watchdogs once their loops have returned, and disposes the rest', async () => {
+    const own = new Watchdogs();
+    const isolates = Array.from({ length: 6 }, () => new ivm.Isolate({ memoryLimit: 8 }));
+    try {
+      const watches = isolates.map((isolate) => own.watch(isolate, Number(isolate.cpuTime) + 60e9, 60_000)!);
+      await Promise.all(watches.map(armed));
+      expect(own.alive).toBe(6);
+      for (const watch of watches) expect(watch.end()).toBeUndefined();
+      await Promise.all(watches.map((watch) => watch.finished));
+      expect(own.alive).toBe(2);
+      // The two left watch again.
+      const again = own.watch(isolates[0]!, Number(isolates[0]!.cpuTime) + 60e9, 60_000)!;
+      await armed(again);
+      expect(own.alive).toBe(2);
+      again.end();
+      own.close();
+      await again.finished;
+      expect(own.alive).toBe(0);
+    } finally {
+      for (const isolate of isolates) isolate.dispose();
+    }
+  });
 });
 
 describe('the engine hands long runs to a watchdog', () => {
@@ -120,6 +143,39 @@ describe('the engine hands long runs to a watchdog', () => {
     // starts on isolated-vm's thread pool, a few entries later), the rest and the loop do not.
     expect(run.entries).toBe(calls + 1);
     expect(run.watchedEntries).toBeGreaterThan(0);
+  });
+
+  it('watches every long run of a series that never yields to the event loop (tools answered in microtasks)', async () => {
+    // Three times the watchdogs an engine keeps at most: a watchdog must be taken again as soon
+    // as its loop has returned, not when isolated-vm reports that in a turn of the event loop.
+    const runs = 48;
+    const calls = WATCH_AFTER_ENTRIES + 300;
+    const compiled = compileScript(`for (let i = 0; i < ${calls}; i++) await tools.t.echo({ i });`);
+    if (!compiled.ok) throw new Error(compiled.error.message);
+    const tools = SandboxToolCatalog.of([{ name: 't.echo', namespace: 't', member: 'echo' }]).engine;
+    let turned = false;
+    setImmediate(() => (turned = true));
+    const watched: number[] = [];
+    for (let index = 0; index < runs; index++) {
+      const run: ReturnType<IsolateEngine['start']> = engine.start(
+        {
+          code: compiled.code,
+          tools,
+          limits: resolveSandboxLimits({ maxToolCalls: calls + 1 }),
+          wallTimeLeftMs: 60_000,
+        },
+        { output: () => {}, call: (id) => queueMicrotask(() => run.settle(id, true, 'null')) },
+      );
+      const outcome = await run.outcome;
+      if (outcome.fault !== undefined) throw new Error(`run ${index} failed: ${outcome.fault.code}`);
+      if (run.watchedEntries > 0) watched.push(index);
+    }
+    // The whole series ran in one turn of the loop (a turn would have reported the returns).
+    expect(turned).toBe(false);
+    // A few may miss their watch on a loaded machine (a watchdog armed only after the run's last
+    // entry); before the fix, exactly the first 16 were watched.
+    expect(watched.length).toBeGreaterThanOrEqual(runs - 4);
+    expect(watched).toContain(runs - 1);
   });
 });
 
