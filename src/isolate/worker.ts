@@ -156,6 +156,8 @@ let backoffMs = 0;
 const SPIN_PREEMPTED_IN_A_ROW = 3;
 const SPIN_BACKOFF_MS = 250;
 const SPIN_BACKOFF_MAX_MS = 8_000;
+/** A pause this long (ms) between two reads of a spin means the spinning thread lost its core. */
+const SPIN_PREEMPTED_GAP_MS = 0.05;
 /**
  * While answers come slower than the window, one call in this many still spins, to notice when
  * they speed up; each such probe that misses doubles the gap (up to
@@ -224,12 +226,21 @@ function spin(): void {
   callsSinceProbe = 0;
   const deadline = lastCallAt + spinUs / 1_000;
   const read = settlesRead;
-  const preempted = process.resourceUsage().involuntaryContextSwitches;
+  let preempted = false;
   // A read with nothing to read throws EAGAIN; without a stack trace it costs a few µs less.
   const stackTraceLimit = Error.stackTraceLimit;
   Error.stackTraceLimit = 0;
+  let before = performance.now();
   try {
-    while (performance.now() < deadline) {
+    for (;;) {
+      const now = performance.now();
+      // A gap between two turns of this loop (each a read of a few µs) is time this thread was
+      // off its core: the kernel gave the core to another thread, or the hypervisor to another
+      // machine. The process's own count of involuntary switches would count its other threads
+      // too (V8's helpers, preempted on the other core), and stopped the spin on an idle machine.
+      if (now - before > SPIN_PREEMPTED_GAP_MS) preempted = true;
+      before = now;
+      if (now >= deadline) break;
       let bytes: number;
       try {
         bytes = readSync(SETTLE_CHANNEL_FD, settleBytes);
@@ -251,14 +262,18 @@ function spin(): void {
     answersFast = false;
   } finally {
     Error.stackTraceLimit = stackTraceLimit;
-    if (process.resourceUsage().involuntaryContextSwitches === preempted) preemptedInARow = 0;
+    if (!preempted) preemptedInARow = 0;
     else {
       spins.preempted++;
       if (++preemptedInARow >= SPIN_PREEMPTED_IN_A_ROW) {
         preemptedInARow = 0;
         const now = performance.now();
+        // The first pause is SPIN_BACKOFF_MS (doubling 0 kept it at 0: within a worker's first
+        // second, `now - spinOffUntil` is below 1 s with `spinOffUntil` still 0).
         backoffMs =
-          now - spinOffUntil < 1_000 ? Math.min(backoffMs * 2, SPIN_BACKOFF_MAX_MS) : SPIN_BACKOFF_MS;
+          backoffMs > 0 && now - spinOffUntil < 1_000
+            ? Math.min(backoffMs * 2, SPIN_BACKOFF_MAX_MS)
+            : SPIN_BACKOFF_MS;
         spinOffUntil = now + backoffMs;
       }
     }

@@ -10,7 +10,7 @@
  * A worker does not spin while it runs on its host's core, so these tests place the worker and
  * this process (its host) on two CPUs, or on one, with `taskset` (util-linux).
  */
-import { fork, spawnSync, type ChildProcess } from 'node:child_process';
+import { fork, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import type { Socket } from 'node:net';
 import { afterEach, expect, it } from 'vitest';
 
@@ -44,7 +44,9 @@ const canPlace = cpus !== undefined && cpus.length >= 2;
 
 let child: ChildProcess | undefined;
 let pool: SandboxPool | undefined;
+const hogs: ChildProcess[] = [];
 afterEach(async () => {
+  for (const hog of hogs.splice(0)) hog.kill('SIGKILL');
   if (ownCpus !== undefined) pin(process.pid, ownCpus);
   child?.kill('SIGKILL');
   child = undefined;
@@ -135,9 +137,10 @@ it.skipIf(!canPlace)(
 it.skipIf(!canPlace)(
   'answers slower than the window: after a miss the worker waits asleep, probing ever more rarely (16, 32, 64, … calls)',
   async () => {
-    // Each answer comes 2 ms after its call; the window is 1 ms, so every spin runs out.
+    // Each answer comes 4 ms after its call; the window is 1 ms, so every spin runs out (a
+    // timer of 2 ms, its due time counted in whole ms of the loop's clock, came after 1.1 ms).
     const calls = 160;
-    const done = await runSequentialCalls(1_000, calls, 2);
+    const done = await runSequentialCalls(1_000, calls, 4);
     expect(done.outcome.ok).toBe(true);
     const [hits, misses] = done.spins!;
     expect(hits).toBe(0);
@@ -145,6 +148,25 @@ it.skipIf(!canPlace)(
     // calls (calls 17, 49 and 113): 4. Probing every 16 calls would make 1 + 160 / 16 = 11.
     expect(misses).toBeGreaterThanOrEqual(3);
     expect(misses).toBeLessThanOrEqual(5);
+  },
+);
+
+it.skipIf(!canPlace)(
+  'a spin that loses its core to another process stops the spinning for a while (three in a row)',
+  async () => {
+    // A process that never sleeps, on the worker's core: a spin that waits 5 ms for its answer
+    // runs past the kernel's time slice, so the other process takes the core in the middle of it.
+    const hog = spawn(process.execPath, ['-e', 'for (;;) {}'], { stdio: 'ignore' });
+    hogs.push(hog);
+    pin(hog.pid!, String(cpus![1]));
+    const calls = 30;
+    const done = await runSequentialCalls(20_000, calls, 5);
+    expect(done.outcome.ok).toBe(true);
+    const [hits, misses, preempted] = done.spins!;
+    expect(preempted).toBeGreaterThanOrEqual(3);
+    // After three preempted spins in a row the worker waits asleep for 250 ms, longer than the
+    // rest of the run (30 answers of 5 ms): spinning every call would make 30 spins.
+    expect(hits + misses).toBeLessThan(calls / 2);
   },
 );
 
