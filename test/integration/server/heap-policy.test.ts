@@ -48,11 +48,13 @@ describe('capYoungGeneration', () => {
     const capped = largestNewSpaceMb(32);
     // The workload does grow the space well past the cap without it…
     expect(uncapped.largest).toBeGreaterThanOrEqual(64);
-    // …and with it the space stops near the cap: V8 rounds to whole pages and may grow once
-    // more between two GC observations (36.75 MB seen for a 32 MB cap on a loaded CI machine).
-    expect(capped.largest).toBeLessThanOrEqual(32 * 1.25);
+    // …and with it the space stops near the cap: V8 rounds to whole pages, and GC entries reach
+    // the observer after the fact, so the space may grow past the cap before a check stops it
+    // (36.75 MB seen for a 32 MB cap on a loaded CI machine, 40.25 MB on a faster one). Without
+    // the cap it reaches 64 MB or more, which fails both bounds below.
+    expect(capped.largest).toBeLessThanOrEqual(32 * 1.5);
     expect(capped.largest).toBeLessThan(uncapped.largest / 1.5);
-    expect(capped.reported).toBeLessThanOrEqual(32 * 1.25);
+    expect(capped.reported).toBeLessThanOrEqual(32 * 1.5);
     expect(capped.reported).toBeGreaterThan(0);
   }, 240_000);
 });
