@@ -240,12 +240,11 @@ export class Watchdogs {
   /** The host has ended the watch of `watchdog`. */
   #rest(watchdog: Watchdog): void {
     if (watchdog.disposed) return;
+    // One whose loop still runs waits in the list: the report of its return disposes the extra
+    // ones (disposing it now would cut its loop short).
     const returned = Atomics.load(watchdog.words, DONE) === 1;
-    if (this.#closed || (returned && this.#resting.length >= MAX_IDLE_WATCHDOGS)) {
-      // Disposing a watchdog whose loop still runs would cut it short (harmless, but the report
-      // of its return disposes the extra ones just as well).
-      if (returned) return this.#dispose(watchdog);
-    }
+    if (returned && (this.#closed || this.#resting.length >= MAX_IDLE_WATCHDOGS))
+      return this.#dispose(watchdog);
     this.#resting.push(watchdog);
   }
 
