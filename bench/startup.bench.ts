@@ -16,6 +16,8 @@
  * figure (default 11).
  */
 import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { figure, finish, hasBuild, percentile, skip } from './harness.js';
@@ -23,6 +25,13 @@ import { figure, finish, hasBuild, percentile, skip } from './harness.js';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const runs = Math.max(1, Number(process.env.STARTUP_BENCH_RUNS ?? 11));
 const node = process.execPath;
+/**
+ * The probes' environment: `codecall exec` records its usage history in a temp folder, not in
+ * the work tree's examples/.codecall (the test suite fails a run that leaves files there).
+ */
+const historyDir = mkdtempSync(join(tmpdir(), 'codecall-startup-bench-'));
+process.on('exit', () => rmSync(historyDir, { recursive: true, force: true }));
+const env = { ...process.env, CODECALL_HISTORY_PATH: join(historyDir, 'history.sqlite') };
 
 interface Probe {
   label: string;
@@ -34,7 +43,7 @@ interface Probe {
 /** Runs `probe` once and returns its wall time in ms, or an error message. */
 function once(probe: Probe): number | string {
   const start = performance.now();
-  const result = spawnSync(node, probe.args, { cwd: root, encoding: 'utf8', env: { ...process.env } });
+  const result = spawnSync(node, probe.args, { cwd: root, encoding: 'utf8', env });
   const ms = performance.now() - start;
   if (result.status !== 0 || !result.stdout.includes(probe.expect)) {
     return `${probe.label} failed (exit ${result.status}): ${(result.stderr || result.stdout).slice(0, 300)}`;
@@ -80,7 +89,7 @@ function execPhases(args: string[]): void {
     const result = spawnSync(node, args, {
       cwd: root,
       encoding: 'utf8',
-      env: { ...process.env, CODECALL_TRACE_STARTUP: '1' },
+      env: { ...env, CODECALL_TRACE_STARTUP: '1' },
     });
     if (result.status !== 0) return skip(`traced codecall exec failed: ${result.stderr.slice(0, 300)}`);
     for (const line of result.stderr.split('\n')) {
