@@ -91,7 +91,8 @@ export interface SandboxPoolOptions {
    * answer instead of sleeping until it comes (process mode; 0 turns it off). A worker spins only
    * while its run's answers come within this window (a slow tool is waited for asleep), only
    * when the running scripts, counting this one, leave at least one core for the host
-   * (`os.availableParallelism()` − 1) and the machine's load average is below its core count,
+   * (`os.availableParallelism()` − 1) and the machine's load average, less the pool's own running
+   * workers, is below its core count,
    * and not while its spins keep being preempted. The cost is CPU: up to this long per call, on a core that
    * is otherwise idle. The gain is a wake-up per call: a sleeping process woken on an idle core
    * pays tens of µs before it runs (see docs/sandbox.md).
@@ -190,6 +191,18 @@ interface SessionEntry {
 
 /** How often a pool whose workers spin reads the load average (ms). */
 const LOAD_READ_EVERY_MS = 1_000;
+
+/**
+ * Whether a machine at `load` (its 1-minute load average) leaves a core for a spinning worker:
+ * the load less the pool's own running workers is below the core count. The pool's workers are
+ * counted in the average they are judged by (a spinning worker is a runnable process nearly all
+ * the time): counted in, a 2-core machine read 1.4–1.6 with one worker spinning, and load left
+ * from earlier work tipped it over 2, which stopped the spinning for minutes (and lowered the
+ * load, so it flapped).
+ */
+export function roomToSpin(load: number, cores: number, ownRunning: number): boolean {
+  return load - ownRunning < cores;
+}
 
 /** Result codes after which a session's context is gone. */
 const DROPS_SESSION = new Set<ExecutionErrorCode>([
@@ -308,8 +321,9 @@ export class SandboxPool {
   /** CPU cores this process may use (read once: the affinity a host gives it at start). */
   readonly #cores = availableParallelism();
   /**
-   * Whether the machine's load average was below its core count when last read (at most once
-   * per {@link LOAD_READ_EVERY_MS}, off the run's path; the kernel updates it every 5 s).
+   * Whether the machine's load average, less this pool's running workers, was below its core
+   * count when last read ({@link roomToSpin}; at most once per {@link LOAD_READ_EVERY_MS}, off
+   * the run's path; the kernel updates it every 5 s).
    */
   #loadBelowCores = loadavg()[0]! < this.#cores;
   #loadReadAt = performance.now();
@@ -367,7 +381,7 @@ export class SandboxPool {
   #readLoad(): void {
     this.#loadRead = undefined;
     this.#loadReadAt = performance.now();
-    this.#loadBelowCores = loadavg()[0]! < this.#cores;
+    this.#loadBelowCores = roomToSpin(loadavg()[0]!, this.#cores, this.#active.size);
   }
 
   /** Opens a pool: starts and warms its workers (or its in-process engine). */
