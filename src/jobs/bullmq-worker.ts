@@ -153,8 +153,7 @@ export async function startJobWorker(options: JobWorkerOptions): Promise<JobWork
         ...(journal ? { journal } : {}),
         ...(approvals ? { approvals: { store: approvals, timeoutMs: options.approvalTimeoutMs } } : {}),
       });
-      await journal?.remove().catch(() => {});
-      await approvals?.remove().catch(() => {});
+      // The journal and approvals stay until the queue has recorded the job's end (see `forget`).
       log(`job ${id} ${result.status}`);
       return result;
     } catch (error) {
@@ -178,11 +177,7 @@ export async function startJobWorker(options: JobWorkerOptions): Promise<JobWork
       const message = (error as Error)?.message ?? String(error);
       await job.log(cutLogLine(`attempt ${attempt} failed: ${message}`)).catch(() => {});
       log(`job ${id} attempt ${attempt} failed: ${message}`);
-      if (!isRetryableJobError(error)) {
-        await journal?.remove().catch(() => {});
-        await approvals?.remove().catch(() => {});
-        throw new UnrecoverableError(message);
-      }
+      if (!isRetryableJobError(error)) throw new UnrecoverableError(message);
       throw error;
     } finally {
       active--;
@@ -198,6 +193,23 @@ export async function startJobWorker(options: JobWorkerOptions): Promise<JobWork
     stalledInterval: options.stalledIntervalMs ?? DEFAULT_JOBS_STALLED_INTERVAL_MS,
     maxStalledCount: options.maxStalledCount ?? DEFAULT_JOBS_MAX_STALLED_COUNT,
     autorun: false,
+  });
+  /**
+   * Deletes a job's run journal and approvals once the queue has recorded the job's end. Not
+   * before: a worker killed between deleting them and the queue's record (the processor returns
+   * first, BullMQ then records the completion) leaves the job to a retry that must find them. A
+   * worker that dies after the record leaves them to expire with the job's retention age.
+   */
+  const forget = (job: Job | undefined): void => {
+    if (job?.id === undefined) return;
+    void commands
+      .del(journalKey(queue, job.id, job.timestamp), approvalsKey(queue, job.id, job.timestamp))
+      .catch(() => {});
+  };
+  worker.on('completed', (job) => forget(job));
+  // `finishedOn` is set only when the failure is final (no attempt left, or unrecoverable).
+  worker.on('failed', (job) => {
+    if (job?.finishedOn) forget(job);
   });
   worker.on('error', (error) => log(`worker error: ${error.message}`));
   worker.on('stalled', (jobId) => log(`job ${jobId} stalled (its worker died); back in the queue`));

@@ -40,9 +40,4 @@ export class RedisRunJournal implements RunJournal {
     const lines = await this.#redis.lrange(this.#key, 0, -1);
     return lines.map((line) => JSON.parse(line) as RunJournalEntry);
   }
-
-  /** Removes the journal (the job reached a final result: no attempt will replay it). */
-  async remove(): Promise<void> {
-    await this.#redis.del(this.#key);
-  }
 }

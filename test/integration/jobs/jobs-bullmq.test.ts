@@ -3,6 +3,7 @@
  * and wait, agent jobs with the demo model, model faults that complete without a retry,
  * infrastructure faults that retry, idempotency keys, cancel, deadlines, events and logs.
  */
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   createJobClient,
@@ -83,6 +84,43 @@ describe.skipIf(!hasRedisServer())('jobs on BullMQ (real redis-server)', () => {
     expect((await client.get(id))?.result?.status).toBe('ok');
     expect((await client.logs(id)).some((line) => line.startsWith('attempt 1 on '))).toBe(true);
     expect((await client.list({ states: ['completed'] })).map((r) => r.id)).toContain(id);
+  });
+
+  it("keeps a job's run journal until the queue has recorded the job's completion, then deletes it", async () => {
+    // Redis MONITOR lists the commands Redis ran, in the order it ran them (all clients).
+    const monitor = await new Redis(redis.url).monitor();
+    const ran: string[][] = [];
+    monitor.on('monitor', (_time: string, args: string[]) => ran.push(args));
+    try {
+      const { id } = await client.submit({
+        kind: 'exec',
+        code: 'await tools.probe.record({ key: "journal-1" }); console.log("ok");',
+      });
+      expect((await client.wait(id, { timeoutMs: 20_000 })).state).toBe('completed');
+      const journalPrefix = `bull:${queue}:codecall:journal:${id}:`;
+      const deleted = () =>
+        ran.findIndex(
+          (args) => args[0]?.toLowerCase() === 'del' && args.some((a) => a.startsWith(journalPrefix)),
+        );
+      for (let i = 0; i < 100 && deleted() < 0; i++) await new Promise((r) => setTimeout(r, 20));
+      // BullMQ's script that moves the job to the completed set names that set and the job's key.
+      const completed = ran.findIndex(
+        (args) =>
+          /^eval/i.test(args[0] ?? '') &&
+          args.includes(`bull:${queue}:completed`) &&
+          args.includes(`bull:${queue}:${id}`),
+      );
+      // The journal was written (the call's entries), and deleted only after the completion was
+      // recorded: a worker killed in between leaves the retry a journal to replay.
+      expect(
+        ran.some((args) => args[0]?.toLowerCase() === 'rpush' && args[1]?.startsWith(journalPrefix)),
+      ).toBe(true);
+      expect(completed).toBeGreaterThanOrEqual(0);
+      expect(deleted()).toBeGreaterThan(completed);
+      expect(probe.counts.records.get('journal-1')).toBe(1);
+    } finally {
+      monitor.disconnect();
+    }
   });
 
   it('runs an agent job with the demo model', async () => {
