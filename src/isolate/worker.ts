@@ -93,6 +93,9 @@ const settleReader = new FrameReader(MAX_SETTLE_FRAME_BYTES, (text) => {
   if (!Array.isArray(settle) || typeof settle[0] !== 'number' || !Array.isArray(settle[1])) return;
   onSettle({ t: 'settle', runId: settle[0], answers: settle[1] as EngineAnswers });
 });
+/** A settled promise: a reaction to it runs in the next microtask. */
+const SETTLED = Promise.resolve();
+
 /** Frames read from the settle channel so far (the spin stops at each). */
 let settlesRead = 0;
 /**
@@ -453,9 +456,10 @@ function handle(message: HostMessage): void {
           send({ t: 'call', runId, calls: [id, name, args, site] });
           // After the send: its spin check may read /proc, which the call need not wait for.
           countCalls(runId, 1);
-          // The host's microtasks run once the isolate entry in progress has returned.
+          // The host's microtasks run once the isolate entry in progress has returned. A reaction
+          // to a settled promise, not `queueMicrotask`: that makes an AsyncResource at every call.
           heldCalls = [];
-          queueMicrotask(sendHeldCalls);
+          void SETTLED.then(sendHeldCalls);
         },
       });
       runs.set(runId, run);
