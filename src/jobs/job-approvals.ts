@@ -62,8 +62,6 @@ export interface JobApprovalStore {
    * (never asked, or decided already).
    */
   decide(decision: { approved: boolean; reason?: string }): Promise<JobApprovalDecision | false>;
-  /** Forgets everything (the job reached its final result). */
-  remove(): Promise<void>;
 }
 
 /** An approval store in memory (the embedded backend). */
@@ -91,12 +89,6 @@ export class MemoryJobApprovalStore implements JobApprovalStore {
     this.#decisions.set(pending.callIndex, recorded);
     this.#pending = undefined;
     return Promise.resolve(recorded);
-  }
-
-  remove(): Promise<void> {
-    this.#pending = undefined;
-    this.#decisions.clear();
-    return Promise.resolve();
   }
 }
 

@@ -76,8 +76,4 @@ export class RedisJobApprovalStore implements JobApprovalStore {
     );
     return done === 1 ? recorded : false;
   }
-
-  async remove(): Promise<void> {
-    await this.#redis.del(this.#key);
-  }
 }
