@@ -317,8 +317,9 @@ const PER_CALL_ROUNDS = 21;
 const PER_CALL_WARMUP_ROUNDS = 3;
 
 /**
- * Median over {@link PER_CALL_ROUNDS} rounds of the pool's steady p50 gap ÷ the bare bridge's
- * (and ÷ the bridge entering with a timeout), each round measuring all three back to back.
+ * Median over {@link PER_CALL_ROUNDS} rounds, after {@link PER_CALL_WARMUP_ROUNDS} whose ratios
+ * are returned apart, of the pool's steady p50 gap ÷ the bare bridge's (and ÷ the bridge
+ * entering with a timeout), each round measuring all three back to back.
  */
 async function interleavedPerCall(
   pool: SandboxPool,
