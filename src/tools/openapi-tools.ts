@@ -429,8 +429,11 @@ export async function openApiTools(spec: unknown, options: OpenApiToolsOptions):
       }
     }
     const search = query.size > 0 ? `?${query.toString()}` : '';
+    // The URL parser resolves "." and ".." segments, "%2e" spellings included; the result must
+    // stay on the origin and under the base path as whole segments ("/v1" never admits "/v1-admin").
     const url = new URL(`${base.origin}${basePath}${path}${search}`);
-    if (url.origin !== base.origin || !url.pathname.startsWith(basePath)) {
+    const underBase = basePath === '' || url.pathname === basePath || url.pathname.startsWith(`${basePath}/`);
+    if (url.origin !== base.origin || !underBase) {
       throw new Error(`Refusing a request outside baseUrl (${base.href}).`);
     }
     // Header names are case-insensitive: the configured ones replace a parameter's, never join it.
