@@ -46,7 +46,16 @@ const catalogs = new KeptCatalogs<string>();
 const nameIndexes = new KeptCatalogs<ToolNameIndex>();
 /** Each run's answerer of unknown names: the host refuses them, this worker suggests. */
 const unknownNames = new Map<number, UnknownNameAnswerer>();
-const pendingOutput = new Map<number, [number, string, number][]>();
+/**
+ * Output of a run not sent yet: text in order, merged while the stream stays the same, and the
+ * bytes printed past each stream's budget as two counts, so that a loop printing past both
+ * budgets costs no memory per call whichever streams it alternates between.
+ */
+interface PendingOutput {
+  chunks: [number, string, number][];
+  dropped: [stdout: number, stderr: number];
+}
+const pendingOutput = new Map<number, PendingOutput>();
 let flushScheduled = false;
 /** Console calls per run whose text is sent to the host at once. */
 const IMMEDIATE_OUTPUT_MESSAGES = 100;
@@ -363,9 +372,12 @@ function send(message: WorkerMessage): void {
 }
 
 function flush(runId?: number): void {
-  for (const [id, chunks] of pendingOutput) {
+  for (const [id, { chunks, dropped }] of pendingOutput) {
     if (runId !== undefined && id !== runId) continue;
     pendingOutput.delete(id);
+    // Dropped bytes only add to their stream's total: where they stand among the text is moot.
+    if (dropped[0] > 0) chunks.push([0, '', dropped[0]]);
+    if (dropped[1] > 0) chunks.push([1, '', dropped[1]]);
     send({ t: 'out', runId: id, chunks });
   }
 }
@@ -429,8 +441,13 @@ function handle(message: HostMessage): void {
       };
       const run = engine.start(request, {
         output(stream, text, droppedBytes) {
-          let chunks = pendingOutput.get(runId);
-          if (!chunks) pendingOutput.set(runId, (chunks = []));
+          let pending = pendingOutput.get(runId);
+          if (!pending) pendingOutput.set(runId, (pending = { chunks: [], dropped: [0, 0] }));
+          if (text === '') {
+            pending.dropped[stream === 0 ? 0 : 1] += droppedBytes;
+            return scheduleFlush();
+          }
+          const chunks = pending.chunks;
           const last = chunks[chunks.length - 1];
           if (last && last[0] === stream) {
             last[1] += text;
@@ -439,7 +456,6 @@ function handle(message: HostMessage): void {
           // Text goes out at once (the first IMMEDIATE_OUTPUT_MESSAGES times, then at most once
           // per OUTPUT_FLUSH_INTERVAL_MS), so what the script printed survives a crash later in
           // the same entry; byte counts of output past the budget are only batched.
-          if (text === '') return scheduleFlush();
           const now = performance.now();
           if (immediateLeft > 0 || now - lastSentAt >= OUTPUT_FLUSH_INTERVAL_MS) {
             immediateLeft--;
