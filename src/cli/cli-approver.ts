@@ -9,12 +9,10 @@ import { createInterface } from 'node:readline';
 import type { Approver, ApprovalDecision, ApprovalRequest } from '../tools/index.js';
 // From its module, not the tools index: `codecall exec` loads this before the MCP client.
 import { approvalConfigKey } from '../tools/approval.js';
+import { escapeInvisible, renderApprovalCall } from '../tools/approval-text.js';
 import { UsageError, type CliIo } from './command.js';
 import { neutralizeControls } from './terminal-text.js';
 import { canPrompt } from './trust.js';
-
-/** Characters of a call's arguments shown in the prompt. */
-const MAX_PROMPT_ARGS_CHARS = 500;
 
 /** Checks the values of `--approve`: `all` or qualified tool names (`server.tool`). */
 export function checkApproveFlag(value: string): string {
@@ -33,13 +31,11 @@ export interface CliApproverOptions {
 }
 
 function describeCall(request: ApprovalRequest): string {
-  let args = JSON.stringify(request.args) ?? '';
-  if (args.length > MAX_PROMPT_ARGS_CHARS) args = `${args.slice(0, MAX_PROMPT_ARGS_CHARS)}…`;
   const where =
     request.caller === 'code_execution'
       ? ` from code${request.callIndex !== undefined ? ` (call #${request.callIndex + 1} of the script${request.line !== undefined ? `, line ${request.line}` : ''})` : request.line !== undefined ? ` (line ${request.line})` : ''}`
       : '';
-  return neutralizeControls(`${request.tool}(${args})${where}`);
+  return neutralizeControls(`${renderApprovalCall(request)}${where}`);
 }
 
 /** The approver of a CLI command; see the module comment. */
@@ -80,7 +76,7 @@ export function createCliApprover(options: CliApproverOptions): Approver {
         finish({ approved: false, decidedBy: 'tty', reason: 'no answer (input closed)' }),
       );
       io.stderr.write(
-        `codecall ${command}: approve ${describeCall(request)}? It needs approval because ${neutralizeControls(request.reason)}. [y/N] `,
+        `codecall ${command}: approve ${describeCall(request)}? It needs approval because ${neutralizeControls(escapeInvisible(request.reason))}. [y/N] `,
       );
     });
   return (request) => {

@@ -14,9 +14,8 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { DEFAULT_APPROVAL_TIMEOUT_MS } from '../config/defaults.js';
 import { approvalConfigKey, type ApprovalDecision, type Approver } from '../tools/index.js';
+import { escapeInvisible, renderApprovalCall } from '../tools/approval-text.js';
 
-/** Characters of a call's arguments shown in the elicitation message. */
-const MAX_ELICITED_ARGS_CHARS = 2_000;
 /** Time the SDK request may take beyond the approval timeout (the approval's own timer decides). */
 const ELICITATION_TIMEOUT_MARGIN_MS = 5_000;
 
@@ -40,8 +39,6 @@ export function elicitationApprover(
         decidedBy: 'policy',
         reason: `the MCP client did not declare the elicitation capability, so codecall cannot ask for approval; use a client that supports elicitation, or set ${key} to false in codecall's configuration`,
       };
-    let args = JSON.stringify(request.args) ?? '';
-    if (args.length > MAX_ELICITED_ARGS_CHARS) args = `${args.slice(0, MAX_ELICITED_ARGS_CHARS)}…`;
     const from =
       request.caller === 'code_execution'
         ? `a script (execute_code${request.callIndex !== undefined ? `, call #${request.callIndex + 1}` : ''}${request.line !== undefined ? `, line ${request.line}` : ''})`
@@ -51,13 +48,13 @@ export function elicitationApprover(
         method: 'elicitation/create',
         params: {
           mode: 'form',
-          message: `Approve ${request.tool}(${args}) from ${from}? It needs approval because ${request.reason}.`,
+          message: `Approve ${renderApprovalCall(request)} from ${from}? It needs approval because ${escapeInvisible(request.reason)}.`,
           requestedSchema: {
             type: 'object',
             properties: {
               approve: {
                 type: 'boolean',
-                title: `Run ${request.tool}`,
+                title: `Run ${escapeInvisible(request.tool)}`,
                 description: 'true runs the call once; false denies it.',
               },
             },

@@ -10,6 +10,7 @@ import { resolve } from 'node:path';
 import { DEFAULT_JOBS_QUEUE } from '../../config/defaults.js';
 import { loadConfig } from '../../config/index.js';
 import { isCodecallError } from '../../errors.js';
+import { escapeInvisible, renderApprovalArguments } from '../../tools/approval-text.js';
 import {
   createJobClient,
   type JobBackend,
@@ -22,6 +23,7 @@ import { parseCommandArgs, UsageError, type CliCommand, type CliIo } from '../co
 import { jobsHelp, REDIS_URL_ENV } from './jobs.help.js';
 export { REDIS_URL_ENV } from './jobs.help.js';
 import { configNoticeWriter } from '../config-notices.js';
+import { setLongTimeout } from '../../util/long-timeout.js';
 
 /** Parses a positive integer option; `undefined` when absent. */
 export function positiveOption(flag: string, value: string | undefined): number | undefined {
@@ -93,11 +95,13 @@ export function formatRecord(record: JobRecord): string {
   if (record.failedReason) parts.push(`failed: ${record.failedReason.split('\n')[0]}`);
   parts.push(`attempts ${record.attemptsMade}/${record.attempts}`);
   if (record.cancelRequested && record.state !== 'completed') parts.push('cancel requested');
-  if (record.approval && record.state === 'waiting-approval')
+  if (record.approval && record.state === 'waiting-approval') {
+    const args = renderApprovalArguments(record.approval.args);
     parts.push(
-      `waits for approval of ${record.approval.tool} (call ${record.approval.callIndex}) ${JSON.stringify(record.approval.args)}` +
+      `waits for approval of ${escapeInvisible(record.approval.tool)} (call ${record.approval.callIndex}) ${args.text}${args.note}` +
         ` until ${new Date(record.approval.expiresAt).toISOString()}: codecall jobs approve ${record.id} [--deny]`,
     );
+  }
   return parts.join(' · ');
 }
 
@@ -196,7 +200,7 @@ async function waitFor(client: JobBackend, id: string, values: Values, io: CliIo
   const stop = new AbortController();
   const onAbort = (): void => stop.abort();
   io.signal.addEventListener('abort', onAbort, { once: true });
-  const timer = timeoutMs === undefined ? undefined : setTimeout(() => stop.abort(), timeoutMs);
+  const timer = timeoutMs === undefined ? undefined : setLongTimeout(() => stop.abort(), timeoutMs);
   let record: JobRecord | undefined;
   try {
     for await (const event of client.events(id, { signal: stop.signal })) {
@@ -209,7 +213,7 @@ async function waitFor(client: JobBackend, id: string, values: Values, io: CliIo
       else record = event.job;
     }
   } finally {
-    clearTimeout(timer);
+    timer?.cancel();
     io.signal.removeEventListener('abort', onAbort);
   }
   if (!record) {
