@@ -6,13 +6,12 @@
 import { DEFAULT_SANDBOX_LIMITS } from '../config/defaults.js';
 import { CodecallError } from '../errors.js';
 import type { SandboxLimits } from '../types.js';
+import { MAX_TIMER_DELAY_MS } from '../util/long-timeout.js';
 
 export type { SandboxLimits };
 
 /** Smallest heap isolated-vm accepts. */
 const MIN_MEMORY_MB = 8;
-/** Largest timer delay Node accepts (about 24.8 days). */
-const MAX_TIMER_MS = 2_147_483_647;
 
 /**
  * Fills in defaults and validates every field (positive integers; `memoryMb` at least 8).
@@ -37,7 +36,7 @@ export function resolveSandboxLimits(limits: Partial<SandboxLimits> = {}): Sandb
     }
     if (value === undefined) continue;
     const min = key === 'memoryMb' ? MIN_MEMORY_MB : 1;
-    const max = key === 'wallTimeMs' || key === 'cpuTimeMs' ? MAX_TIMER_MS : Number.MAX_SAFE_INTEGER;
+    const max = key === 'wallTimeMs' || key === 'cpuTimeMs' ? MAX_TIMER_DELAY_MS : Number.MAX_SAFE_INTEGER;
     if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
       throw new CodecallError(
         'INVALID_ARGUMENT',

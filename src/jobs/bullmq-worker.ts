@@ -25,6 +25,7 @@ import {
   DEFAULT_JOBS_WORKER_CONCURRENCY,
 } from '../config/defaults.js';
 import { CodecallError } from '../errors.js';
+import { setLongTimeout } from '../util/long-timeout.js';
 import {
   cancelChannel,
   cancelKey,
@@ -238,12 +239,12 @@ export async function startJobWorker(options: JobWorkerOptions): Promise<JobWork
   const close = (): Promise<void> => {
     closing ??= (async () => {
       const grace = options.shutdownGraceMs ?? DEFAULT_JOBS_SHUTDOWN_GRACE_MS;
-      const timer = setTimeout(() => worker.cancelAllJobs(JOB_ABORT_REASONS.shutdown), grace);
+      const timer = setLongTimeout(() => worker.cancelAllJobs(JOB_ABORT_REASONS.shutdown), grace);
       try {
         await worker.close();
         await running;
       } finally {
-        clearTimeout(timer);
+        timer.cancel();
         subscriber.disconnect();
         await commands.quit().catch(() => commands.disconnect());
         await runtimes.close();

@@ -6,6 +6,7 @@
  */
 import { DEFAULT_JOBS_MAX_LOG_LINE_BYTES } from '../config/defaults.js';
 import { CodecallError } from '../errors.js';
+import { setLongTimeout } from '../util/long-timeout.js';
 import type { JobEvent, JobRecord, WaitJobOptions } from './job-types.js';
 
 /** Cuts a log line to {@link DEFAULT_JOBS_MAX_LOG_LINE_BYTES}, with a marker saying so. */
@@ -31,7 +32,9 @@ export async function waitForJobEnd(
 ): Promise<JobRecord> {
   const stop = new AbortController();
   const timer =
-    options.timeoutMs === undefined ? undefined : setTimeout(() => stop.abort('timeout'), options.timeoutMs);
+    options.timeoutMs === undefined
+      ? undefined
+      : setLongTimeout(() => stop.abort('timeout'), options.timeoutMs);
   const onAbort = (): void => stop.abort('aborted');
   if (options.signal?.aborted) onAbort();
   options.signal?.addEventListener('abort', onAbort, { once: true });
@@ -67,7 +70,7 @@ export async function waitForJobEnd(
       if (next.value.type === 'done') return next.value.job;
     }
   } finally {
-    clearTimeout(timer);
+    timer?.cancel();
     stop.abort('done');
     options.signal?.removeEventListener('abort', onAbort);
     void iterator.return?.()?.catch?.(() => {});

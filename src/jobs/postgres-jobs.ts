@@ -28,6 +28,7 @@ import {
   DEFAULT_JOBS_WORKER_CONCURRENCY,
 } from '../config/defaults.js';
 import { CodecallError } from '../errors.js';
+import { setLongTimeout } from '../util/long-timeout.js';
 import { queueName, withTimeout } from './bullmq-shared.js';
 import { cutLogLine, waitForJobEnd } from './job-helpers.js';
 import { MAX_JOB_PRIORITY, parseJobSpec, type JobSpec, type JobSpecInput } from './job-spec.js';
@@ -413,13 +414,13 @@ export async function startPgJobWorker(options: PgJobWorkerOptions): Promise<Job
   const close = (): Promise<void> => {
     closing ??= (async () => {
       const grace = options.shutdownGraceMs ?? DEFAULT_JOBS_SHUTDOWN_GRACE_MS;
-      const timer = setTimeout(() => stopping.abort(), grace);
+      const timer = setLongTimeout(() => stopping.abort(), grace);
       try {
         await boss.offWork(queue, { wait: true });
       } catch {
         // stopping anyway
       } finally {
-        clearTimeout(timer);
+        timer.cancel();
         await boss.stop({ graceful: false, timeout: 5_000 }).catch(() => {});
         await runtimes.close();
       }

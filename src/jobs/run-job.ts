@@ -18,6 +18,7 @@ import { DEFAULT_JOBS_APPROVAL_TIMEOUT_MS } from '../config/defaults.js';
 import { isCodecallError } from '../errors.js';
 import type { RunJournal } from '../execute/index.js';
 import type { SandboxLimits } from '../types.js';
+import { setLongTimeout } from '../util/long-timeout.js';
 import type { ExecJobSpec, JobSpec, RunJobSpec } from './job-spec.js';
 import type { JobProgress, JobResult } from './job-types.js';
 import type { RuntimeRegistry } from './runtime-registry.js';
@@ -180,7 +181,7 @@ export async function runJob(options: RunJobOptions): Promise<JobResult> {
   const deadlineTimer =
     spec.deadline === undefined
       ? undefined
-      : setTimeout(() => controller.abort(JOB_ABORT_REASONS.deadline), Math.max(0, spec.deadline - started));
+      : setLongTimeout(() => controller.abort(JOB_ABORT_REASONS.deadline), spec.deadline - started);
   let approvals: JobApprover | undefined;
   const settle = (): JobResult | undefined => {
     if (!controller.signal.aborted) return undefined;
@@ -237,7 +238,7 @@ export async function runJob(options: RunJobOptions): Promise<JobResult> {
     if (stopped) return stopped;
     throw error;
   } finally {
-    clearTimeout(deadlineTimer);
+    deadlineTimer?.cancel();
     options.signal?.removeEventListener('abort', onAbort);
   }
 }

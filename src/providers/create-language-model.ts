@@ -12,6 +12,7 @@ import {
   DEFAULT_PROVIDER_MAX_RETRY_DELAY_MS,
   DEFAULT_PROVIDER_TIMEOUT_MS,
 } from '../config/defaults.js';
+import { MAX_TIMER_DELAY_MS } from '../util/long-timeout.js';
 import { CodecallError } from '../errors.js';
 import { AnthropicLanguageModel } from './anthropic/anthropic-model.js';
 import { BedrockLanguageModel, type BedrockCredentials } from './bedrock/bedrock-model.js';
@@ -165,17 +166,19 @@ function checkNumber(
   fallback: number,
   minimum: number,
   integer: boolean,
+  maximum = Number.MAX_VALUE,
 ): number {
   if (value === undefined) return fallback;
   if (
     typeof value !== 'number' ||
     !Number.isFinite(value) ||
     value < minimum ||
+    value > maximum ||
     (integer && !Number.isInteger(value))
   ) {
     throw new CodecallError(
       'INVALID_ARGUMENT',
-      `${field} must be ${integer ? 'an integer' : 'a number'} ≥ ${minimum}; got ${String(value)}.`,
+      `${field} must be ${integer ? 'an integer' : 'a number'} ≥ ${minimum}${maximum < Number.MAX_VALUE ? ` and ≤ ${maximum}` : ''}; got ${String(value)}.`,
       { details: { field, value } },
     );
   }
@@ -271,9 +274,18 @@ export function createLanguageModel(spec: string, options: CreateLanguageModelOp
       DEFAULT_PROVIDER_MAX_RETRY_DELAY_MS,
       0,
       false,
+      MAX_TIMER_DELAY_MS,
     ),
   };
-  const timeoutMs = checkNumber('timeoutMs', options.timeoutMs, DEFAULT_PROVIDER_TIMEOUT_MS, 1, false);
+  // Handed to the SDKs' own timers, which fire a longer delay after 1 ms.
+  const timeoutMs = checkNumber(
+    'timeoutMs',
+    options.timeoutMs,
+    DEFAULT_PROVIDER_TIMEOUT_MS,
+    1,
+    false,
+    MAX_TIMER_DELAY_MS,
+  );
   if (baseURL !== undefined && !isHttpURL(baseURL)) {
     throw new CodecallError(
       'INVALID_ARGUMENT',

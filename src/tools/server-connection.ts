@@ -37,6 +37,7 @@ import type { ServerConfig } from '../config/types.js';
 import { CodecallError, isCodecallError } from '../errors.js';
 import type { JsonSchema } from '../types.js';
 import { backoffDelayMs } from '../util/backoff.js';
+import { setLongTimeout } from '../util/long-timeout.js';
 import type { RawToolResult } from './normalize-result.js';
 import type { ToolAnnotations } from './policy.js';
 import { LinearStdioClientTransport } from './stdio-transport.js';
@@ -225,9 +226,10 @@ class Semaphore {
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     if (signal.aborted) return resolve();
-    const timer = setTimeout(done, ms);
+    // The reconnect backoff's cap is the caller's (`reconnect.maxDelayMs`): any length.
+    const timer = setLongTimeout(done, ms);
     function done(): void {
-      clearTimeout(timer);
+      timer.cancel();
       signal.removeEventListener('abort', done);
       resolve();
     }

@@ -6,6 +6,7 @@
  * {@link raceAbort}, which lets the loop leave work that ignores its signal.
  */
 import { CodecallError } from '../../errors.js';
+import { setLongTimeout, type LongTimeout } from '../../util/long-timeout.js';
 
 /** Resolves with `promise`, or rejects as soon as `signal` fires (the work itself sees the signal too). */
 export function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
@@ -45,7 +46,7 @@ export class RunScope {
   readonly signal: AbortSignal;
   readonly #controller = new AbortController();
   readonly #options: RunScopeOptions;
-  readonly #timer: ReturnType<typeof setTimeout>;
+  readonly #timer: LongTimeout;
   readonly #onCallerAbort: () => void;
   readonly #onStop: () => void;
   #timedOut = false;
@@ -60,11 +61,14 @@ export class RunScope {
     stopSignal.addEventListener('abort', this.#onStop, { once: true });
     if (callerSignal?.aborted) this.#onCallerAbort();
     if (stopSignal.aborted) this.#onStop();
-    this.#timer = setTimeout(() => {
-      this.#timedOut = true;
-      this.#controller.abort(new CodecallError('RUN_TIMEOUT', 'The run took too long.'));
-    }, options.maxRunTimeMs);
-    this.#timer.unref?.();
+    this.#timer = setLongTimeout(
+      () => {
+        this.#timedOut = true;
+        this.#controller.abort(new CodecallError('RUN_TIMEOUT', 'The run took too long.'));
+      },
+      options.maxRunTimeMs,
+      { unref: true },
+    );
   }
 
   /** The error a stopped run throws: `RUN_TIMEOUT` after `maxRunTimeMs`, else `ABORTED`. */
@@ -100,7 +104,7 @@ export class RunScope {
   }
 
   dispose(): void {
-    clearTimeout(this.#timer);
+    this.#timer.cancel();
     this.#options.callerSignal?.removeEventListener('abort', this.#onCallerAbort);
     this.#options.stopSignal.removeEventListener('abort', this.#onStop);
   }
