@@ -8,13 +8,16 @@
  * happened on the server.
  *
  * {@link RunJournal} is deliberately tiny (`append`, `entries`) so stores other than the two here
- * (a Redis list for jobs) are a few lines each.
+ * (a Redis list for jobs) are a few lines each. A journal holds one run: its first entry is the
+ * header naming the script; {@link FileRunJournal} is driven by one process at a time (a lock file).
  */
 import { createHash } from 'node:crypto';
 import { open, readFile, stat } from 'node:fs/promises';
-import { dirname } from 'node:path';
-import { DEFAULT_MAX_RUN_JOURNAL_BYTES } from '../config/defaults.js';
+import { hostname } from 'node:os';
+import { dirname, resolve } from 'node:path';
+import { DEFAULT_MAX_RUN_JOURNAL_BYTES, DEFAULT_RUN_JOURNAL_LOCK_ATTEMPTS } from '../config/defaults.js';
 import { CodecallError } from '../errors.js';
+import { PidLockFile, type PidLockHolder } from '../util/pid-lock-file.js';
 
 /** The first entry of a journal: which script it belongs to. */
 export interface RunJournalHeader {
@@ -125,34 +128,120 @@ function problemOf(value: unknown): string | undefined {
   return undefined;
 }
 
+function lockedError(path: string, lockPath: string, holder: PidLockHolder | undefined): CodecallError {
+  if (holder === undefined) {
+    return new CodecallError(
+      'JOURNAL_LOCKED',
+      `The run journal ${path} is locked by ${lockPath}, which codecall did not write (or is still writing). If no run uses this journal, delete ${lockPath}.`,
+      { details: { path, lockPath } },
+    );
+  }
+  const { pid, host } = holder;
+  const where =
+    pid === process.pid
+      ? ' (this process, through another FileRunJournal: close that one first)'
+      : host === hostname()
+        ? ''
+        : ` on ${host}`;
+  const since = holder.at > 0 ? `, since ${new Date(holder.at).toISOString()}` : '';
+  return new CodecallError(
+    'JOURNAL_LOCKED',
+    `The run journal ${path} is in use by process ${pid}${where}${since}: two processes driving one journal would make its calls twice. Wait for that run to end, or stop it, then resume; if process ${pid} is not a codecall run (its pid was reused), delete ${lockPath}.`,
+    { details: { path, lockPath, pid, host } },
+  );
+}
+
 /**
  * A journal in a file of JSON lines, one entry per line, each appended with `fsync` before
  * `append` resolves. A torn last line (the process died while writing it) is ignored when read.
  *
+ * One process drives a journal at a time: the journal takes the lock file `<path>.lock` (naming
+ * this process) on `open`, or on its first use, and removes it on `close` or when the process
+ * exits. Another process's journal of the same file is refused with `JOURNAL_LOCKED` naming
+ * it; a lock left by a process that is gone (`kill -9`) is taken over.
+ *
  * @example
  * ```ts
- * const journal = new FileRunJournal('run.jsonl');
+ * await using journal = await FileRunJournal.open('run.jsonl');
  * await executor.execute(source, { journal });                // records
  * await executor.execute(source, { journal, replay: true });  // resumes after a crash
  * ```
  */
-export class FileRunJournal implements RunJournal {
+export class FileRunJournal implements RunJournal, AsyncDisposable {
   readonly path: string;
+  /** The lock file: `path` + `.lock`. */
+  readonly lockPath: string;
   readonly #maxBytes: number;
   /** Appends are written one after another, in the order `append` was called. */
   #tail: Promise<void> = Promise.resolve();
   #dirSynced = false;
+  #locking: Promise<PidLockFile> | undefined;
+  #closed = false;
 
   constructor(path: string, options: FileRunJournalOptions = {}) {
     this.path = path;
+    this.lockPath = `${resolve(path)}.lock`;
     this.#maxBytes = options.maxBytes ?? DEFAULT_MAX_RUN_JOURNAL_BYTES;
   }
 
+  /**
+   * Opens the journal at `path` and takes its lock now.
+   * @throws CodecallError `JOURNAL_LOCKED` when another process (or another journal of this
+   * process) drives it.
+   */
+  static async open(path: string, options: FileRunJournalOptions = {}): Promise<FileRunJournal> {
+    const journal = new FileRunJournal(path, options);
+    await journal.#owned();
+    return journal;
+  }
+
+  #closedError(): CodecallError {
+    return new CodecallError('CLOSED', `The run journal ${this.path} is closed.`);
+  }
+
+  /** Takes the lock once; a refusal is thrown, and the next use tries again. */
+  #owned(): Promise<PidLockFile> {
+    this.#locking ??= PidLockFile.acquire(this.lockPath, DEFAULT_RUN_JOURNAL_LOCK_ATTEMPTS).then(
+      (result) => {
+        if (result.ok) return result.lock;
+        this.#locking = undefined;
+        throw lockedError(this.path, this.lockPath, result.holder);
+      },
+      (error: unknown) => {
+        this.#locking = undefined;
+        throw new CodecallError(
+          'INVALID_ARGUMENT',
+          `Cannot create the lock file ${this.lockPath} of the run journal ${this.path} (${(error as Error)?.message ?? String(error)}): check that its directory exists and is writable.`,
+          { details: { field: 'journal', value: this.path }, cause: error },
+        );
+      },
+    );
+    return this.#locking;
+  }
+
   append(entry: RunJournalEntry): Promise<void> {
+    if (this.#closed) return Promise.reject(this.#closedError());
     const line = `${JSON.stringify(entry)}\n`;
-    const write = this.#tail.then(() => this.#write(line));
+    const write = this.#tail.then(async () => {
+      await this.#owned();
+      await this.#write(line);
+    });
     this.#tail = write.catch(() => {});
     return write;
+  }
+
+  /** Waits for pending appends and removes the lock file. Idempotent. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await this.#tail;
+    const lock = await this.#locking?.catch(() => undefined);
+    this.#locking = undefined;
+    await lock?.release();
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
   }
 
   async #write(line: string): Promise<void> {
@@ -180,7 +269,9 @@ export class FileRunJournal implements RunJournal {
   }
 
   async entries(): Promise<readonly RunJournalEntry[]> {
+    if (this.#closed) throw this.#closedError();
     await this.#tail;
+    await this.#owned();
     let size: number;
     try {
       size = (await stat(this.path)).size;

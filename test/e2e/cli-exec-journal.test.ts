@@ -6,12 +6,14 @@
  * times each call really reached the server.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { hashArgs } from '../../src/execute/run-journal.js';
 import { serveHttp, type HttpMcpEndpoint } from '../../src/testing/servers/index.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
@@ -109,12 +111,16 @@ interface Exec {
   done: Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>;
 }
 
-function exec(args: string[]): Exec {
-  const child = spawn(process.execPath, ['--no-node-snapshot', MAIN, 'exec', ...args, '--config', config], {
-    cwd: dir,
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, CODECALL_STATE_DIR: join(dir, 'state') },
-  });
+function exec(args: string[], configPath = config): Exec {
+  const child = spawn(
+    process.execPath,
+    ['--no-node-snapshot', MAIN, 'exec', ...args, '--config', configPath],
+    {
+      cwd: dir,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, CODECALL_STATE_DIR: join(dir, 'state') },
+    },
+  );
   let stdout = '';
   let stderr = '';
   child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -258,5 +264,139 @@ console.log(a.count + b.count);`,
     const missing = await exec([file, '--resume', join(dir, 'absent.jsonl')]).done;
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain('no run journal at');
+  });
+  it('refuses a second --resume while a run drives the journal, naming its pid; nothing is called twice', async () => {
+    const file = script(
+      'twice.js',
+      `const a = await tools.ledger.charge({ id: 't-first' });
+const h1 = await tools.ledger.hold({ id: 't-hold-1' });
+const h2 = await tools.ledger.hold({ id: 't-hold-2' });
+const b = await tools.ledger.charge({ id: 't-second' });
+console.log(JSON.stringify({ first: a.count, second: b.count }));`,
+    );
+    const journal = join(dir, 'twice.jsonl');
+    const recorded = exec([file, '--journal', journal]);
+    await until(() => count('hold', 't-hold-1') === 1);
+    recorded.child.kill('SIGKILL');
+    await recorded.done;
+    // A resumes, and waits on its first call of t-hold-2: it drives the journal.
+    const first = exec([file, '--resume', journal]);
+    try {
+      await until(() => count('hold', 't-hold-2') === 1);
+      const second = await exec([file, '--resume', journal]).done;
+      expect(second.code).toBe(1);
+      expect(second.stdout).toBe('');
+      expect(second.stderr).toContain('codecall exec: JOURNAL_LOCKED: ');
+      expect(second.stderr).toContain(`in use by process ${first.child.pid}`);
+      // The second run made no call: t-hold-2 (in flight in the first) was not asked again.
+      expect(count('hold', 't-hold-2')).toBe(1);
+      expect(count('hold', 't-hold-1')).toBe(2);
+      expect(count('charge', 't-first')).toBe(1);
+    } finally {
+      first.child.kill('SIGKILL');
+      await first.done;
+    }
+  });
+
+  it('takes over the lock of a holder killed with SIGKILL, and releases it when the run ends', async () => {
+    const file = script(
+      'takeover.js',
+      `const a = await tools.ledger.charge({ id: 'k-first' });
+const h = await tools.ledger.hold({ id: 'k-hold' });
+console.log(JSON.stringify({ first: a.count, held: h.held }));`,
+    );
+    const journal = join(dir, 'takeover.jsonl');
+    const lock = `${journal}.lock`;
+    const killed = exec([file, '--journal', journal]);
+    await until(() => count('hold', 'k-hold') === 1);
+    // The lock names the process that drives the journal.
+    expect(JSON.parse(readFileSync(lock, 'utf8'))).toMatchObject({ pid: killed.child.pid });
+    killed.child.kill('SIGKILL');
+    await killed.done;
+    // kill -9 ran no exit handler: the lock is left, naming a dead process.
+    expect(JSON.parse(readFileSync(lock, 'utf8'))).toMatchObject({ pid: killed.child.pid });
+
+    const resumed = await exec([file, '--resume', journal]).done;
+    expect(resumed.stderr).toBe('');
+    expect(resumed.code).toBe(0);
+    expect(JSON.parse(resumed.stdout)).toEqual({ first: 1, held: 2 });
+    expect(count('charge', 'k-first')).toBe(1);
+    expect(existsSync(lock)).toBe(false);
+  });
+
+  it('refuses a second --journal run on a new file while the first is starting', async () => {
+    // A server that answers nothing until released holds the first run in its start-up, before
+    // it has written anything to its journal.
+    const held: ServerResponse[] = [];
+    let released = false;
+    let reached!: () => void;
+    const gateReached = new Promise<void>((resolveReached) => (reached = resolveReached));
+    const gate = createServer((_request, response) => {
+      if (released) return response.destroy();
+      held.push(response);
+      reached();
+    });
+    await new Promise<void>((resolveListen) => gate.listen(0, '127.0.0.1', resolveListen));
+    const gateUrl = `http://127.0.0.1:${(gate.address() as { port: number }).port}/mcp`;
+    const gated = join(dir, 'gated.json');
+    writeFileSync(
+      gated,
+      JSON.stringify({
+        mcpServers: { ledger: { type: 'http', url: ledger.url }, gate: { type: 'http', url: gateUrl } },
+        sandbox: { mode: 'in-process', memoryMb: 64 },
+        history: { enabled: false },
+      }),
+    );
+    const file = script('new.js', `console.log((await tools.ledger.charge({ id: 'n-charge' })).count);`);
+    const journal = join(dir, 'new.jsonl');
+    const first = exec([file, '--journal', journal], gated);
+    try {
+      await Promise.race([gateReached, first.done]);
+      expect(first.child.exitCode).toBe(null);
+      const second = await exec([file, '--journal', journal]).done;
+      expect(second.code).toBe(1);
+      expect(second.stderr).toContain('codecall exec: JOURNAL_LOCKED: ');
+      expect(second.stderr).toContain(`in use by process ${first.child.pid}`);
+      released = true;
+      for (const response of held) response.destroy();
+      const done = await first.done;
+      expect(done.code).toBe(0);
+      expect(done.stdout).toBe('1\n');
+      expect(count('charge', 'n-charge')).toBe(1);
+      expect(journalOf(journal).filter((e) => e.type === 'run')).toHaveLength(1);
+    } finally {
+      first.child.kill('SIGKILL');
+      await first.done;
+      await new Promise<void>((resolveClose) => gate.close(() => resolveClose()));
+    }
+  });
+
+  it('refuses to resume a journal without its header line', async () => {
+    const file = script('headless.js', `console.log((await tools.ledger.charge({ id: 'h-charge' })).count);`);
+    const journal = join(dir, 'headless.jsonl');
+    // A journal's calls without the line that names its script: it could be any script's.
+    const args = { id: 'h-charge' };
+    writeFileSync(
+      journal,
+      [
+        { type: 'started', index: 0, name: 'ledger.charge', argsHash: hashArgs(args), args, at: 1 },
+        {
+          type: 'finished',
+          index: 0,
+          name: 'ledger.charge',
+          argsHash: hashArgs(args),
+          ok: true,
+          result: { count: 7 },
+          at: 2,
+        },
+      ]
+        .map((entry) => `${JSON.stringify(entry)}\n`)
+        .join(''),
+    );
+    const refused = await exec([file, '--resume', journal]).done;
+    expect(refused.code).not.toBe(0);
+    expect(refused.stdout).toBe('');
+    expect(refused.stderr).toContain('has no header line');
+    expect(count('charge', 'h-charge')).toBe(0);
   });
 });

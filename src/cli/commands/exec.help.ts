@@ -23,7 +23,9 @@ Options:
                     before the script sees the result), so an interrupted run can be resumed
   --resume <file>   re-run the script of that journal: calls it recorded are answered from it
                     without calling their servers, later calls run and are appended; stops with
-                    REPLAY_DIVERGED if the script makes other calls than the journaled run
+                    REPLAY_DIVERGED if the script makes other calls than the journaled run.
+                    One process uses a journal at a time (<file>.lock names it): another is
+                    refused with JOURNAL_LOCKED; a lock left by a killed process is taken over
   --repeat-in-doubt with --resume: call again a tool whose call was in flight when the run
                     stopped (it may have happened); without it only tools annotated
                     idempotentHint or readOnlyHint are, and others stop with REPLAY_IN_DOUBT

@@ -45,8 +45,13 @@ interface ExecArgs {
   approve: string[];
 }
 
-/** Codes of a journal that cannot be written or replayed: the run failed (exit 1), not a usage error. */
-const JOURNAL_CODES = ['REPLAY_DIVERGED', 'REPLAY_IN_DOUBT', 'JOURNAL_WRITE_FAILED'] as const;
+/** Codes of a journal that cannot be written, replayed or taken: the run failed (exit 1), not a usage error. */
+const JOURNAL_CODES = [
+  'REPLAY_DIVERGED',
+  'REPLAY_IN_DOUBT',
+  'JOURNAL_WRITE_FAILED',
+  'JOURNAL_LOCKED',
+] as const;
 
 /** Parses the arguments of `codecall exec`. */
 export function parseExecArgs(argv: string[]): ExecArgs {
@@ -132,7 +137,11 @@ function toJson(result: ExecutionResult): Record<string, unknown> {
   };
 }
 
-/** The journal options of the run, after checking the file (a new journal must not hold an earlier run). */
+/**
+ * The journal options of the run: the journal is opened (its lock taken, `JOURNAL_LOCKED` when
+ * another process drives it), then checked (a new journal must not hold an earlier run). The
+ * caller closes it.
+ */
 async function journalOptions(
   args: ExecArgs,
   io: CliIo,
@@ -145,29 +154,62 @@ async function journalOptions(
     );
     if (!exists) throw new UsageError(`no run journal at ${path} to resume (--journal <file> records one).`);
     return {
-      journal: new FileRunJournal(path),
+      journal: await FileRunJournal.open(path),
       replay: true,
       ...(args.repeatInDoubt ? { replayInDoubt: 'repeat' as const } : {}),
     };
   }
   if (args.journal === undefined) return {};
   const path = resolve(io.cwd, args.journal);
+  const journal = await FileRunJournal.open(path);
+  // Checked under the lock: a run that held it until now has written its journal.
   const size = await stat(path).then(
     (info) => info.size,
     () => 0,
   );
-  if (size > 0)
+  if (size > 0) {
+    await journal.close();
     throw new UsageError(
       `${path} already holds a run journal: resume that run with --resume ${args.journal}, or give a new file.`,
     );
-  return { journal: new FileRunJournal(path) };
+  }
+  return { journal };
+}
+
+/** Reports a journal that cannot be taken, written or replayed (exit 1). */
+function reportJournalError(error: CodecallError, args: ExecArgs, io: CliIo): number {
+  if (args.json) {
+    const failure = { status: 'error', error: { code: error.code, message: error.message } };
+    io.stdout.write(`${JSON.stringify(failure)}\n`);
+  } else io.stderr.write(`codecall exec: ${error.code}: ${neutralizeControls(error.message)}\n`);
+  return 1;
 }
 
 async function run(argv: string[], io: CliIo): Promise<number> {
   traceStartup('exec command loaded');
   const args = parseExecArgs(argv);
   const source = await readScript(args.file, io);
-  const journaling = await journalOptions(args, io);
+  let journaling: Awaited<ReturnType<typeof journalOptions>>;
+  try {
+    journaling = await journalOptions(args, io);
+  } catch (error) {
+    if (!CodecallError.isInstance(error, JOURNAL_CODES)) throw error;
+    return reportJournalError(error, args, io);
+  }
+  try {
+    return await runScript(args, source, journaling, io);
+  } finally {
+    // Released only now: the run's last append is durable, and the journal is free to resume.
+    await journaling.journal?.close();
+  }
+}
+
+async function runScript(
+  args: ExecArgs,
+  source: string,
+  journaling: Awaited<ReturnType<typeof journalOptions>>,
+  io: CliIo,
+): Promise<number> {
   await ensureConfigTrusted(io, { config: args.config, interactive: args.file !== '-' && canPrompt(io) });
   traceStartup('script read, configuration trusted');
   const config = await loadConfig({
@@ -250,11 +292,7 @@ async function run(argv: string[], io: CliIo): Promise<number> {
       result = await runtime.execute(source, { signal: io.signal, ...journaling });
     } catch (error) {
       if (!CodecallError.isInstance(error, JOURNAL_CODES)) throw error;
-      if (args.json) {
-        const failure = { status: 'error', error: { code: error.code, message: error.message } };
-        io.stdout.write(`${JSON.stringify(failure)}\n`);
-      } else io.stderr.write(`codecall exec: ${error.code}: ${neutralizeControls(error.message)}\n`);
-      return 1;
+      return reportJournalError(error, args, io);
     }
     traceStartup('script ran');
     if (args.json) {

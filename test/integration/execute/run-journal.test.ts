@@ -3,7 +3,7 @@
  * server linked in memory that counts every call, and the two journals codecall ships (the
  * fsynced file, memory). What the replay answers from the journal never reaches the server.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
@@ -13,6 +13,8 @@ import { CodecallError } from '../../../src/errors.js';
 import {
   CodecallRuntime,
   FileRunJournal,
+  hashArgs,
+  hashCode,
   MemoryRunJournal,
   type RunJournal,
   type RunJournalEntry,
@@ -87,7 +89,7 @@ describe('run journal and replay (library)', () => {
       try { await tools.counter.bump({ id: 'fail-p' }); } catch (error) { failed = error.message; }
       const again = await tools.counter.bump({ id: 'p-a' });
       console.log(a.n, b.n, again.n, failed);`;
-    const journal = new FileRunJournal(join(dir, 'replay.jsonl'));
+    await using journal = await FileRunJournal.open(join(dir, 'replay.jsonl'));
     const first = await runtime.execute(source, { journal });
     expect(first.status, JSON.stringify(first.error)).toBe('ok');
     const printed = first.stdout;
@@ -189,13 +191,71 @@ describe('run journal and replay (library)', () => {
   it('FileRunJournal ignores a torn last line and names a corrupt one', async () => {
     const path = join(dir, 'torn.jsonl');
     writeFileSync(path, '{"type":"run","codeHash":"abc","at":1}\n{"type":"started","index":0,"na');
-    expect(await new FileRunJournal(path).entries()).toEqual([{ type: 'run', codeHash: 'abc', at: 1 }]);
+    {
+      await using torn = new FileRunJournal(path);
+      expect(await torn.entries()).toEqual([{ type: 'run', codeHash: 'abc', at: 1 }]);
+    }
     writeFileSync(path, '{"type":"run","codeHash":"abc","at":1}\n{"type":"started","index":-1}\n');
-    const error = await rejection(new FileRunJournal(path).entries());
-    expect(error.code).toBe('INVALID_ARGUMENT');
-    expect(error.message).toContain('Line 2 of the run journal');
-    expect(error.message).toContain('"index" is not a non-negative integer');
-    const big = new FileRunJournal(path, { maxBytes: 10 });
+    {
+      await using corrupt = new FileRunJournal(path);
+      const error = await rejection(corrupt.entries());
+      expect(error.code).toBe('INVALID_ARGUMENT');
+      expect(error.message).toContain('Line 2 of the run journal');
+      expect(error.message).toContain('"index" is not a non-negative integer');
+    }
+    await using big = new FileRunJournal(path, { maxBytes: 10 });
     expect((await rejection(big.entries())).message).toMatch(/is \d+ bytes; at most 10 are read/);
+  });
+
+  it('refuses a journal whose first entry is not its header, or that holds two runs', async () => {
+    const source = `await tools.counter.bump({ id: 'hd-1' });`;
+    const args = { id: 'hd-1' };
+    const headless = new MemoryRunJournal();
+    const call = { index: 0, name: 'counter.bump', argsHash: hashArgs(args), at: 1 };
+    await headless.append({ type: 'started', ...call, args });
+    await headless.append({ type: 'finished', ...call, ok: true, result: { n: 9 } });
+    const error = await rejection(runtime.execute(source, { journal: headless, replay: true }));
+    expect(error.code).toBe('INVALID_ARGUMENT');
+    expect(error.message).toContain('has no header line');
+    expect(error.details).toMatchObject({ field: 'journal' });
+
+    const twice = new MemoryRunJournal();
+    await twice.append({ type: 'run', codeHash: hashCode(source), at: 1 });
+    await twice.append({ type: 'run', codeHash: hashCode(source), at: 2 });
+    const two = await rejection(runtime.execute(source, { journal: twice, replay: true }));
+    expect(two.code).toBe('INVALID_ARGUMENT');
+    expect(two.message).toContain('holds 2 runs');
+    expect(callsOf('hd-1')).toBe(0);
+  });
+
+  it('refuses a fresh run into a journal that holds a run (resume it with replay)', async () => {
+    const source = `await tools.counter.bump({ id: 'fr-1' });`;
+    const journal = new MemoryRunJournal();
+    expect((await runtime.execute(source, { journal })).status).toBe('ok');
+    const error = await rejection(runtime.execute(source, { journal }));
+    expect(error.code).toBe('INVALID_ARGUMENT');
+    expect(error.message).toContain('replay: true');
+    expect(callsOf('fr-1')).toBe(1);
+  });
+
+  it('FileRunJournal owns its file: a second one is refused until the first closes', async () => {
+    const path = join(dir, 'owned.jsonl');
+    const owner = await FileRunJournal.open(path);
+    await owner.append({ type: 'run', codeHash: 'abc', at: 1 });
+    expect(existsSync(`${path}.lock`)).toBe(true);
+    const other = new FileRunJournal(path);
+    const locked = await rejection(other.entries());
+    expect(locked.code).toBe('JOURNAL_LOCKED');
+    expect(locked.message).toContain(`in use by process ${process.pid}`);
+    expect(locked.details).toMatchObject({ pid: process.pid, path });
+    expect((await rejection(FileRunJournal.open(path))).code).toBe('JOURNAL_LOCKED');
+    await owner.close();
+    await owner.close(); // idempotent
+    expect(existsSync(`${path}.lock`)).toBe(false);
+    expect((await rejection(owner.entries())).code).toBe('CLOSED');
+    // Free now: the refused journal takes it on its next use.
+    expect(await other.entries()).toEqual([{ type: 'run', codeHash: 'abc', at: 1 }]);
+    await other.close();
+    expect(existsSync(`${path}.lock`)).toBe(false);
   });
 });
