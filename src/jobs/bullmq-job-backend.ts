@@ -11,11 +11,12 @@ import { Job, Queue, QueueEvents } from 'bullmq';
 import { Redis } from 'ioredis';
 import {
   DEFAULT_JOBS_CONNECT_TIMEOUT_MS,
+  DEFAULT_JOBS_ENQUEUE_TIMEOUT_MS,
   DEFAULT_JOBS_KEEP_AGE_MS,
   DEFAULT_JOBS_LIST_LIMIT,
   DEFAULT_JOBS_MAX_LIST_LIMIT,
 } from '../config/defaults.js';
-import { CodecallError } from '../errors.js';
+import { CodecallError, isCodecallError } from '../errors.js';
 import {
   cancelChannel,
   cancelKey,
@@ -44,11 +45,16 @@ import type {
 /** Interval at which a watcher re-reads a job's state, in case an event was missed. */
 const EVENTS_POLL_MS = 5_000;
 const FINISHED: ReadonlySet<JobState> = new Set(['completed', 'failed']);
+/** Errors of a Redis connection that is down or going away (ioredis and BullMQ messages). */
+const CONNECTION_ERROR =
+  /Stream isn't writeable|enableOfflineQueue|Connection is closed|ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|EHOSTUNREACH|MaxRetriesPerRequest/i;
 
 /** Options of the BullMQ backend. */
 export interface BullmqJobBackendOptions extends JobConnectionOptions, JobRetentionOptions {
   /** @defaultValue {@link DEFAULT_JOBS_CONNECT_TIMEOUT_MS} */
   connectTimeoutMs?: number;
+  /** Time `submit` waits for Redis to take a job before `JOBS_BACKEND_UNAVAILABLE`. @defaultValue {@link DEFAULT_JOBS_ENQUEUE_TIMEOUT_MS} */
+  enqueueTimeoutMs?: number;
 }
 
 type QueueEventName = 'waiting' | 'active' | 'delayed' | 'progress' | 'completed' | 'failed' | 'removed';
@@ -57,7 +63,9 @@ type QueueEventName = 'waiting' | 'active' | 'delayed' | 'progress' | 'completed
 export async function openBullmqJobBackend(options: BullmqJobBackendOptions): Promise<JobBackend> {
   const connection = redisConnection(options.connection);
   const name = queueName(options.queue);
-  const queue = new Queue(name, { connection });
+  // Commands fail at once while Redis is unreachable, instead of queueing until it returns
+  // (a request would hang, and a job it gave up on would be queued later all the same).
+  const queue = new Queue(name, { connection: { ...connection, enableOfflineQueue: false } });
   queue.on('error', () => {});
   try {
     await withTimeout(
@@ -83,6 +91,8 @@ class BullmqJobBackend implements JobBackend {
   readonly #name: string;
   readonly #connection: { url: string; maxRetriesPerRequest: null };
   readonly #retention: JobRetentionOptions;
+  readonly #host: string;
+  readonly #enqueueTimeoutMs: number;
   #events: Promise<QueueEvents> | undefined;
   #redis: Redis | undefined;
   #closing: Promise<void> | undefined;
@@ -91,12 +101,14 @@ class BullmqJobBackend implements JobBackend {
     queue: Queue,
     name: string,
     connection: { url: string; maxRetriesPerRequest: null },
-    retention: JobRetentionOptions,
+    options: BullmqJobBackendOptions,
   ) {
     this.#queue = queue;
     this.#name = name;
     this.#connection = connection;
-    this.#retention = retention;
+    this.#retention = options;
+    this.#host = new URL(options.connection).host;
+    this.#enqueueTimeoutMs = options.enqueueTimeoutMs ?? DEFAULT_JOBS_ENQUEUE_TIMEOUT_MS;
   }
 
   #assertOpen(): void {
@@ -126,10 +138,27 @@ class BullmqJobBackend implements JobBackend {
     this.#assertOpen();
     const spec = parseJobSpec(input);
     const id = spec.idempotencyKey ?? randomUUID();
-    const added = await this.#queue.add(spec.kind, spec, jobOptions(spec, id, this.#retention));
-    // BullMQ returns the existing job for a known id; its timestamp tells whether it is new.
-    const stored = await Job.fromId(this.#queue, id);
-    return { id, deduplicated: stored !== undefined && stored.timestamp !== added.timestamp };
+    const enqueue = async (): Promise<JobSubmission> => {
+      const added = await this.#queue.add(spec.kind, spec, jobOptions(spec, id, this.#retention));
+      // BullMQ returns the existing job for a known id; its timestamp tells whether it is new.
+      const stored = await Job.fromId(this.#queue, id);
+      return { id, deduplicated: stored !== undefined && stored.timestamp !== added.timestamp };
+    };
+    try {
+      return await withTimeout(enqueue(), this.#enqueueTimeoutMs, 'queueing the job');
+    } catch (error) {
+      const message = (error as Error)?.message ?? String(error);
+      const timedOut = message.startsWith('queueing the job took longer');
+      if (isCodecallError(error) || !(timedOut || CONNECTION_ERROR.test(message))) throw error;
+      throw new CodecallError(
+        'JOBS_BACKEND_UNAVAILABLE',
+        `Redis at ${this.#host} did not take the job (${message}); retry later. ` +
+          (timedOut
+            ? 'Redis may still queue it once it answers: retry with the same idempotencyKey so it runs once.'
+            : 'Nothing was queued.'),
+        { details: { timeoutMs: this.#enqueueTimeoutMs }, cause: error },
+      );
+    }
   }
 
   async get(id: string): Promise<JobRecord | undefined> {

@@ -104,6 +104,8 @@ export async function openJobBackend(options: OpenJobBackendOptions): Promise<Jo
   return createLocalJobBackend({
     runtimes: options.runtimes,
     ...(jobs.concurrency !== undefined ? { concurrency: jobs.concurrency } : {}),
+    ...(jobs.maxWaiting !== undefined ? { maxWaiting: jobs.maxWaiting } : {}),
+    ...(jobs.maxParked !== undefined ? { maxParked: jobs.maxParked } : {}),
     ...(options.env ? { env: options.env } : {}),
   });
 }

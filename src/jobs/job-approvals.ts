@@ -110,7 +110,10 @@ export function toDecision(
 /** Bytes of a decision's reason kept. */
 export const MAX_APPROVAL_REASON_CHARS = 1_000;
 
-/** Checks the body of an approve request: `{approved?: boolean, reason?: string}`. */
+/**
+ * Checks the body of an approve request: `{approved: boolean, reason?: string}`. `approved` is
+ * required: a body without it (`{}`) decides nothing rather than approving a destructive call.
+ */
 export function parseApprovalInput(input: unknown): { approved: boolean; reason?: string } {
   if (typeof input !== 'object' || input === null || Array.isArray(input))
     throw new CodecallError(
@@ -126,17 +129,21 @@ export function parseApprovalInput(input: unknown): { approved: boolean; reason?
       `Unknown field "${extra[0]}" in the approval; use "approved" (boolean) and "reason" (string).`,
       { details: { field: extra[0] } },
     );
-  if (approved !== undefined && typeof approved !== 'boolean')
-    throw new CodecallError('INVALID_ARGUMENT', '"approved" must be true or false.', {
-      details: { field: 'approved' },
-    });
+  if (typeof approved !== 'boolean')
+    throw new CodecallError(
+      'INVALID_ARGUMENT',
+      approved === undefined
+        ? '"approved" is required: send {"approved": true} to run the call, {"approved": false} to deny it.'
+        : '"approved" must be true or false.',
+      { details: { field: 'approved' } },
+    );
   if (reason !== undefined && (typeof reason !== 'string' || reason.length > MAX_APPROVAL_REASON_CHARS))
     throw new CodecallError(
       'INVALID_ARGUMENT',
       `"reason" must be a string of at most ${MAX_APPROVAL_REASON_CHARS} characters.`,
       { details: { field: 'reason' } },
     );
-  return { approved: approved ?? true, ...(reason !== undefined ? { reason } : {}) };
+  return { approved, ...(reason !== undefined ? { reason } : {}) };
 }
 
 /** Why an attempt stopped: the job waits for a decision on `request`. */

@@ -11,12 +11,18 @@
  * | `GET /v1/jobs/:id/logs` | `200 {logs: [...]}` |
  * | `GET /v1/jobs/:id/events` | server-sent events: `state`, `progress`, and a last `done` |
  * | `DELETE /v1/jobs/:id` | `202 {cancelled: true}`, `409` already finished, `404` unknown |
- * | `POST /v1/jobs/:id/approvals` | body `{approved?, reason?}`: `200 {id, decision}`, `409` waits for no approval |
+ * | `POST /v1/jobs/:id/approvals` | body `{approved, reason?}` (`approved` required): `200 {id, decision}`, `409` waits for no approval |
  *
- * Errors are `{"error": {"code", "message"}}` with a status that says whose fault it is.
+ * Errors are `{"error": {"code", "message"}}` with a status that says whose fault it is; a `503`
+ * (queue full, backend unreachable, too many event streams) carries `Retry-After`.
+ * `POST /v1/jobs` answers within the backend's own bound (the BullMQ backend's enqueue timeout).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { DEFAULT_JOBS_MAX_EVENT_STREAMS, DEFAULT_JOBS_SSE_KEEPALIVE_MS } from '../config/defaults.js';
+import {
+  DEFAULT_JOBS_MAX_EVENT_STREAMS,
+  DEFAULT_JOBS_RETRY_AFTER_S,
+  DEFAULT_JOBS_SSE_KEEPALIVE_MS,
+} from '../config/defaults.js';
 import { isCodecallError } from '../errors.js';
 import { parseApprovalInput } from './job-approvals.js';
 import type { JobBackend, JobState } from './job-types.js';
@@ -36,6 +42,8 @@ export interface JobRoutesOptions {
   maxEventStreams?: number;
   /** Interval of SSE keep-alive comments. @defaultValue {@link DEFAULT_JOBS_SSE_KEEPALIVE_MS} */
   keepAliveMs?: number;
+  /** `Retry-After` of 503 answers, in seconds. @defaultValue {@link DEFAULT_JOBS_RETRY_AFTER_S} */
+  retryAfterS?: number;
 }
 
 /** A route handler the HTTP server calls for paths it `matches`. */
@@ -73,13 +81,18 @@ class HttpError extends Error {
   }
 }
 
-function sendJson(response: ServerResponse, status: number, body: unknown): void {
+function sendJson(
+  response: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
   if (response.headersSent) {
     response.end();
     return;
   }
   response
-    .writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store' })
+    .writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store', ...headers })
     .end(JSON.stringify(body));
 }
 
@@ -131,6 +144,7 @@ function readJsonBody(request: IncomingMessage, maxBytes: number): Promise<unkno
 export function createJobRoutes(backend: JobBackend, options: JobRoutesOptions = {}): JobRoutes {
   const maxStreams = options.maxEventStreams ?? DEFAULT_JOBS_MAX_EVENT_STREAMS;
   const keepAliveMs = options.keepAliveMs ?? DEFAULT_JOBS_SSE_KEEPALIVE_MS;
+  const retryAfter = { 'retry-after': String(options.retryAfterS ?? DEFAULT_JOBS_RETRY_AFTER_S) };
   let streams = 0;
 
   const streamEvents = async (
@@ -144,17 +158,24 @@ export function createJobRoutes(backend: JobBackend, options: JobRoutesOptions =
         'TOO_MANY_STREAMS',
         `${maxStreams} event streams are open; close one and retry.`,
       );
-    const stop = new AbortController();
-    const iterator = backend.events(id, { signal: stop.signal })[Symbol.asyncIterator]();
-    // The first event proves the job exists before the 200 goes out.
-    const first = await iterator.next();
+    // The slot is taken before the first await (concurrent requests cannot all pass the check)
+    // and given back once: when the client leaves, whatever the stream is waiting for, or at its end.
     streams++;
-    const keepAlive = setInterval(() => response.write(': keep-alive\n\n'), keepAliveMs);
-    keepAlive.unref();
-    const onClose = (): void => stop.abort();
+    let held = true;
+    const stop = new AbortController();
+    const onClose = (): void => {
+      if (held) streams--;
+      held = false;
+      stop.abort();
+    };
     response.once('close', onClose);
     request.once('close', onClose);
+    const iterator = backend.events(id, { signal: stop.signal })[Symbol.asyncIterator]();
+    let keepAlive: NodeJS.Timeout | undefined;
     try {
+      // The first event proves the job exists before the 200 goes out.
+      const first = await iterator.next();
+      if (stop.signal.aborted) return;
       response.writeHead(200, {
         'content-type': 'text/event-stream',
         'cache-control': 'no-store',
@@ -162,6 +183,8 @@ export function createJobRoutes(backend: JobBackend, options: JobRoutesOptions =
         'x-accel-buffering': 'no',
       });
       response.flushHeaders();
+      keepAlive = setInterval(() => response.write(': keep-alive\n\n'), keepAliveMs);
+      keepAlive.unref();
       let next = first;
       while (!next.done && !stop.signal.aborted) {
         response.write(`event: ${next.value.type}\ndata: ${JSON.stringify(next.value)}\n\n`);
@@ -169,12 +192,13 @@ export function createJobRoutes(backend: JobBackend, options: JobRoutesOptions =
         next = await iterator.next();
       }
     } finally {
-      streams--;
+      onClose();
       clearInterval(keepAlive);
       response.off('close', onClose);
-      stop.abort();
+      request.off('close', onClose);
       await iterator.return?.(undefined);
-      response.end();
+      // Before the 200 (an unknown job), the error handler answers.
+      if (response.headersSent) response.end();
     }
   };
 
@@ -260,12 +284,21 @@ export function createJobRoutes(backend: JobBackend, options: JobRoutesOptions =
       } catch (error) {
         if (error instanceof HttpError) {
           if (error.status === 413) response.once('finish', () => request.destroy());
-          return sendJson(response, error.status, { error: { code: error.code, message: error.message } });
+          return sendJson(
+            response,
+            error.status,
+            { error: { code: error.code, message: error.message } },
+            error.status === 503 ? retryAfter : {},
+          );
         }
         if (isCodecallError(error)) {
-          return sendJson(response, STATUS_OF_CODE[error.code] ?? 500, {
-            error: { code: error.code, message: error.message },
-          });
+          const status = STATUS_OF_CODE[error.code] ?? 500;
+          return sendJson(
+            response,
+            status,
+            { error: { code: error.code, message: error.message } },
+            status === 503 ? retryAfter : {},
+          );
         }
         return sendJson(response, 500, {
           error: { code: 'INTERNAL', message: (error as Error)?.message ?? String(error) },

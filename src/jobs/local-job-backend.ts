@@ -3,7 +3,9 @@
  * The embedded job backend: jobs run inside this process (what `codecall serve --http` uses when
  * no Redis is configured), with the same API as the BullMQ backend, so a new user can try jobs
  * without installing anything. Jobs, results, logs and events are kept in memory, bounded
- * ({@link DEFAULT_JOBS_LOCAL_MAX_JOBS} jobs, the oldest finished ones go first); nothing survives
+ * ({@link DEFAULT_JOBS_LOCAL_MAX_JOBS} jobs, the oldest finished ones go first; at most
+ * {@link DEFAULT_JOBS_LOCAL_MAX_WAITING} queued and {@link DEFAULT_JOBS_LOCAL_MAX_PARKED} parked
+ * waiting for an approval, past which `submit` throws `JOBS_QUEUE_FULL`); nothing survives
  * a restart. Move to BullMQ for durability, several machines, or worker processes.
  */
 import { randomUUID } from 'node:crypto';
@@ -15,12 +17,14 @@ import {
   DEFAULT_JOBS_LOCAL_CONCURRENCY,
   DEFAULT_JOBS_LOCAL_MAX_EVENTS,
   DEFAULT_JOBS_LOCAL_MAX_JOBS,
+  DEFAULT_JOBS_LOCAL_MAX_PARKED,
   DEFAULT_JOBS_LOCAL_MAX_WAITING,
   DEFAULT_JOBS_MAX_LIST_LIMIT,
   DEFAULT_JOBS_MAX_LOG_LINES,
 } from '../config/defaults.js';
 import { CodecallError } from '../errors.js';
 import { backoffDelayMs } from '../util/backoff.js';
+import { setLongTimeout } from '../util/long-timeout.js';
 import { MemoryRunJournal } from '../execute/index.js';
 import {
   JobWaitingApprovalError,
@@ -50,6 +54,12 @@ export interface LocalJobBackendOptions {
   maxJobs?: number;
   /** Jobs waiting; past this `submit` throws `JOBS_QUEUE_FULL`. @defaultValue {@link DEFAULT_JOBS_LOCAL_MAX_WAITING} */
   maxWaiting?: number;
+  /**
+   * Jobs parked waiting for an approval; while this many are, `submit` throws `JOBS_QUEUE_FULL`,
+   * and a job that asks for one more ends `failed` without making the call.
+   * @defaultValue {@link DEFAULT_JOBS_LOCAL_MAX_PARKED}
+   */
+  maxParked?: number;
   /** First retry delay after an infrastructure fault; doubles per attempt. @defaultValue {@link DEFAULT_JOBS_BACKOFF_MS} */
   backoffMs?: number;
   /** Environment of model providers (API keys). @defaultValue `process.env` */
@@ -101,6 +111,9 @@ class LocalJobBackend implements JobBackend {
   readonly #jobs = new Map<string, LocalJob>();
   readonly #maxJobs: number;
   readonly #maxWaiting: number;
+  readonly #maxParked: number;
+  /** Jobs in `waiting-approval`. */
+  readonly #parked = new Set<LocalJob>();
   readonly #backoffMs: number;
   readonly #env: NodeJS.ProcessEnv;
   readonly #approvalTimeoutMs: number | undefined;
@@ -114,6 +127,7 @@ class LocalJobBackend implements JobBackend {
     this.#queue = new PQueue({ concurrency: options.concurrency ?? DEFAULT_JOBS_LOCAL_CONCURRENCY });
     this.#maxJobs = options.maxJobs ?? DEFAULT_JOBS_LOCAL_MAX_JOBS;
     this.#maxWaiting = options.maxWaiting ?? DEFAULT_JOBS_LOCAL_MAX_WAITING;
+    this.#maxParked = options.maxParked ?? DEFAULT_JOBS_LOCAL_MAX_PARKED;
     this.#backoffMs = options.backoffMs ?? DEFAULT_JOBS_BACKOFF_MS;
     this.#env = options.env ?? process.env;
     this.#approvalTimeoutMs = options.approvalTimeoutMs;
@@ -128,9 +142,19 @@ class LocalJobBackend implements JobBackend {
       return Promise.reject(
         new CodecallError(
           'JOBS_QUEUE_FULL',
-          `${this.#maxWaiting} jobs are already waiting; retry later, or move to the BullMQ backend ` +
-            '(jobs.backend "bullmq") and add workers.',
+          `${this.#maxWaiting} jobs are already waiting (jobs.maxWaiting); retry later, or move to the ` +
+            'BullMQ backend (jobs.backend "bullmq") and add workers.',
           { details: { maxWaiting: this.#maxWaiting } },
+        ),
+      );
+    }
+    if (this.#parked.size >= this.#maxParked) {
+      return Promise.reject(
+        new CodecallError(
+          'JOBS_QUEUE_FULL',
+          `${this.#maxParked} jobs are waiting for an approval (jobs.maxParked); decide them ` +
+            '(codecall jobs approve <id> [--deny], or cancel them), then retry.',
+          { details: { maxParked: this.#maxParked } },
         ),
       );
     }
@@ -186,6 +210,7 @@ class LocalJobBackend implements JobBackend {
 
   #finish(job: LocalJob, fields: Partial<JobRecord> & { state: 'completed' | 'failed' }): void {
     Object.assign(job.record, fields, { finishedAt: Date.now() });
+    this.#parked.delete(job);
     this.#emit(job, { type: 'state', id: job.record.id, state: fields.state });
     this.#emit(job, { type: 'done', id: job.record.id, job: structuredClone(job.record) });
     this.#prune();
@@ -239,11 +264,11 @@ class LocalJobBackend implements JobBackend {
           maxDelayMs: Number.POSITIVE_INFINITY,
         });
         const waited = await new Promise<boolean>((resolve) => {
-          const timer = setTimeout(() => resolve(true), delay);
+          const timer = setLongTimeout(() => resolve(true), delay);
           job.controller.signal.addEventListener(
             'abort',
             () => {
-              clearTimeout(timer);
+              timer.cancel();
               resolve(false);
             },
             { once: true },
@@ -265,15 +290,26 @@ class LocalJobBackend implements JobBackend {
   /** Parks the job until a decision, its timeout or its deadline; it holds no queue slot meanwhile. */
   #waitForApproval(job: LocalJob, error: JobWaitingApprovalError): void {
     const { request } = error;
+    if (this.#parked.size >= this.#maxParked) {
+      this.#finish(job, {
+        state: 'failed',
+        failedReason:
+          `The job asked for the approval of ${request.tool} (call ${request.callIndex}) while ` +
+          `${this.#maxParked} jobs already waited for one (jobs.maxParked); the call was not made. ` +
+          'Decide the waiting jobs, then submit it again.',
+      });
+      return;
+    }
+    this.#parked.add(job);
     job.record.state = 'waiting-approval';
     job.record.approval = request;
     this.#emit(job, { type: 'state', id: job.record.id, state: 'waiting-approval', approval: request });
     const wakeAt = Math.min(request.expiresAt, job.spec.deadline ?? Number.POSITIVE_INFINITY);
-    const timer = setTimeout(() => job.resume?.(), Math.max(0, wakeAt - Date.now()));
-    timer.unref();
+    const timer = setLongTimeout(() => job.resume?.(), wakeAt - Date.now(), { unref: true });
     job.resume = () => {
-      clearTimeout(timer);
+      timer.cancel();
       job.resume = undefined;
+      this.#parked.delete(job);
       delete job.record.approval;
       if (this.#closing || FINISHED.has(job.record.state)) return;
       this.#setState(job, 'waiting');

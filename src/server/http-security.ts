@@ -2,7 +2,8 @@
  * @module
  * The checks `codecall serve --http` applies before a request reaches the MCP transport:
  * loopback detection for the bind address, `Host` and `Origin` validation against DNS
- * rebinding (as the MCP transport specification requires), and bearer-token comparison in
+ * rebinding (as the MCP transport specification requires), the same-origin rule of
+ * state-changing requests (against cross-site request forgery), and bearer-token comparison in
  * constant time.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
@@ -71,6 +72,49 @@ export function checkHostAndOrigin(
   if ((parsed.protocol === 'http:' || parsed.protocol === 'https:') && isLoopbackHost(parsed.hostname))
     return undefined;
   return `Origin "${origin}" is not allowed; start the server with --allow-origin ${origin} to accept it.`;
+}
+
+/** Methods that change state: a page on another origin must not be able to send them. */
+const STATE_CHANGING_METHODS: ReadonlySet<string> = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/** True when `origin` is `http://` + `host` (the origin of pages this server itself served). */
+function isOwnOrigin(origin: string, host: string | undefined): boolean {
+  if (host === undefined) return false;
+  try {
+    return new URL(origin).origin === new URL(`http://${host}`).origin;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Returns why a state-changing request (`POST`, `PUT`, `PATCH`, `DELETE`) must be refused (403),
+ * or `undefined`. {@link checkHostAndOrigin} accepts loopback origins on any port, and a page on
+ * another loopback port is the same *site*, so even a `SameSite=Strict` cookie goes along with its
+ * requests: a write is refused when `Sec-Fetch-Site` is `cross-site` or `same-site`, or when
+ * `Origin` is present and is neither this server's own origin (`http://` + the request's `Host`)
+ * nor one of `allowedOrigins`. Requests with neither header (curl, SDKs, MCP clients) pass.
+ */
+export function checkStateChangeOrigin(
+  method: string,
+  headers: { host?: string | undefined; origin?: string | undefined; secFetchSite?: string | undefined },
+  policy: Pick<HostOriginPolicy, 'allowedOrigins'>,
+): string | undefined {
+  const verb = method.toUpperCase();
+  if (!STATE_CHANGING_METHODS.has(verb)) return undefined;
+  const { origin, secFetchSite } = headers;
+  if (origin !== undefined && policy.allowedOrigins.includes(origin)) return undefined;
+  if (origin !== undefined && !isOwnOrigin(origin, headers.host))
+    return (
+      `Origin "${origin}" is not this server's origin: a page elsewhere may not ${verb} here ` +
+      `(cross-site request forgery protection); start the server with --allow-origin ${origin} to accept it.`
+    );
+  if (secFetchSite === 'cross-site' || secFetchSite === 'same-site')
+    return (
+      `Sec-Fetch-Site is "${secFetchSite}": a page on another origin may not ${verb} here ` +
+      '(cross-site request forgery protection).'
+    );
+  return undefined;
 }
 
 function digest(value: string): Buffer {

@@ -14,6 +14,17 @@ import { z } from 'zod';
 import { serveHttp, type HttpMcpEndpoint } from '../../../src/testing/servers/index.js';
 
 export const ROOT = resolve(import.meta.dirname, '../../..');
+
+/** Temp dirs of the configurations below, removed after the test file (under vitest). */
+const configDirs: string[] = [];
+if (process.env.VITEST === 'true') {
+  // Imported only under vitest: the jobs bench imports these helpers too. Registered while the
+  // test file that imports this module is collected, so it runs after that file's own hooks.
+  const { afterAll } = await import('vitest');
+  afterAll(() => {
+    for (const dir of configDirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+  });
+}
 /** The CLI entry itself (not the bin launcher, which re-executes it): SIGKILL must hit the worker. */
 export const MAIN = join(ROOT, 'dist', 'cli', 'main.js');
 
@@ -38,6 +49,8 @@ export function freePort(): Promise<number> {
 export interface RedisHandle {
   url: string;
   port: number;
+  /** Process id of the redis-server (a test may pause it with SIGSTOP). */
+  pid: number;
   stop(): Promise<void>;
 }
 
@@ -68,6 +81,7 @@ export async function startRedis(): Promise<RedisHandle> {
   return {
     url: `redis://127.0.0.1:${port}`,
     port,
+    pid: child.pid!,
     async stop() {
       child.kill('SIGTERM');
       await exited;
@@ -170,6 +184,7 @@ export function probeConfig(
   extra: Record<string, unknown> = {},
 ): { dir: string; path: string } {
   const dir = mkdtempSync(join(tmpdir(), 'codecall-jobs-'));
+  configDirs.push(dir);
   const path = join(dir, 'codecall.json');
   writeFileSync(
     path,
@@ -186,6 +201,7 @@ export function probeConfig(
 /** A configuration over the example expense server (for `run` jobs with the demo model). */
 export function expenseConfig(): { dir: string; path: string } {
   const dir = mkdtempSync(join(tmpdir(), 'codecall-jobs-'));
+  configDirs.push(dir);
   const path = join(dir, 'codecall.json');
   writeFileSync(
     path,

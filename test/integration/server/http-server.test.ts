@@ -165,7 +165,7 @@ describe('startHttpServer', () => {
     await client.close();
   });
 
-  it('refuses a foreign Origin and a rebinding Host with 403; loopback origins pass', async () => {
+  it('refuses a foreign Origin and a rebinding Host with 403; its own origin passes', async () => {
     await using http = await startHttpServer({ runtime, port: 0 });
     const body = JSON.stringify(INITIALIZE);
     const foreign = await post(http.url, body, { origin: 'https://evil.example' });
@@ -174,7 +174,12 @@ describe('startHttpServer', () => {
     const rebinding = await post(http.url, body, { host: `evil.example:${http.port}` });
     expect(rebinding.status).toBe(403);
     expect(message(rebinding.body)).toMatch(/Host "evil\.example:\d+" is not allowed/);
-    const local = await post(http.url, body, { origin: 'http://localhost:6274' });
+    // A page on another loopback port may not POST (same site, another origin).
+    const otherPort = await post(http.url, body, { origin: 'http://localhost:6274' });
+    expect(otherPort.status).toBe(403);
+    expect(message(otherPort.body)).toMatch(/Origin "http:\/\/localhost:6274" is not this server's origin/);
+    expect(http.sessions()).toBe(0);
+    const local = await post(http.url, body, { origin: `http://127.0.0.1:${http.port}` });
     expect(local.status).toBe(200);
     expect(local.headers['mcp-session-id']).toBeTruthy();
     expect(http.sessions()).toBe(1);

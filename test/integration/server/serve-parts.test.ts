@@ -13,6 +13,7 @@ import {
   isLoopbackHost,
   RunLimiter,
 } from '../../../src/server/index.js';
+import { checkStateChangeOrigin } from '../../../src/server/http-security.js';
 import { renderSearchResult } from '../../../src/meta/render-search-result.js';
 import type { CatalogTool } from '../../../src/tools/index.js';
 
@@ -189,6 +190,28 @@ describe('HTTP security checks', () => {
     const pinned = { loopback: false, allowedHosts: ['server.lan'], allowedOrigins: [] };
     expect(checkHostAndOrigin({ host: 'server.lan:1' }, pinned)).toBeUndefined();
     expect(checkHostAndOrigin({ host: 'evil.lan:1' }, pinned)).toMatch(/Host/);
+  });
+
+  it('refuses writes from another origin, even another loopback port; reads and header-less clients pass', () => {
+    const policy = { allowedOrigins: ['https://app.example'] };
+    const host = '127.0.0.1:3737';
+    const check = (method: string, headers: { origin?: string; secFetchSite?: string }) =>
+      checkStateChangeOrigin(method, { host, ...headers }, policy);
+    expect(check('POST', {})).toBeUndefined();
+    expect(check('POST', { origin: 'http://127.0.0.1:3737', secFetchSite: 'same-origin' })).toBeUndefined();
+    expect(check('DELETE', { origin: 'http://127.0.0.1:3737/' })).toBeUndefined();
+    expect(check('POST', { origin: 'http://127.0.0.1:3738' })).toMatch(
+      /Origin "http:\/\/127\.0\.0\.1:3738" is not this server's origin.*--allow-origin/,
+    );
+    expect(check('PUT', { origin: 'http://localhost:3737' })).toMatch(/not this server's origin/);
+    expect(check('PATCH', { origin: 'null' })).toMatch(/Origin "null"/);
+    expect(check('POST', { secFetchSite: 'same-site' })).toMatch(/Sec-Fetch-Site is "same-site"/);
+    expect(check('delete', { secFetchSite: 'cross-site' })).toMatch(/may not DELETE/);
+    expect(check('POST', { secFetchSite: 'none' })).toBeUndefined();
+    // Reads are left to checkHostAndOrigin; an origin given with --allow-origin may write.
+    expect(check('GET', { origin: 'http://127.0.0.1:3738', secFetchSite: 'same-site' })).toBeUndefined();
+    expect(check('POST', { origin: 'https://app.example', secFetchSite: 'cross-site' })).toBeUndefined();
+    expect(checkStateChangeOrigin('POST', { origin: 'http://127.0.0.1:3737' }, policy)).toMatch(/Origin/);
   });
 
   it('compares bearer tokens exactly', () => {
