@@ -21,6 +21,8 @@ export type {
   RunJournalStarted,
 } from './run-journal.js';
 export type { ReplayInDoubtPolicy } from './journaled-invoker.js';
+export { createScriptStore } from './script-store.js';
+export type { ScriptStore, ScriptStoreOptions } from './script-store.js';
 export { ExecutionSession } from './execution-session.js';
 export type { ExecutionSessionOptions } from './execution-session.js';
 export { CodecallRuntime, DEFAULT_RUNTIME_SEARCH_LIMIT } from './codecall-runtime.js';

@@ -8,6 +8,7 @@ export { formatResultForModel } from './format-result.js';
 export { resolveSandboxLimits } from './limits.js';
 export type { SandboxLimits } from './limits.js';
 export { SandboxPool } from './sandbox-pool.js';
+export type { UnknownToolResolver } from './run-controller.js';
 export type {
   SandboxMode,
   SandboxPoolOptions,

@@ -55,6 +55,17 @@ export interface RunBackend {
   readonly outcome: Promise<EngineOutcome>;
 }
 
+/**
+ * Asked for a name the script calls that its run's tools lack, before the call is refused as
+ * unknown: `undefined` leaves it unknown; a promise may bring the tool's binding (a tool that
+ * joined the catalog after the run's tools were bound: its server was still starting), a
+ * message refusing it (`UNKNOWN_TOOL`), or `undefined`. `signal` aborts when the run ends.
+ */
+export type UnknownToolResolver = (
+  name: string,
+  signal: AbortSignal,
+) => Promise<SandboxToolBinding | string | undefined> | undefined;
+
 /** What one run needs on the host side. */
 export interface RunControllerOptions {
   code: string;
@@ -62,6 +73,8 @@ export interface RunControllerOptions {
   invoke: ToolInvoker;
   limits: SandboxLimits;
   signal?: AbortSignal;
+  /** See {@link UnknownToolResolver}. @defaultValue none: names outside `tools` are unknown */
+  resolveUnknown?: UnknownToolResolver | undefined;
 }
 
 /**
@@ -260,6 +273,8 @@ export class RunController implements EngineSink {
   readonly #unknownNames = new UnknownNameAnswerer(() => nameIndexOf(this.#options.tools));
   /** Unknown-name calls waiting for their answer (see `#answerUnknown`). */
   readonly #unknown: Array<[number, string]> = [];
+  /** Tools the run's bindings lack that `resolveUnknown` found, by the name the script called. */
+  #late: Map<string, SandboxToolBinding> | undefined;
   #inFlight = 0;
   #resultBytes = 0;
   /** Bytes of arguments of calls queued or in flight (see `maxPendingToolArgsBytes`). */
@@ -376,8 +391,8 @@ export class RunController implements EngineSink {
     // cheaper than hashing it for the map (a loop calls one tool over and over).
     let binding = name === this.#lastName ? this.#lastBinding : undefined;
     if (binding === undefined) {
-      binding = this.#byName.get(name);
-      if (binding === undefined) return this.#queueUnknown(id, name);
+      binding = this.#byName.get(name) ?? this.#late?.get(name);
+      if (binding === undefined) return this.#resolveUnknown(id, name, argsJson, site);
       this.#lastName = name;
       this.#lastBinding = binding;
     }
@@ -432,6 +447,38 @@ export class RunController implements EngineSink {
       `Unknown tool "${echoName(name)}": tool names are at most ${this.#maxNameChars} characters. Use the names in \`tools\`.`,
       'UNKNOWN_TOOL',
     );
+  }
+
+  /**
+   * A name the run's tools lack: asks `resolveUnknown` whether the host can still call it (its
+   * server was starting), then makes the call as if it had been bound, or refuses it. While it
+   * waits, its arguments count against `maxPendingToolArgsBytes`.
+   */
+  #resolveUnknown(id: number, name: string, argsJson: string, site: string | undefined): void {
+    const late = this.#options.resolveUnknown?.(name, this.#signal);
+    if (late === undefined) return this.#queueUnknown(id, name);
+    const argsBytes = Buffer.byteLength(argsJson);
+    if (argsBytes > this.#limits.maxToolArgsBytes)
+      return this.#reject(
+        id,
+        `Arguments of ${echoName(name)} are ${argsBytes} bytes of JSON; the limit is ${this.#limits.maxToolArgsBytes}. Pass less data per call.`,
+        'TOOL_ARGS_LIMIT',
+      );
+    const cost = argsBytes + name.length + CALL_OVERHEAD_BYTES;
+    if (this.#pendingArgsBytes + cost > this.#limits.maxPendingToolArgsBytes)
+      return this.#rejectPending(id, cost);
+    this.#pendingArgsBytes += cost;
+    const settle = (found: SandboxToolBinding | string | undefined): void => {
+      this.#pendingArgsBytes -= cost;
+      if (this.#ended) return;
+      if (found === undefined) return this.#queueUnknown(id, name);
+      if (typeof found === 'string') return this.#reject(id, found, 'UNKNOWN_TOOL');
+      (this.#late ??= new Map()).set(name, found);
+      // Made as the call it was: counted once, checked and dispatched like a bound tool's.
+      this.#calls--;
+      this.call(id, name, argsJson, site);
+    };
+    late.then(settle, () => settle(undefined));
   }
 
   /**

@@ -49,7 +49,7 @@ import type { ExecutionErrorCode, ExecutionResult, SandboxToolBinding, ToolInvok
 import { findDistFile, loadPreludeSource } from './assets.js';
 import type { EngineRunRequest, IsolateEngine } from './engine.js';
 import { resolveSandboxLimits, type SandboxLimits } from './limits.js';
-import { RunController, type RunBackend } from './run-controller.js';
+import { RunController, type RunBackend, type UnknownToolResolver } from './run-controller.js';
 import { SandboxToolCatalog } from './tool-catalog.js';
 import { WorkerProcess, type WorkerProcessOptions } from './worker-process.js';
 
@@ -167,6 +167,12 @@ export interface SandboxRunOptions {
    * @defaultValue `''`
    */
   sessionOwner?: string;
+  /**
+   * Asked for a name the script calls that `tools` lacks, before it is refused as unknown (see
+   * {@link UnknownToolResolver}); waiting for it counts against the run's wall time.
+   * @defaultValue none: names outside `tools` are unknown
+   */
+  resolveUnknown?: UnknownToolResolver;
 }
 
 /** A session: the key of its kept context, where it lives, and the runs waiting on it. */
@@ -729,6 +735,7 @@ export class SandboxPool {
       limits,
     };
     if (options.signal) controllerOptions.signal = options.signal;
+    if (options.resolveUnknown) controllerOptions.resolveUnknown = options.resolveUnknown;
     const controller = new RunController(controllerOptions);
     const request = (): EngineRunRequest => ({
       code: options.code,

@@ -16,7 +16,7 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import type { NotificationOptions, RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import {
   CallToolRequestSchema,
   ErrorCode,
@@ -39,19 +39,33 @@ import {
   searchToolsDefinition,
 } from '../meta/index.js';
 import {
+  DEFAULT_SERVE_MAX_QUEUED_NOTIFICATION_BYTES,
   DEFAULT_SERVE_MAX_SUBSCRIPTIONS_PER_SESSION,
   DEFAULT_SERVE_PROGRESS_INTERVAL_MS,
+  DEFAULT_SERVE_SEARCH_WAIT_FOR_SERVERS_MS,
   DEFAULT_SERVE_SEQUENCE_GAP_MS,
 } from '../config/defaults.js';
 import { CodecallError, isCodecallError } from '../errors.js';
-import { formatResultForModel, type CodecallRuntime } from '../execute/index.js';
+import {
+  createScriptStore,
+  formatResultForModel,
+  type CodecallRuntime,
+  type ScriptStore,
+} from '../execute/index.js';
+import { MemoryHistoryStore } from '../search/index.js';
 import type { CatalogTool } from '../tools/index.js';
 import type { ExecutionResult } from '../types.js';
 import type { ServeLearning } from '../config/index.js';
 import { elicitationApprover } from './elicitation-approver.js';
 import { passThroughTools } from './gateway-names.js';
-import { attachGateway } from './gateway.js';
+import { attachGateway, type NotificationDroppedEvent } from './gateway.js';
 import { RunLimiter } from './run-limiter.js';
+import {
+  failedServersText,
+  ownersOfDirectName,
+  waitForServers,
+  waitForStartingServers,
+} from './starting-servers.js';
 
 /** Told after every `execute_code` run (for logs and tests). */
 export interface ExecuteCodeEvent {
@@ -111,6 +125,23 @@ export interface CodecallServerOptions {
    * @defaultValue `"shared"`
    */
   learning?: ServeLearning;
+  /**
+   * Milliseconds a `search_tools` call waits for MCP servers still starting (the runtime's pool
+   * opened with `background`) before it ranks; `0` ranks at once. A call naming a starting
+   * server's tool (from a script or directly) waits for that server instead, up to its connect
+   * timeout.
+   * @defaultValue {@link DEFAULT_SERVE_SEARCH_WAIT_FOR_SERVERS_MS}
+   */
+  searchWaitForServersMs?: number;
+  /**
+   * Whose `store` this session's scripts use. `"session"`: this MCP session's own, kept in memory
+   * while the session lasts (bounded by `store.maxNamespaceBytes`), which no other session
+   * reads; `"runtime"`: the runtime's (`runtime.scriptStore`, the configuration's namespace in
+   * the usage history), shared with every session and process that uses it. Nothing when the
+   * runtime has no store (`store.enabled: false`).
+   * @defaultValue `"session"`
+   */
+  store?: 'session' | 'runtime';
   /** Name and version announced at initialization. @defaultValue `codecall` and its package version */
   serverInfo?: { name: string; version: string };
   /**
@@ -120,6 +151,64 @@ export interface CodecallServerOptions {
   onError?: (error: unknown) => void;
   /** Called after every `execute_code` run. Errors it throws are ignored. */
   onExecute?: (event: ExecuteCodeEvent) => void;
+  /**
+   * Bytes of notifications (log messages, progress, resource updates) waiting to go out to this
+   * session's client; past it new ones are dropped, and `onNotificationDropped` is told. A
+   * client that does not read its stream costs this much memory, no more.
+   * @defaultValue {@link DEFAULT_SERVE_MAX_QUEUED_NOTIFICATION_BYTES}
+   */
+  maxQueuedNotificationBytes?: number;
+  /**
+   * Told of every notification meant for a client that was not sent: its session's queue was
+   * full, or an upstream log message could not be attributed to one session (upstream servers
+   * are shared; such a message goes to nobody). Errors it throws are ignored.
+   */
+  onNotificationDropped?: (event: NotificationDroppedEvent) => void;
+}
+
+/**
+ * One MCP session's server, whose notifications wait in a queue bounded in bytes: a notification
+ * is queued from the moment it is sent until its transport has handed it on (stdio: written to
+ * the pipe; Streamable HTTP: written to the response, see `startHttpServer`).
+ */
+class BoundedServer extends Server {
+  #queuedBytes = 0;
+
+  constructor(
+    info: ConstructorParameters<typeof Server>[0],
+    options: ConstructorParameters<typeof Server>[1],
+    private readonly bound: {
+      maxBytes: number;
+      onDropped: ((event: NotificationDroppedEvent) => void) | undefined;
+    },
+  ) {
+    super(info, options);
+  }
+
+  override async notification(
+    notification: ServerNotification,
+    options?: NotificationOptions,
+  ): Promise<void> {
+    const bytes = Buffer.byteLength(JSON.stringify(notification));
+    if (this.#queuedBytes + bytes > this.bound.maxBytes) {
+      try {
+        this.bound.onDropped?.({
+          reason: 'queue-full',
+          method: notification.method,
+          queuedBytes: this.#queuedBytes,
+        });
+      } catch {
+        // A listener's failure must not fail the sender.
+      }
+      return;
+    }
+    this.#queuedBytes += bytes;
+    try {
+      await super.notification(notification, options);
+    } finally {
+      this.#queuedBytes -= bytes;
+    }
+  }
 }
 
 /** Instructions announced at initialization (clients may show them to the model). */
@@ -225,6 +314,31 @@ export function createCodecallServer(options: CodecallServerOptions): Server {
   const progressIntervalMs = options.progressIntervalMs ?? DEFAULT_SERVE_PROGRESS_INTERVAL_MS;
   const sequenceGapMs = options.sequenceGapMs ?? DEFAULT_SERVE_SEQUENCE_GAP_MS;
   const learn = (options.learning ?? 'shared') === 'shared';
+  const searchWaitMs = options.searchWaitForServersMs ?? DEFAULT_SERVE_SEARCH_WAIT_FOR_SERVERS_MS;
+  if (!Number.isFinite(searchWaitMs) || searchWaitMs < 0)
+    throw new CodecallError(
+      'INVALID_ARGUMENT',
+      `searchWaitForServersMs must be a number ≥ 0 (0 ranks at once); got ${searchWaitMs}.`,
+    );
+  // This session's own store (`store: "session"`), made at its first run.
+  let sessionStore: { store: ScriptStore; values: MemoryHistoryStore } | undefined;
+  const storeOfRun = (): ScriptStore | undefined => {
+    if (options.store === 'runtime' || runtime.scriptStore === undefined) return undefined;
+    if (sessionStore === undefined) {
+      const values = new MemoryHistoryStore();
+      const limits = runtime.config.store;
+      sessionStore = {
+        values,
+        store: createScriptStore({
+          history: values,
+          namespace: 'session',
+          maxValueBytes: limits?.maxValueBytes,
+          maxNamespaceBytes: limits?.maxNamespaceBytes,
+        }),
+      };
+    }
+    return sessionStore.store;
+  };
   if (!Number.isFinite(sequenceGapMs) || sequenceGapMs < 0)
     throw new CodecallError(
       'INVALID_ARGUMENT',
@@ -233,17 +347,28 @@ export function createCodecallServer(options: CodecallServerOptions): Server {
   // The last successful direct call of this session (one Server is one MCP session).
   let lastDirect: { name: string; endedAt: number } | undefined;
   // Query feedback: the tools called after a search_tools query (until the next one) are its use.
+  // Resolves once it is written: the answer that depends on it waits for that.
   let lastQuery: { query: string; credited: Set<string> } | undefined;
-  const creditQuery = (tools: readonly string[]): void => {
+  const creditQuery = (tools: readonly string[]): Promise<void> => {
     const current = lastQuery;
     const fresh = current ? [...new Set(tools)].filter((tool) => !current.credited.has(tool)) : [];
     for (const tool of fresh) current?.credited.add(tool);
-    if (current && fresh.length > 0) runtime.recordUsage({ query: current.query, tools: fresh });
+    return current && fresh.length > 0
+      ? runtime.recordUsage({ query: current.query, tools: fresh })
+      : Promise.resolve();
   };
-  const server = new Server(options.serverInfo ?? { name: 'codecall', version: packageVersion() }, {
-    capabilities: { tools: { listChanged: true } },
-    instructions: CODECALL_SERVER_INSTRUCTIONS,
-  });
+  const maxQueuedNotificationBytes =
+    options.maxQueuedNotificationBytes ?? DEFAULT_SERVE_MAX_QUEUED_NOTIFICATION_BYTES;
+  if (!Number.isSafeInteger(maxQueuedNotificationBytes) || maxQueuedNotificationBytes < 1)
+    throw new CodecallError(
+      'INVALID_ARGUMENT',
+      `maxQueuedNotificationBytes must be an integer ≥ 1; got ${maxQueuedNotificationBytes}.`,
+    );
+  const server = new BoundedServer(
+    options.serverInfo ?? { name: 'codecall', version: packageVersion() },
+    { capabilities: { tools: { listChanged: true } }, instructions: CODECALL_SERVER_INSTRUCTIONS },
+    { maxBytes: maxQueuedNotificationBytes, onDropped: options.onNotificationDropped },
+  );
   const inFlight = new Set<AbortController>();
   // Owner of this MCP session's sandbox sessions: other clients never see them, even by name.
   const sandboxOwner = `mcp:${randomUUID()}`;
@@ -253,7 +378,14 @@ export function createCodecallServer(options: CodecallServerOptions): Server {
       'INVALID_ARGUMENT',
       `maxSubscriptions must be an integer ≥ 1; got ${maxSubscriptions}.`,
     );
-  const gateway = attachGateway(server, { runtime, originalNames, maxSubscriptions });
+  // The session's upstream calls carry its sandbox owner as their origin (what they log is its).
+  const gateway = attachGateway(server, {
+    runtime,
+    originalNames,
+    maxSubscriptions,
+    origin: sandboxOwner,
+    onNotificationDropped: options.onNotificationDropped,
+  });
   const connectedKey = (): string =>
     JSON.stringify(
       runtime.tools
@@ -295,6 +427,9 @@ export function createCodecallServer(options: CodecallServerOptions): Server {
     gateway.close();
     for (const controller of inFlight) controller.abort(new Error('the MCP server closed'));
     runtime.closeSandboxSessions(sandboxOwner);
+    // The session's own store ends with it.
+    void sessionStore?.values.close();
+    sessionStore = undefined;
   };
 
   server.setRequestHandler(ListToolsRequestSchema, () => {
@@ -341,6 +476,8 @@ export function createCodecallServer(options: CodecallServerOptions): Server {
       const input = parseSearchToolsInput(args ?? {});
       if ('error' in input) return textResult(input.error, true);
       try {
+        // A client that searches right after connecting gets the servers still starting too.
+        await waitForStartingServers(runtime.tools, searchWaitMs, extra.signal);
         const found = await runtime.findTools(input.query, {
           ...(input.limit !== undefined ? { limit: input.limit } : {}),
           ...(input.regex !== undefined ? { regex: input.regex } : {}),
@@ -387,6 +524,8 @@ export function createCodecallServer(options: CodecallServerOptions): Server {
         }
         if (release === 'aborted')
           return textResult('Cancelled before the script started; nothing ran.', true);
+        // The run's calls are this session's: what their servers log comes here.
+        const run = gateway.trackRun(extra.requestId);
         try {
           const started = Date.now();
           notify('started');
@@ -397,13 +536,17 @@ export function createCodecallServer(options: CodecallServerOptions): Server {
             );
             timer.unref();
           }
+          const store = storeOfRun();
           const result = await runtime.execute(input.code, {
             signal: controller.signal,
             learn,
             approver,
+            ...(store !== undefined ? { store } : {}),
+            runId: run.runId,
             ...(input.session !== undefined ? { session: input.session, sessionOwner: sandboxOwner } : {}),
           });
-          if (learn) creditQuery(result.toolCalls.filter((call) => call.ok).map((call) => call.tool));
+          // The run's history is written (runtime.execute waited for it); so is its query feedback.
+          if (learn) await creditQuery(result.toolCalls.filter((call) => call.ok).map((call) => call.tool));
           try {
             options.onExecute?.({
               result,
@@ -414,6 +557,7 @@ export function createCodecallServer(options: CodecallServerOptions): Server {
           }
           return withServerNote(textResult(formatResultForModel(result), result.status === 'error'), runtime);
         } finally {
+          run.done();
           release();
         }
       } catch (error) {
@@ -425,11 +569,19 @@ export function createCodecallServer(options: CodecallServerOptions): Server {
       }
     }
 
-    const tool = direct.get(name);
+    let tool = direct.get(name);
     if (!tool) {
+      // A tool of a server still starting: wait for it (its connect timeout bounds the wait).
+      const owners = ownersOfDirectName(runtime.tools, name, originalNames);
+      await waitForServers(runtime.tools, owners, extra.signal);
+      tool = direct.get(name);
+    }
+    if (!tool) {
+      const failed = failedServersText(runtime.tools, ownersOfDirectName(runtime.tools, name, originalNames));
       throw protocolError(
         ErrorCode.InvalidParams,
-        `Unknown tool "${name}". This server has ${SEARCH_TOOLS_NAME}, ${EXECUTE_CODE_NAME}` +
+        `Unknown tool "${name}"${failed !== undefined ? `: ${failed}` : ''}. This server has ` +
+          `${SEARCH_TOOLS_NAME}, ${EXECUTE_CODE_NAME}` +
           `${direct.size > 0 ? ` and ${[...direct.keys()].join(', ')}` : ''}.`,
       );
     }
@@ -438,11 +590,13 @@ export function createCodecallServer(options: CodecallServerOptions): Server {
       const startedAt = Date.now();
       const progressToken = extra._meta?.progressToken;
       let progressSent: Promise<void> = Promise.resolve();
+      // With this session as its origin: what the server logs meanwhile is this client's.
       const result = await runtime.callToolResult(tool.name, args ?? {}, {
         signal: extra.signal,
         caller: 'direct',
         approver,
         asker: gateway.askerFor(extra),
+        origin: sandboxOwner,
         // The server's progress on this call reaches the client under the client's own token.
         ...(progressToken !== undefined
           ? {
@@ -469,9 +623,12 @@ export function createCodecallServer(options: CodecallServerOptions): Server {
       // As an execute_code run does, a direct call that follows another teaches the graph.
       const previous = lastDirect;
       lastDirect = { name: tool.name, endedAt: Date.now() };
-      if (learn) creditQuery([tool.name]);
+      // Written before the answer goes out, as a run's history is.
+      const learned: Promise<void>[] = [];
+      if (learn) learned.push(creditQuery([tool.name]));
       if (learn && previous && startedAt - previous.endedAt < sequenceGapMs)
-        runtime.recordSequence([previous.name, tool.name]);
+        learned.push(runtime.recordSequence([previous.name, tool.name]));
+      await Promise.all(learned);
       return passed;
     } catch (error) {
       return textResult(errorText(error, options.onError), true);

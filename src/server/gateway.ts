@@ -4,14 +4,20 @@
  * through one session — resources (list with pagination, read, templates, subscribe and
  * unsubscribe with `notifications/resources/updated`, `list_changed`), prompts (list, get),
  * `completion/complete`, logging (`logging/setLevel` forwarded, upstream log messages forwarded
- * to the sessions that set a level), and the sampling and elicitation requests servers send
+ * to the session they belong to), and the sampling and elicitation requests servers send
  * during a direct tool call (forwarded to the client when it declared the capability, refused
  * with a message saying so otherwise). Names and URIs are namespaced by {@link GatewayNames}.
+ *
+ * Upstream servers are shared by every session, and a log message does not say which call it is
+ * about: it goes to a session only when that session alone has calls in flight to its server
+ * (direct calls, its scripts' calls, gateway requests); otherwise to nobody, counted through
+ * `onNotificationDropped`. Resource updates go to the sessions subscribed to the resource.
  *
  * Capabilities are those of the connected upstream servers; while some are still starting the
  * gateway cannot know theirs, so it declares resources, prompts, completions and logging too
  * (lists are empty until a server offering them arrives, announced by `list_changed`).
  */
+import { randomUUID } from 'node:crypto';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import {
@@ -45,14 +51,33 @@ import {
 import { DEFAULT_SERVE_MAX_SUBSCRIPTIONS_PER_SESSION } from '../config/defaults.js';
 import { isCodecallError } from '../errors.js';
 import type { CodecallRuntime } from '../execute/index.js';
-import type { ToolPool, UpstreamAsker, UpstreamServer } from '../tools/index.js';
+import type { ToolPool, UpstreamAsker, UpstreamNotification, UpstreamServer } from '../tools/index.js';
 import { GatewayNames } from './gateway-names.js';
 
 type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
+/** A notification meant for a client that codecall did not send, and why. */
+export interface NotificationDroppedEvent {
+  /**
+   * `unattributed`: an upstream log message while calls of no session, or of several, were in
+   * flight to its server (it may be about any client's call); `queue-full`: the session's
+   * outgoing queue held its bound (the client does not read its stream fast enough).
+   */
+  reason: 'unattributed' | 'queue-full';
+  method: string;
+  /** The upstream server that sent it (`unattributed`). */
+  server?: string;
+  /** Bytes waiting to go out to the session's client when it was dropped (`queue-full`). */
+  queuedBytes?: number;
+}
+
 /** Options of {@link attachGateway}. */
 export interface GatewayOptions {
   runtime: CodecallRuntime;
+  /** Who this session is: its calls and requests upstream carry it (`ToolCallOptions.origin`). */
+  origin: string;
+  /** Told of every upstream log message no single session's calls explain (once per message). */
+  onNotificationDropped?: ((event: NotificationDroppedEvent) => void) | undefined;
   /**
    * Keep original prompt names and resource URIs when one connected server alone offers
    * prompts (resources). @defaultValue false
@@ -68,6 +93,11 @@ export interface Gateway {
   askerFor(extra: Extra): UpstreamAsker;
   /** Marks a direct call to `server` in flight (its log messages are sent on that request's stream). */
   trackCall(server: string, requestId: RequestId): () => void;
+  /**
+   * Marks an `execute_code` run of this session in flight: its calls carry `runId` and what their
+   * servers log goes to this session, on that request's stream. `done()` ends it.
+   */
+  trackRun(requestId: RequestId): { runId: string; done(): void };
   /** Tells the client the resource and prompt lists may have changed (a server joined or left). */
   upstreamsChanged(): void;
   close(): void;
@@ -77,6 +107,63 @@ const LEVELS = LoggingLevelSchema.options;
 
 /** Subscriptions of every session of one pool, counted per server and URI. */
 const subscriptionsByPool = new WeakMap<ToolPool, Map<string, number>>();
+
+/** One session as its pool's {@link UpstreamRouter} sees it. */
+interface SessionSink {
+  /** An upstream log message of this session's calls (the session filters it by its level). */
+  log(server: string, params: Record<string, unknown>): void;
+  /** Any other upstream notification (the session decides whether it is its). */
+  deliver(server: string, notification: UpstreamNotification): void;
+  onDropped: ((event: NotificationDroppedEvent) => void) | undefined;
+}
+
+/** Routes one pool's upstream notifications to its sessions, by origin. */
+class UpstreamRouter {
+  private readonly sessions = new Map<string, SessionSink>();
+  private unsubscribe: (() => void) | undefined;
+
+  constructor(private readonly pool: ToolPool) {}
+
+  add(origin: string, sink: SessionSink): () => void {
+    this.sessions.set(origin, sink);
+    this.unsubscribe ??= this.pool.onUpstreamNotification((server, notification) =>
+      this.route(server, notification),
+    );
+    return () => {
+      if (this.sessions.get(origin) === sink) this.sessions.delete(origin);
+      if (this.sessions.size > 0) return;
+      this.unsubscribe?.();
+      this.unsubscribe = undefined;
+      if (routers.get(this.pool) === this) routers.delete(this.pool);
+    };
+  }
+
+  private route(server: string, notification: UpstreamNotification): void {
+    if (notification.method !== 'notifications/message') {
+      for (const sink of this.sessions.values()) sink.deliver(server, notification);
+      return;
+    }
+    const origin = this.pool.soleOrigin(server);
+    const sink = origin === undefined ? undefined : this.sessions.get(origin);
+    if (sink) {
+      sink.log(server, notification.params ?? {});
+      return;
+    }
+    // One event per message, however many sessions share a listener (an HTTP server's sessions do).
+    const told = new Set<(event: NotificationDroppedEvent) => void>();
+    for (const { onDropped } of this.sessions.values()) {
+      if (!onDropped || told.has(onDropped)) continue;
+      told.add(onDropped);
+      try {
+        onDropped({ reason: 'unattributed', method: notification.method, server });
+      } catch {
+        // A listener's failure must not break routing.
+      }
+    }
+  }
+}
+
+const routers = new WeakMap<ToolPool, UpstreamRouter>();
 
 function protocolError(code: number, message: string): McpError {
   const error = new McpError(code, message);
@@ -156,6 +243,9 @@ export function attachGateway(server: Server, options: GatewayOptions): Gateway 
   const subscribed = new Map<string, [string, string]>();
   let logLevel: LoggingLevel | undefined;
   const calls = new Map<string, RequestId[]>();
+  /** This session's `execute_code` runs in flight, by request. */
+  const runs: RequestId[] = [];
+  const { origin } = options;
 
   const offering = (test: (c: ServerCapabilities) => unknown): string[] =>
     pool
@@ -243,7 +333,7 @@ export function attachGateway(server: Server, options: GatewayOptions): Gateway 
     extra: Extra,
   ): Promise<T> =>
     pool
-      .requestUpstream(serverName, { method, params }, schema, { signal: extra.signal })
+      .requestUpstream(serverName, { method, params }, schema, { signal: extra.signal, origin })
       .catch((error: unknown) => {
         throw upstreamError(error);
       }) as Promise<T>;
@@ -351,6 +441,7 @@ export function attachGateway(server: Server, options: GatewayOptions): Gateway 
     await pool
       .requestUpstream(serverName, { method: 'resources/unsubscribe', params: { uri } }, EmptyResultSchema, {
         ...(signal ? { signal } : {}),
+        origin,
       })
       .catch(() => {});
   };
@@ -425,9 +516,7 @@ export function attachGateway(server: Server, options: GatewayOptions): Gateway 
               name,
               { method: 'logging/setLevel', params: { level: logLevel } },
               EmptyResultSchema,
-              {
-                signal: extra.signal,
-              },
+              { signal: extra.signal, origin },
             )
             .catch(() => {}),
         ),
@@ -443,38 +532,42 @@ export function attachGateway(server: Server, options: GatewayOptions): Gateway 
       .catch(() => {});
   };
 
-  const unsubscribe = pool.onUpstreamNotification((serverName, notification) => {
-    switch (notification.method) {
-      case 'notifications/resources/updated': {
-        const uri = notification.params?.uri;
-        if (typeof uri !== 'string') return;
-        for (const [clientUri, [s, u]] of subscribed)
-          if (s === serverName && u === uri)
-            send({
-              method: 'notifications/resources/updated',
-              params: { ...notification.params, uri: clientUri },
-            });
-        return;
+  const router = routers.get(pool) ?? new UpstreamRouter(pool);
+  routers.set(pool, router);
+  const unsubscribe = router.add(origin, {
+    onDropped: options.onNotificationDropped,
+    log(serverName, params) {
+      const level = params.level as LoggingLevel;
+      if (!capabilities.logging || logLevel === undefined || !LEVELS.includes(level)) return;
+      if (LEVELS.indexOf(level) < LEVELS.indexOf(logLevel)) return;
+      const logger = typeof params.logger === 'string' ? `${serverName}/${params.logger}` : serverName;
+      send(
+        { method: 'notifications/message', params: { ...params, data: params.data, level, logger } },
+        calls.get(serverName)?.at(-1) ?? runs.at(-1),
+      );
+    },
+    deliver: (serverName, notification) => {
+      switch (notification.method) {
+        case 'notifications/resources/updated': {
+          const uri = notification.params?.uri;
+          if (typeof uri !== 'string') return;
+          for (const [clientUri, [s, u]] of subscribed)
+            if (s === serverName && u === uri)
+              send({
+                method: 'notifications/resources/updated',
+                params: { ...notification.params, uri: clientUri },
+              });
+          return;
+        }
+        // The lists are the same for every client: each session is told.
+        case 'notifications/resources/list_changed':
+          if (capabilities.resources) send({ method: notification.method });
+          return;
+        case 'notifications/prompts/list_changed':
+          if (capabilities.prompts) send({ method: notification.method });
+          return;
       }
-      case 'notifications/resources/list_changed':
-        if (capabilities.resources) send({ method: notification.method });
-        return;
-      case 'notifications/prompts/list_changed':
-        if (capabilities.prompts) send({ method: notification.method });
-        return;
-      case 'notifications/message': {
-        const params = notification.params ?? {};
-        const level = params.level as LoggingLevel;
-        if (!capabilities.logging || logLevel === undefined || !LEVELS.includes(level)) return;
-        if (LEVELS.indexOf(level) < LEVELS.indexOf(logLevel)) return;
-        const logger = typeof params.logger === 'string' ? `${serverName}/${params.logger}` : serverName;
-        send(
-          { method: 'notifications/message', params: { ...params, data: params.data, level, logger } },
-          calls.get(serverName)?.at(-1),
-        );
-        return;
-      }
-    }
+    },
   });
 
   return {
@@ -494,6 +587,19 @@ export function attachGateway(server: Server, options: GatewayOptions): Gateway 
           { signal: AbortSignal.any([signal, extra.signal]) },
         );
         return result as Record<string, unknown>;
+      };
+    },
+    trackRun(requestId) {
+      const runId = randomUUID();
+      const forget = pool.attributeRun(runId, origin);
+      runs.push(requestId);
+      return {
+        runId,
+        done() {
+          forget();
+          const index = runs.indexOf(requestId);
+          if (index >= 0) runs.splice(index, 1);
+        },
       };
     },
     trackCall(serverName, requestId) {

@@ -9,13 +9,18 @@
  *   without a bearer token refuses to start (`SERVE_TOKEN_REQUIRED`);
  * - with a token, every request needs `Authorization: Bearer <token>` (401 otherwise);
  * - `Host` (on loopback) and `Origin` are validated against DNS rebinding (403);
+ * - a state-changing request (POST, PUT, PATCH, DELETE) from a page on another origin, even
+ *   another loopback port, is refused (403; see {@link checkStateChangeOrigin});
  * - bodies are bounded (413); sessions are bounded per process and per client (remote address +
  *   bearer token): a client past its share gets its own least recently used idle session
  *   closed, never another client's; idle sessions expire; `execute_code` runs are bounded per
  *   process (a "busy" tool result past the queue);
  * - a request whose connection closes before it is answered is cancelled (its run stops and
  *   leaves its slot or queue place); a request reusing the id of one in flight in the same
- *   session is refused at once (JSON-RPC -32600).
+ *   session is refused at once (JSON-RPC -32600); a request the client cancels
+ *   (`notifications/cancelled`) ends its stream once the other requests of its POST are answered;
+ * - what a session sends counts against its notification queue until the response has written
+ *   it, so a client that does not read costs at most `maxQueuedNotificationBytes`.
  */
 import { createHash, randomUUID } from 'node:crypto';
 import {
@@ -27,7 +32,16 @@ import {
 import type { AddressInfo } from 'node:net';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { isInitializeRequest, type JSONRPCMessage, type RequestId } from '@modelcontextprotocol/sdk/types.js';
+import type { TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
+import {
+  ErrorCode,
+  isInitializeRequest,
+  isJSONRPCErrorResponse,
+  isJSONRPCNotification,
+  isJSONRPCResultResponse,
+  type JSONRPCMessage,
+  type RequestId,
+} from '@modelcontextprotocol/sdk/types.js';
 import {
   DEFAULT_SERVE_HOST,
   DEFAULT_SERVE_MAX_BODY_BYTES,
@@ -41,6 +55,7 @@ import { createCodecallServer, type CodecallServerOptions } from './create-codec
 import {
   assertSafeBinding,
   checkHostAndOrigin,
+  checkStateChangeOrigin,
   hasBearerToken,
   isLoopbackHost,
   type HostOriginPolicy,
@@ -122,6 +137,127 @@ interface Session {
   busy: number;
   /** Ids of JSON-RPC requests in flight, as `typeof:value` (1 and "1" are different ids). */
   pendingIds: Set<string>;
+  /** The SSE stream of each request in flight, by `typeof:value` id. */
+  streams: Map<string, OutboundStream>;
+  /** Open GET streams (the transport writes to one: its standalone stream). */
+  gets: Set<OutboundStream>;
+}
+
+/** Resolved waiters kept before the list is compacted. */
+const MAX_SETTLED_WAITERS = 1_024;
+
+/**
+ * One SSE response of a session, as far as what goes out on it. The SDK's transport puts each
+ * message it sends in one chunk of a stream that Node writes to the response only as fast as the
+ * client reads (SSE comments, its keepalives, are chunks too, not messages). A message counts as
+ * sent once the response has written its chunk, so the session's bounded notification queue
+ * (`maxQueuedNotificationBytes`) holds what the client has not taken, wherever it waits.
+ */
+class OutboundStream {
+  /** Its requests neither answered nor cancelled (none for a GET stream). */
+  readonly open: Set<string>;
+  /** Its requests the client cancelled. */
+  readonly cancelled: RequestId[] = [];
+  closed = false;
+  private handed = 0;
+  private written = 0;
+  private readonly waiting: { at: number; resolve: () => void }[] = [];
+  private settled = 0;
+
+  constructor(
+    readonly response: ServerResponse,
+    ids: readonly RequestId[],
+  ) {
+    this.open = new Set(ids.map(idKey));
+    const write = response.write.bind(response) as (...args: unknown[]) => boolean;
+    response.write = ((chunk: unknown, ...rest: unknown[]) => {
+      const comment = typeof chunk === 'string' ? chunk.startsWith(':') : (chunk as Uint8Array)[0] === 0x3a;
+      if (!comment) this.settle(++this.written);
+      return write(chunk, ...rest);
+    }) as ServerResponse['write'];
+    response.once('close', () => {
+      this.closed = true;
+      this.settle(Number.POSITIVE_INFINITY);
+    });
+  }
+
+  /** True while the transport writes here what it sends without a request id. */
+  get standalone(): boolean {
+    return !this.closed && this.response.headersSent && this.response.statusCode === 200;
+  }
+
+  /** Call as the transport takes one message for this stream; resolves once it is written (or the stream closed). */
+  handedOne(): Promise<void> {
+    const at = ++this.handed;
+    if (this.closed || this.written >= at) return Promise.resolve();
+    return new Promise((resolve) => this.waiting.push({ at, resolve }));
+  }
+
+  private settle(upTo: number): void {
+    while (this.settled < this.waiting.length && this.waiting[this.settled]!.at <= upTo)
+      this.waiting[this.settled++]!.resolve();
+    if (this.settled === this.waiting.length || this.settled > MAX_SETTLED_WAITERS) {
+      this.waiting.splice(0, this.settled);
+      this.settled = 0;
+    }
+  }
+}
+
+/**
+ * Follows what `session` sends and receives on its SSE streams: a message it sends resolves once
+ * written (see {@link OutboundStream}); a request the client cancels ends its stream once the
+ * other requests of its POST are answered. The SDK answers nothing for a cancelled request
+ * (as the protocol asks), so its transport would keep that stream open, with keepalives, until
+ * the session ends.
+ */
+function followStreams(session: Session): void {
+  const { transport } = session;
+  const send = transport.send.bind(transport);
+  const deliver = transport.onmessage;
+  const answerTo = (message: JSONRPCMessage): RequestId | undefined =>
+    isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message) ? message.id : undefined;
+  const streamOf = (message: JSONRPCMessage, options?: TransportSendOptions): OutboundStream | undefined => {
+    const id = answerTo(message) ?? options?.relatedRequestId;
+    if (id !== undefined) return session.streams.get(idKey(id));
+    // An answer without an id has no stream (the transport refuses it).
+    if (isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message)) return undefined;
+    for (const stream of session.gets) if (stream.standalone) return stream;
+    return undefined;
+  };
+  const endCancelled = (stream: OutboundStream): void => {
+    transport.closeSSEStream(stream.cancelled[0]!);
+    // The transport forgets a request only once it has its answer; with the stream closed, an
+    // answer it cannot deliver makes it drop the entries of the cancelled ones (and it rejects).
+    for (const id of stream.cancelled)
+      send({
+        jsonrpc: '2.0',
+        id,
+        error: { code: ErrorCode.ConnectionClosed, message: 'Request cancelled' },
+      }).catch(() => {});
+  };
+  transport.send = async (message, options) => {
+    const stream = streamOf(message, options);
+    const sending = send(message, options);
+    // The transport has queued the message's chunk by now (it awaits nothing before, without an event store).
+    const written = stream?.handedOne();
+    const answered = answerTo(message);
+    if (stream && answered !== undefined) {
+      stream.open.delete(idKey(answered));
+      if (stream.open.size === 0 && stream.cancelled.length > 0) endCancelled(stream);
+    }
+    await sending;
+    await written;
+  };
+  transport.onmessage = (message, extra) => {
+    deliver?.(message, extra);
+    if (!isJSONRPCNotification(message) || message.method !== 'notifications/cancelled') return;
+    const requestId = (message.params as { requestId?: unknown } | undefined)?.requestId;
+    if (typeof requestId !== 'string' && typeof requestId !== 'number') return;
+    const stream = session.streams.get(idKey(requestId));
+    if (!stream || stream.closed || !stream.open.delete(idKey(requestId))) return;
+    stream.cancelled.push(requestId);
+    if (stream.open.size === 0) endCancelled(stream);
+  };
 }
 
 function clientKey(request: IncomingMessage): string {
@@ -268,6 +404,8 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
       lastSeen: Date.now(),
       busy: 0,
       pendingIds: new Set(),
+      streams: new Map(),
+      gets: new Set(),
       transport: new StreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
         onsessioninitialized: (id) => {
@@ -282,6 +420,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
     };
     try {
       await server.connect(session.transport);
+      followStreams(session);
       await session.transport.handleRequest(request, response, body);
     } finally {
       // An initialize that failed leaves no session id: drop the server at once.
@@ -307,6 +446,17 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
       policy,
     );
     if (refusal !== undefined) return sendJsonRpcError(response, 403, `Forbidden: ${refusal}`);
+    const fetchSite = request.headers['sec-fetch-site'];
+    const forgery = checkStateChangeOrigin(
+      request.method ?? 'GET',
+      {
+        host: request.headers.host,
+        origin: request.headers.origin,
+        secFetchSite: typeof fetchSite === 'string' ? fetchSite : undefined,
+      },
+      policy,
+    );
+    if (forgery !== undefined) return sendJsonRpcError(response, 403, `Forbidden: ${forgery}`);
     if (
       token !== undefined &&
       extra?.ownAuth !== true &&
@@ -375,6 +525,18 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
         );
       if (request.method === 'POST') session.busy++;
       for (const key of keys) session.pendingIds.add(key);
+      // Before the listener below: a stream closed by its client is closed when that one runs.
+      if (request.method === 'POST' && ids.length > 0) {
+        const stream = new OutboundStream(response, ids);
+        for (const key of keys) session.streams.set(key, stream);
+        response.once('close', () => {
+          for (const key of keys) if (session.streams.get(key) === stream) session.streams.delete(key);
+        });
+      } else if (request.method === 'GET') {
+        const stream = new OutboundStream(response, []);
+        session.gets.add(stream);
+        response.once('close', () => session.gets.delete(stream));
+      }
       response.once('close', () => {
         if (request.method === 'POST') session.busy--;
         session.lastSeen = Date.now();

@@ -12,6 +12,13 @@ import { createCodecallServer, type CodecallServerOptions } from './create-codec
 
 /** Options of {@link startStdioServer}. */
 export interface StdioServerOptions extends CodecallServerOptions {
+  /**
+   * Whose `store` the client's scripts use (see {@link CodecallServerOptions.store}). A stdio
+   * server has one client, so by default its scripts use the runtime's store, which outlives
+   * the process.
+   * @defaultValue `"runtime"`
+   */
+  store?: 'session' | 'runtime';
   /** @defaultValue `process.stdin` */
   stdin?: Readable;
   /** @defaultValue `process.stdout` */
@@ -44,7 +51,7 @@ export interface StdioServerHandle {
  */
 export async function startStdioServer(options: StdioServerOptions): Promise<StdioServerHandle> {
   const { stdin = process.stdin, stdout = process.stdout, maxMessageBytes, ...serverOptions } = options;
-  const server = createCodecallServer(serverOptions);
+  const server = createCodecallServer({ store: 'runtime', ...serverOptions });
   const transport = new StdioServerTransport(stdin, stdout, {
     maxBufferSize: maxMessageBytes ?? DEFAULT_SERVE_MAX_BODY_BYTES,
   });

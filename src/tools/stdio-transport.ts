@@ -118,6 +118,7 @@ export class LinearStdioClientTransport extends StdioClientTransport {
   readonly reader: LineReader;
   readonly #maxQueuedWriteBytes: number;
   #prespawned: PrespawnedServer | undefined;
+  #closing: Promise<void> | undefined;
 
   constructor(
     server: StdioServerParameters & {
@@ -185,6 +186,17 @@ export class LinearStdioClientTransport extends StdioClientTransport {
     }
     // It exited before it was adopted: its 'close' has come and gone.
     if (prespawned.closed) queueMicrotask(closed);
+  }
+
+  /**
+   * Closes like the SDK (stdin end, then SIGTERM, then SIGKILL), once: every caller waits for
+   * the same close, until the process has exited. The SDK forgets the process as its close
+   * begins, so a second `close()` (the client's, after the SDK's own on a failed connect)
+   * returned at once, and a pool closed then left the process running.
+   */
+  override close(): Promise<void> {
+    this.#closing ??= super.close();
+    return this.#closing;
   }
 
   /**

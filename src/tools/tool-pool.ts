@@ -187,6 +187,13 @@ export interface ToolCallOptions {
    */
   asker?: UpstreamAsker;
   /**
+   * Whom the call is for (one client of a gateway): what its server sends while it is in flight
+   * (log messages, sampling and elicitation requests) is that origin's only when no call of
+   * another origin is in flight to the server (see {@link ToolPool.soleOrigin}).
+   * @defaultValue the origin {@link ToolPool.attributeRun} gave `runId`, else none (unattributed)
+   */
+  origin?: string | undefined;
+  /**
    * Resolve a result that is one JSON-looking text block as a `JsonText` (unparsed), for a
    * caller that hands it to a sandbox which parses it itself; other results are values as usual.
    * @defaultValue false
@@ -216,6 +223,8 @@ export interface UpstreamRequestOptions {
   timeoutMs?: number;
   /** Told of the server's progress notifications for this request. */
   onProgress?: (progress: Progress) => void;
+  /** Whom the request is for (see {@link ToolCallOptions.origin}). @defaultValue none (unattributed) */
+  origin?: string;
 }
 
 /** Listener of {@link ToolPool.onUpstreamNotification}. */
@@ -399,6 +408,10 @@ export class ToolPool {
   private closed = false;
   private closing: Promise<void> | undefined;
   private startup: Promise<void> = Promise.resolve();
+  /** First connection attempts still running (background pools), each settling after its rebuild. */
+  private readonly attempts = new Map<ServerConnection, Promise<void>>();
+  /** Each server's namespace in the sandbox, by server name (the names never change). */
+  private namespaceByServer: ReadonlyMap<string, string> | undefined;
   private readonly approval: {
     approver: Approver | undefined;
     timeoutMs: number;
@@ -406,8 +419,12 @@ export class ToolPool {
     requireForDestructive: boolean;
   };
   private readonly upstreamListeners = new Set<UpstreamNotificationListener>();
-  /** Who answers each server's sampling/elicitation requests: the direct calls in flight, last first. */
-  private readonly askers = new Map<string, UpstreamAsker[]>();
+  /** Who answers each server's sampling/elicitation requests: the direct calls in flight, in order. */
+  private readonly askers = new Map<string, { asker: UpstreamAsker; origin: string | undefined }[]>();
+  /** Calls and requests in flight to each server, counted by origin (`undefined`: unattributed). */
+  private readonly inFlight = new Map<string, Map<string | undefined, number>>();
+  /** The origin of each run's calls (see {@link ToolPool.attributeRun}). */
+  private readonly runOrigins = new Map<string, string>();
 
   private constructor(
     connections: ServerConnection[],
@@ -490,16 +507,21 @@ export class ToolPool {
     holder.pool = pool;
     if (options.background) {
       pool.startup = Promise.all(
-        connections.map((connection) =>
-          connection.start().then(
-            () => pool.rebuild(true),
-            () => {
-              // Closing the pool stops the attempts in flight: not a server's failure.
-              if (!pool.closed)
-                onError({ server: connection.name, phase: 'connect', error: connection.lastError! });
-            },
-          ),
-        ),
+        connections.map((connection) => {
+          const attempt = connection
+            .start()
+            .then(
+              () => pool.rebuild(true),
+              () => {
+                // Closing the pool stops the attempts in flight: not a server's failure.
+                if (!pool.closed)
+                  onError({ server: connection.name, phase: 'connect', error: connection.lastError! });
+              },
+            )
+            .finally(() => pool.attempts.delete(connection));
+          pool.attempts.set(connection, attempt);
+          return attempt;
+        }),
       ).then(() => undefined);
       return pool;
     }
@@ -619,7 +641,6 @@ export class ToolPool {
         tool: policy.requireApproval,
         server: config.requireApproval,
         annotations: listed.annotations,
-        allowedCallers: callers.allowedCallers,
         requireForDestructive: this.approval.requireForDestructive,
       });
       const tool: CatalogTool = {
@@ -683,6 +704,63 @@ export class ToolPool {
    */
   started(): Promise<void> {
     return this.startup;
+  }
+
+  /**
+   * True while `server`'s first connection attempt runs (a pool opened with `background`): its
+   * tools are not in the catalog yet, and may be once it settles.
+   */
+  isStarting(server: string): boolean {
+    for (const connection of this.attempts.keys()) if (connection.name === server) return true;
+    return false;
+  }
+
+  /**
+   * Settles when `server`'s first connection attempt has, and the catalog has taken its tools in
+   * (at once when it is not starting); or when `signal` aborts. Bounded by the attempt's own
+   * bound, the server's `connectTimeoutMs`. Never rejects: a server that failed is in
+   * {@link ToolPool.serverStatus}.
+   */
+  whenStarted(server: string, signal?: AbortSignal): Promise<void> {
+    let attempt: Promise<void> | undefined;
+    for (const [connection, running] of this.attempts) if (connection.name === server) attempt = running;
+    if (attempt === undefined || signal?.aborted) return Promise.resolve();
+    if (signal === undefined) return attempt;
+    return new Promise<void>((resolve) => {
+      const done = (): void => {
+        signal.removeEventListener('abort', done);
+        resolve();
+      };
+      signal.addEventListener('abort', done, { once: true });
+      void attempt.then(done);
+    });
+  }
+
+  /**
+   * Why `server` failed, in words safe to show a client (its `publicReason` in
+   * {@link ToolPool.serverStatus}); undefined unless it is `failed`.
+   */
+  failureOf(server: string): string | undefined {
+    const connection = this.connections.find((c) => c.name === server);
+    return connection?.state === 'failed' && connection.lastError ? publicReason(connection) : undefined;
+  }
+
+  /**
+   * The configured server that a tool name points at by its prefix (`server.` of a qualified
+   * name, `namespace.` of a sandbox one; the longest when several do), whatever its state;
+   * undefined when none does. For a name the catalog lacks: is its server starting, or failed?
+   */
+  serverOfTool(name: string): string | undefined {
+    this.namespaceByServer ??= assignIdentifiers(this.connections.map((c) => c.name));
+    let found: { server: string; prefix: number } | undefined;
+    for (const [server, namespace] of this.namespaceByServer) {
+      for (const prefix of [server, namespace]) {
+        if (name.length > prefix.length + 1 && name.startsWith(prefix) && name[prefix.length] === '.') {
+          if (found === undefined || prefix.length > found.prefix) found = { server, prefix: prefix.length };
+        }
+      }
+    }
+    return found?.server;
   }
 
   /** Every tool of every connected server (a frozen snapshot; replaced when the catalog changes). */
@@ -833,8 +911,11 @@ export class ToolPool {
         },
       );
     const server = entry.connection.name;
-    const asker = options.asker;
+    const origin =
+      options.origin ?? (options.runId !== undefined ? this.runOrigins.get(options.runId) : undefined);
+    const asker = options.asker ? { asker: options.asker, origin } : undefined;
     if (asker) this.askers.set(server, [...(this.askers.get(server) ?? []), asker]);
+    const untrack = this.track(server, origin);
     try {
       if (this.closed) throw new CodecallError('CLOSED', `Cannot call ${name}: the tool pool is closed.`);
       if (entry.synthetic === 'read_resource') {
@@ -858,6 +939,7 @@ export class ToolPool {
       });
       return { tool, raw };
     } finally {
+      untrack();
       if (asker) {
         const left = (this.askers.get(server) ?? []).filter((a) => a !== asker);
         if (left.length > 0) this.askers.set(server, left);
@@ -920,12 +1002,55 @@ export class ToolPool {
         `No MCP server "${server}"${this.closed ? ' (the tool pool is closed)' : ''}.`,
         { details: { server } },
       );
-    return connection.request(request, resultSchema, {
-      signal: options.signal,
-      timeoutMs: options.timeoutMs ?? connection.config.toolTimeoutMs,
-      qualifiedName: `${request.method} on MCP server "${server}"`,
-      onProgress: options.onProgress,
-    });
+    const untrack = this.track(server, options.origin);
+    try {
+      return await connection.request(request, resultSchema, {
+        signal: options.signal,
+        timeoutMs: options.timeoutMs ?? connection.config.toolTimeoutMs,
+        qualifiedName: `${request.method} on MCP server "${server}"`,
+        onProgress: options.onProgress,
+      });
+    } finally {
+      untrack();
+    }
+  }
+
+  /** Counts one call or request in flight to `server` for `origin`; the returned function ends it. */
+  private track(server: string, origin: string | undefined): () => void {
+    const origins = this.inFlight.get(server) ?? new Map<string | undefined, number>();
+    this.inFlight.set(server, origins);
+    origins.set(origin, (origins.get(origin) ?? 0) + 1);
+    let done = false;
+    return () => {
+      if (done) return;
+      done = true;
+      const left = (origins.get(origin) ?? 1) - 1;
+      if (left > 0) origins.set(origin, left);
+      else origins.delete(origin);
+      if (origins.size === 0 && this.inFlight.get(server) === origins) this.inFlight.delete(server);
+    };
+  }
+
+  /**
+   * Gives the calls of run `runId` (`ToolCallOptions.runId`, as a script's calls carry it) the
+   * origin `origin`, until the returned function is called.
+   */
+  attributeRun(runId: string, origin: string): () => void {
+    this.runOrigins.set(runId, origin);
+    return () => {
+      if (this.runOrigins.get(runId) === origin) this.runOrigins.delete(runId);
+    };
+  }
+
+  /**
+   * The origin of every call and request in flight to `server`, when they all have the same one;
+   * undefined when none is in flight, when origins differ, or when one has none. What the server
+   * sends meanwhile is that origin's: servers are shared, so nothing else tells whose it is.
+   */
+  soleOrigin(server: string): string | undefined {
+    const origins = this.inFlight.get(server);
+    if (origins?.size !== 1) return undefined;
+    return origins.keys().next().value;
   }
 
   /** Calls `listener` with what upstream servers notify (resources, prompts, log messages). */
@@ -945,24 +1070,33 @@ export class ToolPool {
     }
   }
 
-  /** Routes a server's sampling/elicitation request to the client of its latest direct call. */
+  /**
+   * Routes a server's sampling/elicitation request to the client of its latest direct call, when
+   * every call in flight to the server has that call's origin: a server shared by several
+   * clients does not say which call a request belongs to, and one client must never see another's.
+   */
   private askFor(
     server: string,
     request: UpstreamRequest,
     signal: AbortSignal,
   ): Promise<Record<string, unknown>> {
-    const asker = this.askers.get(server)?.at(-1);
+    const origins = this.inFlight.get(server);
+    const only = origins?.size === 1 ? { origin: origins.keys().next().value } : undefined;
+    const asker = only ? this.askers.get(server)?.findLast((a) => a.origin === only.origin) : undefined;
     if (!asker) {
       const what = request.method === 'sampling/createMessage' ? 'sampling' : 'elicitation';
+      const why =
+        (origins?.size ?? 0) > 1
+          ? 'calls of more than one client are in flight to this server, so it cannot tell whose request this is.'
+          : 'it forwards them only during a direct tool call from an MCP client, not from execute_code scripts or between calls.';
       const error = new McpError(
         ErrorCode.InvalidRequest,
-        `codecall cannot forward this ${what} request (${request.method}): it forwards them only during a ` +
-          'direct tool call from an MCP client, not from execute_code scripts or between calls.',
+        `codecall cannot forward this ${what} request (${request.method}): ${why}`,
       );
       error.message = error.message.replace(/^MCP error -?\d+: /, '');
       return Promise.reject(error);
     }
-    return asker(request, signal);
+    return asker.asker(request, signal);
   }
 
   /** Closes every server (children exit). Idempotent. */

@@ -44,7 +44,9 @@ Options:
 Unset options come from the configuration's "serve" section (host, port, token, allowedOrigins,
 maxConcurrentRuns, waitForServersMs; e.g. "token": "\${CODECALL_TOKEN}"), then the defaults above.
 MCP servers connect in the background: clients get an answer at once and tools/list_changed as
-servers join (serve.waitForServersMs waits for them up to a bound first).
+servers join (serve.waitForServersMs waits for them up to a bound first). A call naming a tool of
+a server still starting waits for it; search_tools waits up to serve.searchWaitForServersMs.
+Scripts' store is per client (each HTTP session's own) unless "store": {"scope": "shared"}.
 
 Register it in an MCP client as: {"command": "codecall", "args": ["serve", "--config", "/abs/codecall.json"]}
 (after \`npm link\` or a global install of the packed tarball; see the README's install section).

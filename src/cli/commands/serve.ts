@@ -12,6 +12,7 @@ import {
   DEFAULT_SERVE_MAX_CONCURRENT_RUNS,
   DEFAULT_SERVE_PORT,
   DEFAULT_SERVE_WAIT_FOR_SERVERS_MS,
+  DEFAULT_STORE_SCOPE,
 } from '../../config/defaults.js';
 import { loadConfig, type ServeConfig } from '../../config/index.js';
 import { CodecallRuntime } from '../../execute/index.js';
@@ -37,6 +38,7 @@ import { parseCommandArgs, UsageError, type CliCommand, type CliIo } from '../co
 import { configNoticeWriter } from '../config-notices.js';
 import { neutralizeControls } from '../terminal-text.js';
 import { canPrompt, ensureConfigTrusted } from '../trust.js';
+import { setLongTimeout, type LongTimeout } from '../../util/long-timeout.js';
 import { serveHelp, SERVE_TOKEN_ENV } from './serve.help.js';
 export { SERVE_TOKEN_ENV } from './serve.help.js';
 
@@ -191,13 +193,13 @@ async function run(argv: string[], io: CliIo): Promise<number> {
   });
   const waitMs = config.serve.waitForServersMs ?? DEFAULT_SERVE_WAIT_FOR_SERVERS_MS;
   if (waitMs > 0) {
-    let timer: NodeJS.Timeout | undefined;
+    let timer: LongTimeout | undefined;
     await Promise.race([
       runtime.tools.started(),
-      new Promise<void>((resolve) => (timer = setTimeout(resolve, waitMs))),
+      new Promise<void>((resolve) => (timer = setLongTimeout(resolve, waitMs))),
       aborted(io.signal),
     ]);
-    clearTimeout(timer);
+    timer?.cancel();
   }
   const unsubscribe = runtime.tools.onCatalogChange((catalog) => {
     const connected = runtime.tools.serverStatus().filter((s) => s.state === 'connected').length;
@@ -221,6 +223,11 @@ async function run(argv: string[], io: CliIo): Promise<number> {
     ...(config.serve.maxSubscriptionsPerSession !== undefined
       ? { maxSubscriptions: config.serve.maxSubscriptionsPerSession }
       : {}),
+    ...(config.serve.searchWaitForServersMs !== undefined
+      ? { searchWaitForServersMs: config.serve.searchWaitForServersMs }
+      : {}),
+    // Each client its own store (an HTTP session's, stdio's one client's), unless "shared".
+    ...((config.store?.scope ?? DEFAULT_STORE_SCOPE) === 'shared' ? { store: 'runtime' as const } : {}),
   };
   const tools = runtime.catalog();
   const servers = new Set(tools.map((t) => t.server)).size;
