@@ -52,6 +52,8 @@ export type CodecallErrorCode =
   | 'REPLAY_DIVERGED'
   | 'REPLAY_IN_DOUBT'
   | 'JOURNAL_WRITE_FAILED'
+  /** Another process drives the run journal (its lock file names it). */
+  | 'JOURNAL_LOCKED'
   | 'APPROVAL_DENIED'
   | 'APPROVAL_TIMEOUT'
   /** A script's `store.set` was refused: a value or the namespace over its byte limit. */
@@ -171,8 +173,8 @@ export interface CodecallErrorDetailsMap {
   JOB_WAIT_TIMEOUT: CodecallErrorFacts & { id?: string | undefined; timeoutMs?: number | undefined };
   JOB_NOT_WAITING_APPROVAL: CodecallErrorFacts & { id?: string | undefined; state?: string | undefined };
   JOB_CONFIG_UNKNOWN: CodecallErrorFacts & { config?: string | undefined; available?: string[] | undefined };
-  JOBS_BACKEND_UNAVAILABLE: CodecallErrorFacts;
-  JOBS_QUEUE_FULL: CodecallErrorFacts & { maxWaiting?: number | undefined };
+  JOBS_BACKEND_UNAVAILABLE: CodecallErrorFacts & { timeoutMs?: number | undefined };
+  JOBS_QUEUE_FULL: CodecallErrorFacts & { maxWaiting?: number | undefined; maxParked?: number | undefined };
   /** A replayed script made a call the journal does not have, or left journaled calls unmade. */
   REPLAY_DIVERGED: CodecallErrorFacts & {
     /** The call the script made (qualified name), when one diverged. */
@@ -186,6 +188,16 @@ export interface CodecallErrorDetailsMap {
   REPLAY_IN_DOUBT: CodecallErrorFacts & { tool?: string | undefined; index?: number | undefined };
   /** The run journal could not record a call; the run stopped. */
   JOURNAL_WRITE_FAILED: CodecallErrorFacts & { tool?: string | undefined };
+  /** Another process drives the run journal; its lock file names it. */
+  JOURNAL_LOCKED: CodecallErrorFacts & {
+    /** The journal file. */
+    path?: string | undefined;
+    /** Its lock file (`<journal>.lock`), to delete when no process uses the journal. */
+    lockPath?: string | undefined;
+    /** The holder, when the lock file names one. */
+    pid?: number | undefined;
+    host?: string | undefined;
+  };
   APPROVAL_DENIED: CodecallErrorFacts & {
     tool?: string | undefined;
     /** Who decided: `callback`, `tty`, `flag`, `elicitation`, `policy` (nobody could be asked). */

@@ -320,9 +320,10 @@ class AgentOrchestrator implements Orchestrator {
     const recordDirect = (): void => {
       if (recorded) return;
       recorded = true;
-      for (const usage of usagesOfRun(state.steps)) this.runtime.recordUsage(usage);
+      // In the background (flushed by close): the agent's result is the caller's, not a client's.
+      for (const usage of usagesOfRun(state.steps)) void this.runtime.recordUsage(usage);
       if (state.directSequence.length === 0) return;
-      this.runtime.recordSequence(state.directSequence);
+      void this.runtime.recordSequence(state.directSequence);
       state.toolSequences.push([...state.directSequence]);
     };
     const finishStep = async (step: AgentStep): Promise<void> => {

@@ -142,6 +142,11 @@ export const DEFAULT_HISTORY_PATH = '.codecall/history.sqlite';
 export const DEFAULT_HISTORY_MAX_RUNS = 10_000;
 /** Runs waiting to be written to the usage history; appends beyond it fail (and are reported). */
 export const DEFAULT_HISTORY_MAX_QUEUED_RUNS = 1_000;
+/**
+ * Writes the SQLite history store commits in one transaction at most (group commit: the writes
+ * that queued while the previous commit was syncing share the next one, and its fsync).
+ */
+export const DEFAULT_HISTORY_MAX_BATCH_WRITES = 256;
 /** How scripts are isolated: `process` (isolates in worker processes) or `in-process`. */
 export const DEFAULT_SANDBOX_MODE: 'process' | 'in-process' = 'process';
 /** Time a sandbox worker process may take to start and warm its first isolate. */
@@ -202,6 +207,14 @@ export const DEFAULT_SERVE_PROGRESS_INTERVAL_MS = 1_000;
  */
 export const DEFAULT_SERVE_WAIT_FOR_SERVERS_MS = 0;
 /**
+ * Milliseconds a `search_tools` call of `codecall serve` waits for MCP servers still starting
+ * before it ranks (`serve.searchWaitForServersMs`; 0: ranks at once), so a client that searches
+ * right after connecting finds their tools. A server slower than this is named in the result's
+ * note. A call that names a starting server's tool waits for that server instead, up to its
+ * `connectTimeoutMs`.
+ */
+export const DEFAULT_SERVE_SEARCH_WAIT_FOR_SERVERS_MS = 10_000;
+/**
  * Largest young generation (V8 new space, both semi-spaces) of a `codecall serve` process, in MB
  * (`serve.youngGenerationMaxMb`; 0: V8's default, up to 128 MB). Without it V8 grows the space
  * to its maximum under a stream of runs and keeps it, and resident memory swings with it.
@@ -215,6 +228,12 @@ export const DEFAULT_SERVE_YOUNG_GENERATION_MAX_MB = 64;
 export const DEFAULT_SERVE_IDLE_COLLECT_MS = 5_000;
 /** Resource subscriptions one `codecall serve` session may hold (`serve.maxSubscriptionsPerSession`). */
 export const DEFAULT_SERVE_MAX_SUBSCRIPTIONS_PER_SESSION = 1_000;
+/**
+ * Bytes of notifications (log messages, progress, resource updates) waiting to go out to one
+ * `codecall serve` session's client; past it new ones are dropped and counted. Bounds the memory a
+ * client that does not read its stream costs.
+ */
+export const DEFAULT_SERVE_MAX_QUEUED_NOTIFICATION_BYTES = 1_048_576;
 /** Model requests (steps) one agent run may make before it stops with `MAX_STEPS_EXCEEDED`. */
 export const DEFAULT_AGENT_MAX_STEPS = 20;
 /** Wall time of one agent run (model requests, scripts and tool calls); past it the run stops with `RUN_TIMEOUT`. */
@@ -301,6 +320,11 @@ export const DEFAULT_JOBS_LOCAL_CONCURRENCY = 2;
 export const DEFAULT_JOBS_LOCAL_MAX_JOBS = 1_000;
 /** Jobs waiting in the embedded backend; past this `submit` is refused. */
 export const DEFAULT_JOBS_LOCAL_MAX_WAITING = 10_000;
+/**
+ * Jobs of the embedded backend parked waiting for an approval (no slot held, their run journal
+ * kept); past this `submit` is refused, and a job that asks past it ends `failed`.
+ */
+export const DEFAULT_JOBS_LOCAL_MAX_PARKED = 100;
 /** Events the embedded backend keeps per job for late subscribers. */
 export const DEFAULT_JOBS_LOCAL_MAX_EVENTS = 200;
 /** Interval of the SSE keep-alive comment on `GET /v1/jobs/:id/events`. */
@@ -309,6 +333,10 @@ export const DEFAULT_JOBS_SSE_KEEPALIVE_MS = 15_000;
 export const DEFAULT_JOBS_MAX_EVENT_STREAMS = 64;
 /** Time to connect to the jobs' Redis before giving up with `JOBS_BACKEND_UNAVAILABLE`. */
 export const DEFAULT_JOBS_CONNECT_TIMEOUT_MS = 10_000;
+/** Time `POST /v1/jobs` waits for Redis to take a job before answering 503 `JOBS_BACKEND_UNAVAILABLE`. */
+export const DEFAULT_JOBS_ENQUEUE_TIMEOUT_MS = 5_000;
+/** `Retry-After` (seconds) of the jobs API's 503 answers (queue full, Redis unreachable, too many streams). */
+export const DEFAULT_JOBS_RETRY_AFTER_S = 5;
 /** Time a job's call waits for `codecall jobs approve` before the job ends (`APPROVAL_TIMEOUT`): one day. */
 export const DEFAULT_JOBS_APPROVAL_TIMEOUT_MS = 24 * 3_600_000;
 /** Transitions a Redis usage-history store loads at most (the most used tool graphs stay far below). */
@@ -318,6 +346,11 @@ export const DEFAULT_JOBS_HISTORY_PG_POOL_SIZE = 2;
 /** Bytes of a run journal file read back for a replay (`codecall exec --resume`); a larger file is refused. */
 export const DEFAULT_MAX_RUN_JOURNAL_BYTES = 256 * 1_048_576;
 /**
+ * Tries to take a run journal's lock file (`<journal>.lock`) while other processes create and
+ * remove it at the same moment; past this the journal is reported in use.
+ */
+export const DEFAULT_RUN_JOURNAL_LOCK_ATTEMPTS = 8;
+/**
  * Time a tool call that needs approval (`requireApproval`) waits for an answer before it fails
  * with `APPROVAL_TIMEOUT`. The wait counts against the script's wall time (`sandbox.wallTimeMs`).
  */
@@ -326,6 +359,14 @@ export const DEFAULT_APPROVAL_TIMEOUT_MS = 60_000;
 export const DEFAULT_APPROVAL_RULE_MAX_VALUES = 1_000;
 /** Characters of the JSON pointer of one `requireApproval` rule. */
 export const DEFAULT_APPROVAL_RULE_MAX_POINTER_CHARS = 1_024;
+/** Top-level fields of a call's arguments an approval prompt shows with their values; the rest it names. */
+export const DEFAULT_APPROVAL_PROMPT_MAX_FIELDS = 20;
+/** Characters of one argument value's JSON an approval prompt shows; a longer value is cut, and the prompt says so. */
+export const DEFAULT_APPROVAL_PROMPT_MAX_VALUE_CHARS = 160;
+/** Characters of one field name an approval prompt shows; a longer name is cut, and the prompt says so. */
+export const DEFAULT_APPROVAL_PROMPT_MAX_NAME_CHARS = 64;
+/** Names an approval prompt lists of the fields past `DEFAULT_APPROVAL_PROMPT_MAX_FIELDS` ("and N more fields: a, b"). */
+export const DEFAULT_APPROVAL_PROMPT_MAX_NAMED_FIELDS = 200;
 /** Approval decisions `codecall approvals` lists unless told otherwise. */
 export const DEFAULT_APPROVALS_LIST_LIMIT = 50;
 /** Approval decisions the history store keeps (older ones are pruned). */
@@ -338,6 +379,12 @@ export const DEFAULT_STORE_MAX_NAMESPACE_BYTES = 1_048_576;
 export const DEFAULT_STORE_MAX_KEY_CHARS = 256;
 /** Characters of a store namespace (`store.namespace`). */
 export const DEFAULT_STORE_MAX_NAMESPACE_CHARS = 1_024;
+/**
+ * Whose `store` the scripts of a `codecall serve` client use (`store.scope`): `client`, that
+ * client's own (over HTTP each MCP session's, in memory; over stdio, one client, the
+ * configuration's); `shared`, the configuration's, for every client.
+ */
+export const DEFAULT_STORE_SCOPE: 'client' | 'shared' = 'client';
 /** Bytes (UTF-8 JSON) of the conversation a `run` job may carry in `messages`. */
 export const DEFAULT_JOBS_MAX_MESSAGES_BYTES = 1_048_576;
 /** Messages a `run` job may carry. */

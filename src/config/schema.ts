@@ -9,8 +9,14 @@
 import { z } from 'zod';
 import { DEFAULT_APPROVAL_RULE_MAX_POINTER_CHARS, DEFAULT_APPROVAL_RULE_MAX_VALUES } from './defaults.js';
 import { DEFAULT_STORE_MAX_NAMESPACE_CHARS } from './defaults.js';
+import { MAX_TIMER_DELAY_MS } from '../util/long-timeout.js';
 
 const positiveInt = z.number().int().positive();
+/**
+ * A duration handed to a timer codecall does not own (the MCP SDK's request timeout, provider
+ * SDKs', `AbortSignal.timeout`, isolated-vm's), which would fire a longer one after 1 ms.
+ */
+const timerMs = positiveInt.max(MAX_TIMER_DELAY_MS);
 
 /** `"direct"` (the model calls the tool itself) or `"code_execution"` (a script calls it). */
 export const toolCallerSchema = z.enum(['direct', 'code_execution']);
@@ -48,7 +54,7 @@ export const toolPolicySchema = z.strictObject({
   requireApproval: requireApprovalSchema.optional(),
   deferLoading: z.boolean().optional(),
   inputExamples: z.array(z.record(z.string(), z.unknown())).max(20).optional(),
-  timeoutMs: positiveInt.optional(),
+  timeoutMs: timerMs.optional(),
 });
 
 /**
@@ -76,8 +82,8 @@ export const serverSchema = z.strictObject({
   allowedCallers: allowedCallersSchema.optional(),
   requireApproval: requireApprovalSchema.optional(),
   deferLoading: z.boolean().optional(),
-  connectTimeoutMs: positiveInt.optional(),
-  toolTimeoutMs: positiveInt.optional(),
+  connectTimeoutMs: timerMs.optional(),
+  toolTimeoutMs: timerMs.optional(),
   maxConcurrentCalls: positiveInt.optional(),
   maxMessageBytes: positiveInt.optional(),
   tools: z.record(z.string(), toolPolicySchema).optional(),
@@ -89,10 +95,10 @@ export const sandboxSchema = z.strictObject({
   workers: positiveInt.optional(),
   minWorkers: positiveInt.optional(),
   maxWorkers: positiveInt.optional(),
-  workerIdleMs: positiveInt.max(2_147_483_647).optional(),
+  workerIdleMs: timerMs.optional(),
   workerSpinUs: z.number().int().min(0).max(1_000_000).optional(),
-  wallTimeMs: positiveInt.optional(),
-  cpuTimeMs: positiveInt.optional(),
+  wallTimeMs: timerMs.optional(),
+  cpuTimeMs: timerMs.optional(),
   memoryMb: positiveInt.optional(),
   maxToolCalls: positiveInt.optional(),
   maxConcurrentToolCalls: positiveInt.optional(),
@@ -105,7 +111,7 @@ export const sandboxSchema = z.strictObject({
   maxToolNameChars: positiveInt.optional(),
   maxFormattedValues: positiveInt.optional(),
   maxCodeBytes: positiveInt.optional(),
-  sessionTtlMs: positiveInt.max(2_147_483_647).optional(),
+  sessionTtlMs: timerMs.optional(),
   maxSessions: positiveInt.optional(),
 });
 
@@ -138,7 +144,7 @@ export const searchSchema = z.strictObject({
       cache: z.union([z.string().min(1), z.literal(false)]).optional(),
       maxCacheEntries: positiveInt.optional(),
       batchSize: positiveInt.optional(),
-      timeoutMs: positiveInt.optional(),
+      timeoutMs: timerMs.optional(),
       weight: z.number().min(0).max(100).optional(),
     })
     .optional(),
@@ -162,6 +168,7 @@ export const serveSchema = z.strictObject({
   sessionIdleMs: positiveInt.optional(),
   learning: z.enum(['shared', 'off']).optional(),
   waitForServersMs: z.number().int().min(0).optional(),
+  searchWaitForServersMs: z.number().int().min(0).optional(),
   originalNames: z.boolean().optional(),
   maxSubscriptionsPerSession: positiveInt.optional(),
   youngGenerationMaxMb: z.number().int().min(0).optional(),
@@ -178,11 +185,16 @@ export const jobsSchema = z.strictObject({
   dashboard: z.boolean().optional(),
   /** Time an exec job's call waits for `codecall jobs approve` before the job ends. */
   approvalTimeoutMs: positiveInt.optional(),
+  /** Jobs the local backend keeps queued; past it `POST /v1/jobs` answers 503. */
+  maxWaiting: positiveInt.optional(),
+  /** Jobs the local backend keeps parked waiting for an approval; past it `POST /v1/jobs` answers 503. */
+  maxParked: positiveInt.optional(),
 });
 
 /** `approvals`: how long a call that needs approval waits, and the default for destructive tools. */
 export const approvalsSchema = z.strictObject({
-  timeoutMs: positiveInt.optional(),
+  // Also an MCP elicitation's request timeout, and it counts against `sandbox.wallTimeMs`.
+  timeoutMs: timerMs.optional(),
   requireForDestructive: z.boolean().optional(),
 });
 
@@ -190,6 +202,7 @@ export const approvalsSchema = z.strictObject({
 export const storeSchema = z.strictObject({
   enabled: z.boolean().optional(),
   namespace: z.string().min(1).max(DEFAULT_STORE_MAX_NAMESPACE_CHARS).optional(),
+  scope: z.enum(['client', 'shared']).optional(),
   maxValueBytes: positiveInt.optional(),
   maxNamespaceBytes: positiveInt.optional(),
 });

@@ -187,6 +187,11 @@ export interface ServeConfig {
   /** Milliseconds to wait for the MCP servers before answering clients (0: answer at once). */
   waitForServersMs?: number;
   /**
+   * Milliseconds a `search_tools` call waits for MCP servers still starting before it ranks (0: at once).
+   * @defaultValue 10000 (`DEFAULT_SERVE_SEARCH_WAIT_FOR_SERVERS_MS`)
+   */
+  searchWaitForServersMs?: number;
+  /**
    * Expose upstream tools under their original names when unique across servers (and prompts
    * and resource URIs when one server alone offers them); `false` (the default) namespaces them.
    */
@@ -224,6 +229,13 @@ export interface JobsConfig {
   dashboard?: boolean;
   /** Time an exec job's call waits for `codecall jobs approve` before the job ends. */
   approvalTimeoutMs?: number;
+  /** Jobs the local backend keeps queued; past it `submit` is refused (503). @defaultValue {@link DEFAULT_JOBS_LOCAL_MAX_WAITING} */
+  maxWaiting?: number;
+  /**
+   * Jobs the local backend keeps parked waiting for an approval; past it `submit` is refused
+   * (503) and a job that asks for one more ends `failed`. @defaultValue {@link DEFAULT_JOBS_LOCAL_MAX_PARKED}
+   */
+  maxParked?: number;
 }
 
 /** Resolved `approvals` section. */
@@ -237,6 +249,9 @@ export interface ApprovalsConfig {
   requireForDestructive?: boolean;
 }
 
+/** Whose `store` the scripts of a `codecall serve` client use (see {@link StoreConfig.scope}). */
+export type StoreScope = 'client' | 'shared';
+
 /** Resolved `store` section: JSON values scripts keep across runs (`store.set` / `store.get`). */
 export interface StoreConfig {
   /** Whether scripts get `store`. @defaultValue true */
@@ -246,6 +261,13 @@ export interface StoreConfig {
    * @defaultValue the configuration file's absolute path
    */
   namespace?: string;
+  /**
+   * Whose values the scripts of a `codecall serve` client read: `client`, that client's own (over
+   * HTTP each MCP session's, kept in memory while it lasts; over stdio, the one client's, in
+   * `namespace`); `shared`, `namespace` for every client.
+   * @defaultValue `"client"` (`DEFAULT_STORE_SCOPE`)
+   */
+  scope?: StoreScope;
   /** Bytes of one value's JSON. @defaultValue {@link DEFAULT_STORE_MAX_VALUE_BYTES} */
   maxValueBytes?: number;
   /** Bytes the namespace may hold (values' JSON plus keys). @defaultValue {@link DEFAULT_STORE_MAX_NAMESPACE_BYTES} */

@@ -9,8 +9,8 @@
  * Resolution of `requireApproval`, first match wins:
  * 1. `mcpServers.<server>.tools.<tool>.requireApproval`
  * 2. `mcpServers.<server>.requireApproval`
- * 3. `true` for a tool annotated `destructiveHint: true` (and not `readOnlyHint`) that code may
- *    call, unless `approvals.requireForDestructive` is `false`
+ * 3. `true` for a tool annotated `destructiveHint: true` (and not `readOnlyHint`), whoever may
+ *    call it (a direct-only tool too), unless `approvals.requireForDestructive` is `false`
  * 4. otherwise `false`
  */
 import { createHash } from 'node:crypto';
@@ -18,6 +18,7 @@ import { isDeepStrictEqual } from 'node:util';
 import type { RequireApproval } from '../config/types.js';
 import { CodecallError } from '../errors.js';
 import type { ToolCaller } from '../types.js';
+import { setLongTimeout } from '../util/long-timeout.js';
 import type { ToolAnnotations } from './policy.js';
 
 /** Where a tool's `requireApproval` came from. */
@@ -117,8 +118,6 @@ export interface ResolveRequireApprovalOptions {
   tool?: RequireApproval | undefined;
   server?: RequireApproval | undefined;
   annotations?: ToolAnnotations | undefined;
-  /** The tool's resolved callers (the destructive default applies only to tools code may call). */
-  allowedCallers: readonly ToolCaller[];
   /**
    * Whether the destructive default applies (`approvals.requireForDestructive`).
    * @defaultValue true
@@ -137,8 +136,7 @@ export function resolveRequireApproval(options: ResolveRequireApprovalOptions): 
   if (
     options.requireForDestructive !== false &&
     annotations?.destructiveHint === true &&
-    annotations.readOnlyHint !== true &&
-    options.allowedCallers.includes('code_execution')
+    annotations.readOnlyHint !== true
   )
     return { requireApproval: true, source: 'annotations' };
   return { requireApproval: false, source: 'default' };
@@ -179,7 +177,7 @@ export function approvalConfigKey(target: Pick<ApprovalTarget, 'server' | 'tool'
 export function approvalReason(target: ApprovalTarget): string {
   switch (target.requireApprovalSource) {
     case 'annotations':
-      return 'the server marks it destructive (destructiveHint) and code may call it';
+      return 'the server marks it destructive (destructiveHint); approvals.requireForDestructive: false turns that default off';
     case 'server':
       return `mcpServers.${target.server}.requireApproval is ${JSON.stringify(target.requireApproval)}`;
     default:
@@ -271,13 +269,13 @@ export async function awaitApproval(target: ApprovalTarget, options: AwaitApprov
     | { kind: 'cancelled' }
   >((resolve) => {
     settle = resolve;
-    const timer = setTimeout(() => resolve({ kind: 'timeout' }), options.timeoutMs);
+    const timer = setLongTimeout(() => resolve({ kind: 'timeout' }), options.timeoutMs);
     const onAbort = (): void => resolve({ kind: 'cancelled' });
     options.signal?.addEventListener('abort', onAbort, { once: true });
     asked.signal.addEventListener(
       'abort',
       () => {
-        clearTimeout(timer);
+        timer.cancel();
         options.signal?.removeEventListener('abort', onAbort);
       },
       { once: true },

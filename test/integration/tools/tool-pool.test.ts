@@ -164,9 +164,17 @@ describe('ToolPool.call', () => {
     expect(error.message).toContain('mcpServers.expenses.tools.delete_expense.allowedCallers');
     // The message reaches scripts and clients: the config key, never the host path of the file.
     expect(error.message).not.toContain('/project');
-    // The model may still call it directly.
-    await expect(
+    // The model may still call it directly, once approved (destructive: approval by default).
+    const unapproved = await rejection(
       pool.call('expenses.delete_expense', { expense_id: 'exp-00001' }, { caller: 'direct' }),
+    );
+    expect(unapproved.code).toBe('APPROVAL_DENIED');
+    await expect(
+      pool.call(
+        'expenses.delete_expense',
+        { expense_id: 'exp-00001' },
+        { caller: 'direct', approver: () => true },
+      ),
     ).resolves.toEqual({ deleted: 'exp-00001' });
   });
 

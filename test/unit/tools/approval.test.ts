@@ -28,33 +28,25 @@ async function failure(work: Promise<unknown>): Promise<CodecallError> {
 
 describe('resolveRequireApproval', () => {
   const destructive = { destructiveHint: true };
-  it('tool, then server, then the destructive default for tools code may call, else false', () => {
-    expect(resolveRequireApproval({ tool: false, server: true, allowedCallers: ['direct'] })).toEqual({
+  it('tool, then server, then the destructive default for every destructive tool, else false', () => {
+    expect(resolveRequireApproval({ tool: false, server: true })).toEqual({
       requireApproval: false,
       source: 'tool',
     });
-    expect(resolveRequireApproval({ server: true, allowedCallers: ['direct'] }).source).toBe('server');
-    expect(
-      resolveRequireApproval({ annotations: destructive, allowedCallers: ['direct', 'code_execution'] }),
-    ).toEqual({ requireApproval: true, source: 'annotations' });
-    // Not opened to code, or read-only besides: no default approval.
-    expect(resolveRequireApproval({ annotations: destructive, allowedCallers: ['direct'] })).toEqual({
+    expect(resolveRequireApproval({ server: true }).source).toBe('server');
+    // Whoever may call it: a direct-only destructive tool waits for approval too.
+    expect(resolveRequireApproval({ annotations: destructive })).toEqual({
+      requireApproval: true,
+      source: 'annotations',
+    });
+    // approvals.requireForDestructive: false turns the default off.
+    expect(resolveRequireApproval({ annotations: destructive, requireForDestructive: false })).toEqual({
       requireApproval: false,
       source: 'default',
     });
-    // approvals.requireForDestructive: false turns the default off.
+    // Read-only besides: no default approval.
     expect(
-      resolveRequireApproval({
-        annotations: destructive,
-        allowedCallers: ['direct', 'code_execution'],
-        requireForDestructive: false,
-      }),
-    ).toEqual({ requireApproval: false, source: 'default' });
-    expect(
-      resolveRequireApproval({
-        annotations: { destructiveHint: true, readOnlyHint: true },
-        allowedCallers: ['direct', 'code_execution'],
-      }).requireApproval,
+      resolveRequireApproval({ annotations: { destructiveHint: true, readOnlyHint: true } }).requireApproval,
     ).toBe(false);
   });
 });
