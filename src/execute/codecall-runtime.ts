@@ -9,9 +9,12 @@
  * unstarted (`parts.servers: false`).
  *
  * Every execution and every direct tool call is usage history: the ordered names of the calls
- * that ran go to the tool graph (in memory at once) and to the history store (durably).
+ * that ran go to the tool graph (in memory at once) and to the history store (durably). A run's
+ * result resolves only once its history and its approval decisions have settled in the store, so
+ * a result a client was sent is never lost to a crash of the process.
  */
 import { traceStartup } from '../util/startup-trace.js';
+import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { createScriptStore, storeNamespaceOf, type ScriptStore } from './script-store.js';
 import { renderDeclarations, type RenderDeclarationsOptions } from '../compile/index.js';
@@ -185,6 +188,11 @@ export interface RuntimeExecuteOptions {
   session?: string;
   /** Whose session it is (sessions of different owners never share state). @defaultValue `''` */
   sessionOwner?: string;
+  /**
+   * Answers this run's `store.get` / `store.set` (one client's own store in `codecall serve`).
+   * @defaultValue {@link CodecallRuntimeOptions.store}
+   */
+  store?: ScriptStore;
 }
 
 /** Options of {@link CodecallRuntime.callTool}. */
@@ -200,6 +208,8 @@ export interface RuntimeCallOptions {
   onProgress?: ToolCallOptions['onProgress'];
   /** Answers the server's sampling/elicitation requests during the call (gateway pass-through). */
   asker?: ToolCallOptions['asker'];
+  /** Whom the call is for: what its server sends meanwhile is that client's (gateway pass-through). */
+  origin?: string;
 }
 
 function abortedError(): CodecallError {
@@ -360,6 +370,8 @@ export class CodecallRuntime {
   readonly #onHistoryError: (error: unknown) => void;
   readonly #unsubscribe: () => void;
   readonly #pending = new Set<Promise<void>>();
+  /** The approval audit writes in flight, by run id (`''`: calls without one). */
+  readonly #approvalWrites = new Map<string, Set<Promise<void>>>();
   readonly #searchWorker: boolean | 'auto';
   /** Knows the usage graph from the start; indexes the catalog at the first search. */
   readonly #search: ToolSearch;
@@ -415,7 +427,8 @@ export class CodecallRuntime {
       ...options.tools,
       ...(options.onApproval ? { approver: options.onApproval } : {}),
       onApprovalDecision: (record) => {
-        runtime?.recordApproval(record);
+        // Awaited by the run (or direct call) the decision belongs to, before it answers.
+        void runtime?.recordApproval(record);
         onDecision?.(record);
       },
     };
@@ -523,9 +536,14 @@ export class CodecallRuntime {
       pool: this.tools,
       sandbox,
       maxCodeBytes: this.config.sandbox.maxCodeBytes,
-      onSequence: (sequence, result) => {
-        this.recordSequence(sequence);
-        return onSequence?.(sequence, result);
+      // The executor awaits this before it resolves the run: its history is durable by then.
+      onSequence: async (sequence, result) => {
+        const written = this.recordSequence(sequence);
+        try {
+          await onSequence?.(sequence, result);
+        } finally {
+          await written;
+        }
       },
       store: this.#options.store ?? (() => this.scriptStore),
     });
@@ -629,10 +647,19 @@ export class CodecallRuntime {
     };
   }
 
-  /** Compiles and runs model code; the calls it made feed the tool graph. Never throws for script faults. */
+  /**
+   * Compiles and runs model code; the calls it made feed the tool graph. Never throws for script
+   * faults. Resolves once the run's call sequence and its approval decisions are written to the
+   * history store (or their write failed, reported to `onHistoryError`).
+   */
   async execute(code: string, options: RuntimeExecuteOptions = {}): Promise<ExecutionResult> {
     const executor = this.#executor ?? (await this.#startedExecutor());
-    return executor.execute(code, options);
+    const runId = options.runId ?? randomUUID();
+    try {
+      return await executor.execute(code, { ...options, runId });
+    } finally {
+      await this.#approvalsWritten(runId);
+    }
   }
 
   /** Ends the sandbox sessions of `owner` (their state is disposed; a run in one is cancelled). */
@@ -640,16 +667,12 @@ export class CodecallRuntime {
     this.#sandbox?.closeSessions(owner);
   }
 
-  /** Calls one tool directly (policy: `allowedCallers` must include `caller`). */
+  /**
+   * Calls one tool directly (policy: `allowedCallers` must include `caller`). Settles once its
+   * approval decision, if it needed one, is written to the history store.
+   */
   callTool(name: string, args: unknown, options: RuntimeCallOptions = {}): Promise<unknown> {
-    return this.tools.call(name, args, {
-      caller: options.caller ?? 'direct',
-      ...(options.signal ? { signal: options.signal } : {}),
-      ...(options.approver ? { approver: options.approver } : {}),
-      ...(options.runId !== undefined ? { runId: options.runId } : {}),
-      ...(options.onProgress ? { onProgress: options.onProgress } : {}),
-      ...(options.asker ? { asker: options.asker } : {}),
-    });
+    return this.#afterApprovals(options.runId, this.tools.call(name, args, this.#callOptions(options)));
   }
 
   /**
@@ -658,68 +681,105 @@ export class CodecallRuntime {
    * a gateway passes through to its client.
    */
   callToolResult(name: string, args: unknown, options: RuntimeCallOptions = {}): Promise<UpstreamToolResult> {
-    return this.tools.callResult(name, args, {
+    return this.#afterApprovals(options.runId, this.tools.callResult(name, args, this.#callOptions(options)));
+  }
+
+  /** The pool's options of one direct call. */
+  #callOptions(options: RuntimeCallOptions): ToolCallOptions {
+    return {
       caller: options.caller ?? 'direct',
       ...(options.signal ? { signal: options.signal } : {}),
       ...(options.approver ? { approver: options.approver } : {}),
       ...(options.runId !== undefined ? { runId: options.runId } : {}),
       ...(options.onProgress ? { onProgress: options.onProgress } : {}),
       ...(options.asker ? { asker: options.asker } : {}),
-    });
+      ...(options.origin !== undefined ? { origin: options.origin } : {}),
+    };
+  }
+
+  /** Settles like `call`, once the approval writes of `runId` have settled too. */
+  async #afterApprovals<T>(runId: string | undefined, call: Promise<T>): Promise<T> {
+    try {
+      return await call;
+    } finally {
+      await this.#approvalsWritten(runId);
+    }
+  }
+
+  /** Settles once the approval audit writes in flight of `runId` have settled. */
+  async #approvalsWritten(runId: string | undefined): Promise<void> {
+    const writes = this.#approvalWrites.get(runId ?? '');
+    if (writes) await Promise.all(writes);
+  }
+
+  /** Tracks one history write: failures go to `onHistoryError`; the promise never rejects. */
+  #track(write: Promise<void>): Promise<void> {
+    const settled: Promise<void> = write
+      .catch((error: unknown) => {
+        try {
+          this.#onHistoryError(error);
+        } catch {
+          // A listener's failure never fails the run that waits for this write.
+        }
+      })
+      .finally(() => this.#pending.delete(settled));
+    this.#pending.add(settled);
+    return settled;
   }
 
   /**
    * Learns from one run: `names` are the tools it called, in order. Updates search at once and
-   * appends to the history store in the background (awaited by {@link CodecallRuntime.flush}).
+   * appends to the history store; resolves once the store has committed the run (never rejects:
+   * a failed write goes to `onHistoryError`). A caller that answers a client awaits it first, so
+   * no acknowledged run is lost to a crash. Also awaited by {@link CodecallRuntime.flush}.
    */
-  recordSequence(names: readonly string[]): void {
-    if (names.length === 0 || this.#closing) return;
+  recordSequence(names: readonly string[]): Promise<void> {
+    if (names.length === 0 || this.#closing) return Promise.resolve();
     try {
       this.#search.recordSequence(names);
       this.#searchHost?.recordSequence(names);
     } catch (error) {
       this.#onHistoryError(error);
-      return;
+      return Promise.resolve();
     }
-    const write = this.history
-      .append(names)
-      .catch((error: unknown) => this.#onHistoryError(error))
-      .finally(() => this.#pending.delete(write));
-    this.#pending.add(write);
+    return this.#track(this.history.append(names));
   }
 
   /**
-   * Records one approval decision in the history store's audit trail (in the background,
-   * awaited by {@link CodecallRuntime.flush}); stores without `appendApproval` keep none.
+   * Records one approval decision in the history store's audit trail; resolves once it is
+   * committed (never rejects, like {@link CodecallRuntime.recordSequence}). The run or direct
+   * call the decision belongs to (by `runId`) awaits it before it answers. Stores without
+   * `appendApproval` keep none.
    */
-  recordApproval(record: ApprovalRecord): void {
-    if (this.#closing || !this.history.appendApproval) return;
-    const write = this.history
-      .appendApproval({ ...record })
-      .catch((error: unknown) => this.#onHistoryError(error))
-      .finally(() => this.#pending.delete(write));
-    this.#pending.add(write);
+  recordApproval(record: ApprovalRecord): Promise<void> {
+    if (this.#closing || !this.history.appendApproval) return Promise.resolve();
+    const key = record.runId ?? '';
+    const writes = this.#approvalWrites.get(key) ?? new Set<Promise<void>>();
+    this.#approvalWrites.set(key, writes);
+    const written: Promise<void> = this.#track(this.history.appendApproval({ ...record })).finally(() => {
+      writes.delete(written);
+      if (writes.size === 0 && this.#approvalWrites.get(key) === writes) this.#approvalWrites.delete(key);
+    });
+    writes.add(written);
+    return written;
   }
 
   /**
    * Learns from one use of search: a `search_tools` query and the tools the run then called
-   * (query feedback). Updates search at once and appends to the history store in the background.
+   * (query feedback). Updates search at once and appends to the history store; resolves once
+   * the store has committed it (never rejects, like {@link CodecallRuntime.recordSequence}).
    */
-  recordUsage(usage: ToolUsage): void {
-    if (usage.tools.length === 0 || this.#closing) return;
+  recordUsage(usage: ToolUsage): Promise<void> {
+    if (usage.tools.length === 0 || this.#closing) return Promise.resolve();
     try {
       this.#search.recordUsage(usage);
       this.#searchHost?.recordUsage(usage);
     } catch (error) {
       this.#onHistoryError(error);
-      return;
+      return Promise.resolve();
     }
-    if (!this.history.appendUsage) return;
-    const write = this.history
-      .appendUsage(usage)
-      .catch((error: unknown) => this.#onHistoryError(error))
-      .finally(() => this.#pending.delete(write));
-    this.#pending.add(write);
+    if (!this.history.appendUsage) return Promise.resolve();
+    return this.#track(this.history.appendUsage(usage));
   }
 
   /** Waits for every usage-history write in flight. */

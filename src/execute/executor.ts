@@ -9,7 +9,12 @@
 import { randomUUID } from 'node:crypto';
 import { compileScriptAsync, renderDeclarations, type RenderDeclarationsOptions } from '../compile/index.js';
 import { DEFAULT_MAX_CODE_BYTES } from '../config/defaults.js';
-import { resolveSandboxLimits, type SandboxLimits, type SandboxPool } from '../isolate/index.js';
+import {
+  resolveSandboxLimits,
+  type SandboxLimits,
+  type SandboxPool,
+  type UnknownToolResolver,
+} from '../isolate/index.js';
 import type { Approver, CatalogTool, ToolPool } from '../tools/index.js';
 import type { ExecutionResult, SandboxToolBinding, ToolInvoker } from '../types.js';
 import { isStoreCall, STORE_BINDINGS, type ScriptStore } from './script-store.js';
@@ -121,6 +126,11 @@ export interface ExecuteOptions {
   session?: string;
   /** Whose session it is (sessions of different owners never share state). @defaultValue `''` */
   sessionOwner?: string;
+  /**
+   * Answers this run's `store.get` / `store.set` (one client's own store in `codecall serve`).
+   * @defaultValue the executor's `store`
+   */
+  store?: ScriptStore;
 }
 
 /** Runs model code against MCP tools. */
@@ -136,6 +146,14 @@ export interface Executor {
   codeTools(): CatalogTool[];
   /** TypeScript declarations of {@link Executor.codeTools}, for the model's prompt or `tsc`. */
   declarations(options?: RenderDeclarationsOptions): string;
+}
+
+/** How a script reaches `tool`: `tools.<namespace>.<member>`, with its qualified name. */
+function bindingOf(tool: CatalogTool): SandboxToolBinding {
+  // Tools that may need approval report the script line of their calls (the request names it).
+  return tool.requireApproval !== undefined && tool.requireApproval !== false
+    ? { name: tool.name, namespace: tool.namespace, member: tool.member, reportsLine: true }
+    : { name: tool.name, namespace: tool.namespace, member: tool.member };
 }
 
 /**
@@ -180,7 +198,38 @@ interface OpenedJournal {
   dispose(): void;
 }
 
-/** Reads (on replay) and starts the journal of one run; the run is stopped through `controller`. */
+/**
+ * Checks that `recorded` (a journal's entries) is one run of this script: empty, or its header
+ * (first entry, and only that one) has `codeHash`, and it is resumed (`replay`), not run again.
+ */
+function checkJournalHeader(recorded: readonly RunJournalEntry[], codeHash: string, replay: boolean): void {
+  if (recorded.length === 0) return;
+  const invalid = (message: string): CodecallError =>
+    new CodecallError('INVALID_ARGUMENT', message, { details: { field: 'journal' } });
+  if (!replay)
+    throw invalid(
+      `The run journal already holds a run (${recorded.length} entries): resume it with replay: true (--resume), or give a new journal.`,
+    );
+  const [first] = recorded;
+  if (first?.type !== 'run')
+    throw invalid(
+      'The run journal has no header line (its first entry is not {"type":"run","codeHash":…}): nothing says which script wrote it, so it cannot be replayed. Give the journal codecall wrote, or start a new run with a new journal.',
+    );
+  const runs = recorded.filter((entry) => entry.type === 'run').length;
+  if (runs > 1)
+    throw invalid(
+      `The run journal holds ${runs} runs (${runs} header lines): two runs were recorded into it, and a replay of either would repeat calls of the other. Start a new run with a new journal.`,
+    );
+  if (first.codeHash !== codeHash) {
+    throw new CodecallError(
+      'REPLAY_DIVERGED',
+      'The run journal was written by another script (its code hash differs): a replay runs the same script. Give the script of the journaled run, or start a new run with a new journal.',
+      { details: {} },
+    );
+  }
+}
+
+/** Reads and starts the journal of one run; the run is stopped through `controller`. */
 async function openJournal(
   source: string,
   options: ExecuteOptions,
@@ -189,16 +238,10 @@ async function openJournal(
 ): Promise<OpenedJournal> {
   const journal = options.journal!;
   const codeHash = hashCode(source);
-  const recorded: readonly RunJournalEntry[] = options.replay ? await journal.entries() : [];
-  const header = recorded.find((entry) => entry.type === 'run');
-  if (header && header.codeHash !== codeHash) {
-    throw new CodecallError(
-      'REPLAY_DIVERGED',
-      'The run journal was written by another script (its code hash differs): a replay runs the same script. Give the script of the journaled run, or start a new run with a new journal.',
-      { details: {} },
-    );
-  }
-  if (!header) await journal.append({ type: 'run', codeHash, at: Date.now() });
+  // Read on a fresh run too: a journal holds one run, and its first entry names the script.
+  const recorded: readonly RunJournalEntry[] = await journal.entries();
+  checkJournalHeader(recorded, codeHash, options.replay === true);
+  if (recorded.length === 0) await journal.append({ type: 'run', codeHash, at: Date.now() });
   const controller = new AbortController();
   const outer = options.signal;
   const onAbort = (): void => controller.abort(outer?.reason);
@@ -292,15 +335,32 @@ export function createExecutor(options: ExecutorOptions): Executor {
       const tools = catalog
         // The store's names are the host's own: a tool of that name is never reached from code.
         .filter((t) => !isStoreCall(t.name))
-        .map((t): SandboxToolBinding =>
-          // Tools that may need approval report the script line of their calls (the request names it).
-          t.requireApproval !== undefined && t.requireApproval !== false
-            ? { name: t.name, namespace: t.namespace, member: t.member, reportsLine: true }
-            : { name: t.name, namespace: t.namespace, member: t.member },
-        );
+        .map(bindingOf);
       bound = { catalog, withStore, tools: withStore ? [...STORE_BINDINGS, ...tools] : tools };
     }
     return bound.tools;
+  };
+  /**
+   * A name the run's bindings lack (see `SandboxRunOptions.resolveUnknown`): a tool of a server
+   * that was still starting when the run began is called once that server has started (bounded
+   * by its connect timeout and by the run's wall time); a tool of a server that failed is
+   * refused with the reason. Any other name stays unknown.
+   */
+  const resolveUnknown: UnknownToolResolver = (name, signal) => {
+    if (isStoreCall(name)) return undefined;
+    const server = pool.serverOfTool(name);
+    if (server === undefined) return undefined;
+    const late = (): SandboxToolBinding | string | undefined => {
+      const tool = pool.get(name);
+      if (tool !== undefined) return bindingOf(tool);
+      const failure = pool.failureOf(server);
+      return failure === undefined
+        ? undefined
+        : `Unknown tool "${name}": MCP server "${server}" failed to start (${failure}), so its tools are unavailable. Do not retry it in this run.`;
+    };
+    if (pool.isStarting(server)) return pool.whenStarted(server, signal).then(late);
+    const found = late();
+    return found === undefined ? undefined : Promise.resolve(found);
   };
   const codeTools = (): CatalogTool[] =>
     pool.catalog().filter((t) => t.allowedCallers.includes('code_execution'));
@@ -316,7 +376,7 @@ export function createExecutor(options: ExecutorOptions): Executor {
       if (!compiled.ok) return emptyResult('SYNTAX_ERROR', compiled.error.message);
       // Every tool is bound, so a call to one not opened to code reaches the host and is
       // refused there with a message naming the `allowedCallers` key that would open it.
-      const store = options.store?.();
+      const store = executeOptions.store ?? options.store?.();
       const tools = bindingsOf(pool.catalog(), store !== undefined);
       const limits = { ...options.limits, ...executeOptions.limits };
       if (executeOptions.replay && !executeOptions.journal)
@@ -339,6 +399,7 @@ export function createExecutor(options: ExecutorOptions): Executor {
           code: compiled.code,
           tools,
           invoke: executeOptions.onToolResult ? observed(executeOptions.onToolResult, base) : base,
+          resolveUnknown,
           ...(Object.keys(limits).length > 0 ? { limits } : {}),
           ...(signal ? { signal } : {}),
           ...(session !== undefined ? { session } : {}),

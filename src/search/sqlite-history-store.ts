@@ -2,16 +2,20 @@
  * @module
  * The default usage history store: one SQLite file through Node's built-in `node:sqlite`
  * (no native dependency to build, and SQLite's transactions give the atomicity the history
- * needs). Each run is one `BEGIN IMMEDIATE … COMMIT` transaction that appends the raw sequence
- * with its transitions, bumps the aggregated transition counts and prunes the oldest runs past
- * `maxRuns` (subtracting their transitions, so the counts always equal the retained runs'). The
- * database runs in WAL mode with `synchronous=FULL`, so `kill -9` (or a power cut) mid-write
- * loses at most the run in flight and the next open rolls the partial transaction back.
+ * needs). Each run is written atomically: it appends the raw sequence with its transitions, bumps
+ * the aggregated transition counts and prunes the oldest runs past `maxRuns` (subtracting their
+ * transitions, so the counts always equal the retained runs'). The database runs in WAL mode with
+ * `synchronous=FULL`, and a write's promise resolves only once its transaction has committed, so
+ * `kill -9` (or a power cut) loses no write whose promise resolved, and the next open rolls a
+ * partial transaction back.
  *
  * Writes run on a `worker_threads` writer with its own connection, in order: a foreign lock on
  * the file (another process's transaction, waited on for up to
  * {@link DEFAULT_HISTORY_BUSY_TIMEOUT_MS}) and the fsync of each commit never block the host's
- * event loop. At most `maxQueuedRuns` appends wait; beyond that `append` rejects at once.
+ * event loop. Group commit: the writes queued while a commit is syncing share the next
+ * `BEGIN IMMEDIATE … COMMIT` (up to {@link DEFAULT_HISTORY_MAX_BATCH_WRITES}), each in its own
+ * savepoint, so one failed write is rolled back alone. At most `maxQueuedRuns` writes wait;
+ * beyond that `append` rejects at once.
  * Opening and `load` (once per process) stay on the calling thread. A one-shot process may ask
  * for `writer: 'inline'`: writes on the calling thread, with no thread to start.
  *
@@ -23,6 +27,7 @@ import { dirname } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import {
   DEFAULT_APPROVALS_MAX_KEPT,
+  DEFAULT_HISTORY_MAX_BATCH_WRITES,
   DEFAULT_HISTORY_MAX_QUEUED_RUNS,
   DEFAULT_HISTORY_MAX_RUNS,
 } from '../config/defaults.js';
@@ -85,8 +90,8 @@ export interface SqliteHistoryStoreOptions {
   /**
    * Where writes run. `'thread'`: on a writer thread with its own connection, so a foreign lock
    * and the fsync of each commit never block the event loop. `'inline'`: on the calling thread,
-   * on the connection `load` reads with, one per turn of the event loop (setImmediate), in
-   * order: no thread to start, for a one-shot process that records a run or two and exits
+   * on the connection `load` reads with, the writes of one turn of the event loop committed
+   * together at the next (setImmediate), in order: no thread to start, for a one-shot process that records a run or two and exits
    * (`codecall exec`); a foreign lock holds the event loop for up to `busyTimeoutMs`.
    * @defaultValue 'thread'
    */
@@ -96,9 +101,12 @@ export interface SqliteHistoryStoreOptions {
 /**
  * Every write to the file, as plain JavaScript (no import of this package's files, so it works
  * the same from dist/, from a bundle and under a TypeScript test runner): `createWriter(db,
- * limits)` prepares the statements on `db` and returns `write(message)`, which commits one
- * message in its own transaction. Evaluated in the writer thread ({@link WRITER_SOURCE}), or on
- * the calling thread for `writer: 'inline'`.
+ * limits)` prepares the statements on `db` and returns `writeBatch(messages)`, which commits the
+ * messages in one transaction (group commit: one fsync for the batch), each in its own savepoint,
+ * so one message that fails or is refused is rolled back alone and answered with its `error` or
+ * `refused`. When the transaction itself fails (a foreign lock past the busy timeout, a full
+ * disk), nothing of the batch is written and `writeBatch` throws. Evaluated in the writer thread
+ * ({@link WRITER_SOURCE}), or on the calling thread for `writer: 'inline'`.
  */
 const WRITER_LOGIC = `
 function createWriter(db, limits) {
@@ -113,36 +121,22 @@ const addSequences = db.prepare("UPDATE meta SET value = CAST(value AS INTEGER) 
 const oldest = db.prepare('SELECT id, transitions FROM runs WHERE id <= ? ORDER BY id');
 const deleteRun = db.prepare('DELETE FROM runs WHERE id = ?');
 function append(message) {
-  db.exec('BEGIN IMMEDIATE');
-  try {
-    const id = Number(insertRun.run(Date.now(), message.tools, JSON.stringify(message.transitions)).lastInsertRowid);
-    for (const [from, to] of message.transitions) bump.run(from, to);
-    let delta = 1;
-    for (const row of oldest.all(id - limits.maxRuns)) {
-      for (const [from, to] of JSON.parse(row.transitions ?? '[]')) drop.run(from, to);
-      deleteRun.run(row.id);
-      delta -= 1;
-    }
-    if (delta !== 1) dropEmpty.run();
-    addSequences.run(delta);
-    db.exec('COMMIT');
-  } catch (error) {
-    if (db.isTransaction) db.exec('ROLLBACK');
-    throw error;
+  const id = Number(insertRun.run(Date.now(), message.tools, JSON.stringify(message.transitions)).lastInsertRowid);
+  for (const [from, to] of message.transitions) bump.run(from, to);
+  let delta = 1;
+  for (const row of oldest.all(id - limits.maxRuns)) {
+    for (const [from, to] of JSON.parse(row.transitions ?? '[]')) drop.run(from, to);
+    deleteRun.run(row.id);
+    delta -= 1;
   }
+  if (delta !== 1) dropEmpty.run();
+  addSequences.run(delta);
 }
 const insertUsage = db.prepare('INSERT INTO usages (recorded_at, query, tools) VALUES (?, ?, ?)');
 const pruneUsages = db.prepare('DELETE FROM usages WHERE id <= (SELECT MAX(id) FROM usages) - ?');
 function appendUsage(message) {
-  db.exec('BEGIN IMMEDIATE');
-  try {
-    insertUsage.run(Date.now(), message.query, message.tools);
-    pruneUsages.run(limits.maxUsages);
-    db.exec('COMMIT');
-  } catch (error) {
-    if (db.isTransaction) db.exec('ROLLBACK');
-    throw error;
-  }
+  insertUsage.run(Date.now(), message.query, message.tools);
+  pruneUsages.run(limits.maxUsages);
 }
 const insertApproval = db.prepare(
   'INSERT INTO approvals (decided_at, tool, args_sha256, outcome, decided_by, reason, caller, run_id, call_index, line) ' +
@@ -150,16 +144,9 @@ const insertApproval = db.prepare(
 );
 const pruneApprovals = db.prepare('DELETE FROM approvals WHERE id <= (SELECT MAX(id) FROM approvals) - ?');
 function appendApproval(message) {
-  db.exec('BEGIN IMMEDIATE');
-  try {
-    const e = message.entry;
-    insertApproval.run(e.at, e.tool, e.argsSha256, e.outcome, e.decidedBy, e.reason ?? null, e.caller, e.runId ?? null, e.callIndex ?? null, e.line ?? null);
-    pruneApprovals.run(limits.maxApprovals);
-    db.exec('COMMIT');
-  } catch (error) {
-    if (db.isTransaction) db.exec('ROLLBACK');
-    throw error;
-  }
+  const e = message.entry;
+  insertApproval.run(e.at, e.tool, e.argsSha256, e.outcome, e.decidedBy, e.reason ?? null, e.caller, e.runId ?? null, e.callIndex ?? null, e.line ?? null);
+  pruneApprovals.run(limits.maxApprovals);
 }
 const namespaceBytes = db.prepare('SELECT COALESCE(SUM(bytes), 0) AS used FROM store_values WHERE namespace = ?');
 const valueBytes = db.prepare('SELECT bytes FROM store_values WHERE namespace = ? AND key = ?');
@@ -168,43 +155,61 @@ const putValue = db.prepare(
     'ON CONFLICT (namespace, key) DO UPDATE SET value = excluded.value, bytes = excluded.bytes, updated_at = excluded.updated_at',
 );
 const deleteValue = db.prepare('DELETE FROM store_values WHERE namespace = ? AND key = ?');
-/** Keeps one value; answers { refused } instead when the namespace would go over its limit. */
+/** Keeps one value; answers { used, adding } instead when the namespace would go over its limit. */
 function setValue(message) {
-  db.exec('BEGIN IMMEDIATE');
-  try {
-    if (message.value === undefined) deleteValue.run(message.namespace, message.key);
-    else {
-      const used = Number(namespaceBytes.get(message.namespace).used);
-      const old = valueBytes.get(message.namespace, message.key);
-      const adding = message.bytes - (old === undefined ? 0 : Number(old.bytes));
-      if (adding > 0 && used + adding > message.maxNamespaceBytes) {
-        db.exec('ROLLBACK');
-        return { used, adding };
-      }
-      putValue.run(message.namespace, message.key, message.value, message.bytes, Date.now());
-    }
-    db.exec('COMMIT');
+  if (message.value === undefined) {
+    deleteValue.run(message.namespace, message.key);
     return undefined;
-  } catch (error) {
-    if (db.isTransaction) db.exec('ROLLBACK');
-    throw error;
   }
+  const used = Number(namespaceBytes.get(message.namespace).used);
+  const old = valueBytes.get(message.namespace, message.key);
+  const adding = message.bytes - (old === undefined ? 0 : Number(old.bytes));
+  if (adding > 0 && used + adding > message.maxNamespaceBytes) return { used, adding };
+  putValue.run(message.namespace, message.key, message.value, message.bytes, Date.now());
+  return undefined;
 }
-/** Commits one message; returns what a refused set-value would have added, else undefined. */
-return function write(message) {
+/** Applies one message; returns what a refused set-value would have added, else undefined. */
+function writeOne(message) {
   if (message.type === 'usage') appendUsage(message);
   else if (message.type === 'approval') appendApproval(message);
   else if (message.type === 'set-value') return setValue(message);
   else append(message);
   return undefined;
+}
+/** Commits the messages in one transaction; answers each with { refused } or { error }. */
+return function writeBatch(messages) {
+  const answers = [];
+  db.exec('BEGIN IMMEDIATE');
+  try {
+    for (const message of messages) {
+      db.exec('SAVEPOINT one_write');
+      try {
+        const refused = writeOne(message);
+        if (refused !== undefined) db.exec('ROLLBACK TO one_write');
+        db.exec('RELEASE one_write');
+        answers.push(refused === undefined ? {} : { refused });
+      } catch (error) {
+        db.exec('ROLLBACK TO one_write');
+        db.exec('RELEASE one_write');
+        answers.push({ error: String((error && error.message) || error) });
+      }
+    }
+    db.exec('COMMIT');
+  } catch (error) {
+    if (db.isTransaction) db.exec('ROLLBACK');
+    throw error;
+  }
+  return answers;
 };
 }
 `;
 
 /**
- * The writer thread: its own connection to the file; one message per run, answered in order.
- * Plain JavaScript evaluated in the worker (no import of this package's files, so it works the
- * same from dist/, from a bundle and under a TypeScript test runner).
+ * The writer thread: its own connection to the file. Messages are queued as they arrive and
+ * written one batch per turn of its event loop, so the writes that arrived while the previous
+ * batch was committing share the next transaction; each batch is answered with one reply, in
+ * order. Plain JavaScript evaluated in the worker (no import of this package's files, so it works
+ * the same from dist/, from a bundle and under a TypeScript test runner).
  */
 const WRITER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
@@ -219,18 +224,34 @@ process.emitWarning = originalEmitWarning;
 const db = new DatabaseSync(workerData.path, { timeout: workerData.busyTimeoutMs });
 db.exec('PRAGMA synchronous = FULL');
 ${WRITER_LOGIC}
-const write = createWriter(db, workerData);
+const writeBatch = createWriter(db, workerData);
+const queue = [];
+let scheduled = false;
+function drain() {
+  scheduled = false;
+  while (queue.length > 0) {
+    const batch = queue.splice(0, workerData.maxBatchWrites);
+    let answers;
+    try {
+      answers = writeBatch(batch);
+    } catch (error) {
+      const failed = { error: String((error && error.message) || error) };
+      answers = batch.map(() => failed);
+    }
+    parentPort.postMessage({ type: 'done', ids: batch.map((message) => message.id), answers });
+  }
+}
 parentPort.on('message', (message) => {
   if (message.type === 'close') {
+    drain();
     db.close();
     parentPort.postMessage({ type: 'closed' });
     return;
   }
-  try {
-    const refused = write(message);
-    parentPort.postMessage({ type: 'done', id: message.id, refused });
-  } catch (error) {
-    parentPort.postMessage({ type: 'done', id: message.id, error: String(error && error.message || error) });
+  queue.push(message);
+  if (!scheduled) {
+    scheduled = true;
+    setImmediate(drain);
   }
 });
 `;
@@ -240,27 +261,36 @@ interface WriterLimits {
   maxRuns: number;
   maxUsages: number;
   maxApprovals: number;
+  /** Messages one transaction commits at most. */
+  maxBatchWrites: number;
 }
 
-/** One write of {@link WRITER_LOGIC}: commits `message`; returns what a refused set-value would add. */
-type WriteMessage = (message: Record<string, unknown>) => { used: number; adding: number } | undefined;
+/** How {@link WRITER_LOGIC} answers one message of a batch. */
+interface WriteAnswer {
+  /** Why the message was not written (it was rolled back alone). */
+  error?: string;
+  /** A `set-value` the namespace limit refused. */
+  refused?: { used: number; adding: number };
+}
+
+/** {@link WRITER_LOGIC}'s `writeBatch`: commits `messages` in one transaction; throws when it fails. */
+type WriteBatch = (messages: Record<string, unknown>[]) => WriteAnswer[];
 
 /** {@link WRITER_LOGIC} instantiated on the calling thread, for a store opened with `writer: 'inline'`. */
-function inlineWriter(db: DatabaseSync, limits: WriterLimits): WriteMessage {
+function inlineWriter(db: DatabaseSync, limits: WriterLimits): WriteBatch {
   // The same text the writer thread evaluates: one definition of every write.
   const createWriter = new Function(`${WRITER_LOGIC}\nreturn createWriter;`)() as (
     db: DatabaseSync,
     limits: WriterLimits,
-  ) => WriteMessage;
+  ) => WriteBatch;
   return createWriter(db, limits);
 }
 
+/** The writer thread's answer to one batch: the messages' ids and their answers, in order. */
 interface WriterReply {
   type: 'done' | 'closed';
-  id?: number;
-  error?: string;
-  /** A `set-value` the namespace limit refused. */
-  refused?: { used: number; adding: number };
+  ids?: number[];
+  answers?: WriteAnswer[];
 }
 
 type SqliteModule = typeof Sqlite;
@@ -439,8 +469,11 @@ export class SqliteHistoryStore implements UsageHistoryStore {
   readonly path: string;
   #db: DatabaseSync | undefined;
   /** The writer thread (`writer: 'thread'`), or the calling thread's writer (`'inline'`). */
-  readonly #writer: Worker | WriteMessage;
+  readonly #writer: Worker | WriteBatch;
   readonly #maxQueuedRuns: number;
+  /** The messages an `'inline'` writer commits at its next turn. */
+  #inlineQueue: Record<string, unknown>[] = [];
+  /** Every write not answered yet, by message id. */
   readonly #pending = new Map<
     number,
     {
@@ -456,7 +489,7 @@ export class SqliteHistoryStore implements UsageHistoryStore {
   #writerFailure: Error | undefined;
   #closing: Promise<void> | undefined;
 
-  private constructor(path: string, db: DatabaseSync, writer: Worker | WriteMessage, maxQueuedRuns: number) {
+  private constructor(path: string, db: DatabaseSync, writer: Worker | WriteBatch, maxQueuedRuns: number) {
     this.path = path;
     this.#db = db;
     this.#writer = writer;
@@ -464,13 +497,9 @@ export class SqliteHistoryStore implements UsageHistoryStore {
     if (typeof writer === 'function') return;
     writer.unref();
     writer.on('message', (reply: WriterReply) => {
-      if (reply.type !== 'done' || reply.id === undefined) return;
-      const waiter = this.#pending.get(reply.id);
-      this.#pending.delete(reply.id);
+      if (reply.type !== 'done' || reply.ids === undefined) return;
+      reply.ids.forEach((id, index) => this.#answer(id, reply.answers?.[index] ?? {}));
       if (this.#pending.size === 0) writer.unref();
-      if (reply.refused !== undefined && waiter?.refuse) waiter.reject(waiter.refuse(reply.refused));
-      else if (reply.error === undefined) waiter?.resolve();
-      else waiter?.reject(failed(this.path, 'record a run', new Error(reply.error)));
     });
     const fail = (error: Error): void => {
       this.#writerFailure = failed(this.path, 'record runs (the writer thread stopped)', error);
@@ -481,6 +510,15 @@ export class SqliteHistoryStore implements UsageHistoryStore {
     writer.on('exit', (code) => {
       if (this.#pending.size > 0) fail(new Error(`exit code ${code}`));
     });
+  }
+
+  /** Settles the write `id` with the writer's answer. */
+  #answer(id: number, answer: WriteAnswer): void {
+    const waiter = this.#pending.get(id);
+    this.#pending.delete(id);
+    if (answer.refused !== undefined && waiter?.refuse) waiter.reject(waiter.refuse(answer.refused));
+    else if (answer.error === undefined) waiter?.resolve();
+    else waiter?.reject(failed(this.path, 'record a run', new Error(answer.error)));
   }
 
   /** Opens (creating when missing) the store at `options.path`. */
@@ -569,6 +607,7 @@ export class SqliteHistoryStore implements UsageHistoryStore {
         maxRuns,
         maxUsages: DEFAULT_MAX_SERIALIZED_USES,
         maxApprovals: DEFAULT_APPROVALS_MAX_KEPT,
+        maxBatchWrites: DEFAULT_HISTORY_MAX_BATCH_WRITES,
       };
       const writer =
         options.writer === 'inline'
@@ -774,32 +813,24 @@ export class SqliteHistoryStore implements UsageHistoryStore {
     }
   }
 
-  /** Posts one message to the writer; resolves when it is committed. */
+  /**
+   * Queues one message for the writer; resolves when the transaction that holds it commits.
+   * Messages queued while the writer is busy share its next transaction (group commit).
+   */
   #enqueue(
     message: Record<string, unknown>,
     refuse?: (refused: { used: number; adding: number }) => Error,
   ): Promise<void> {
     const writer = this.#writer;
-    let done: Promise<void>;
+    const id = this.#nextId++;
+    const done = new Promise<void>((resolve, reject) =>
+      this.#pending.set(id, refuse ? { resolve, reject, refuse } : { resolve, reject }),
+    );
     if (typeof writer === 'function') {
-      // Inline: in the next turn of the event loop, so what the caller does next (printing the
-      // run's output) goes first; immediates run in order, so writes stay in order.
-      done = new Promise<void>((resolve, reject) =>
-        setImmediate(() => {
-          try {
-            const refused = writer(message);
-            if (refused !== undefined && refuse) reject(refuse(refused));
-            else resolve();
-          } catch (error) {
-            reject(failed(this.path, 'record a run', error));
-          }
-        }),
-      );
+      // Inline: the writes queued in this turn of the event loop commit together at the next.
+      this.#inlineQueue.push({ ...message, id });
+      if (this.#inlineQueue.length === 1) setImmediate(() => this.#drainInline(writer));
     } else {
-      const id = this.#nextId++;
-      done = new Promise<void>((resolve, reject) =>
-        this.#pending.set(id, refuse ? { resolve, reject, refuse } : { resolve, reject }),
-      );
       writer.ref();
       writer.postMessage({ ...message, id });
     }
@@ -810,6 +841,23 @@ export class SqliteHistoryStore implements UsageHistoryStore {
     this.#queued.add(settled);
     void settled.then(() => this.#queued.delete(settled));
     return done;
+  }
+
+  /** Commits the inline queue, {@link DEFAULT_HISTORY_MAX_BATCH_WRITES} messages a transaction. */
+  #drainInline(writeBatch: WriteBatch): void {
+    const queue = this.#inlineQueue;
+    this.#inlineQueue = [];
+    for (let start = 0; start < queue.length; start += DEFAULT_HISTORY_MAX_BATCH_WRITES) {
+      const batch = queue.slice(start, start + DEFAULT_HISTORY_MAX_BATCH_WRITES);
+      let answers: WriteAnswer[];
+      try {
+        answers = writeBatch(batch);
+      } catch (error) {
+        const failure = { error: (error as Error)?.message ?? String(error) };
+        answers = batch.map(() => failure);
+      }
+      batch.forEach((message, index) => this.#answer(message.id as number, answers[index] ?? {}));
+    }
   }
 
   /** Waits for the queued appends, then closes the writer and the connection. Idempotent. */

@@ -15,7 +15,8 @@ import { main } from '../../../src/cli/main.js';
 import { parseConfig } from '../../../src/config/index.js';
 import { CodecallRuntime } from '../../../src/execute/index.js';
 import { SqliteHistoryStore } from '../../../src/search/sqlite-history-store.js';
-import { bundleTestServer } from '../../integration/tools/bundle-test-server.js';
+import { bundleTestServer, removeTestServerBundle } from '../../integration/tools/bundle-test-server.js';
+afterAll(removeTestServerBundle);
 
 const dir = mkdtempSync(join(tmpdir(), 'codecall-search-cli-'));
 const history = join(dir, '.codecall', 'history.sqlite');
