@@ -429,8 +429,8 @@ describe('search.embeddings in the runtime (what serve and the agent loop search
         await compare();
         expect(runtime.searchOnWorker).toBe(searchWorker);
         // What is learned after the worker started reaches it (chains), in order with the queries.
-        for (let i = 0; i < 3; i++) runtime.recordSequence(['weather.get_forecast', 'mail.send_email']);
-        runtime.recordUsage({ query: 'tell the team', tools: ['mail.send_email'] });
+        for (let i = 0; i < 3; i++) void runtime.recordSequence(['weather.get_forecast', 'mail.send_email']);
+        void runtime.recordUsage({ query: 'tell the team', tools: ['mail.send_email'] });
         const learned = await runtime.findTools('weather forecast');
         expect(learned.chains[0]?.tools).toEqual(['weather.get_forecast', 'mail.send_email']);
         await compare();
