@@ -3,30 +3,36 @@
  * Sandbox figures, each against a floor measured in the same run: tool-call overhead (p50)
  * against a plain `await` of the same function with a JSON copy of arguments and result;
  * sandbox ready time (warm spare and cold); memory per idle sandbox (marginal resident memory of
- * many idle sandboxes, against an isolate with an empty prelude); 1,000 parallel calls;
- * a 10 MB tool result against a host `JSON.parse` of it, three ways: the JSON text a server sent
- * (passed to the sandbox as text and parsed there once), a real MCP text result through ToolPool
- * against a plain MCP SDK client + `JSON.parse` over the same transport, and a JS value (which the
- * host must serialise; info). Needs `npm run build` first (the
+ * many idle sandboxes, against bare isolated-vm isolates and contexts made without codecall);
+ * 1,000 parallel calls; a 10 MB tool result against a host `JSON.parse` of it, three ways: the
+ * JSON text a server sent (passed to the sandbox as text and parsed there once), a real MCP text
+ * result through ToolPool against a plain MCP SDK client + `JSON.parse` over the same transport,
+ * and a JS value (which the host must serialise; info). Needs `npm run build` first (the
  * prelude and the worker entry are loaded from dist/).
  *
  * Per-call cost is also given against the two floors that isolation itself costs, measured in
  * the same run with the same method (p50 gap between consecutive tool calls seen on the host):
  * in-process ÷ a bare isolated-vm bridge written for the purpose (one Reference applied with a
- * promise result, JSON both ways), target ≤ 1.3×, the median of rounds that measure the bridge
- * and the pool back to back (load on a shared machine comes and goes between separate
- * measurements); process mode − a bare Node IPC round trip between two processes (a child
- * started like codecall's worker, `json` serialization, echoing settle-sized messages), target
- * ≤ 15 µs, the median of rounds that measure the echo and the pool back to back, once with the
- * host and the other process pinned to one core and once to two cores (`taskset`; left to the
- * kernel, a pair settles on one core or two at random, which moves the difference by ±50 µs:
- * see `Placement`); the kernel's own placement is shown for information.
- * For information, the same bare bridge entering with a timeout (as codecall does for a run's
- * first entries; later ones go under the run's watchdog) shows what that timer alone costs per
- * call, and a watch's CPU is printed at the end.
+ * promise result, JSON both ways), twice with a target each: cold, the first rounds of fresh
+ * processes (what a one-off CLI run or a job sees), target ≤ 1.6×, and steady, the median of
+ * rounds after warm-up rounds (a server that has served runs), target ≤ 1.3×; process mode − a
+ * bare round trip between two processes in the same placement (`taskset`; left to the kernel, a
+ * pair settles on one core or two at random, which moves the difference by ±50 µs: see
+ * `Placement`), target ≤ 15 µs, the median of rounds that measure floor and pool back to back.
+ * On one core the worker does not spin and the floor is a bare Node IPC echo (a child started
+ * like codecall's worker, `json` serialization, echoing settle-sized messages); on two cores the
+ * worker spins for its answers (`workerSpinUs`) and the floor is an echo that gets, answers and
+ * spins as the worker does (socket in, IPC out, the same window): a spinning side against a
+ * sleeping one measures the spin, not codecall. Beside each time, the CPU per call of both
+ * processes; the kernel's own placement, what users get, is shown for information against both
+ * floors. For information, the same bare bridge entering with a timeout (as codecall does for a
+ * run's first entries; later ones go under the run's watchdog) shows what that timer alone costs
+ * per call, and a watch's CPU is printed at the end.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
+import type { Socket } from 'node:net';
+import { availableParallelism, loadavg } from 'node:os';
 import { resolve } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
@@ -34,10 +40,11 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import ivm from 'isolated-vm';
 
 import { compileScript } from '../src/compile/index.js';
-import { DEFAULT_SANDBOX_LIMITS } from '../src/config/defaults.js';
+import { DEFAULT_SANDBOX_LIMITS, DEFAULT_SANDBOX_WORKER_SPIN_US } from '../src/config/defaults.js';
 import { loadPreludeSource } from '../src/isolate/assets.js';
 import { IsolateEngine } from '../src/isolate/engine.js';
 import { SandboxPool, type SandboxMode } from '../src/isolate/index.js';
+import { encodeFrame } from '../src/isolate/payload-channel.js';
 import { WATCH_AFTER_ENTRIES, Watchdogs } from '../src/isolate/watchdog.js';
 import { inMemoryTransport } from '../src/testing/servers/in-memory.js';
 import { ToolPool } from '../src/tools/index.js';
@@ -48,12 +55,41 @@ import { figure, finish, hasBuild, nowUs, percentile, skip } from './harness.js'
 const ROOT = resolve(import.meta.dirname ?? '.', '..');
 const IDLE_SANDBOXES = 40;
 const IDLE_MEMORY_FLAG = '--idle-memory';
-const EMPTY_PRELUDE =
-  'globalThis.__codecall_start = () => {}; globalThis.__codecall_settle = () => {}; globalThis.__codecall_warm = () => {};';
+/** Memory limit of every idle isolate measured (the engine's spare gets the pool's, here this). */
+const IDLE_MEMORY_LIMIT_MB = 256;
 
-/** Child mode: marginal resident bytes (and median V8 reserved heap) of idle warm sandboxes. */
-async function idleSandboxCost(prelude: string): Promise<{ rssBytes: number; heapBytes: number }> {
-  const held: IsolateEngine[] = [];
+/** One idle isolate held by {@link idleSandboxCost}: its V8 heap, and how to let it go. */
+interface HeldIsolate {
+  heapBytes(): number;
+  close(): void;
+}
+
+/** A codecall sandbox: an engine's warm spare (isolate, context, prelude run and warmed up). */
+function codecallSandbox(): HeldIsolate {
+  const engine = new IsolateEngine({ prelude: loadPreludeSource(), spareMemoryMb: IDLE_MEMORY_LIMIT_MB });
+  engine.warm();
+  return { heapBytes: () => engine.spareHeapBytes() ?? NaN, close: () => engine.close() };
+}
+
+/** The floor: a bare isolated-vm isolate and context, nothing of codecall's run in it. */
+function bareIsolate(): HeldIsolate {
+  const isolate = new ivm.Isolate({ memoryLimit: IDLE_MEMORY_LIMIT_MB });
+  const context = isolate.createContextSync();
+  return {
+    heapBytes: () => {
+      const heap = isolate.getHeapStatisticsSync();
+      return heap.total_heap_size + heap.externally_allocated_size;
+    },
+    close: () => {
+      context.release();
+      isolate.dispose();
+    },
+  };
+}
+
+/** Child mode: marginal resident bytes (and median V8 reserved heap) of idle isolates made by `make`. */
+async function idleSandboxCost(make: () => HeldIsolate): Promise<{ rssBytes: number; heapBytes: number }> {
+  const held: HeldIsolate[] = [];
   const settle = async () => {
     for (let i = 0; i < 3; i++) {
       (globalThis as { gc?: () => void }).gc?.();
@@ -61,19 +97,18 @@ async function idleSandboxCost(prelude: string): Promise<{ rssBytes: number; hea
     }
   };
   const add = () => {
-    const engine = new IsolateEngine({ prelude, spareMemoryMb: 256 });
-    engine.warm();
-    held.push(engine);
-    return engine;
+    const one = make();
+    held.push(one);
+    return one;
   };
   for (let i = 0; i < 5; i++) add();
   await settle();
   const before = process.memoryUsage().rss;
   const heap: number[] = [];
-  for (let i = 0; i < IDLE_SANDBOXES; i++) heap.push(add().spareHeapBytes() ?? NaN);
+  for (let i = 0; i < IDLE_SANDBOXES; i++) heap.push(add().heapBytes());
   await settle();
   const rssBytes = (process.memoryUsage().rss - before) / IDLE_SANDBOXES;
-  for (const engine of held) engine.close();
+  for (const one of held) one.close();
   return { rssBytes, heapBytes: percentile(heap, 50) };
 }
 
@@ -84,8 +119,9 @@ if (!hasBuild(ROOT, ['sandbox/prelude.js', 'isolate/worker.js'])) {
 }
 
 if (process.argv[2] === IDLE_MEMORY_FLAG) {
-  const prelude = process.argv[3] === 'empty' ? EMPTY_PRELUDE : loadPreludeSource();
-  process.stdout.write(JSON.stringify(await idleSandboxCost(prelude)));
+  process.stdout.write(
+    JSON.stringify(await idleSandboxCost(process.argv[3] === 'bare' ? bareIsolate : codecallSandbox)),
+  );
   process.exit(0);
 }
 
@@ -120,7 +156,14 @@ async function floorUs(): Promise<number> {
 }
 
 /** p50 gaps between consecutive calls: the first 100 (the prelude captures their call sites) and the rest. */
-async function callOverheadUs(pool: SandboxPool): Promise<{ first: number; steady: number }> {
+/**
+ * p50 gaps between consecutive calls: the first 100 (the prelude captures their call sites) and
+ * the rest; with `workerPid`, also the CPU per call of the measured run, host and worker together.
+ */
+async function callOverheadUs(
+  pool: SandboxPool,
+  workerPid?: number,
+): Promise<{ first: number; steady: number; cpuUs: number }> {
   const stamps: number[] = [];
   const invoke: ToolInvoker = async ({ args }) => {
     stamps.push(nowUs());
@@ -131,9 +174,17 @@ async function callOverheadUs(pool: SandboxPool): Promise<{ first: number; stead
   const limits = { maxToolCalls: CALLS + 1 };
   await pool.run({ code, tools, invoke, limits }); // warm-up
   stamps.length = 0;
+  const cpuBefore = pairCpuUs(workerPid);
   await pool.run({ code, tools, invoke, limits });
+  const cpuUs = (pairCpuUs(workerPid) - cpuBefore) / CALLS;
   const gaps = stamps.slice(1).map((stamp, index) => stamp - stamps[index]!);
-  return { first: percentile(gaps.slice(0, 99), 50), steady: percentile(gaps.slice(100), 50) };
+  return { first: percentile(gaps.slice(0, 99), 50), steady: percentile(gaps.slice(100), 50), cpuUs };
+}
+
+/** CPU µs so far of this process (every thread), plus `otherPid`'s when given. */
+function pairCpuUs(otherPid?: number): number {
+  const usage = process.cpuUsage();
+  return usage.user + usage.system + (otherPid === undefined ? 0 : cpuNsOf(otherPid) / 1_000);
 }
 
 async function readyUs(pool: SandboxPool, memoryMb?: number, idleMs = 0): Promise<number> {
@@ -309,12 +360,19 @@ async function bareBridgeUs(entryTimeoutMs?: number): Promise<number> {
 /** Rounds of the in-process per-call ratio (bridge, bridge with a timeout, pool, back to back). */
 const PER_CALL_ROUNDS = 21;
 /**
- * Rounds run first and not counted: the pool's per-call cost falls over a process's first
- * rounds (about 1.3× the bridge in the first, 1.1–1.2× from the fifth or sixth on, in a scratch
- * copy of this measurement), the bridge's does not; the figure is the steady state of a host
- * that has served runs before, as a server has.
+ * Rounds run first and not counted in the steady figure: the pool's per-call cost falls over a
+ * process's first rounds (about 1.3× the bridge in the first, 1.1–1.2× from the fifth or sixth
+ * on, in a scratch copy of this measurement), the bridge's does not; the steady figure is that of
+ * a host that has served runs before, as a server has.
  */
 const PER_CALL_WARMUP_ROUNDS = 3;
+/**
+ * The cold figure: what a one-off CLI run or a job sees, which never gets past a process's first
+ * rounds. Measured in fresh processes ({@link COLD_PER_CALL_FLAG}), each running the first
+ * {@link PER_CALL_WARMUP_ROUNDS} rounds of the steady figure's measurement and nothing before.
+ */
+const COLD_PER_CALL_PROCESSES = 5;
+const COLD_PER_CALL_FLAG = '--cold-per-call';
 
 /**
  * Median over {@link PER_CALL_ROUNDS} rounds, after {@link PER_CALL_WARMUP_ROUNDS} whose ratios
@@ -424,37 +482,127 @@ function spawnIpcEcho(serialization: 'json' | 'advanced'): ChildProcess {
 }
 
 /**
- * p50 gap between consecutive replies of {@link spawnIpcEcho}'s child, the host sending the next
- * message as each reply arrives (one listener, nothing else per message): the same measure as the
- * pool's gaps between consecutive tool calls. The messages have the size and shape of a
- * process-mode settle (`{ t, runId, answers: [id, ok, resultJson, code] }`).
+ * The floor of a process-mode call on two cores, like for like: a child that gets each message
+ * as a codecall worker gets an answer (a length-prefixed frame on a socket of its own, fd 4),
+ * replies as a worker sends a call (an IPC message, `json` serialization), and then reads its
+ * socket in a loop for up to `spinUs` before it goes back to sleep in its event loop, as the
+ * worker's spin does (the same non-blocking `readSync`, EAGAIN while nothing came). With
+ * `spinUs` 0 it only sleeps, as a worker with `workerSpinUs: 0`. Started as codecall starts a
+ * worker (`--no-node-snapshot`, an empty environment).
  */
-async function bareIpcUs(child: ChildProcess, calls = CALLS): Promise<number> {
-  const stamps: number[] = [];
-  const message = (i: number) => ({
-    t: 'settle',
-    runId: 1,
-    answers: [i, true, JSON.stringify({ ok: true, args: { i, name: 'item' } }), null],
+function spawnWorkerLikeEcho(spinUs: number): Echo {
+  const source = `
+    const { readSync } = require('node:fs');
+    const { Socket } = require('node:net');
+    const SPIN_MS = ${spinUs / 1_000};
+    const bytes = Buffer.alloc(64 * 1024);
+    let pending = Buffer.alloc(0);
+    let framesRead = 0;
+    let sentAt = 0;
+    let spinScheduled = false;
+    function feed(count) {
+      pending = Buffer.concat([pending, bytes.subarray(0, count)]);
+      while (pending.length >= 4 && pending.length >= 4 + pending.readUInt32LE(0)) {
+        const size = pending.readUInt32LE(0);
+        const [runId, [id, , resultJson]] = JSON.parse(pending.toString('utf8', 4, 4 + size));
+        pending = pending.subarray(4 + size);
+        framesRead++;
+        process.send({ t: 'call', runId, calls: [id, 't.echo', resultJson, 0] });
+        sentAt = performance.now();
+        if (SPIN_MS > 0 && !spinScheduled) {
+          spinScheduled = true;
+          setImmediate(spin);
+        }
+      }
+    }
+    function spin() {
+      spinScheduled = false;
+      const deadline = sentAt + SPIN_MS;
+      const read = framesRead;
+      const limit = Error.stackTraceLimit;
+      Error.stackTraceLimit = 0;
+      try {
+        while (performance.now() < deadline) {
+          let count;
+          try {
+            count = readSync(4, bytes);
+          } catch (error) {
+            if (error.code === 'EAGAIN') continue;
+            return;
+          }
+          if (count === 0) return;
+          feed(count);
+          if (framesRead !== read) return;
+        }
+      } finally {
+        Error.stackTraceLimit = limit;
+      }
+    }
+    const socket = new Socket({ fd: 4, readable: true, writable: false, onread: { buffer: bytes, callback: (count) => { feed(count); return true; } } });
+    socket.on('error', () => {});
+    process.on('disconnect', () => process.exit(0));
+  `;
+  const child = spawn(process.execPath, ['--no-node-snapshot', '-e', source], {
+    env: {},
+    stdio: ['ignore', 'ignore', 'inherit', 'ipc', 'pipe'],
+    serialization: 'json',
   });
+  const socket = (child.stdio as unknown as Socket[])[4]!;
+  return {
+    child,
+    name: spinUs > 0 ? `spinning echo (${spinUs} µs, as the worker)` : 'sleeping echo (socket in, IPC out)',
+    send: (i) => void socket.write(encodeFrame(JSON.stringify([1, settleAnswer(i)]))),
+  };
+}
+
+/** The other side of a bare round trip, and how the host sends it a message. */
+interface Echo {
+  child: ChildProcess;
+  name: string;
+  send(i: number): void;
+}
+
+/** A settle's answer list for call `i`: `[id, ok, resultJson, code]`. */
+function settleAnswer(i: number): unknown[] {
+  return [i, true, JSON.stringify({ ok: true, args: { i, name: 'item' } }), null];
+}
+
+/** {@link spawnIpcEcho}'s child, sent settle-shaped IPC messages. */
+function ipcEcho(child: ChildProcess, name: string): Echo {
+  return { child, name, send: (i) => void child.send({ t: 'settle', runId: 1, answers: settleAnswer(i) }) };
+}
+
+/**
+ * p50 gap between consecutive replies of an echo child, the host sending the next message as
+ * each reply arrives (one listener, nothing else per message): the same measure as the pool's
+ * gaps between consecutive tool calls. The messages have the size and shape of a process-mode
+ * settle. `cpuUs`: CPU per round trip, this process and the echo together.
+ */
+async function bareIpcUs(echoChild: Echo, calls = CALLS): Promise<{ p50: number; cpuUs: number }> {
+  const { child } = echoChild;
+  const stamps: number[] = [];
+  let cpuBefore = 0;
   await new Promise<void>((resolveDone, rejectDone) => {
     let i = 0;
     const onMessage = () => {
       stamps.push(nowUs());
+      // The first 100 replies warm both sides up, as the pool's measured run follows a warm-up run.
+      if (i === 100) cpuBefore = pairCpuUs(child.pid);
       if (++i > calls + 100) {
         child.off('message', onMessage);
         child.off('exit', onExit);
         return resolveDone();
       }
-      child.send(message(i));
+      echoChild.send(i);
     };
-    const onExit = () => rejectDone(new Error('the IPC echo child exited'));
+    const onExit = () => rejectDone(new Error(`the ${echoChild.name} child exited`));
     child.on('message', onMessage);
     child.once('exit', onExit);
-    child.send(message(0));
+    echoChild.send(0);
   });
-  // The first 100 replies warm both sides up, as the pool's measured run follows a warm-up run.
+  const cpuUs = (pairCpuUs(child.pid) - cpuBefore) / calls;
   const gaps = stamps.slice(101).map((stamp, index) => stamp - stamps[100 + index]!);
-  return percentile(gaps, 50);
+  return { p50: percentile(gaps, 50), cpuUs };
 }
 
 /**
@@ -470,25 +618,40 @@ const IPC_ROUNDS = 11;
  * trip's p50 gap), each round measuring both back to back: load that comes and goes on a shared
  * machine hits floor and pool alike (measured minutes apart, the difference swung by ±50 µs).
  */
-async function interleavedIpc(
-  pool: SandboxPool,
-  child: ChildProcess,
-): Promise<{ difference: number; floor: number; pool: number }> {
+async function interleavedIpc(pool: SandboxPool, echoChild: Echo, workerPid?: number): Promise<IpcFigures> {
   const differences: number[] = [];
   const floors: number[] = [];
   const pools: number[] = [];
+  const floorCpu: number[] = [];
+  const poolCpu: number[] = [];
   for (let round = 0; round < IPC_ROUNDS; round++) {
-    const floorGap = await bareIpcUs(child);
-    const poolGap = (await callOverheadUs(pool)).steady;
-    differences.push(poolGap - floorGap);
-    floors.push(floorGap);
-    pools.push(poolGap);
+    const bare = await bareIpcUs(echoChild);
+    const measured = await callOverheadUs(pool, workerPid);
+    differences.push(measured.steady - bare.p50);
+    floors.push(bare.p50);
+    pools.push(measured.steady);
+    floorCpu.push(bare.cpuUs);
+    poolCpu.push(measured.cpuUs);
   }
   return {
     difference: percentile(differences, 50),
     floor: percentile(floors, 50),
     pool: percentile(pools, 50),
+    floorCpuUs: percentile(floorCpu, 50),
+    poolCpuUs: percentile(poolCpu, 50),
   };
+}
+
+/** Medians over {@link IPC_ROUNDS} rounds: p50 gaps (µs) and CPU per call, host and other process together. */
+interface IpcFigures {
+  /** Pool − floor. */
+  difference: number;
+  floor: number;
+  pool: number;
+  /** CPU µs per round trip of the floor (this process + the echo child). */
+  floorCpuUs: number;
+  /** CPU µs per call of the pool (this process + the worker; 0 without the worker's pid). */
+  poolCpuUs: number;
 }
 
 /**
@@ -542,29 +705,56 @@ function cpuNsOf(pid: number): number {
 
 /**
  * {@link interleavedIpc} with the host's, the echo child's and the worker's main threads pinned
- * to `placement`'s CPUs; every affinity is put back afterwards. `workerCpuUs`: the worker's CPU
- * per call over the rounds (spinning for answers shows here).
+ * to `placement`'s CPUs; every affinity is put back afterwards.
  */
 async function pinnedIpc(
   placement: Placement,
   pool: SandboxPool,
   workerPid: number,
-  child: ChildProcess,
-): Promise<{ difference: number; floor: number; pool: number; workerCpuUs: number }> {
-  const pids = [process.pid, child.pid!, workerPid];
+  echoChild: Echo,
+): Promise<IpcFigures> {
+  const pids = [process.pid, echoChild.child.pid!, workerPid];
   const before = pids.map((pid) => affinityOf(pid)!);
   try {
     pin(process.pid, String(placement.host));
-    pin(child.pid!, String(placement.other));
+    pin(echoChild.child.pid!, String(placement.other));
     pin(workerPid, String(placement.other));
-    const cpuBefore = cpuNsOf(workerPid);
-    const result = await interleavedIpc(pool, child);
-    // Each round runs the script twice (a warm-up and the measured run), CALLS calls each.
-    const workerCpuUs = (cpuNsOf(workerPid) - cpuBefore) / 1_000 / (IPC_ROUNDS * 2 * CALLS);
-    return { ...result, workerCpuUs };
+    return await interleavedIpc(pool, echoChild, workerPid);
   } finally {
     pids.forEach((pid, index) => pin(pid, before[index]!));
   }
+}
+
+/** One line of a process-mode figure's parts: each side's p50 and CPU per call. */
+function ipcInfo(mode: SandboxMode, figures: IpcFigures, floorName: string): void {
+  console.log(
+    `  [${mode}]   info: ${floorName} ${figures.floor.toFixed(1)} µs (CPU ${figures.floorCpuUs.toFixed(1)} µs per round trip, host + echo), pool per call ${figures.pool.toFixed(1)} µs (CPU ${figures.poolCpuUs.toFixed(1)} µs per call, host + worker)`,
+  );
+}
+
+if (process.argv[2] === COLD_PER_CALL_FLAG) {
+  // Child mode: the first rounds of a fresh process, bridge and pool back to back (as
+  // interleavedPerCall's), as a JSON array of ratios.
+  const pool = await SandboxPool.open({ mode: 'in-process', workers: 1 });
+  const ratios: number[] = [];
+  for (let round = 0; round < PER_CALL_WARMUP_ROUNDS; round++) {
+    const bare = await bareBridgeUs();
+    ratios.push((await callOverheadUs(pool)).steady / bare);
+  }
+  await pool.close();
+  process.stdout.write(JSON.stringify(ratios));
+  process.exit(0);
+}
+
+/** The ratios of {@link COLD_PER_CALL_PROCESSES} fresh processes' first rounds (see {@link COLD_PER_CALL_FLAG}). */
+function coldPerCallRatios(): number[][] {
+  return Array.from({ length: COLD_PER_CALL_PROCESSES }, () => {
+    const child = spawnSync(process.execPath, [...process.execArgv, process.argv[1]!, COLD_PER_CALL_FLAG], {
+      encoding: 'utf8',
+    });
+    if (child.status !== 0) throw new Error(`cold per-call measurement failed: ${child.stderr}`);
+    return JSON.parse(child.stdout) as number[];
+  });
 }
 
 const floor = await floorUs();
@@ -607,15 +797,21 @@ console.log(
   `  info: the same bridge entering with a timeout (codecall's stop for a run's first entries), p50 ${bridgeTimed.toFixed(2)} µs per call (${(bridgeTimed / bridge).toFixed(2)}× the bare bridge)`,
 );
 // The bare IPC floor uses codecall's serialization ('json'); 'advanced' is shown beside it.
-const ipcEcho = spawnIpcEcho('json');
-const ipcEchoAdvanced = spawnIpcEcho('advanced');
-await bareIpcUs(ipcEcho, 200); // warm-up
-const ipcJson = await bareIpcUs(ipcEcho);
-const ipcAdvanced = await bareIpcUs(ipcEchoAdvanced);
-ipcEchoAdvanced.kill();
+const sleepingIpcEcho = ipcEcho(spawnIpcEcho('json'), 'bare IPC round trip');
+const advancedIpcEcho = ipcEcho(spawnIpcEcho('advanced'), 'bare IPC round trip (advanced)');
+await bareIpcUs(sleepingIpcEcho, 200); // warm-up
+const ipcJson = await bareIpcUs(sleepingIpcEcho);
+const ipcAdvanced = await bareIpcUs(advancedIpcEcho);
+advancedIpcEcho.child.kill();
 console.log(
-  `  floor: bare Node IPC round trip (json, as codecall's worker), p50 ${ipcJson.toFixed(2)} µs (info: advanced ${ipcAdvanced.toFixed(2)})`,
+  `  floor: bare Node IPC round trip (json, as codecall's worker), p50 ${ipcJson.p50.toFixed(2)} µs (info: advanced ${ipcAdvanced.p50.toFixed(2)})`,
 );
+// The floors of the two-core figures, like for like: a spinning worker against an echo that
+// spins the same way, a sleeping one (`workerSpinUs: 0`) against one that sleeps.
+const spinningEcho = spawnWorkerLikeEcho(DEFAULT_SANDBOX_WORKER_SPIN_US);
+const sleepingEcho = spawnWorkerLikeEcho(0);
+await bareIpcUs(spinningEcho, 200); // warm-up
+await bareIpcUs(sleepingEcho, 200);
 
 // The placements of the process-mode per-call figure: the host's CPUs as taskset lists them.
 const hostCpus = affinityOf(process.pid);
@@ -645,41 +841,84 @@ for (const mode of ['in-process', 'process'] as SandboxMode[]) {
     // Interleaved: each round measures the bridge, the bridge with a timeout and the pool back to
     // back, so load that comes and goes on a shared machine hits floor and pool alike.
     const perCall = await interleavedPerCall(pool);
-    figure(`[${mode}] per call ÷ bare isolated-vm bridge (p50 gaps)`, perCall.bridge, '×', {
+    // Cold: fresh processes, as a one-off CLI run or a job is; steady: a host that has served
+    // runs before, as a server has. Each has its own target.
+    const cold = coldPerCallRatios();
+    figure(
+      `[${mode}] per call ÷ bare isolated-vm bridge, cold (p50 gaps)`,
+      percentile(cold.flat(), 50),
+      '×',
+      {
+        max: 1.6,
+        note: `(median of the first ${PER_CALL_WARMUP_ROUNDS} rounds of ${COLD_PER_CALL_PROCESSES} fresh processes)`,
+      },
+    );
+    console.log(
+      `  [${mode}]   info: cold rounds by process: ${cold.map((ratios) => ratios.map((ratio) => ratio.toFixed(2)).join(' ')).join(' | ')}`,
+    );
+    figure(`[${mode}] per call ÷ bare isolated-vm bridge, steady (p50 gaps)`, perCall.bridge, '×', {
       max: 1.3,
       note: `(median of ${PER_CALL_ROUNDS} interleaved rounds after ${PER_CALL_WARMUP_ROUNDS})`,
     });
     figure(`[${mode}]   ÷ the bridge entering with a timeout (info)`, perCall.timed, '×');
     console.log(
-      `  [${mode}]   info: the ${PER_CALL_WARMUP_ROUNDS} warm-up rounds, not counted: ${perCall.warmUp.map((ratio) => `${ratio.toFixed(3)}×`).join(' / ')}`,
+      `  [${mode}]   info: this process's ${PER_CALL_WARMUP_ROUNDS} warm-up rounds, not counted: ${perCall.warmUp.map((ratio) => `${ratio.toFixed(3)}×`).join(' / ')}`,
     );
   } else {
-    // Interleaved: each round measures the bare IPC round trip and the pool back to back, in
-    // each placement of the processes (see Placement), and left to the kernel.
+    // Interleaved: each round measures a bare round trip and the pool back to back, in each
+    // placement of the processes (see Placement), and left to the kernel. Beside each time, the
+    // CPU per call of both processes: a spinning side buys time with CPU.
     const note = `(median of ${IPC_ROUNDS} interleaved rounds)`;
+    // The pool lets its worker spin only while the load average is below the core count.
+    const load = loadavg()[0]!;
+    const cores = availableParallelism();
     for (const placement of workerPid === undefined ? [] : placements) {
-      const perCall = await pinnedIpc(placement, pool, workerPid!, ipcEcho);
-      figure(
-        `[${mode}] per call − bare Node IPC round trip, ${placement.name} (p50 gaps)`,
-        perCall.difference,
-        'µs',
-        { max: 15, note },
-      );
-      console.log(
-        `  [${mode}]   info: bare IPC round trip ${perCall.floor.toFixed(1)} µs, pool per call ${perCall.pool.toFixed(1)} µs, worker CPU per call ${perCall.workerCpuUs.toFixed(1)} µs`,
-      );
       if (placement.host === placement.other) {
-        // On one core the two processes run by turns, so a call costs the sum of both sides'
-        // work: a sandboxed call in another process makes an IPC round trip and an isolate
-        // entry, the bare bridge's gap (measured above, unpinned).
+        // One core: the worker does not spin on its host's core, so the floor is the sleeping
+        // IPC echo. The two processes run by turns, so a call costs the sum of both sides' work:
+        // a sandboxed call in another process makes an IPC round trip and an isolate entry, the
+        // bare bridge's gap (measured above, unpinned).
+        const perCall = await pinnedIpc(placement, pool, workerPid!, sleepingIpcEcho);
+        figure(
+          `[${mode}] per call − bare Node IPC round trip, ${placement.name} (p50 gaps)`,
+          perCall.difference,
+          'µs',
+          { max: 15, note },
+        );
+        ipcInfo(mode, perCall, 'bare IPC round trip');
         figure(
           `[${mode}]   ${placement.name}, per call − (bare IPC round trip + bare bridge) (info)`,
           perCall.pool - perCall.floor - bridge,
           'µs',
         );
+        continue;
       }
+      // Two cores: the worker spins for its answers (up to workerSpinUs); so does the floor.
+      const perCall = await pinnedIpc(placement, pool, workerPid!, spinningEcho);
+      figure(
+        `[${mode}] per call − spinning echo round trip, ${placement.name} (p50 gaps)`,
+        perCall.difference,
+        'µs',
+        { max: 15, note },
+      );
+      ipcInfo(mode, perCall, spinningEcho.name);
+      if (load >= cores) {
+        console.log(
+          `  [${mode}]   note: load average ${load.toFixed(1)} on ${cores} cores: the pool may not let its worker spin, so this compares a sleeping worker with a spinning echo`,
+        );
+      }
+      // The same pool against the sleeping IPC echo: what this figure read before (spinning
+      // against sleeping: negative when the spin beats the wake-up).
+      const unlike = await pinnedIpc(placement, pool, workerPid!, sleepingIpcEcho);
+      figure(
+        `[${mode}]   ${placement.name}, − the sleeping bare IPC round trip (info)`,
+        unlike.difference,
+        'µs',
+      );
+      ipcInfo(mode, unlike, 'bare IPC round trip');
     }
-    // What the worker's spin for answers buys, and costs: the same on two cores without it.
+    // What the worker's spin for answers buys, and costs: the same on two cores without it,
+    // against the echo that sleeps as it does.
     const twoCores = placements.at(-1);
     if (twoCores !== undefined) {
       let sleeperPid: number | undefined;
@@ -692,31 +931,26 @@ for (const mode of ['in-process', 'process'] as SandboxMode[]) {
         },
       });
       await callOverheadUs(sleeper); // warm-up
-      const asleep = await pinnedIpc(twoCores, sleeper, sleeperPid!, ipcEcho);
+      const asleep = await pinnedIpc(twoCores, sleeper, sleeperPid!, sleepingEcho);
       await sleeper.close();
       figure(
-        `[${mode}]   ${twoCores.name}, the worker not spinning (workerSpinUs 0, info)`,
+        `[${mode}]   ${twoCores.name}, the worker not spinning (workerSpinUs 0) − sleeping echo (info)`,
         asleep.difference,
         'µs',
       );
-      console.log(
-        `  [${mode}]   info: bare IPC round trip ${asleep.floor.toFixed(1)} µs, pool per call ${asleep.pool.toFixed(1)} µs, worker CPU per call ${asleep.workerCpuUs.toFixed(1)} µs`,
-      );
+      ipcInfo(mode, asleep, sleepingEcho.name);
     }
     if (workerPid === undefined || placements.length === 0) {
       skip(
         'the pinned per-call figures of process mode: `taskset` (util-linux) is missing, or only one CPU is usable',
       );
     }
-    const perCall = await interleavedIpc(pool, ipcEcho);
-    figure(
-      `[${mode}] per call − bare Node IPC round trip, placed by the kernel (info)`,
-      perCall.difference,
-      'µs',
-    );
-    console.log(
-      `  [${mode}]   info: bare IPC round trip ${perCall.floor.toFixed(1)} µs, pool per call ${perCall.pool.toFixed(1)} µs`,
-    );
+    // What users get: the kernel's placement, against both floors.
+    for (const floorEcho of [spinningEcho, sleepingIpcEcho]) {
+      const perCall = await interleavedIpc(pool, floorEcho, workerPid);
+      figure(`[${mode}] per call − ${floorEcho.name}, placed by the kernel (info)`, perCall.difference, 'µs');
+      ipcInfo(mode, perCall, floorEcho.name);
+    }
   }
   // Process mode: the worker refills its spare after a run ends (~3 ms); wait for it.
   const warm = await readyUs(pool, undefined, mode === 'process' ? 15 : 0);
@@ -778,7 +1012,7 @@ for (const mode of ['in-process', 'process'] as SandboxMode[]) {
   await pool.close();
 }
 
-ipcEcho.kill();
+for (const echoChild of [sleepingIpcEcho, spinningEcho, sleepingEcho]) echoChild.child.kill();
 await plainClient.close();
 await mcpPool.close();
 
@@ -788,10 +1022,11 @@ await mcpPool.close();
 // isolate's own allocations. Each measurement runs in a fresh child process, so memory freed by
 // the rest of this bench cannot be reused and hide the cost. V8's reserved heap
 // (`total_heap_size`) is printed beside it for reference: it counts whole 256 KB pages, mostly
-// untouched, so it is not a cost by itself. Floor: an isolate and context running an empty
-// prelude (only the three bridge globals).
+// untouched, so it is not a cost by itself. Floor: a bare isolated-vm isolate and context, made
+// without codecall's engine (an isolate set up by the engine with an empty prelude would count
+// the engine's own per-isolate setup as floor).
 const MB = 1_048_576;
-const idleMemory = (which: 'empty' | 'prelude'): { rssBytes: number; heapBytes: number } => {
+const idleMemory = (which: 'bare' | 'codecall'): { rssBytes: number; heapBytes: number } => {
   const child = spawnSync(
     process.execPath,
     [...process.execArgv, process.argv[1]!, IDLE_MEMORY_FLAG, which],
@@ -802,15 +1037,20 @@ const idleMemory = (which: 'empty' | 'prelude'): { rssBytes: number; heapBytes: 
   if (child.status !== 0) throw new Error(`idle memory measurement failed: ${child.stderr}`);
   return JSON.parse(child.stdout) as { rssBytes: number; heapBytes: number };
 };
-const empty = idleMemory('empty');
-const idle = idleMemory('prelude');
+const bare = idleMemory('bare');
+const idle = idleMemory('codecall');
 console.log(
-  `  floor: isolate + context with an empty prelude, ${(empty.rssBytes / MB).toFixed(3)} MB resident each (V8 reserved heap ${(empty.heapBytes / MB).toFixed(3)} MB)`,
+  `  floor: bare isolated-vm isolate + context, ${(bare.rssBytes / MB).toFixed(3)} MB resident each (V8 reserved heap ${(bare.heapBytes / MB).toFixed(3)} MB)`,
 );
 figure(`memory per idle sandbox (resident, marginal over ${IDLE_SANDBOXES})`, idle.rssBytes / MB, 'MB', {
   max: 2,
 });
-figure('  of which prelude, console, tools (idle − floor)', (idle.rssBytes - empty.rssBytes) / MB, 'MB');
+figure(
+  '  of which codecall: prelude, console, tools, warm-up (idle − floor)',
+  (idle.rssBytes - bare.rssBytes) / MB,
+  'MB',
+);
+figure('  ÷ the bare isolate + context (info)', idle.rssBytes / bare.rssBytes, '×');
 figure('V8 reserved heap of one idle sandbox (whole pages, info)', idle.heapBytes / MB, 'MB');
 
 // What a long run pays once for entering without per-entry timeouts: a watchdog's watch (the

@@ -5,11 +5,11 @@
  * records the run and leaves no server process behind when the CLI exits.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { beforeEach, describe, expect, it } from 'vitest';
+import { tempDir } from '../fixtures/temp-dir.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const BIN = join(ROOT, 'bin', 'codecall.js');
@@ -50,7 +50,7 @@ let dir: string;
 let pidFile: string;
 
 beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), 'codecall-exec-exit-'));
+  dir = tempDir('codecall-exec-exit-');
   pidFile = join(dir, 'server.pid');
   // Preloaded into the expense server: writes its process id where the test can read it.
   const recordPid = join(dir, 'record-pid.mjs');

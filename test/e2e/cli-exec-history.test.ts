@@ -5,11 +5,11 @@
  * script's output and exit status stand.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { holdExclusiveLock } from '../fixtures/hold-sqlite-lock.js';
+import { tempDir } from '../fixtures/temp-dir.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const BIN = join(ROOT, 'bin', 'codecall.js');
@@ -36,7 +36,7 @@ interface Graph {
 let dir: string;
 
 beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), 'codecall-exec-history-'));
+  dir = tempDir('codecall-exec-history-');
   writeFileSync(
     join(dir, 'codecall.json'),
     JSON.stringify({

@@ -3,12 +3,12 @@
  * server (examples/expense-server), worker-process sandbox, exit codes and output shapes.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createExpenseData, overBudgetMembers } from '../../src/testing/servers/index.js';
 import { REPO_ROOT, tempRoot } from './temp-root.js';
+import { tempDir } from '../fixtures/temp-dir.js';
 
 // Commands run from a temp copy of the root: the usage history they record next to
 // examples/codecall.json stays out of the work tree.
@@ -35,7 +35,7 @@ function codecall(
 }
 
 function tempConfig(config: unknown): string {
-  const dir = mkdtempSync(join(tmpdir(), 'codecall-cli-'));
+  const dir = tempDir('codecall-cli-');
   const file = join(dir, 'codecall.json');
   writeFileSync(file, JSON.stringify(config, null, 2));
   return file;

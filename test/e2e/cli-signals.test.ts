@@ -4,12 +4,12 @@
  * servers (their processes exit); every way of starting the bin runs the CLI.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { tempDir } from '../fixtures/temp-dir.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const BIN = join(ROOT, 'bin', 'codecall.js');
@@ -58,7 +58,7 @@ let probe: Probe;
 let dir: string;
 
 beforeEach(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'codecall-signals-'));
+  dir = tempDir('codecall-signals-');
   let text = '';
   const waiters: { pattern: RegExp; resolve: (line: string) => void }[] = [];
   let onClosed: () => void = () => {};

@@ -3,8 +3,7 @@
  * --wait and an idempotency key), status, logs, list, cancel, and the exit codes.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -18,6 +17,7 @@ import {
   type ProbeServer,
   type RedisHandle,
 } from '../integration/jobs/jobs-helpers.js';
+import { tempDir } from '../fixtures/temp-dir.js';
 
 interface CliResult {
   code: number | null;
@@ -44,7 +44,7 @@ describe.skipIf(!hasRedisServer())('codecall jobs (real redis-server)', () => {
   let probe: ProbeServer;
   let worker: JobWorkerHandle;
   let env: NodeJS.ProcessEnv;
-  const dir = mkdtempSync(join(tmpdir(), 'codecall-jobs-cli-'));
+  const dir = tempDir('codecall-jobs-cli-');
 
   beforeAll(async () => {
     redis = await startRedis();

@@ -7,10 +7,10 @@
  * the child notices its launcher's IPC channel close and exits.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { tempDir } from '../fixtures/temp-dir.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const BIN = join(ROOT, 'bin', 'codecall.js');
@@ -37,7 +37,7 @@ function commandLine(pid: number): string[] {
 
 /** Starts `codecall serve --http` on a temp configuration and resolves once it listens. */
 async function serveHttp(config: object): Promise<ReturnType<typeof spawn>> {
-  const dir = mkdtempSync(join(tmpdir(), 'codecall-launcher-'));
+  const dir = tempDir('codecall-launcher-');
   const file = join(dir, 'codecall.json');
   writeFileSync(file, JSON.stringify(config));
   const launcher = spawn(process.execPath, [BIN, 'serve', '--http', '--port', '0', '--config', file], {

@@ -3,19 +3,19 @@
  * with a module resolve hook that prints every package and dist/ module it loads.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { tempRoot } from './temp-root.js';
+import { tempDir } from '../fixtures/temp-dir.js';
 
 // Commands run from a temp copy of the root: `exec` writes its usage history next to the
 // configuration (examples/.codecall/), never into the work tree.
 const temp = tempRoot();
 const root = temp.root;
 afterAll(() => temp[Symbol.dispose]());
-const hook = join(mkdtempSync(join(tmpdir(), 'codecall-lazy-')), 'trace.mjs');
+const hook = join(tempDir('codecall-lazy-'), 'trace.mjs');
 writeFileSync(
   hook,
   `import { registerHooks } from 'node:module';
@@ -99,7 +99,7 @@ describe('lazy loading', () => {
     expect(cliProcesses(processMode.stderr)).toBe(1);
     // An in-process sandbox needs --no-node-snapshot in the CLI process: a re-executed child
     // (the hook is passed on with the Node flags).
-    const dir = mkdtempSync(join(tmpdir(), 'codecall-lazy-'));
+    const dir = tempDir('codecall-lazy-');
     const config = join(dir, 'codecall.json');
     writeFileSync(config, JSON.stringify({ mcpServers: {}, sandbox: { mode: 'in-process' } }));
     const inProcess = loads([launcher, 'exec', 'no-such-script.js', '--config', config], []);
@@ -130,7 +130,7 @@ describe('lazy loading', () => {
   });
 
   it("the launcher keeps compiled modules in the user's cache folder (XDG_CACHE_HOME), not the shared temp folder", () => {
-    const cache = mkdtempSync(join(tmpdir(), 'codecall-xdg-'));
+    const cache = tempDir('codecall-xdg-');
     const env = { ...process.env, XDG_CACHE_HOME: cache, NODE_COMPILE_CACHE: undefined };
     const result = spawnSync(process.execPath, [join('bin', 'codecall.js'), '--help'], {
       cwd: root,

@@ -4,8 +4,7 @@
  * visible stand-ins. `--json` stays exact. Runs the CLI's `main` in-process against a real stdio
  * MCP server whose name, tool description and stderr carry escape sequences.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { pathToFileURL } from 'node:url';
@@ -13,6 +12,7 @@ import { describe, expect, it } from 'vitest';
 import { main } from '../../../src/cli/main.js';
 import { neutralizeControls } from '../../../src/cli/terminal-text.js';
 import { SqliteHistoryStore } from '../../../src/search/sqlite-history-store.js';
+import { tempDir } from '../../fixtures/temp-dir.js';
 
 const ROOT = resolve(import.meta.dirname, '../../..');
 const SDK = join(ROOT, 'node_modules', '@modelcontextprotocol', 'sdk', 'dist', 'esm');
@@ -40,7 +40,7 @@ await server.connect(new StdioServerTransport());
 }
 
 function tempProject(): { dir: string; config: string } {
-  const dir = mkdtempSync(join(tmpdir(), 'codecall-tty-'));
+  const dir = tempDir('codecall-tty-');
   const config = join(dir, 'codecall.json');
   writeFileSync(
     config,
@@ -131,7 +131,7 @@ describe('terminal control sequences in human output', () => {
   });
 
   it('graph: tool names from the usage history are shown, not executed; --format json stays exact', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'codecall-tty-graph-'));
+    const dir = tempDir('codecall-tty-graph-');
     const config = join(dir, 'codecall.json');
     writeFileSync(config, JSON.stringify({ mcpServers: {} }));
     const hostile = `weather.look${ESC}]0;pwned${BEL}`;

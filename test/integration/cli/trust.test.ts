@@ -4,17 +4,17 @@
  * or a "y" at the prompt, which is remembered per file and content in the state directory.
  * Runs the CLI's `main` in-process; the "server" writes a marker file when it is started.
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { main } from '../../../src/cli/main.js';
+import { tempDir } from '../../fixtures/temp-dir.js';
 
 function project(): { dir: string; marker: string; state: string; write: (extra?: string) => void } {
-  const dir = mkdtempSync(join(tmpdir(), 'codecall-trust-'));
+  const dir = tempDir('codecall-trust-');
   const marker = join(dir, 'started');
-  const state = mkdtempSync(join(tmpdir(), 'codecall-state-'));
+  const state = tempDir('codecall-state-');
   const write = (extra = ''): void =>
     writeFileSync(
       join(dir, '.mcp.json'),

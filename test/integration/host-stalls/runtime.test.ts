@@ -14,7 +14,8 @@ import { CodecallRuntime } from '../../../src/execute/index.js';
 import { createHostileServer, type HostileTool } from '../../../src/testing/servers/hostile-server.js';
 import { inMemoryTransport } from '../../../src/testing/servers/in-memory.js';
 import { DEFAULT_MAX_SUGGESTION_LOOKUPS_PER_RUN } from '../../../src/config/defaults.js';
-import { MAX_LOOP_DELAY_MS, withLoopDelay } from './loop-delay.js';
+import { threadCpuMs } from '../../fixtures/thread-cpu.js';
+import { MAX_STALL_MS, withLoopDelay, withLoopWatchdog } from './loop-delay.js';
 
 const TOOL_COUNT = 5_000;
 
@@ -82,13 +83,13 @@ function searchError(query: string): string | undefined {
 
 describe('host stalls through the library API', () => {
   it('regex searches that backtrack exponentially on V8 run in linear time', async () => {
-    const { value, maxDelayMs } = await withLoopDelay(async () => ({
+    const { value, maxStallMs } = await withLoopDelay(async () => ({
       alternation: runtime.searchTools('(a|aa)+$', { regex: true }),
       nested: runtime.searchTools('^(a+)+$', { regex: true }),
       bigBound: searchError('(a|aa){1,99999}$'),
       lookbehind: searchError('(?<=get_)record'),
     }));
-    expect(maxDelayMs).toBeLessThan(MAX_LOOP_DELAY_MS);
+    expect(maxStallMs).toBeLessThan(MAX_STALL_MS);
     expect(value.alternation.hits.map((h) => h.name)).toEqual(['hostile.aaaa']);
     expect(value.alternation.truncated).toBe(false);
     expect(value.nested.hits).toEqual([]);
@@ -97,8 +98,8 @@ describe('host stalls through the library API', () => {
   });
 
   it('a search hit whose schema is a 2^40-path $ref DAG renders by alias, quickly', async () => {
-    const { value, maxDelayMs } = await withLoopDelay(async () => runtime.searchTools('dag report'));
-    expect(maxDelayMs).toBeLessThan(MAX_LOOP_DELAY_MS);
+    const { value, maxStallMs } = await withLoopDelay(async () => runtime.searchTools('dag report'));
+    expect(maxStallMs).toBeLessThan(MAX_STALL_MS);
     expect(value.hits[0]?.name).toBe('hostile.dag_report');
     expect(value.declarations).toContain('type p39 = {');
     expect(value.declarations.length).toBeLessThan(50_000);
@@ -113,10 +114,10 @@ describe('host stalls through the library API', () => {
       console.log(messages[0]);
       console.log(messages.filter((m) => m.startsWith('Unknown tool')).length, messages.filter((m) => m.startsWith('Tool call limit')).length);
     `;
-    const { value, maxDelayMs } = await withLoopDelay(() =>
+    const { value, maxStallMs } = await withLoopDelay(() =>
       runtime.execute(script, { limits: { maxToolCalls: 200 } }),
     );
-    expect(maxDelayMs).toBeLessThan(MAX_LOOP_DELAY_MS);
+    expect(maxStallMs).toBeLessThan(MAX_STALL_MS);
     expect(value.status, JSON.stringify(value.error)).toBe('ok');
     const [first, counts] = value.stdout.trim().split('\n');
     expect(first).toMatch(
@@ -152,21 +153,24 @@ describe('host stalls through the library API', () => {
 
   it('findTools runs regex searches on the search worker: the event loop is not the one that scans', async () => {
     const query = '(a|aa)+$';
-    // Main-thread busy time (event-loop utilization) of the same searches in-process and on the worker.
-    const busyMs = async (search: () => Promise<unknown>): Promise<number> => {
-      const before = performance.eventLoopUtilization();
+    // CPU time of this (the main) thread for the same searches in-process and on the worker:
+    // unlike its busy wall time, it does not grow when other processes share the cores.
+    const cpuMs = async (search: () => Promise<unknown>): Promise<number> => {
+      const before = threadCpuMs();
       for (let i = 0; i < 10; i++) await search();
-      return performance.eventLoopUtilization(before).active;
+      return threadCpuMs() - before;
     };
-    const onWorker = await runtime.findTools(query, { regex: true });
-    expect(runtime.searchOnWorker).toBe(true);
-    expect(onWorker).toEqual(runtime.searchTools(query, { regex: true }));
-    expect(onWorker.hits.map((hit) => hit.name)).toEqual(['hostile.aaaa']);
-    // Best of three rounds each: a loaded machine (CI) inflates single rounds of either.
-    const best = async (search: () => Promise<unknown>): Promise<number> =>
-      Math.min(await busyMs(search), await busyMs(search), await busyMs(search));
-    const inProcess = await best(() => Promise.resolve(runtime.searchTools(query, { regex: true })));
-    const worker = await best(() => runtime.findTools(query, { regex: true }));
-    expect(worker).toBeLessThan(inProcess / 2);
+    await withLoopWatchdog(async () => {
+      const onWorker = await runtime.findTools(query, { regex: true });
+      expect(runtime.searchOnWorker).toBe(true);
+      expect(onWorker).toEqual(runtime.searchTools(query, { regex: true }));
+      expect(onWorker.hits.map((hit) => hit.name)).toEqual(['hostile.aaaa']);
+      // Best of three rounds each: a collection or a JIT pass can land in either.
+      const best = async (search: () => Promise<unknown>): Promise<number> =>
+        Math.min(await cpuMs(search), await cpuMs(search), await cpuMs(search));
+      const inProcess = await best(() => Promise.resolve(runtime.searchTools(query, { regex: true })));
+      const worker = await best(() => runtime.findTools(query, { regex: true }));
+      expect(worker).toBeLessThan(inProcess / 2);
+    });
   });
 });

@@ -9,7 +9,7 @@ import { isCodecallError } from '../../../src/errors.js';
 import { createHostileServer, type HostileTool } from '../../../src/testing/servers/hostile-server.js';
 import { inMemoryTransport } from '../../../src/testing/servers/in-memory.js';
 import { ToolPool } from '../../../src/tools/tool-pool.js';
-import { MAX_LOOP_DELAY_MS, withLoopDelay } from './loop-delay.js';
+import { MAX_STALL_MS, withLoopDelay } from './loop-delay.js';
 
 const SLUG: HostileTool = {
   name: 'slug',
@@ -81,7 +81,7 @@ async function outcome(
 describe('hostile input schemas', () => {
   it('a catastrophic pattern against a crafted string is checked in linear time; the loop stays responsive', async () => {
     const { pool, control } = await openPool([SLUG, KEYS]);
-    const { value, maxDelayMs } = await withLoopDelay(async () => {
+    const { value, maxStallMs } = await withLoopDelay(async () => {
       const results = [];
       // On a backtracking engine the first takes 2^30 steps; the second 1 MiB of input.
       results.push(
@@ -96,7 +96,7 @@ describe('hostile input schemas', () => {
       results.push(await outcome(pool.call('hostile.slug', { s: 'two words' }, { caller: 'direct' })));
       return results;
     });
-    expect(maxDelayMs).toBeLessThan(MAX_LOOP_DELAY_MS);
+    expect(maxStallMs).toBeLessThan(MAX_STALL_MS);
     expect(value[0]).toMatchObject({ ok: false, code: 'TOOL_INPUT_INVALID' });
     expect((value[0] as { message: string }).message).toContain('"s" must match pattern');
     expect(value[1]).toMatchObject({ ok: false, code: 'TOOL_INPUT_INVALID' });
@@ -124,7 +124,7 @@ describe('hostile input schemas', () => {
 
   it('schemas that refer to themselves without descending are not validated on the host, with the reason; real recursion works', async () => {
     const { pool, control } = await openPool([SELF_REF, ALLOF_CYCLE, TREE]);
-    const { value, maxDelayMs } = await withLoopDelay(async () => [
+    const { value, maxStallMs } = await withLoopDelay(async () => [
       await outcome(pool.call('hostile.self_ref', { a: 1 }, { caller: 'direct' })),
       await outcome(pool.call('hostile.allof_cycle', { x: 1 }, { caller: 'direct' })),
       await outcome(
@@ -136,7 +136,7 @@ describe('hostile input schemas', () => {
       ),
       await outcome(pool.call('hostile.tree', { children: [{ name: 5 }] }, { caller: 'direct' })),
     ]);
-    expect(maxDelayMs).toBeLessThan(MAX_LOOP_DELAY_MS);
+    expect(maxStallMs).toBeLessThan(MAX_STALL_MS);
     expect(value.slice(0, 3)).toEqual([{ ok: true }, { ok: true }, { ok: true }]);
     expect(value[3]).toMatchObject({ ok: false, code: 'TOOL_INPUT_INVALID' });
     expect((value[3] as { message: string }).message).toContain('"children[0].name" must be string');

@@ -352,9 +352,8 @@ describe('Bedrock ConverseStream over the wire (AWS event-stream frames)', () =>
     const cut = await rejection(model().stream!(request));
     expect(cut.message).toMatch(/Bedrock stream ended before messageStop/);
     server.enqueue(STREAM_PATH, { frames: STREAM_EVENTS.slice(0, 2), stall: true });
-    const started = performance.now();
+    // The stall timer's own message: without it the stream would wait until the test's timeout.
     const stalled = await rejection(model({ timeoutMs: 400 }).stream!(request));
     expect(stalled.message).toMatch(/Bedrock stream stalled: no data for 400 ms/);
-    expect(performance.now() - started).toBeLessThan(5_000);
   });
 });

@@ -1,18 +1,21 @@
 /**
  * Bundles the test servers into one self-contained script in a temp directory, so tests that
  * spawn them as child processes do not depend on dist/ (which concurrent builds may replace).
- * Usage of the bundle: `node <file> <expenses|misbehaving> [--allow-crash] [--http]`.
+ * Usage of the bundle: `node <file> <expenses|misbehaving> [--allow-crash] [--http]`. A test file
+ * that bundles it removes it in its `afterAll` with {@link removeTestServerBundle}.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { build } from 'esbuild';
 
 let bundled: Promise<string> | undefined;
+let bundleDir: string | undefined;
 
 export function bundleTestServer(): Promise<string> {
   bundled ??= (async () => {
     const dir = mkdtempSync(join(tmpdir(), 'codecall-test-server-'));
+    bundleDir = dir;
     const entry = join(dir, 'entry.ts');
     const source = resolve(import.meta.dirname, '../../../src/testing/servers/index.ts');
     writeFileSync(
@@ -37,4 +40,12 @@ export function bundleTestServer(): Promise<string> {
     return outfile;
   })();
   return bundled;
+}
+
+/** Removes the bundle made by {@link bundleTestServer}, if any (after its servers have stopped). */
+export async function removeTestServerBundle(): Promise<void> {
+  await bundled?.catch(() => undefined);
+  if (bundleDir !== undefined) rmSync(bundleDir, { recursive: true, force: true });
+  bundled = undefined;
+  bundleDir = undefined;
 }

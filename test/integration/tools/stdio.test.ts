@@ -2,21 +2,31 @@
  * The tool pool against real MCP servers from the npm registry, spawned over stdio, plus our
  * misbehaving server in a child process (crash and reconnect). Children must exit on close.
  */
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../../src/config/index.js';
 import { isCodecallError, type CodecallError } from '../../../src/errors.js';
 import { ToolPool, type ServerErrorEvent } from '../../../src/tools/index.js';
-import { bundleTestServer } from './bundle-test-server.js';
+import { bundleTestServer, removeTestServerBundle } from './bundle-test-server.js';
+afterAll(removeTestServerBundle);
 
 const ROOT = resolve(import.meta.dirname, '../../..');
 const bin = (name: string): string => join(ROOT, 'node_modules', '.bin', name);
 const pools: ToolPool[] = [];
+const dirs: string[] = [];
 afterEach(async () => {
   await Promise.all(pools.splice(0).map((p) => p.close()));
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
+
+/** A temp folder removed after the test. */
+function tempDir(prefix: string): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  dirs.push(dir);
+  return dir;
+}
 
 function alive(pid: number): boolean {
   try {
@@ -41,7 +51,7 @@ const code = { caller: 'code_execution' } as const;
 
 describe('stdio servers', () => {
   it('connects to everything, memory and filesystem concurrently; a failing server is reported with its stderr', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'codecall-fs-'));
+    const dir = tempDir('codecall-fs-');
     writeFileSync(join(dir, 'hello.txt'), 'hello from disk');
     const config = parseConfig(
       {
@@ -120,7 +130,7 @@ describe('stdio servers', () => {
 
   it('a server that fails to restart: callers learn its state, never its command line or secrets', async () => {
     const entry = await bundleTestServer();
-    const dir = mkdtempSync(join(tmpdir(), 'codecall-restart-'));
+    const dir = tempDir('codecall-restart-');
     // Starts the real server once; every later start fails, as a server whose token expired.
     const wrapper = join(dir, 'start-once.mjs');
     writeFileSync(
@@ -166,7 +176,7 @@ describe('stdio servers', () => {
   });
 
   it('a missing cwd is named as the cause, not "command"', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'codecall-cwd-'));
+    const dir = tempDir('codecall-cwd-');
     const config = parseConfig(
       { mcpServers: { s: { command: process.execPath, args: ['-e', '0'], cwd: 'no-such-dir' } } },
       { file: join(dir, 'codecall.json'), env: {} },
@@ -181,7 +191,7 @@ describe('stdio servers', () => {
   });
 
   it('a server that never answers: the connect timeout names the server, its stderr, the env names passed and how to pass more', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'codecall-stuck-'));
+    const dir = tempDir('codecall-stuck-');
     // Prints what a launcher behind a custom CA prints, and the names of its real environment, then hangs.
     const script =
       'console.error("npm error code SELF_SIGNED_CERT_IN_CHAIN");' +

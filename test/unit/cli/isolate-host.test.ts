@@ -2,14 +2,14 @@
  * When the launcher must re-execute Node with --no-node-snapshot (src/cli/isolate-host.ts): only
  * when the CLI process may create isolates itself. Real configuration files in temp dirs.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { hostHasNoSnapshotFlag, needsNoSnapshotHost } from '../../../src/cli/isolate-host.js';
+import { tempDir } from '../../fixtures/temp-dir.js';
 
 function dirWith(files: Record<string, string>): string {
-  const dir = mkdtempSync(join(tmpdir(), 'codecall-isolate-host-'));
+  const dir = tempDir('codecall-isolate-host-');
   for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
   return dir;
 }

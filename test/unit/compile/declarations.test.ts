@@ -4,8 +4,9 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import ts from 'typescript';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { renderDeclarations, type DeclarableTool } from '../../../src/compile/index.js';
+import { WorkerModule } from '../../fixtures/worker-watchdog.js';
 import { createExpenseServer, inMemoryTransport } from '../../../src/testing/servers/index.js';
 import { assignIdentifiers, ToolPool } from '../../../src/tools/index.js';
 
@@ -276,12 +277,20 @@ function refDag(levels: number): Record<string, unknown> {
 }
 
 describe('renderDeclarations on hostile schemas', () => {
-  it('renders a $ref DAG once per pointer, by name, in milliseconds; the result type-checks', () => {
+  // Hostile schemas render on a worker thread: an expansion that never ends (2^40 paths) fails
+  // its test after DEFAULT_WORKER_CALL_TIMEOUT_MS instead of hanging the file.
+  let declarations: WorkerModule;
+  beforeAll(async () => {
+    declarations = await WorkerModule.open(new URL('../../../src/compile/declarations.ts', import.meta.url));
+  }, 60_000);
+  afterAll(() => declarations?.close());
+  const render = (tools: DeclarableTool[], options?: { maxBytes: number }): Promise<string> =>
+    declarations.call<string>('renderDeclarations', options === undefined ? [tools] : [tools, options]);
+
+  it('renders a $ref DAG once per pointer, by name; the result type-checks', async () => {
     const schema = refDag(40);
     expect(JSON.stringify(schema).length).toBeLessThan(5_000);
-    const started = performance.now();
-    const text = renderDeclarations([{ name: 'h.dag', namespace: 'h', member: 'dag', inputSchema: schema }]);
-    expect(performance.now() - started).toBeLessThan(1_000);
+    const text = await render([{ name: 'h.dag', namespace: 'h', member: 'dag', inputSchema: schema }]);
     expect(text.length).toBeLessThan(20_000);
     expect(text).toContain('type p39 = {');
     expect(text).toMatch(/p40\?: \{\n\s+left\?: ToolTypes\.h\.dag\.input\.p39;/);
@@ -290,7 +299,7 @@ describe('renderDeclarations on hostile schemas', () => {
     expect(typecheck(text, usage)).toEqual([]);
   });
 
-  it('bounds the total text with a visible marker; the tools stay declared and callable', () => {
+  it('bounds the total text with a visible marker; the tools stay declared and callable', async () => {
     // anyOf alternatives each repeat the shared properties: 3^8 copies without a bound.
     let schema: Record<string, unknown> = { type: 'string' };
     for (let i = 0; i < 8; i++) {
@@ -309,16 +318,14 @@ describe('renderDeclarations on hostile schemas', () => {
         inputSchema: { type: 'object', properties: { n: { type: 'number' } } },
       },
     ];
-    const started = performance.now();
-    const text = renderDeclarations(tools, { maxBytes: 20_000 });
-    expect(performance.now() - started).toBeLessThan(1_000);
+    const text = await render(tools, { maxBytes: 20_000 });
     expect(text.length).toBeLessThan(40_000);
     expect(text).toMatch(/^\/\* Declarations cut at about 20000 characters of types/);
     expect(text).toContain('wide(args?:');
     expect(text).toContain('small(args?:');
     expect(typecheck(text, 'await tools.h.small({}); await callTool("h.wide", {}); export {};')).toEqual([]);
     // Unbounded, the same schema renders far past the cut.
-    expect(renderDeclarations(tools, { maxBytes: 1e12 }).length).toBeGreaterThan(200_000);
+    expect((await render(tools, { maxBytes: 1e12 })).length).toBeGreaterThan(200_000);
   });
 
   it('renders a schema object once: a later search returning the same tool does not walk its schema again', () => {

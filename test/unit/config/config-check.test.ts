@@ -1,11 +1,11 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../../src/cli/main.js';
+import { tempDir } from '../../fixtures/temp-dir.js';
 
 function cli(cwd: string, env: NodeJS.ProcessEnv = {}) {
   const stdout = new PassThrough();
@@ -30,7 +30,7 @@ function cli(cwd: string, env: NodeJS.ProcessEnv = {}) {
 }
 
 function project(file: string, content: unknown): string {
-  const root = mkdtempSync(join(tmpdir(), 'codecall-config-check-'));
+  const root = tempDir('codecall-config-check-');
   writeFileSync(join(root, file), JSON.stringify(content, null, 2));
   return root;
 }

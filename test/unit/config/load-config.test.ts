@@ -1,5 +1,4 @@
-import { mkdtempSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadConfig, parseConfig } from '../../../src/config/index.js';
@@ -15,9 +14,10 @@ import {
   DEFAULT_WALL_TIME_MS,
 } from '../../../src/config/defaults.js';
 import { isCodecallError, type CodecallError } from '../../../src/errors.js';
+import { tempDir } from '../../fixtures/temp-dir.js';
 
 function dir(files: Record<string, unknown>): string {
-  const root = mkdtempSync(join(tmpdir(), 'codecall-config-'));
+  const root = tempDir('codecall-config-');
   for (const [name, content] of Object.entries(files)) {
     writeFileSync(join(root, name), typeof content === 'string' ? content : JSON.stringify(content, null, 2));
   }
@@ -247,7 +247,7 @@ describe('parseConfig', () => {
   });
 
   it('history.path from a configuration file stays inside its folder; CODECALL_HISTORY_PATH places it anywhere', () => {
-    const root = mkdtempSync(join(tmpdir(), 'codecall-history-path-'));
+    const root = tempDir('codecall-history-path-');
     const project = join(root, 'project');
     mkdirSync(project);
     const at = join(project, 'codecall.json');

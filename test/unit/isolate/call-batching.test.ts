@@ -34,9 +34,9 @@ function heldTogether(count: number): (args: Record<string, unknown>) => Promise
 describe.each<SandboxMode>(['in-process', 'process'])('calls answered together (%s)', (mode) => {
   let pool: SandboxPool;
   beforeAll(async () => {
-    // A long grace: a worker killed by the heartbeat (not stopped by its entry's timeout) shows
-    // in the wall time of the CPU test below.
-    pool = await SandboxPool.open({ mode, workers: 1, killGraceMs: 2_000 });
+    // A long grace: the heartbeat counts wall time (the CPU budget plus the grace), which a busy
+    // machine stretches; a worker it kills shows below as a run with no CPU figure.
+    pool = await SandboxPool.open({ mode, workers: 1, killGraceMs: 20_000 });
   });
   afterAll(async () => {
     await pool.close();
@@ -117,10 +117,9 @@ describe.each<SandboxMode>(['in-process', 'process'])('calls answered together (
     expect(result.error?.code).toBe('CPU_TIMEOUT');
     expect(result.stdout).toBe('after the second await\n');
     // Stopped by the entry's own timeout (the budget left), which reports the CPU used: not, in
-    // process mode, by the heartbeat killing the worker (after the CPU time plus the 2 s grace,
-    // with no CPU figure).
+    // process mode, by the heartbeat killing the worker (after the CPU time plus the grace, with
+    // no CPU figure).
     expect(result.stats.cpuMs).toBeGreaterThan(0);
-    expect(result.stats.wallMs).toBeLessThan(cpuTimeMs + 1_300);
   });
 });
 

@@ -138,7 +138,7 @@ describe('codecall search and codecall graph', () => {
     const runtime = await CodecallRuntime.open({
       config: parseConfig({ mcpServers: {} }, { file: join(dir, 'other.json'), env: {} }),
     });
-    runtime.recordSequence(['expenses.get_expenses', 'expenses.get_team_members']);
+    void runtime.recordSequence(['expenses.get_expenses', 'expenses.get_team_members']);
     await runtime.close();
     expect(existsSync(other)).toBe(true);
 

@@ -2,7 +2,9 @@
  * `setLongTimeout` with real timers (no fake clock): a delay past Node's 2^31 - 1 ms ceiling does
  * not fire at once, a chained delay (a small `maxStepMs` injected) fires once and never early,
  * `cancel` stops it between steps, and an unref'd one does not keep a process alive. Only lower
- * bounds on time are asserted: they hold however loaded the machine is.
+ * bounds on time are asserted: they hold however loaded the machine is. A timer that must fire is
+ * awaited (the test's own timeout bounds it), never expected within a fixed sleep, which a
+ * loaded machine can outlast.
  */
 import { spawn } from 'node:child_process';
 import { resolve } from 'node:path';
@@ -35,28 +37,60 @@ describe('setLongTimeout', () => {
     expect(firedAt - started).toBeGreaterThanOrEqual(delayMs);
     // A step that fired the callback early would have been caught above; a second firing here.
     let again = 0;
-    const timer = setLongTimeout(() => again++, 30, { maxStepMs: 7 });
-    await sleep(150);
+    let firedOnce!: () => void;
+    const fired = new Promise<void>((done) => (firedOnce = done));
+    const timer = setLongTimeout(
+      () => {
+        again++;
+        firedOnce();
+      },
+      30,
+      { maxStepMs: 7 },
+    );
+    await fired;
+    // Several more steps' worth of time: a chain that went on would fire again.
+    await sleep(100);
     timer.cancel();
     expect(again).toBe(1);
   });
 
   it('cancel stops a chained timer between steps, and is idempotent', async () => {
-    let fired = 0;
-    const timer = setLongTimeout(() => fired++, 60, { maxStepMs: 5 });
-    await sleep(20);
-    timer.cancel();
-    timer.cancel();
-    await sleep(120);
-    expect(fired).toBe(0);
+    // Cancelled after some steps and before its delay: a loaded machine may sleep past the delay
+    // before the cancel, which then proves nothing, so such a try is made again (a few times at
+    // most).
+    const delayMs = 200;
+    for (let attempt = 1; ; attempt++) {
+      let fired = 0;
+      const started = performance.now();
+      const timer = setLongTimeout(() => fired++, delayMs, { maxStepMs: 5 });
+      await sleep(20);
+      const cancelledAt = performance.now() - started;
+      timer.cancel();
+      timer.cancel();
+      if (cancelledAt >= delayMs && attempt < 5) continue;
+      expect(cancelledAt, 'cancelled before the delay').toBeLessThan(delayMs);
+      // Past the delay, and more steps' worth: a chain still running would have fired.
+      await sleep(delayMs + 100);
+      expect(fired).toBe(0);
+      return;
+    }
   });
 
   it('fires a zero, negative or NaN delay soon, and never an infinite one', async () => {
     const fired: string[] = [];
-    setLongTimeout(() => fired.push('zero'), 0);
-    setLongTimeout(() => fired.push('negative'), -5);
-    setLongTimeout(() => fired.push('nan'), Number.NaN);
+    const firing = (name: string): Promise<void> =>
+      new Promise((done) =>
+        setLongTimeout(
+          () => {
+            fired.push(name);
+            done();
+          },
+          name === 'zero' ? 0 : name === 'negative' ? -5 : Number.NaN,
+        ),
+      );
     const never = setLongTimeout(() => fired.push('infinite'), Number.POSITIVE_INFINITY);
+    // Awaited, not expected within a fixed time: "soon" is a timer's next turn, however late.
+    await Promise.all(['zero', 'negative', 'nan'].map(firing));
     await sleep(50);
     never.cancel();
     expect(fired.sort()).toEqual(['nan', 'negative', 'zero']);
