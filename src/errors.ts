@@ -57,7 +57,9 @@ export type CodecallErrorCode =
   | 'APPROVAL_DENIED'
   | 'APPROVAL_TIMEOUT'
   /** A script's `store.set` was refused: a value or the namespace over its byte limit. */
-  | 'STORE_LIMIT';
+  | 'STORE_LIMIT'
+  /** An optional package a feature needs is not installed (the message names the install command). */
+  | 'PACKAGE_MISSING';
 
 /**
  * Facts every payload may carry besides its typed fields (kept open so a payload can grow
@@ -216,6 +218,14 @@ export interface CodecallErrorDetailsMap {
     /** The limit in bytes, and the configuration key that sets it. */
     limit?: number | undefined;
     configKey?: string | undefined;
+  };
+  PACKAGE_MISSING: CodecallErrorFacts & {
+    /** The npm package to install. */
+    package: string;
+    /** What needs it, e.g. `the BullMQ jobs backend`. */
+    feature: string;
+    /** The exact command that installs it. */
+    install: string;
   };
   SEARCH_EMBEDDING_FAILED: CodecallErrorFacts & {
     field?: string | undefined;
