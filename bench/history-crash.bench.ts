@@ -26,7 +26,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { SqliteHistoryStore } from '../src/search/sqlite-history-store.js';
+import { SqliteHistoryStore } from '../src/store/sqlite-history-store.js';
 import { serveHttp } from '../src/testing/servers/serve-http.js';
 import { figure, finish, hasBuild, nowUs, skip } from './harness.js';
 
@@ -241,7 +241,7 @@ async function appendsPerSecond(dir: string, writers: number): Promise<number> {
       Array.from({ length: writers }, async () => {
         while (next < STORE_APPENDS) {
           const id = next++;
-          await store.append([`s.t${id % 97}`, `s.t${id % 89}`]);
+          await store.appendSequence([`s.t${id % 97}`, `s.t${id % 89}`]);
         }
       }),
     );

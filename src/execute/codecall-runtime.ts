@@ -3,7 +3,7 @@
  * The one composition root of codecall's host side: configuration → MCP tool pool → sandbox
  * pool → executor, plus tool search kept in sync with the live catalog and the usage history
  * that teaches it. Every entry point builds through it: the library (`createOrchestrator`,
- * `ExecutionSession`), `codecall run|exec|search|tools|graph|serve` and the jobs worker. Parts a
+ * `CodecallRuntime.open`), `codecall run|exec|search|tools|graph|serve` and the jobs worker. Parts a
  * command does not use are not paid for: the search index is built at the first search, the
  * sandbox can start at the first run (`parts.sandbox: 'lazy'`), and the MCP servers can stay
  * unstarted (`parts.servers: false`).
@@ -23,10 +23,6 @@ import { CodecallError } from '../errors.js';
 import { SandboxPool, type SandboxLimits, type SandboxPoolOptions } from '../isolate/index.js';
 import {
   createToolSearch,
-  DEFAULT_SEARCH_WORKER_MIN_TOOLS,
-  MemoryHistoryStore,
-  SearchWorkerHost,
-  SqliteHistoryStore,
   type SearchableTool,
   type ToolChain,
   type ToolSearch,
@@ -34,8 +30,17 @@ import {
   type ToolSearchResult,
   type ToolSearchState,
   type ToolUsage,
-  type UsageHistoryStore,
 } from '../search/index.js';
+import {
+  checkHistoryStore,
+  MemoryHistoryStore,
+  SqliteHistoryStore,
+  type GraphCountStore,
+  type QueryUsageStore,
+  type RunJournal,
+  type UsageHistoryStore,
+} from '../store/index.js';
+import { DEFAULT_SEARCH_WORKER_MIN_TOOLS, SearchWorkerHost } from './search-host.js';
 import {
   ToolPool,
   type ApprovalRecord,
@@ -49,7 +54,6 @@ import {
 import type { ExecutionResult, ToolCaller } from '../types.js';
 import { createExecutor, type Executor, type SequenceListener, type ToolResultListener } from './executor.js';
 import type { ReplayInDoubtPolicy } from './journaled-invoker.js';
-import type { RunJournal } from './run-journal.js';
 
 /** Default number of hits of {@link CodecallRuntime.searchTools}. */
 export const DEFAULT_RUNTIME_SEARCH_LIMIT = 8;
@@ -266,6 +270,17 @@ function readableHistoryFile(config: CodecallConfig): string | undefined {
   return shared !== undefined && existsSync(shared) ? shared : undefined;
 }
 
+/**
+ * What search starts from: the store's graph counts and its query usages (oldest first, as
+ * search replays them).
+ */
+async function loadSearchState(store: GraphCountStore & QueryUsageStore): Promise<ToolSearchState> {
+  const [counts, usages] = await Promise.all([store.loadCounts(), store.listUsages()]);
+  const state: ToolSearchState = { version: 1, sequences: counts.sequences, transitions: counts.transitions };
+  if (usages.length > 0) state.usages = usages.reverse().map((usage) => [usage.query, [...usage.tools]]);
+  return state;
+}
+
 async function openHistory(
   config: CodecallConfig,
   option: CodecallRuntimeOptions['history'],
@@ -277,13 +292,13 @@ async function openHistory(
     if (file === undefined) return { store, state: undefined, borrowed: false };
     const reader = await SqliteHistoryStore.open({ path: file });
     try {
-      return { store, state: await reader.load(), file, borrowed: false };
+      return { store, state: await loadSearchState(reader), file, borrowed: false };
     } finally {
       await reader.close();
     }
   }
   let store: UsageHistoryStore;
-  if (option) store = option;
+  if (option) store = checkHistoryStore(option);
   else if (option === false || !config.history.enabled) store = new MemoryHistoryStore();
   else
     store = await SqliteHistoryStore.open({
@@ -293,7 +308,7 @@ async function openHistory(
       ...(writer === undefined ? {} : { writer }),
     });
   try {
-    return { store, state: await store.load(), borrowed: option !== undefined && option !== false };
+    return { store, state: await loadSearchState(store), borrowed: option !== undefined && option !== false };
   } catch (error) {
     if (!option) await store.close().catch(() => {});
     throw error;
@@ -482,15 +497,6 @@ export class CodecallRuntime {
       await closeOpened(settled);
       throw error;
     }
-  }
-
-  /**
-   * The runtime itself, as the `ExecutionSession` it once held: `config`, `tools`, `sandbox`,
-   * `executor`, `close`.
-   * @deprecated Use the runtime's own members.
-   */
-  get session(): Pick<CodecallRuntime, 'config' | 'tools' | 'sandbox' | 'executor' | 'close'> {
-    return this;
   }
 
   /**
@@ -742,17 +748,16 @@ export class CodecallRuntime {
       this.#onHistoryError(error);
       return Promise.resolve();
     }
-    return this.#track(this.history.append(names));
+    return this.#track(this.history.appendSequence(names));
   }
 
   /**
    * Records one approval decision in the history store's audit trail; resolves once it is
    * committed (never rejects, like {@link CodecallRuntime.recordSequence}). The run or direct
-   * call the decision belongs to (by `runId`) awaits it before it answers. Stores without
-   * `appendApproval` keep none.
+   * call the decision belongs to (by `runId`) awaits it before it answers.
    */
   recordApproval(record: ApprovalRecord): Promise<void> {
-    if (this.#closing || !this.history.appendApproval) return Promise.resolve();
+    if (this.#closing) return Promise.resolve();
     const key = record.runId ?? '';
     const writes = this.#approvalWrites.get(key) ?? new Set<Promise<void>>();
     this.#approvalWrites.set(key, writes);
@@ -778,7 +783,6 @@ export class CodecallRuntime {
       this.#onHistoryError(error);
       return Promise.resolve();
     }
-    if (!this.history.appendUsage) return Promise.resolve();
     return this.#track(this.history.appendUsage(usage));
   }
 

@@ -21,7 +21,7 @@ import { isStoreCall, STORE_BINDINGS, type ScriptStore } from './script-store.js
 import { CodecallError } from '../errors.js';
 import { JsonText } from '../util/json-text.js';
 import { createJournaledInvoker, type ReplayInDoubtPolicy } from './journaled-invoker.js';
-import { hashCode, type RunJournal, type RunJournalEntry } from './run-journal.js';
+import { hashCode, type RunJournal, type RunJournalEntry } from '../store/index.js';
 
 /** Receives the qualified names of the tools a run called successfully, in dispatch order. */
 export type SequenceListener = (sequence: string[], result: ExecutionResult) => void | Promise<void>;

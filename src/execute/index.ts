@@ -11,20 +11,9 @@ export type {
   ToolResultEvent,
   ToolResultListener,
 } from './executor.js';
-export { FileRunJournal, hashArgs, hashCode, MemoryRunJournal } from './run-journal.js';
-export type {
-  FileRunJournalOptions,
-  RunJournal,
-  RunJournalEntry,
-  RunJournalFinished,
-  RunJournalHeader,
-  RunJournalStarted,
-} from './run-journal.js';
 export type { ReplayInDoubtPolicy } from './journaled-invoker.js';
 export { createScriptStore } from './script-store.js';
 export type { ScriptStore, ScriptStoreOptions } from './script-store.js';
-export { ExecutionSession } from './execution-session.js';
-export type { ExecutionSessionOptions } from './execution-session.js';
 export { CodecallRuntime, DEFAULT_RUNTIME_SEARCH_LIMIT } from './codecall-runtime.js';
 export type {
   CodecallRuntimeOptions,
@@ -36,3 +25,5 @@ export type {
   RuntimeSearchResult,
 } from './codecall-runtime.js';
 export { formatResultForModel } from '../isolate/index.js';
+export { openEmbeddings } from './open-embeddings.js';
+export type { EmbeddingsConfig, OpenedEmbeddings } from './open-embeddings.js';

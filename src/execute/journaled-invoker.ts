@@ -23,7 +23,7 @@ import {
   type RunJournalEntry,
   type RunJournalFinished,
   type RunJournalStarted,
-} from './run-journal.js';
+} from '../store/index.js';
 
 /** What a replay does with a call that was in flight when the earlier run stopped. */
 export type ReplayInDoubtPolicy = 'refuse' | 'repeat';

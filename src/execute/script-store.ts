@@ -15,7 +15,7 @@ import {
 } from '../config/defaults.js';
 import type { StoreConfig } from '../config/types.js';
 import { CodecallError } from '../errors.js';
-import type { UsageHistoryStore } from '../search/index.js';
+import type { ScriptValueStore } from '../store/index.js';
 import type { SandboxToolBinding } from '../types.js';
 
 /** The call `store.get(key)` makes (the sandbox's prelude uses the same name). */
@@ -36,8 +36,8 @@ export function isStoreCall(name: string): boolean {
 
 /** Options of {@link createScriptStore}. */
 export interface ScriptStoreOptions {
-  /** Where the values live (its `getValue` / `setValue`). */
-  history: UsageHistoryStore;
+  /** Where the values live (a usage history store keeps them, or any {@link ScriptValueStore}). */
+  history: ScriptValueStore;
   /** Whose values these are: scripts of another namespace never see them. */
   namespace: string;
   /** @defaultValue {@link DEFAULT_STORE_MAX_VALUE_BYTES} */
@@ -76,10 +76,7 @@ function badKey(key: unknown): CodecallError<'INVALID_ARGUMENT'> | undefined {
   return undefined;
 }
 
-/**
- * A store over `options.history` for one namespace. A history store without `getValue` /
- * `setValue` makes every call fail with a message saying so.
- */
+/** A store over `options.history` for one namespace. */
 export function createScriptStore(options: ScriptStoreOptions): ScriptStore {
   const { history, namespace } = options;
   const maxValueBytes = options.maxValueBytes ?? DEFAULT_STORE_MAX_VALUE_BYTES;
@@ -90,12 +87,6 @@ export function createScriptStore(options: ScriptStoreOptions): ScriptStore {
       const key = input.key;
       const invalid = badKey(key);
       if (invalid) throw invalid;
-      if (!history.getValue || !history.setValue)
-        throw new CodecallError(
-          'INVALID_ARGUMENT',
-          'This history store keeps no values, so store.get and store.set are unavailable here.',
-          { details: { field: 'history' } },
-        );
       const checkedKey = key as string;
       if (name === STORE_GET_CALL) {
         const json = await history.getValue(namespace, checkedKey);

@@ -6,7 +6,7 @@
  * BM25 + graph. Off unless an embedder is given; search never depends on it being reachable.
  */
 import { createHash } from 'node:crypto';
-import { CodecallError } from '../errors.js';
+import { CodecallError, isCodecallError } from '../errors.js';
 
 /**
  * Turns texts into vectors, one per text, in order, all of one dimension. Any provider fits:
@@ -130,7 +130,7 @@ async function embedAll(
     try {
       raw = await withTimeout(Promise.resolve(embed([...batch])), DEFAULT_EMBEDDING_TIMEOUT_MS);
     } catch (error) {
-      if (error instanceof CodecallError) throw error;
+      if (isCodecallError(error)) throw error;
       throw embeddingFailed(`The embedder failed: ${(error as Error)?.message ?? String(error)}`, error);
     }
     out.push(...checkVectors(raw, batch.length, dimensions ?? out[0]?.length));

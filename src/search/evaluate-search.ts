@@ -3,7 +3,7 @@
  * Offline evaluation of tool search: Recall@k, NDCG@k and completeness@k (every tool a query
  * needs is in the top k), for BM25 alone and BM25 plus the learned graph side by side, with an
  * optional k-fold cross-validation in which each fold's graph learns only from the other folds'
- * call chains. Pure: the data comes in as arrays; `codecall eval-search` reads the files.
+ * call chains. Pure: the data comes in as arrays; `npm run eval-search` (scripts/) reads the files.
  */
 import { seededRandom } from '../util/seeded-random.js';
 import { CodecallError } from '../errors.js';

@@ -1,8 +1,10 @@
 /**
  * @module
  * Tool search: BM25F and regex over tool descriptors, the tool graph learned from executed call
- * sequences, beam search over it, the usage history stores, and offline evaluation. Pure except
- * the SQLite store.
+ * sequences, beam search over it, and offline evaluation. Pure: it is fed the state it ranks with
+ * (counts and query usages from `store/`, tool descriptors from `tools/`) and does no I/O of its
+ * own; the one exception is the OpenAI-compatible embedder, whose HTTP calls happen only when a
+ * caller hands it to `createToolSearch`.
  */
 export { createToolSearch, DEFAULT_MAX_QUERY_CHARS, DEFAULT_REGEX_SEARCH_BUDGET_MS } from './tool-search.js';
 export type {
@@ -41,10 +43,6 @@ export type { ToolSearchState } from './tool-graph.js';
 export { DEFAULT_FEEDBACK_HALF_LIFE_USES, DEFAULT_FEEDBACK_MIN_COUNT } from './query-feedback.js';
 export { transitionsOf } from './tool-graph.js';
 export { DEFAULT_MAX_REGEX_PATTERN_CHARS } from './regex-query.js';
-export { checkSequence, MemoryHistoryStore } from './history-store.js';
-export type { ApprovalAuditEntry, ListApprovalsOptions, UsageHistoryStore } from './history-store.js';
-export { DEFAULT_HISTORY_BUSY_TIMEOUT_MS, SqliteHistoryStore } from './sqlite-history-store.js';
-export type { SqliteHistoryStoreOptions } from './sqlite-history-store.js';
 export { evaluateSearch, learnFieldWeights } from './evaluate-search.js';
 export { DEFAULT_STEMMING } from './tokenize.js';
 export type { Stemming } from './tokenize.js';
@@ -52,12 +50,6 @@ export { DEFAULT_FUSION_DEPTH, DEFAULT_RRF_K } from './embeddings.js';
 export type { EmbedFunction, EmbeddingCache } from './embeddings.js';
 export { createOpenAIEmbedder } from './openai-embedder.js';
 export type { OpenAIEmbedderOptions } from './openai-embedder.js';
-export { DEFAULT_EMBEDDING_CACHE_MAX_ENTRIES, SqliteEmbeddingCache } from './sqlite-embedding-cache.js';
-export type { SqliteEmbeddingCacheOptions } from './sqlite-embedding-cache.js';
-export { openEmbeddings } from './open-embeddings.js';
-export { DEFAULT_SEARCH_WORKER_MIN_TOOLS, SearchWorkerHost } from './search-host.js';
-export type { SearchWorkerHostOptions } from './search-host.js';
-export type { EmbeddingsConfig, OpenedEmbeddings } from './open-embeddings.js';
 export type {
   EvalIndexOptions,
   EvalQuery,
@@ -65,5 +57,4 @@ export type {
   EvaluateSearchResult,
   SearchMetrics,
 } from './evaluate-search.js';
-export { checkUsage } from './history-store.js';
 export { DEFAULT_MAX_SERIALIZED_USES } from './tool-search.js';

@@ -5,7 +5,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../../src/config/index.js';
 import { isCodecallError } from '../../../src/errors.js';
 import { CodecallRuntime } from '../../../src/execute/index.js';
-import { SqliteHistoryStore } from '../../../src/search/sqlite-history-store.js';
+import { SqliteHistoryStore } from '../../../src/store/sqlite-history-store.js';
 import {
   createMisbehavingServer,
   inMemoryTransport,

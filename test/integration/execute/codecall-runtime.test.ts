@@ -3,8 +3,9 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { CodecallRuntime, ExecutionSession, type ToolResultEvent } from '../../../src/execute/index.js';
-import { SqliteHistoryStore } from '../../../src/search/sqlite-history-store.js';
+import { CodecallRuntime, type ToolResultEvent } from '../../../src/execute/index.js';
+import { SqliteHistoryStore } from '../../../src/store/sqlite-history-store.js';
+import { loadState } from '../../contract/load-state.js';
 
 const CONFIG = resolve(import.meta.dirname, '../../../examples/codecall.json');
 const dir = mkdtempSync(join(tmpdir(), 'codecall-runtime-'));
@@ -41,7 +42,7 @@ describe('CodecallRuntime over the example expense server', () => {
       await runtime.close();
     }
     const reopened = await SqliteHistoryStore.open({ path: historyPath });
-    const state = await reopened.load();
+    const state = await loadState(reopened);
     await reopened.close();
     expect(JSON.stringify(state)).toMatch(/get_team_members/);
   });
@@ -192,20 +193,6 @@ describe('CodecallRuntime.open', () => {
       expect(runtime.catalog()).toEqual([]);
     } finally {
       await runtime.close();
-    }
-  });
-
-  it('ExecutionSession is a view of the runtime: sandbox started, history in memory, no script store', async () => {
-    const session = await ExecutionSession.open({ load: { path: CONFIG } });
-    try {
-      expect(session.runtime.started().sandbox).toBe(true);
-      expect(session.runtime.historyFile).toBeUndefined();
-      const result = await session.executor.execute(TEAM_THEN_EXPENSES);
-      expect(result.stdout, JSON.stringify(result.error)).toBe('done\n');
-      const stored = await session.executor.execute(`await store.set('k', 1);`);
-      expect(stored.status).toBe('error');
-    } finally {
-      await session.close();
     }
   });
 });

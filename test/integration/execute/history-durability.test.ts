@@ -17,8 +17,8 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../../src/config/index.js';
 import { CodecallRuntime } from '../../../src/execute/index.js';
-import type { UsageHistoryStore } from '../../../src/search/history-store.js';
-import { SqliteHistoryStore } from '../../../src/search/sqlite-history-store.js';
+import { MemoryHistoryStore, type UsageHistoryStore } from '../../../src/store/index.js';
+import { SqliteHistoryStore } from '../../../src/store/sqlite-history-store.js';
 import { createCodecallServer } from '../../../src/server/index.js';
 import {
   createMisbehavingServer,
@@ -276,11 +276,18 @@ describe('history is durable before a run is acknowledged', () => {
     // A store whose writes reject a moment later (after the run's calls are over).
     const failLater = (what: string) => () =>
       sleep(200).then(() => Promise.reject(new Error(`${what}: disk full`)));
+    const memory = new MemoryHistoryStore();
     const failing: UsageHistoryStore = {
-      load: () => Promise.resolve({ version: 1, sequences: 0, transitions: [] }),
-      append: failLater('append'),
+      loadCounts: () => memory.loadCounts(),
+      appendSequence: failLater('append'),
+      appendUsage: (usage) => memory.appendUsage(usage),
+      listUsages: (options) => memory.listUsages(options),
       appendApproval: failLater('appendApproval'),
+      listApprovals: (options) => memory.listApprovals(options),
+      getValue: (namespace, key) => memory.getValue(namespace, key),
+      setValue: (namespace, key, json, limits) => memory.setValue(namespace, key, json, limits),
       close: () => Promise.resolve(),
+      [Symbol.asyncDispose]: () => Promise.resolve(),
     };
     const { runtime, probe } = await open({
       history: failing,

@@ -10,7 +10,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CodecallRuntime, MemoryRunJournal, type ToolResultEvent } from '../../../src/execute/index.js';
+import { CodecallRuntime, type ToolResultEvent } from '../../../src/execute/index.js';
+import { MemoryRunJournal } from '../../../src/store/index.js';
 import type { SandboxMode } from '../../../src/isolate/index.js';
 import { defineTool, localTools } from '../../../src/tools/index.js';
 

@@ -10,15 +10,15 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { CodecallError } from '../../../src/errors.js';
+import { CodecallRuntime } from '../../../src/execute/index.js';
 import {
-  CodecallRuntime,
   FileRunJournal,
   hashArgs,
   hashCode,
   MemoryRunJournal,
   type RunJournal,
   type RunJournalEntry,
-} from '../../../src/execute/index.js';
+} from '../../../src/store/index.js';
 import { inMemoryTransport } from '../../../src/testing/servers/index.js';
 
 const calls = new Map<string, number>();
@@ -104,6 +104,39 @@ describe('run journal and replay (library)', () => {
     const entries = await journal.entries();
     expect(entries.filter((e) => e.type === 'finished')).toHaveLength(4);
     expect(entries.filter((e) => e.type === 'started')).toHaveLength(4);
+  });
+
+  it('matches replayed calls by name and arguments, not by name alone', async () => {
+    const source = `
+      const x = await tools.counter.bump({ id: 'm-x' });
+      const y = await tools.counter.bump({ id: 'm-y' });
+      console.log(x.id, x.n, y.id, y.n);`;
+    /** A journal of the same script whose calls were written in the other order. */
+    const swapped = async (ids: string[]): Promise<MemoryRunJournal> => {
+      const journal = new MemoryRunJournal();
+      await journal.append({ type: 'run', codeHash: hashCode(source), at: 1 });
+      for (const [index, id] of ids.entries()) {
+        const args = { id };
+        const argsHash = hashArgs(args);
+        const name = 'counter.bump';
+        await journal.append({ type: 'started', index, name, argsHash, args, at: 2 });
+        const result = { id, n: 10 + index };
+        await journal.append({ type: 'finished', index, name, argsHash, ok: true, result, at: 3 });
+      }
+      return journal;
+    };
+    const before = new Map(calls);
+    const replayed = await runtime.execute(source, { journal: await swapped(['m-y', 'm-x']), replay: true });
+    expect(replayed.status, JSON.stringify(replayed.error)).toBe('ok');
+    // Each call gets the answer journaled for its own arguments, whatever the journal's order.
+    expect(replayed.stdout).toBe('m-x 11 m-y 10\n');
+    expect(calls).toEqual(before);
+    // A call with arguments the journal lacks diverges, though the journal has calls of that tool.
+    const diverged = await rejection(
+      runtime.execute(source, { journal: await swapped(['m-y', 'm-z']), replay: true }),
+    );
+    expect(diverged.code).toBe('REPLAY_DIVERGED');
+    expect(calls).toEqual(before);
   });
 
   it('records a call before its result reaches the script', async () => {

@@ -12,9 +12,10 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../../src/config/index.js';
 import { CodecallRuntime } from '../../../src/execute/index.js';
-import { SqliteHistoryStore } from '../../../src/search/sqlite-history-store.js';
+import { SqliteHistoryStore } from '../../../src/store/sqlite-history-store.js';
 import { createCodecallServer } from '../../../src/server/index.js';
 import { createMisbehavingServer, inMemoryTransport } from '../../../src/testing/servers/index.js';
+import { loadState } from '../../contract/load-state.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'codecall-script-store-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -69,7 +70,7 @@ describe.each(['in-process', 'process'] as const)('store.set / store.get (%s san
     expect(later.stdout).toBe('{"members":["ana","bo"],"at":3}\n');
     // The store's calls never teach the tool graph.
     await first.flush();
-    expect((await first.history.load()).sequences).toBe(0);
+    expect((await loadState(first.history)).sequences).toBe(0);
     await first.close();
     await opened.splice(0)[0]!.history.close();
 

@@ -2,11 +2,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { MemoryHistoryStore } from '../../../src/search/history-store.js';
+import { MemoryHistoryStore } from '../../../src/store/index.js';
 import { QueryFeedback } from '../../../src/search/query-feedback.js';
-import { SqliteHistoryStore } from '../../../src/search/sqlite-history-store.js';
+import { SqliteHistoryStore } from '../../../src/store/sqlite-history-store.js';
 import { createToolSearch, type SearchableTool } from '../../../src/search/tool-search.js';
 import { CATALOG, NAMES } from './catalog.js';
+import { loadState } from '../../contract/load-state.js';
 
 function names(hits: { name: string }[]): string[] {
   return hits.map((h) => h.name);
@@ -144,7 +145,7 @@ describe('usage history stores keep query feedback', () => {
       await store.appendUsage(usage);
       await store.appendUsage({ query: 'second', tools: [NAMES[1]!, NAMES[2]!] });
       await expect(store.appendUsage({ query: 1 } as never)).rejects.toThrow(/query: string/);
-      const state = await store.load();
+      const state = await loadState(store);
       expect(state.usages).toEqual([
         [usage.query, usage.tools],
         ['second', [NAMES[1], NAMES[2]]],
@@ -153,7 +154,7 @@ describe('usage history stores keep query feedback', () => {
     }
     // Reopened from disk: the uses are still there, ready for createToolSearch({ state }).
     const reopened = await SqliteHistoryStore.open({ path });
-    const search = createToolSearch({ tools: CATALOG, state: await reopened.load() });
+    const search = createToolSearch({ tools: CATALOG, state: await loadState(reopened) });
     expect(search.serialize().usages).toHaveLength(2);
     await reopened.close();
   });

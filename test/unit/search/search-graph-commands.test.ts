@@ -14,7 +14,7 @@ import { searchCommand } from '../../../src/cli/commands/search.js';
 import { main } from '../../../src/cli/main.js';
 import { parseConfig } from '../../../src/config/index.js';
 import { CodecallRuntime } from '../../../src/execute/index.js';
-import { SqliteHistoryStore } from '../../../src/search/sqlite-history-store.js';
+import { SqliteHistoryStore } from '../../../src/store/sqlite-history-store.js';
 import { bundleTestServer, removeTestServerBundle } from '../../integration/tools/bundle-test-server.js';
 afterAll(removeTestServerBundle);
 
@@ -66,7 +66,7 @@ describe('codecall search and codecall graph', () => {
   it('shows what was learned: graph edges, reasons and chains from the history store', async () => {
     const store = await SqliteHistoryStore.open({ path: history });
     for (let i = 0; i < 5; i++) {
-      await store.append([
+      await store.appendSequence([
         'expenses.get_team_members',
         'expenses.get_expenses',
         'expenses.get_budget_by_level',

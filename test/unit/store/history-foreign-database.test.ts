@@ -9,7 +9,8 @@ import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { afterAll, describe, expect, it } from 'vitest';
 import { isCodecallError, type CodecallError } from '../../../src/errors.js';
-import { SqliteHistoryStore } from '../../../src/search/sqlite-history-store.js';
+import { SqliteHistoryStore } from '../../../src/store/sqlite-history-store.js';
+import { loadState } from '../../contract/load-state.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'codecall-foreign-db-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -72,7 +73,7 @@ describe('SqliteHistoryStore and foreign databases', () => {
   it('creates and reopens its own store, marking it', async () => {
     const path = join(dir, 'own.sqlite');
     const store = await SqliteHistoryStore.open({ path });
-    await store.append(['a.x', 'b.y']);
+    await store.appendSequence(['a.x', 'b.y']);
     await store.close();
     const db = new DatabaseSync(path);
     expect((db.prepare('PRAGMA application_id').get() as { application_id: number }).application_id).not.toBe(
@@ -82,7 +83,7 @@ describe('SqliteHistoryStore and foreign databases', () => {
     db.exec('PRAGMA application_id = 0');
     db.close();
     const reopened = await SqliteHistoryStore.open({ path });
-    expect((await reopened.load()).sequences).toBe(1);
+    expect((await loadState(reopened)).sequences).toBe(1);
     await reopened.close();
   });
 });

@@ -15,8 +15,8 @@
  * event loop. Group commit: the writes queued while a commit is syncing share the next
  * `BEGIN IMMEDIATE … COMMIT` (up to {@link DEFAULT_HISTORY_MAX_BATCH_WRITES}), each in its own
  * savepoint, so one failed write is rolled back alone. At most `maxQueuedRuns` writes wait;
- * beyond that `append` rejects at once.
- * Opening and `load` (once per process) stay on the calling thread. A one-shot process may ask
+ * beyond that a write rejects at once.
+ * Opening and reads stay on the calling thread. A one-shot process may ask
  * for `writer: 'inline'`: writes on the calling thread, with no thread to start.
  *
  * `node:sqlite` is loaded only when a store is opened; its one-time ExperimentalWarning (and
@@ -30,25 +30,32 @@ import {
   DEFAULT_HISTORY_MAX_BATCH_WRITES,
   DEFAULT_HISTORY_MAX_QUEUED_RUNS,
   DEFAULT_HISTORY_MAX_RUNS,
+  DEFAULT_STORE_MAX_USAGES,
 } from '../config/defaults.js';
 import type * as Sqlite from 'node:sqlite';
 import type { DatabaseSync } from 'node:sqlite';
-import { CodecallError } from '../errors.js';
+import { CodecallError, isCodecallError } from '../errors.js';
+import { DEFAULT_MAX_RECORDED_CALLS, transitionsOf } from '../util/call-transitions.js';
 import {
   checkApprovalEntry,
   checkApprovalsLimit,
   checkSequence,
   checkUsage,
+  checkUsagesLimit,
   closedError,
   namespaceLimitError,
+  parseUsage,
   storedBytes,
-  type ApprovalAuditEntry,
-  type ListApprovalsOptions,
-  type StoreValueLimits,
-  type UsageHistoryStore,
-} from './history-store.js';
-import { DEFAULT_MAX_RECORDED_CALLS, transitionsOf, type ToolSearchState } from './tool-graph.js';
-import { DEFAULT_MAX_SERIALIZED_USES, type ToolUsage } from './tool-search.js';
+} from './checks.js';
+import type { UsageHistoryStore } from './contracts.js';
+import type {
+  ApprovalAuditEntry,
+  GraphCounts,
+  ListApprovalsOptions,
+  ListUsagesOptions,
+  QueryUsage,
+  StoreValueLimits,
+} from './types.js';
 
 /** Time a writer waits for another process's transaction on the same file. */
 export const DEFAULT_HISTORY_BUSY_TIMEOUT_MS = 5_000;
@@ -82,6 +89,11 @@ export interface SqliteHistoryStoreOptions {
    * @defaultValue {@link DEFAULT_HISTORY_MAX_RUNS}
    */
   maxRuns?: number;
+  /**
+   * Uses of search kept (query feedback); older ones are pruned.
+   * @defaultValue {@link DEFAULT_STORE_MAX_USAGES}
+   */
+  maxUsages?: number;
   /**
    * Appends that may wait for the writer; further ones reject with `HISTORY_STORE_FAILED`.
    * @defaultValue {@link DEFAULT_HISTORY_MAX_QUEUED_RUNS}
@@ -384,21 +396,19 @@ function failed(path: string, action: string, error: unknown): CodecallError {
   );
 }
 
-/** The newest recorded uses, oldest first; rows that are not `[query, string[]]` are skipped. */
-function readUsages(db: DatabaseSync): Array<[string, string[]]> {
-  const rows = db
-    .prepare(
-      'SELECT query, tools FROM (SELECT id, query, tools FROM usages ORDER BY id DESC LIMIT ?) ORDER BY id',
-    )
-    .all(DEFAULT_MAX_SERIALIZED_USES) as Array<{ query: string; tools: string }>;
-  const out: Array<[string, string[]]> = [];
+/**
+ * The newest `limit` recorded uses, newest first. A damaged row is skipped: feedback is a ranking
+ * hint, never worth failing a load over.
+ */
+function readUsages(db: DatabaseSync, limit: number): QueryUsage[] {
+  const rows = db.prepare('SELECT query, tools FROM usages ORDER BY id DESC LIMIT ?').all(limit) as Array<{
+    query: string;
+    tools: string;
+  }>;
+  const out: QueryUsage[] = [];
   for (const row of rows) {
-    try {
-      const tools = JSON.parse(row.tools) as unknown;
-      if (Array.isArray(tools) && tools.every((t) => typeof t === 'string')) out.push([row.query, tools]);
-    } catch {
-      // A damaged row is skipped: feedback is a ranking hint, never worth failing a load over.
-    }
+    const usage = parseUsage(row.query, row.tools);
+    if (usage) out.push(usage);
   }
   return out;
 }
@@ -461,8 +471,8 @@ function migrate(db: DatabaseSync): void {
  * @example
  * ```ts
  * await using store = await SqliteHistoryStore.open({ path: '.codecall/history.sqlite' });
- * await store.append(['get_team_members', 'get_expenses']);
- * const state = await store.load(); // { version: 1, sequences: 1, transitions: [[…, …, 1]] }
+ * await store.appendSequence(['get_team_members', 'get_expenses']);
+ * const counts = await store.loadCounts(); // { sequences: 1, transitions: [[…, …, 1]] }
  * ```
  */
 export class SqliteHistoryStore implements UsageHistoryStore {
@@ -594,18 +604,17 @@ export class SqliteHistoryStore implements UsageHistoryStore {
         }
       }
       const maxRuns = options.maxRuns ?? DEFAULT_HISTORY_MAX_RUNS;
-      if (!Number.isSafeInteger(maxRuns) || maxRuns < 1) {
-        throw new CodecallError(
-          'INVALID_ARGUMENT',
-          `history maxRuns must be a positive integer; got ${maxRuns}.`,
-          {
-            details: { field: 'maxRuns' },
-          },
-        );
-      }
+      const maxUsages = options.maxUsages ?? DEFAULT_STORE_MAX_USAGES;
+      for (const [field, value] of Object.entries({ maxRuns, maxUsages }))
+        if (!Number.isSafeInteger(value) || value < 1)
+          throw new CodecallError(
+            'INVALID_ARGUMENT',
+            `history ${field} must be a positive integer; got ${value}.`,
+            { details: { field } },
+          );
       const limits: WriterLimits = {
         maxRuns,
-        maxUsages: DEFAULT_MAX_SERIALIZED_USES,
+        maxUsages,
         maxApprovals: DEFAULT_APPROVALS_MAX_KEPT,
         maxBatchWrites: DEFAULT_HISTORY_MAX_BATCH_WRITES,
       };
@@ -628,7 +637,7 @@ export class SqliteHistoryStore implements UsageHistoryStore {
       );
     } catch (error) {
       db?.close();
-      if (error instanceof CodecallError) throw error;
+      if (isCodecallError(error)) throw error;
       throw failed(path, 'open it', error);
     }
   }
@@ -638,7 +647,8 @@ export class SqliteHistoryStore implements UsageHistoryStore {
     return this.#db;
   }
 
-  load(): Promise<ToolSearchState> {
+  /** The aggregated counts of the retained runs (committed, also by other processes). */
+  loadCounts(): Promise<GraphCounts> {
     try {
       const db = this.#open();
       const sequences = db.prepare("SELECT value FROM meta WHERE key = 'sequences'").get() as {
@@ -649,16 +659,21 @@ export class SqliteHistoryStore implements UsageHistoryStore {
         to_tool: string;
         count: number;
       }>;
-      const state: ToolSearchState = {
-        version: 1,
+      return Promise.resolve({
         sequences: Number(sequences.value),
         transitions: rows.map((r) => [r.from_tool, r.to_tool, Number(r.count)]),
-      };
-      const usages = readUsages(db);
-      if (usages.length > 0) state.usages = usages;
-      return Promise.resolve(state);
+      });
     } catch (error) {
-      return Promise.reject(error instanceof CodecallError ? error : failed(this.path, 'read it', error));
+      return Promise.reject(isCodecallError(error) ? error : failed(this.path, 'read it', error));
+    }
+  }
+
+  /** The newest uses of search (committed, also by other processes), newest first. */
+  listUsages(options: ListUsagesOptions = {}): Promise<QueryUsage[]> {
+    try {
+      return Promise.resolve(readUsages(this.#open(), checkUsagesLimit(options.limit)));
+    } catch (error) {
+      return Promise.reject(isCodecallError(error) ? error : failed(this.path, 'read queries', error));
     }
   }
 
@@ -667,15 +682,13 @@ export class SqliteHistoryStore implements UsageHistoryStore {
    * `HISTORY_STORE_FAILED` when the write fails (e.g. another process held the file locked
    * longer than the busy timeout) or when `maxQueuedRuns` appends already wait.
    */
-  append(sequence: readonly string[]): Promise<void> {
+  appendSequence(sequence: readonly string[]): Promise<void> {
     try {
       this.#checkWritable();
       const calls = checkSequence(sequence).slice(0, DEFAULT_MAX_RECORDED_CALLS);
       return this.#enqueue({ tools: JSON.stringify(calls), transitions: transitionsOf(calls) });
     } catch (error) {
-      return Promise.reject(
-        error instanceof CodecallError ? error : failed(this.path, 'record a run', error),
-      );
+      return Promise.reject(isCodecallError(error) ? error : failed(this.path, 'record a run', error));
     }
   }
 
@@ -695,23 +708,21 @@ export class SqliteHistoryStore implements UsageHistoryStore {
 
   /**
    * Queues one use of search (query feedback) for the writer thread, which keeps the newest
-   * {@link DEFAULT_MAX_SERIALIZED_USES}. Fails like {@link append}.
+   * {@link DEFAULT_STORE_MAX_USAGES}. Fails like {@link appendSequence}.
    */
-  appendUsage(usage: ToolUsage): Promise<void> {
+  appendUsage(usage: QueryUsage): Promise<void> {
     try {
       this.#checkWritable();
       const { query, tools } = checkUsage(usage);
       return this.#enqueue({ type: 'usage', query, tools: JSON.stringify(tools) });
     } catch (error) {
-      return Promise.reject(
-        error instanceof CodecallError ? error : failed(this.path, 'record a query', error),
-      );
+      return Promise.reject(isCodecallError(error) ? error : failed(this.path, 'record a query', error));
     }
   }
 
   /**
    * Queues one approval decision for the writer thread, which keeps the newest
-   * {@link DEFAULT_APPROVALS_MAX_KEPT}. Fails like {@link append}.
+   * {@link DEFAULT_APPROVALS_MAX_KEPT}. Fails like {@link appendSequence}.
    */
   appendApproval(entry: ApprovalAuditEntry): Promise<void> {
     try {
@@ -719,9 +730,7 @@ export class SqliteHistoryStore implements UsageHistoryStore {
       const checked = checkApprovalEntry(entry);
       return this.#enqueue({ type: 'approval', entry: { ...checked } });
     } catch (error) {
-      return Promise.reject(
-        error instanceof CodecallError ? error : failed(this.path, 'record an approval', error),
-      );
+      return Promise.reject(isCodecallError(error) ? error : failed(this.path, 'record an approval', error));
     }
   }
 
@@ -761,9 +770,7 @@ export class SqliteHistoryStore implements UsageHistoryStore {
         })),
       );
     } catch (error) {
-      return Promise.reject(
-        error instanceof CodecallError ? error : failed(this.path, 'read approvals', error),
-      );
+      return Promise.reject(isCodecallError(error) ? error : failed(this.path, 'read approvals', error));
     }
   }
 
@@ -775,9 +782,7 @@ export class SqliteHistoryStore implements UsageHistoryStore {
         .get(namespace, key) as { value: string } | undefined;
       return Promise.resolve(row?.value);
     } catch (error) {
-      return Promise.reject(
-        error instanceof CodecallError ? error : failed(this.path, 'read a stored value', error),
-      );
+      return Promise.reject(isCodecallError(error) ? error : failed(this.path, 'read a stored value', error));
     }
   }
 
@@ -807,9 +812,7 @@ export class SqliteHistoryStore implements UsageHistoryStore {
         namespaceLimitError(key, used, adding, limits.maxNamespaceBytes),
       );
     } catch (error) {
-      return Promise.reject(
-        error instanceof CodecallError ? error : failed(this.path, 'store a value', error),
-      );
+      return Promise.reject(isCodecallError(error) ? error : failed(this.path, 'store a value', error));
     }
   }
 

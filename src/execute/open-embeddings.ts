@@ -5,9 +5,8 @@
  */
 import { isAbsolute, resolve } from 'node:path';
 import { CodecallError } from '../errors.js';
-import type { EmbedFunction, EmbeddingCache } from './embeddings.js';
-import { createOpenAIEmbedder } from './openai-embedder.js';
-import { SqliteEmbeddingCache } from './sqlite-embedding-cache.js';
+import { createOpenAIEmbedder, type EmbedFunction, type EmbeddingCache } from '../search/index.js';
+import { SqliteEmbeddingCache } from '../store/index.js';
 
 /** Where the vector cache lives, relative to the configuration's folder, when not set. */
 export const DEFAULT_EMBEDDING_CACHE_PATH = '.codecall/embeddings.sqlite';

@@ -7,8 +7,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { MemoryHistoryStore, type UsageHistoryStore } from '../../../src/search/history-store.js';
-import { SqliteHistoryStore } from '../../../src/search/sqlite-history-store.js';
+import { MemoryHistoryStore, type UsageHistoryStore } from '../../../src/store/index.js';
+import { SqliteHistoryStore } from '../../../src/store/sqlite-history-store.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'codecall-history-values-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -9,7 +9,7 @@ import { setPriority } from 'node:os';
 import { parentPort } from 'node:worker_threads';
 import { openEmbeddings } from './open-embeddings.js';
 import type { SearchWorkerReply, SearchWorkerRequest } from './search-host.js';
-import { createToolSearch, type ToolSearch } from './tool-search.js';
+import { createToolSearch, type ToolSearch } from '../search/index.js';
 
 /**
  * Niceness of this thread: when the machine's cores are contended, the host's main thread (which

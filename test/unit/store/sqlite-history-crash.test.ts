@@ -12,8 +12,9 @@ import { join, resolve } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SqliteHistoryStore } from '../../../src/search/sqlite-history-store.js';
+import { SqliteHistoryStore } from '../../../src/store/sqlite-history-store.js';
 import { transitionsOf } from '../../../src/search/tool-graph.js';
+import { loadState } from '../../contract/load-state.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'codecall-crash-'));
 const child = join(dir, 'writer.mjs');
@@ -24,13 +25,13 @@ beforeAll(async () => {
   await build({
     stdin: {
       contents: `
-        import { SqliteHistoryStore } from ${JSON.stringify(resolve(import.meta.dirname, '../../../src/search/sqlite-history-store.ts'))};
+        import { SqliteHistoryStore } from ${JSON.stringify(resolve(import.meta.dirname, '../../../src/store/sqlite-history-store.ts'))};
         const store = await SqliteHistoryStore.open({ path: process.argv[2] });
         const seed = Number(process.argv[3]);
         for (let i = 0; ; i++) {
           const length = 2 + ((i * 7 + seed) % 300);
           const calls = Array.from({ length }, (_, j) => 'tool_' + ((i + j * (seed + 1)) % 23));
-          await store.append(calls);
+          await store.appendSequence(calls);
           process.stdout.write('committed\\n');
         }
       `,
@@ -102,7 +103,7 @@ describe('SqliteHistoryStore under SIGKILL', () => {
       expect(new Map(stored.map((r) => [`${r.from_tool} ${r.to_tool}`, Number(r.count)]))).toEqual(expected);
 
       const store = await SqliteHistoryStore.open({ path });
-      const state = await store.load();
+      const state = await loadState(store);
       expect(state.sequences).toBe(runs.length);
       await store.close();
     }

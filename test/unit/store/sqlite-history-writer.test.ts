@@ -12,8 +12,9 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { DatabaseSync } from 'node:sqlite';
 import { afterAll, describe, expect, it } from 'vitest';
 import { holdExclusiveLock } from '../../fixtures/hold-sqlite-lock.js';
-import { MemoryHistoryStore } from '../../../src/search/history-store.js';
-import { SqliteHistoryStore } from '../../../src/search/sqlite-history-store.js';
+import { MemoryHistoryStore } from '../../../src/store/index.js';
+import { SqliteHistoryStore } from '../../../src/store/sqlite-history-store.js';
+import { loadState } from '../../contract/load-state.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'codecall-history-writer-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -30,7 +31,7 @@ describe('SqliteHistoryStore writer', () => {
     const started = performance.now();
     let error: unknown;
     try {
-      await store.append(['a', 'b']);
+      await store.appendSequence(['a', 'b']);
     } catch (caught) {
       error = caught;
     }
@@ -51,20 +52,20 @@ describe('SqliteHistoryStore writer', () => {
       ).toBe(true);
     }
     // Once the lock is gone, writes go through again.
-    await store.append(['a', 'b']);
-    expect(await store.load()).toMatchObject({ sequences: 1, transitions: [['a', 'b', 1]] });
+    await store.appendSequence(['a', 'b']);
+    expect(await loadState(store)).toMatchObject({ sequences: 1, transitions: [['a', 'b', 1]] });
   });
 
   it('writer "inline" commits on the calling thread: a foreign lock holds the loop, then writes go through', async () => {
     const path = join(dir, 'inline-locked.sqlite');
     const busyTimeoutMs = 600;
     await using store = await SqliteHistoryStore.open({ path, busyTimeoutMs, writer: 'inline' });
-    await store.append(['a', 'b']);
+    await store.appendSequence(['a', 'b']);
     const lock = await holdExclusiveLock(path);
     const delay = monitorEventLoopDelay({ resolution: 10 });
     delay.enable();
     while (delay.count < 2) await new Promise((resolve) => setTimeout(resolve, 5));
-    await expect(store.append(['a', 'b'])).rejects.toMatchObject({
+    await expect(store.appendSequence(['a', 'b'])).rejects.toMatchObject({
       code: 'HISTORY_STORE_FAILED',
       message: expect.stringMatching(/locked/),
     });
@@ -74,9 +75,9 @@ describe('SqliteHistoryStore writer', () => {
     await lock.release();
     // The wait for the lock happened on this thread, not on a writer thread.
     expect(delay.max / 1e6).toBeGreaterThanOrEqual(busyTimeoutMs * 0.9);
-    await store.append(['b', 'c']);
-    expect(await store.load()).toMatchObject({ sequences: 2 });
-    expect((await store.load()).transitions).toEqual(
+    await store.appendSequence(['b', 'c']);
+    expect(await loadState(store)).toMatchObject({ sequences: 2 });
+    expect((await loadState(store)).transitions).toEqual(
       expect.arrayContaining([
         ['a', 'b', 1],
         ['b', 'c', 1],
@@ -96,16 +97,16 @@ describe('SqliteHistoryStore writer', () => {
         ['a', 'b', 'd'],
       ];
       const store = await SqliteHistoryStore.open({ path, maxRuns: 3, writer });
-      for (const run of runs) await store.append(run);
+      for (const run of runs) await store.appendSequence(run);
       const expected = new MemoryHistoryStore();
-      for (const run of runs.slice(-3)) await expected.append(run);
+      for (const run of runs.slice(-3)) await expected.appendSequence(run);
       const sorted = (state: { sequences: number; transitions: [string, string, number][] }) => ({
         sequences: state.sequences,
         transitions: [...state.transitions].sort((x, y) =>
           `${x[0]} ${x[1]}`.localeCompare(`${y[0]} ${y[1]}`),
         ),
       });
-      expect(sorted(await store.load())).toEqual(sorted(await expected.load()));
+      expect(sorted(await loadState(store))).toEqual(sorted(await loadState(expected)));
       await store.close();
       const db = new DatabaseSync(path);
       expect(
@@ -117,7 +118,7 @@ describe('SqliteHistoryStore writer', () => {
       db.close();
       // Reopened, the counts are the same.
       await using again = await SqliteHistoryStore.open({ path, maxRuns: 3 });
-      expect(sorted(await again.load())).toEqual(sorted(await expected.load()));
+      expect(sorted(await loadState(again))).toEqual(sorted(await loadState(expected)));
     },
   );
 
@@ -125,9 +126,9 @@ describe('SqliteHistoryStore writer', () => {
     const path = join(dir, 'queue.sqlite');
     await using store = await SqliteHistoryStore.open({ path, maxQueuedRuns: 2, busyTimeoutMs: 2_000 });
     const lock = await holdExclusiveLock(path);
-    const first = store.append(['a', 'b']).catch((error: unknown) => error);
-    const second = store.append(['a', 'b']).catch((error: unknown) => error);
-    await expect(store.append(['a', 'b'])).rejects.toMatchObject({
+    const first = store.appendSequence(['a', 'b']).catch((error: unknown) => error);
+    const second = store.appendSequence(['a', 'b']).catch((error: unknown) => error);
+    await expect(store.appendSequence(['a', 'b'])).rejects.toMatchObject({
       code: 'HISTORY_STORE_FAILED',
       message: expect.stringMatching(/2 runs are already waiting.*not recorded/),
     });
@@ -151,9 +152,9 @@ describe('SqliteHistoryStore writer', () => {
     `);
     v1.close();
     const store = await SqliteHistoryStore.open({ path, maxRuns: 2 });
-    await store.append(['c', 'd']);
+    await store.appendSequence(['c', 'd']);
     // The first run (a→b, b→c) was pruned: what remains is a→b once and c→d once.
-    expect(await store.load()).toEqual({
+    expect(await loadState(store)).toEqual({
       version: 1,
       sequences: 2,
       transitions: expect.arrayContaining([
@@ -161,7 +162,7 @@ describe('SqliteHistoryStore writer', () => {
         ['c', 'd', 1],
       ]),
     });
-    expect((await store.load()).transitions).toHaveLength(2);
+    expect((await loadState(store)).transitions).toHaveLength(2);
     await store.close();
   });
 });

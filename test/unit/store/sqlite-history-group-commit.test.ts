@@ -13,7 +13,8 @@ import { DatabaseSync } from 'node:sqlite';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { isCodecallError } from '../../../src/errors.js';
-import { SqliteHistoryStore } from '../../../src/search/sqlite-history-store.js';
+import { SqliteHistoryStore } from '../../../src/store/sqlite-history-store.js';
+import { loadState } from '../../contract/load-state.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'codecall-group-commit-'));
 const children = new Set<ChildProcess>();
@@ -120,13 +121,13 @@ function queueWrites(store: SqliteHistoryStore): {
   refused: number;
 } {
   const writes = [
-    store.append(['a', 'b']),
+    store.appendSequence(['a', 'b']),
     store.setValue('ns', 'small', '"fits"', LIMITS),
-    store.append(['b', 'c']),
+    store.appendSequence(['b', 'c']),
     store.setValue('ns', 'big', JSON.stringify('x'.repeat(100)), LIMITS),
-    store.append(['c', 'd']),
+    store.appendSequence(['c', 'd']),
     store.appendUsage({ query: 'after the refused one', tools: ['d'] }),
-    store.append(['d', 'e']),
+    store.appendSequence(['d', 'e']),
   ];
   let count = 0;
   for (const write of writes)
@@ -173,7 +174,7 @@ describe('SqliteHistoryStore group commit', () => {
       await lock.release();
     }
     await expectCommittedInOrder(path, queued.writes, queued.refused);
-    const state = await store.load();
+    const state = await loadState(store);
     expect(state.usages).toEqual([['after the refused one', ['d']]]);
     expect(await store.getValue('ns', 'big')).toBeUndefined();
     expect(await store.getValue('ns', 'small')).toBe('"fits"');

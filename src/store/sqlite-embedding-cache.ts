@@ -8,7 +8,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import { CodecallError } from '../errors.js';
-import type { EmbeddingCache } from './embeddings.js';
+import type { VectorCache } from './contracts.js';
 import { DEFAULT_HISTORY_BUSY_TIMEOUT_MS, loadSqlite } from './sqlite-history-store.js';
 
 /** Vectors kept in one cache file (the least recently written are evicted beyond it). */
@@ -37,7 +37,7 @@ function failed(path: string, action: string, error: unknown): CodecallError {
 }
 
 /**
- * An {@link EmbeddingCache} in one SQLite file.
+ * A {@link VectorCache} in one SQLite file: tool search's embedding cache.
  *
  * @example
  * ```ts
@@ -45,7 +45,7 @@ function failed(path: string, action: string, error: unknown): CodecallError {
  * const search = createToolSearch({ tools, embed, embeddingCache: cache });
  * ```
  */
-export class SqliteEmbeddingCache implements EmbeddingCache {
+export class SqliteEmbeddingCache implements VectorCache {
   readonly path: string;
   readonly #model: string;
   readonly #maxEntries: number;

@@ -8,8 +8,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { afterAll, describe, expect, it } from 'vitest';
-import { MemoryHistoryStore, type ApprovalAuditEntry } from '../../../src/search/history-store.js';
-import { SqliteHistoryStore } from '../../../src/search/sqlite-history-store.js';
+import { MemoryHistoryStore, type ApprovalAuditEntry } from '../../../src/store/index.js';
+import { SqliteHistoryStore } from '../../../src/store/sqlite-history-store.js';
+import { loadState } from '../../contract/load-state.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'codecall-history-approvals-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -37,10 +38,10 @@ describe('approvals in the history store', () => {
     try {
       await store.appendApproval(entry(1, 'approved'));
       await store.appendApproval({ ...entry(2, 'denied'), reason: 'no' });
-      await store.append(['files.list', 'files.remove']);
+      await store.appendSequence(['files.list', 'files.remove']);
       expect(await store.listApprovals({ limit: 1 })).toEqual([{ ...entry(2, 'denied'), reason: 'no' }]);
       expect((await store.listApprovals()).map((e) => e.outcome)).toEqual(['denied', 'approved']);
-      expect((await store.load()).sequences).toBe(1);
+      expect((await loadState(store)).sequences).toBe(1);
       await expect(store.listApprovals({ limit: 0 })).rejects.toMatchObject({
         code: 'INVALID_ARGUMENT',
         details: { field: 'limit' },

@@ -8,17 +8,18 @@
  */
 import { Worker } from 'node:worker_threads';
 import { CodecallError } from '../errors.js';
-import type { EmbeddingsConfig } from './open-embeddings.js';
-import type { RankingOptions, SearchFieldWeights } from './options.js';
-import type { Stemming } from './tokenize.js';
-import type { ToolSearchState } from './tool-graph.js';
 import type {
+  RankingOptions,
   SearchableTool,
+  SearchFieldWeights,
   SearchOptions,
+  Stemming,
   ToolSearch,
   ToolSearchResult,
+  ToolSearchState,
   ToolUsage,
-} from './tool-search.js';
+} from '../search/index.js';
+import type { EmbeddingsConfig } from './open-embeddings.js';
 import { findDistFile } from '../util/dist-file.js';
 
 export { DEFAULT_SEARCH_WORKER_MIN_TOOLS } from '../config/defaults.js';
@@ -123,7 +124,7 @@ export class SearchWorkerHost {
 
   /** Starts the worker with `tools` and `state` (a snapshot: post later changes with the methods below). */
   static open(options: SearchWorkerHostOptions): SearchWorkerHost {
-    return new SearchWorkerHost(options, findDistFile('search/search-worker.js'));
+    return new SearchWorkerHost(options, findDistFile('execute/search-worker.js'));
   }
 
   /** True while queries run on the worker thread (false: in-process fallback). */

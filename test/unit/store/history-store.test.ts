@@ -3,10 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { isCodecallError } from '../../../src/errors.js';
-import { MemoryHistoryStore, type UsageHistoryStore } from '../../../src/search/history-store.js';
-import { SqliteHistoryStore } from '../../../src/search/sqlite-history-store.js';
+import { MemoryHistoryStore, type UsageHistoryStore } from '../../../src/store/index.js';
+import { SqliteHistoryStore } from '../../../src/store/sqlite-history-store.js';
 import { createToolSearch } from '../../../src/search/tool-search.js';
-import { CATALOG } from './catalog.js';
+import { CATALOG } from '../search/catalog.js';
+import { loadState } from '../../contract/load-state.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'codecall-history-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -28,10 +29,15 @@ const stores: Array<[string, () => Promise<UsageHistoryStore>]> = [
 describe.each(stores)('%s', (_name, open) => {
   it('aggregates appended runs into the state createToolSearch restores', async () => {
     const store = await open();
-    await store.append(['chat.list_channels', 'chat.send_message']);
-    await store.append(['chat.list_channels', 'chat.send_message', 'chat.send_message', 'files.write_file']);
-    await store.append([]);
-    const state = await store.load();
+    await store.appendSequence(['chat.list_channels', 'chat.send_message']);
+    await store.appendSequence([
+      'chat.list_channels',
+      'chat.send_message',
+      'chat.send_message',
+      'files.write_file',
+    ]);
+    await store.appendSequence([]);
+    const state = await loadState(store);
     expect(state.sequences).toBe(3);
     expect(state.transitions.sort()).toEqual([
       ['chat.list_channels', 'chat.send_message', 2],
@@ -44,12 +50,12 @@ describe.each(stores)('%s', (_name, open) => {
 
   it('rejects bad sequences and use after close; close is idempotent', async () => {
     const store = await open();
-    expect(await codeOf(store.append('a,b' as never))).toBe('INVALID_ARGUMENT');
-    expect(await codeOf(store.append(['a', 1 as never]))).toBe('INVALID_ARGUMENT');
+    expect(await codeOf(store.appendSequence('a,b' as never))).toBe('INVALID_ARGUMENT');
+    expect(await codeOf(store.appendSequence(['a', 1 as never]))).toBe('INVALID_ARGUMENT');
     await store.close();
     await store.close();
-    expect(await codeOf(store.append(['a']))).toBe('CLOSED');
-    expect(await codeOf(store.load())).toBe('CLOSED');
+    expect(await codeOf(store.appendSequence(['a']))).toBe('CLOSED');
+    expect(await codeOf(loadState(store))).toBe('CLOSED');
   });
 });
 
@@ -58,12 +64,12 @@ describe('SqliteHistoryStore', () => {
     const path = join(dir, 'nested', 'folder', 'history.sqlite');
     const a = await SqliteHistoryStore.open({ path });
     const b = await SqliteHistoryStore.open({ path });
-    await a.append(['x', 'y']);
-    await b.append(['x', 'y']);
+    await a.appendSequence(['x', 'y']);
+    await b.appendSequence(['x', 'y']);
     await a.close();
     await b.close();
     await using reopened = await SqliteHistoryStore.open({ path });
-    expect(await reopened.load()).toEqual({ version: 1, sequences: 2, transitions: [['x', 'y', 2]] });
+    expect(await loadState(reopened)).toEqual({ version: 1, sequences: 2, transitions: [['x', 'y', 2]] });
   });
 
   it('says what to do with a file that is not a history database', async () => {
@@ -85,7 +91,7 @@ describe('SqliteHistoryStore', () => {
 
   it('bounds one recorded run', async () => {
     await using store = await SqliteHistoryStore.open({ path: join(dir, 'bounded.sqlite') });
-    await store.append(Array.from({ length: 5_000 }, (_, i) => `t${i}`));
-    expect((await store.load()).transitions.length).toBe(999);
+    await store.appendSequence(Array.from({ length: 5_000 }, (_, i) => `t${i}`));
+    expect((await loadState(store)).transitions.length).toBe(999);
   });
 });

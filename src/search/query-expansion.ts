@@ -1,0 +1,78 @@
+/**
+ * @module
+ * Pseudo-relevance feedback for the lexical ranking (RM3), and the bounded top-k selection of
+ * scored ids it and the ranking share.
+ */
+import type { ResolvedRankingOptions } from './options.js';
+
+/**
+ * RM3 (Lavrenko & Croft's relevance model, interpolated with the query): the term distribution
+ * of the `top` lexical hits, each weighted by its score, `P(t|R) = Σ_d s(d) · P(t|d)` with
+ * `P(t|d)` the field-weighted term frequency of `d`; its `expansionTerms` most probable terms
+ * are mixed with the query's own as `(1 − w) · P(t|Q) + w · P(t|R)` and the query is scored
+ * again with those weights. `fieldsOf(id)` gives a hit's tokens per BM25F field.
+ */
+export function expandQuery(
+  terms: readonly string[],
+  top: readonly number[],
+  scores: Float64Array,
+  ranking: ResolvedRankingOptions,
+  fieldWeights: readonly number[],
+  fieldsOf: (id: number) => string[][] | undefined,
+): Map<string, number> {
+  let total = 0;
+  for (const id of top) total += scores[id]!;
+  const relevance = new Map<string, number>();
+  for (const id of top) {
+    const fields = fieldsOf(id);
+    if (!fields || total <= 0) continue;
+    const counts = new Map<string, number>();
+    let length = 0;
+    fields.forEach((tokens, f) => {
+      const w = fieldWeights[f]!;
+      for (const token of tokens) counts.set(token, (counts.get(token) ?? 0) + w);
+      length += w * tokens.length;
+    });
+    if (length <= 0) continue;
+    const share = scores[id]! / total;
+    for (const [term, count] of counts)
+      relevance.set(term, (relevance.get(term) ?? 0) + (share * count) / length);
+  }
+  const expansion = [...relevance]
+    .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
+    .slice(0, ranking.expansionTerms);
+  const mass = expansion.reduce((sum, [, p]) => sum + p, 0);
+  const distinct = new Set(terms);
+  const weights = new Map<string, number>();
+  // Scaled so the original query's terms weigh (1 − w) each, as if P(t|Q) · |Q|.
+  for (const term of distinct) weights.set(term, 1 - ranking.expansionWeight);
+  if (mass > 0) {
+    for (const [term, p] of expansion)
+      weights.set(term, (weights.get(term) ?? 0) + (ranking.expansionWeight * distinct.size * p) / mass);
+  }
+  return weights;
+}
+
+/**
+ * The ids of the `k` best scores (ties by id, i.e. insertion order), best first, without sorting
+ * every match: a bounded sorted buffer, O(n log k).
+ */
+export function selectTop(ids: readonly number[], scores: Float64Array, k: number): number[] {
+  if (k >= ids.length) return [...ids].sort((a, b) => scores[b]! - scores[a]! || a - b);
+  const top: number[] = [];
+  const better = (a: number, b: number): boolean =>
+    scores[a]! > scores[b]! || (scores[a] === scores[b] && a < b);
+  for (const id of ids) {
+    if (top.length === k && !better(id, top[k - 1]!)) continue;
+    let lo = 0;
+    let hi = top.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (better(top[mid]!, id)) lo = mid + 1;
+      else hi = mid;
+    }
+    top.splice(lo, 0, id);
+    if (top.length > k) top.pop();
+  }
+  return top;
+}
