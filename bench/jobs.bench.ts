@@ -18,15 +18,32 @@
  *   (target 0); a call in flight at the kill may (at-least-once).
  *   `CODECALL_BENCH_JOBS_CHAOS_ONLY=1` runs only the chaos round.
  *
- * Without `redis-server` the bench prints SKIP and exits 1: a skipped bench never counts as met.
+ * - Chaos on PostgreSQL (pg-boss): the same round through `codecall worker --postgres` processes,
+ *   one SIGKILLed every 2.5 s; the queue is created by the bench with pg-boss's shortest heartbeat
+ *   (10 s) and the bench supervises it every 2 s, so a dead worker's job returns within seconds.
+ * - Per-job cost (`CODECALL_BENCH_JOBS_COST_ONLY=1` runs only this): 300 `exec` jobs with one MCP
+ *   call each through one worker at concurrency 1 on every backend, against a floor measured in
+ *   the same run: a plain BullMQ worker that runs the same script in a fresh isolated-vm context
+ *   with the same MCP call. CPU per job (the worker process's user + system time over the jobs,
+ *   after a warm-up) and jobs/s, as ratios to the floor; targets CPU ≤ 1.5×, jobs/s ≥ 0.67×.
+ *
+ * Without `redis-server` the bench prints SKIP and exits 1: a skipped bench never counts as met;
+ * without PostgreSQL (`initdb`/`pg_ctl`) its Postgres rounds print SKIP.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
-import { Queue, type Job } from 'bullmq';
+import { Queue, Worker as BullWorker, type Job } from 'bullmq';
+import { PgBoss } from 'pg-boss';
+import pg from 'pg';
 import { CodecallRuntime } from '../src/execute/index.js';
-import { createJobClient } from '../src/jobs/index.js';
+import {
+  createJobClient,
+  createLocalJobBackend,
+  createPgJobClient,
+  type JobBackend,
+} from '../src/jobs/index.js';
 import {
   hasRedisServer,
   probeConfig,
@@ -35,7 +52,12 @@ import {
   type ProbeServer,
   type RedisHandle,
 } from '../test/integration/jobs/jobs-helpers.js';
-import { figure, finish, percentile } from './harness.js';
+import {
+  postgresBinDir,
+  startPostgres,
+  type PostgresHandle,
+} from '../test/integration/jobs/postgres-helpers.js';
+import { figure, finish, percentile, skip } from './harness.js';
 
 const ROOT = resolve(import.meta.dirname ?? '.', '..');
 const MAIN = join(ROOT, 'dist', 'cli', 'main.js');
@@ -58,9 +80,10 @@ interface Worker {
 }
 
 function spawnWorker(redis: string, queue: string, config: string, extra: string[] = []): Promise<Worker> {
+  const backend = redis.startsWith('postgres') ? '--postgres' : '--redis';
   const child = spawn(
     process.execPath,
-    ['--no-node-snapshot', MAIN, 'worker', '--redis', redis, '--queue', queue, '--config', config, ...extra],
+    ['--no-node-snapshot', MAIN, 'worker', backend, redis, '--queue', queue, '--config', config, ...extra],
     { stdio: ['ignore', 'ignore', 'pipe'] },
   );
   const exited = new Promise<void>((done) => child.once('exit', () => done()));
@@ -296,18 +319,416 @@ async function main(): Promise<void> {
   const redis = await startRedis();
   const probe = await startProbeServer();
   const config = probeConfig(probe.url).path;
+  const postgres = postgresBinDir() === undefined ? undefined : await startPostgres();
   try {
-    if (process.env.CODECALL_BENCH_JOBS_CHAOS_ONLY === '1') {
+    if (process.env.CODECALL_BENCH_JOBS_COST_ONLY === '1') {
+      console.log('  CODECALL_BENCH_JOBS_COST_ONLY=1: only the per-job cost rounds');
+      await costRounds(redis, postgres, probe, config);
+    } else if (process.env.CODECALL_BENCH_JOBS_CHAOS_ONLY === '1') {
       console.log(
         '  CODECALL_BENCH_JOBS_CHAOS_ONLY=1: throughput rounds not run (their targets are not met here)',
       );
       await chaos(redis, probe, config);
-    } else await allRounds(redis, probe, config);
+      await pgChaosOrSkip(postgres, probe, config);
+    } else {
+      await allRounds(redis, probe, config);
+      await pgChaosOrSkip(postgres, probe, config);
+      await costRounds(redis, postgres, probe, config);
+    }
   } finally {
     await probe.close();
     await redis.stop();
+    await postgres?.stop();
   }
   finish();
+}
+
+async function pgChaosOrSkip(
+  postgres: PostgresHandle | undefined,
+  probe: ProbeServer,
+  config: string,
+): Promise<void> {
+  if (postgres) await pgChaos(postgres, probe, config);
+  else skip('PostgreSQL not found (initdb/pg_ctl): the pg-boss chaos round did not run');
+}
+
+/** Jobs of the Postgres chaos round (fewer: a dead worker's job waits for pg-boss's heartbeat). */
+const PG_CHAOS_JOBS = 100;
+/** pg-boss's shortest heartbeat, set on the bench's queue so a dead worker's job returns in seconds. */
+const PG_CHAOS_HEARTBEAT_S = 10;
+
+/** A pg-boss instance that creates the queue with a short heartbeat and supervises it every 2 s. */
+async function pgSupervisor(url: string, queue: string): Promise<PgBoss> {
+  const boss = new PgBoss({
+    connectionString: url,
+    schedule: false,
+    superviseIntervalSeconds: 2,
+    monitorIntervalSeconds: 2,
+  });
+  boss.on('error', () => {});
+  await boss.start();
+  await boss.createQueue(queue, {
+    retryLimit: 2,
+    retryBackoff: true,
+    retryDelay: 1,
+    heartbeatSeconds: PG_CHAOS_HEARTBEAT_S,
+  });
+  return boss;
+}
+
+async function pgChaos(postgres: PostgresHandle, probe: ProbeServer, config: string): Promise<void> {
+  const name = `pg-chaos-${Date.now()}`;
+  const supervisor = await pgSupervisor(postgres.url, name);
+  const extra = ['--concurrency', '2'];
+  const workers = await Promise.all(
+    Array.from({ length: CHAOS_WORKERS }, () => spawnWorker(postgres.url, name, config, extra)),
+  );
+  const client = await createPgJobClient({ connection: postgres.url, queue: name });
+  let kills = 0;
+  let stopping = false;
+  const killer = (async () => {
+    let next = 0;
+    while (!stopping) {
+      await new Promise((r) => setTimeout(r, CHAOS_KILL_EVERY_MS));
+      if (stopping) break;
+      const victim = workers[next % workers.length]!;
+      victim.child.kill('SIGKILL');
+      await victim.exited;
+      kills++;
+      workers[next % workers.length] = await spawnWorker(postgres.url, name, config, extra);
+      next++;
+    }
+  })();
+  try {
+    const ids: string[] = [];
+    for (let i = 0; i < PG_CHAOS_JOBS; i++) {
+      const code =
+        `await tools.probe.record({ key: "pgchaos-start-${i}" });` +
+        `await tools.probe.sleep({ ms: 300 });` +
+        `await tools.probe.record({ key: "pgchaos-done-${i}" });` +
+        `console.log(${i});`;
+      ids.push((await client.submit({ kind: 'exec', idempotencyKey: `pgchaos-${i}`, code })).id);
+    }
+    const deadline = Date.now() + ROUND_TIMEOUT_MS;
+    let records = await Promise.all(ids.map((id) => client.get(id)));
+    while (
+      records.some((r) => r === undefined || (r.state !== 'completed' && r.state !== 'failed')) &&
+      Date.now() < deadline
+    ) {
+      await new Promise((r) => setTimeout(r, 1_000));
+      records = await Promise.all(ids.map((id) => client.get(id)));
+    }
+    stopping = true;
+    await killer;
+    await chaosFigures('pg chaos', probe, client, ids, records, kills, 'pgchaos', deadline);
+  } finally {
+    stopping = true;
+    await killer.catch(() => {});
+    await stopWorkers(workers);
+    await client.close();
+    await supervisor.stop({ graceful: false, timeout: 5_000 }).catch(() => {});
+  }
+}
+
+/** The chaos figures of a round on any backend, from the job records and the probe's counts. */
+async function chaosFigures(
+  label: string,
+  probe: ProbeServer,
+  client: JobBackend,
+  ids: string[],
+  records: (Awaited<ReturnType<JobBackend['get']>> | undefined)[],
+  kills: number,
+  key: string,
+  deadline: number,
+): Promise<void> {
+  const total = ids.length;
+  const okOnce = records.filter(
+    (r, i) => r?.state === 'completed' && r.result?.exec?.stdout === `${i}\n`,
+  ).length;
+  const failed = records.filter((r) => r?.state === 'failed').length;
+  const stuck = records.filter(
+    (r) => r === undefined || (r.state !== 'completed' && r.state !== 'failed'),
+  ).length;
+  let doneTwice = 0;
+  let startedTwice = 0;
+  let doneNever = 0;
+  let repeatedFinished = 0;
+  let repeatedInFlight = 0;
+  for (const [i, id] of ids.entries()) {
+    const done = probe.counts.records.get(`${key}-done-${i}`) ?? 0;
+    const started = probe.counts.records.get(`${key}-start-${i}`) ?? 0;
+    if (done === 0) doneNever++;
+    if (done > 1) doneTwice++;
+    if (started > 1) startedTwice++;
+    if (done <= 1 && started <= 1) continue;
+    const logs = await client.logs(id);
+    if (logs.some((line) => /in flight when it ended: .*probe\.record/.test(line))) repeatedInFlight++;
+    else repeatedFinished++;
+  }
+  const retried = records.filter((r) => (r?.attemptsMade ?? 1) > 1).length;
+  console.log(
+    `  ${label}: ${kills} SIGKILLs (one of ${CHAOS_WORKERS} workers every ${CHAOS_KILL_EVERY_MS} ms), ` +
+      `${retried} jobs ran more than once; load average ${loadavg()[0]!.toFixed(1)}` +
+      (Date.now() > deadline ? '; ROUND TIMED OUT' : ''),
+  );
+  figure(`${label}: jobs completed exactly once, with their own output`, okOnce, 'jobs', { min: total });
+  figure(`${label}: jobs lost or stuck (not finished)`, stuck, 'jobs', { max: 0 });
+  figure(`${label}: jobs failed (killed too often)`, failed, 'jobs', { max: 0 });
+  figure(`${label}: final side effect never ran`, doneNever, 'jobs', { max: 0 });
+  figure(`${label}: workers killed`, kills, 'kills', { min: 1 });
+  figure(`${label}: first side effect repeated`, startedTwice, 'jobs');
+  figure(`${label}: final side effect repeated`, doneTwice, 'jobs');
+  figure(
+    `${label}: side effect repeated after its call had finished (run journal)`,
+    repeatedFinished,
+    'jobs',
+    {
+      max: 0,
+    },
+  );
+  figure(
+    `${label}: side effect repeated, its call in flight at the kill (at-least-once)`,
+    repeatedInFlight,
+    'jobs',
+  );
+}
+
+const COST_JOBS = 300;
+const COST_WARMUP_JOBS = 20;
+const COST_SCRIPT = 'const r = await tools.probe.record({ key: "cost" }); console.log(r.count);';
+
+interface CostFigures {
+  cpuMsPerJob: number;
+  jobsPerS: number;
+}
+
+/** A child process of this bench in another role (the floor worker, the embedded backend). */
+function spawnRole(
+  role: string,
+  env: Record<string, string>,
+): { child: ChildProcess; ready: Promise<string> } {
+  const child = spawn(process.execPath, ['--no-node-snapshot', process.argv[1]!], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env: { ...process.env, CODECALL_BENCH_JOBS_ROLE: role, ...env },
+  });
+  let text = '';
+  const ready = new Promise<string>((resolveReady, reject) => {
+    child.stdout!.on('data', (chunk: Buffer) => {
+      text += chunk.toString();
+      if (text.includes('\n')) resolveReady(text.trim());
+    });
+    child.once('exit', (code) => reject(new Error(`${role} exited (${code}) before it was ready: ${text}`)));
+  });
+  return { child, ready };
+}
+
+/**
+ * Submits `count` jobs through `submit`, waits until `done()` reports them all (or the round
+ * timeout), returns the seconds taken and the jobs done in them.
+ */
+async function timedJobs(
+  count: number,
+  submit: () => Promise<unknown>,
+  done: () => Promise<number>,
+  base: number,
+): Promise<{ seconds: number; jobs: number }> {
+  const started = performance.now();
+  for (let i = 0; i < count; i += 50)
+    await Promise.all(Array.from({ length: Math.min(50, count - i) }, () => submit()));
+  const deadline = Date.now() + ROUND_TIMEOUT_MS;
+  let finished = await done();
+  while (finished < base + count && Date.now() <= deadline) {
+    await new Promise((r) => setTimeout(r, 20));
+    finished = await done();
+  }
+  if (finished < base + count) console.log(`  TIMED OUT: ${finished - base} of ${count} jobs done`);
+  return { seconds: (performance.now() - started) / 1_000, jobs: Math.max(1, finished - base) };
+}
+
+/** The floor: a plain BullMQ worker running the script in a fresh isolated-vm context per job. */
+async function floorCost(redis: RedisHandle, probe: ProbeServer): Promise<CostFigures> {
+  const name = `cost-floor-${Date.now()}`;
+  const { child, ready } = spawnRole('floor', {
+    BENCH_REDIS: redis.url,
+    BENCH_QUEUE: name,
+    BENCH_PROBE: probe.url,
+  });
+  const queue = new Queue(name, { connection: { url: redis.url } });
+  try {
+    await ready;
+    const completed = async () => (await queue.getJobCounts('completed')).completed ?? 0;
+    const submit = () => queue.add('exec', { code: COST_SCRIPT }, { removeOnComplete: false });
+    await timedJobs(COST_WARMUP_JOBS, submit, completed, 0);
+    const before = cpuMs(child.pid);
+    const { seconds, jobs } = await timedJobs(COST_JOBS, submit, completed, COST_WARMUP_JOBS);
+    return { cpuMsPerJob: (cpuMs(child.pid) - before) / jobs, jobsPerS: jobs / seconds };
+  } finally {
+    child.kill('SIGTERM');
+    await queue.obliterate({ force: true }).catch(() => {});
+    await queue.close();
+  }
+}
+
+/** codecall's worker process on a queue (`connection` redis:// or postgres://). */
+async function workerCost(
+  connection: string,
+  config: string,
+  client: (queue: string) => Promise<JobBackend>,
+  completed: (queue: string) => Promise<number>,
+): Promise<CostFigures> {
+  const name = `cost-${Date.now()}`;
+  const worker = await spawnWorker(connection, name, config, ['--concurrency', '1']);
+  const jobs = await client(name);
+  try {
+    const submit = () => jobs.submit({ kind: 'exec', code: COST_SCRIPT });
+    await timedJobs(COST_WARMUP_JOBS, submit, () => completed(name), 0);
+    const before = cpuMs(worker.child.pid);
+    const { seconds, jobs: done } = await timedJobs(
+      COST_JOBS,
+      submit,
+      () => completed(name),
+      COST_WARMUP_JOBS,
+    );
+    return { cpuMsPerJob: (cpuMs(worker.child.pid) - before) / done, jobsPerS: done / seconds };
+  } finally {
+    await stopWorkers([worker]);
+    await jobs.close();
+  }
+}
+
+/** The embedded backend, in a child process of its own (its CPU is the backend's). */
+async function localCost(config: string): Promise<CostFigures> {
+  const { child, ready } = spawnRole('local', { BENCH_CONFIG: config });
+  try {
+    return JSON.parse(await ready) as CostFigures;
+  } finally {
+    child.kill('SIGTERM');
+  }
+}
+
+async function costRounds(
+  redis: RedisHandle,
+  postgres: PostgresHandle | undefined,
+  probe: ProbeServer,
+  config: string,
+): Promise<void> {
+  console.log(`  per-job cost: ${COST_JOBS} exec jobs (one MCP call each), one worker at concurrency 1`);
+  const floor = await floorCost(redis, probe);
+  figure('cost floor (plain BullMQ + fresh isolated-vm context): CPU per job', floor.cpuMsPerJob, 'ms');
+  figure('cost floor: jobs/s', floor.jobsPerS, 'jobs/s');
+  const report = (backend: string, cost: CostFigures): void => {
+    console.log(
+      `  ${backend}: ${cost.cpuMsPerJob.toFixed(2)} ms CPU per job, ${cost.jobsPerS.toFixed(1)} jobs/s`,
+    );
+    figure(`${backend}: CPU per job / floor`, cost.cpuMsPerJob / floor.cpuMsPerJob, '×', { max: 1.5 });
+    figure(`${backend}: jobs/s / floor`, cost.jobsPerS / floor.jobsPerS, '×', { min: 0.67 });
+  };
+  report('embedded', await localCost(config));
+  const counters = new Map<string, Queue>();
+  try {
+    report(
+      'bullmq',
+      await workerCost(
+        redis.url,
+        config,
+        (queue) => createJobClient({ connection: redis.url, queue }),
+        async (queue) => {
+          let q = counters.get(queue);
+          if (!q) counters.set(queue, (q = new Queue(queue, { connection: { url: redis.url } })));
+          return (await q.getJobCounts('completed')).completed ?? 0;
+        },
+      ),
+    );
+  } finally {
+    for (const q of counters.values()) await q.close();
+  }
+  if (!postgres) {
+    skip('PostgreSQL not found (initdb/pg_ctl): the pg-boss cost round did not run');
+    return;
+  }
+  const pool = new pg.Pool({ connectionString: postgres.url, max: 1 });
+  try {
+    report(
+      'postgres',
+      await workerCost(
+        postgres.url,
+        config,
+        (queue) => createPgJobClient({ connection: postgres.url, queue }),
+        async (queue) => {
+          const { rows } = await pool.query<{ n: string }>(
+            "SELECT count(*) AS n FROM pgboss.job WHERE name = $1 AND state = 'completed'",
+            [queue],
+          );
+          return Number(rows[0]?.n ?? 0);
+        },
+      ),
+    );
+  } finally {
+    await pool.end();
+  }
+}
+
+/** Role `floor`: the plain BullMQ worker of the cost floor. */
+async function floorWorkerRole(): Promise<void> {
+  const { default: ivm } = await import('isolated-vm');
+  const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
+  const { StreamableHTTPClientTransport } =
+    await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
+  const mcp = new Client({ name: 'bench-floor', version: '1.0.0' });
+  await mcp.connect(new StreamableHTTPClientTransport(new URL(process.env.BENCH_PROBE!)));
+  const isolate = new ivm.Isolate({ memoryLimit: 64 });
+  const call = new ivm.Reference(async (name: string, args: string) =>
+    JSON.stringify(await mcp.callTool({ name, arguments: JSON.parse(args) as Record<string, unknown> })),
+  );
+  // The same script, with the tool call bridged to the host as codecall's sandbox does.
+  const source =
+    '(async () => { const tools = { probe: { record: async (args) => { const r = JSON.parse(' +
+    "await __call.apply(undefined, ['record', JSON.stringify(args)], { result: { promise: true } }));" +
+    ' return JSON.parse(r.content[0].text); } } }; const out = [];' +
+    ' const console = { log: (...a) => out.push(a.join(" ")) };' +
+    ` ${COST_SCRIPT} return out.join("\\n") + "\\n"; })()`;
+  const worker = new BullWorker(
+    process.env.BENCH_QUEUE!,
+    async () => {
+      const context = await isolate.createContext();
+      try {
+        await context.global.set('__call', call);
+        const script = await isolate.compileScript(source);
+        const stdout = (await script.run(context, { promise: true, copy: true })) as string;
+        return { status: 'ok', exec: { stdout } };
+      } finally {
+        context.release();
+      }
+    },
+    { connection: { url: process.env.BENCH_REDIS!, maxRetriesPerRequest: null }, concurrency: 1 },
+  );
+  await worker.waitUntilReady();
+  process.stdout.write('ready\n');
+  process.once('SIGTERM', () => {
+    void worker.close().finally(() => process.exit(0));
+  });
+}
+
+/** Role `local`: the embedded backend runs the cost round in this process and prints its figures. */
+async function localRole(): Promise<void> {
+  await using jobs = createLocalJobBackend({
+    runtimes: { configs: { default: process.env.BENCH_CONFIG! } },
+    concurrency: 1,
+  });
+  let done = 0;
+  const submit = async (): Promise<void> => {
+    const { id } = await jobs.submit({ kind: 'exec', code: COST_SCRIPT });
+    void jobs.wait(id, { timeoutMs: ROUND_TIMEOUT_MS }).then(() => done++);
+  };
+  await timedJobs(COST_WARMUP_JOBS, submit, () => Promise.resolve(done), 0);
+  const before = process.cpuUsage();
+  const round = await timedJobs(COST_JOBS, submit, () => Promise.resolve(done), COST_WARMUP_JOBS);
+  const used = process.cpuUsage(before);
+  const figures: CostFigures = {
+    cpuMsPerJob: (used.user + used.system) / 1_000 / round.jobs,
+    jobsPerS: round.jobs / round.seconds,
+  };
+  process.stdout.write(`${JSON.stringify(figures)}\n`);
 }
 
 async function allRounds(redis: RedisHandle, probe: ProbeServer, config: string): Promise<void> {
@@ -329,4 +750,7 @@ async function allRounds(redis: RedisHandle, probe: ProbeServer, config: string)
   await chaos(redis, probe, config);
 }
 
-await main();
+const role = process.env.CODECALL_BENCH_JOBS_ROLE;
+if (role === 'floor') await floorWorkerRole();
+else if (role === 'local') await localRole();
+else await main();

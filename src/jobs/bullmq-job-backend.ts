@@ -21,6 +21,7 @@ import {
   cancelChannel,
   cancelKey,
   jobOptions,
+  jobStatePrefix,
   queueName,
   redisConnection,
   toRecord,
@@ -28,9 +29,9 @@ import {
   type JobConnectionOptions,
   type JobRetentionOptions,
 } from './bullmq-shared.js';
-import type { JobApprovalDecision } from './job-approvals.js';
-import { waitForJobEnd } from './job-helpers.js';
-import { approvalsKey, RedisJobApprovalStore } from './redis-job-approvals.js';
+import type { JobApprovalDecision, JobApprovalStore } from '../store/job-state.js';
+import { RedisJobStateStore } from '../store/job-state-redis.js';
+import { jobStateKey, waitForJobEnd } from './job-helpers.js';
 import { parseJobSpec, type JobSpecInput } from './job-spec.js';
 import type {
   JobBackend,
@@ -95,6 +96,7 @@ class BullmqJobBackend implements JobBackend {
   readonly #enqueueTimeoutMs: number;
   #events: Promise<QueueEvents> | undefined;
   #redis: Redis | undefined;
+  #state: Promise<RedisJobStateStore> | undefined;
   #closing: Promise<void> | undefined;
 
   constructor(
@@ -175,26 +177,29 @@ class BullmqJobBackend implements JobBackend {
     const record = toRecord(job, state, cancelled === 1);
     if (record.state === 'delayed' || record.state === 'active') {
       // A delayed job with a pending request waits for a decision, not for a retry.
-      const pending = await this.#approvals(job).pending();
+      const pending = await (await this.#approvals(job)).pending();
       if (pending && record.state === 'delayed') record.state = 'waiting-approval';
       if (pending) record.approval = pending;
     }
     return record;
   }
 
-  #approvals(job: Job): RedisJobApprovalStore {
-    return new RedisJobApprovalStore(
-      this.#client(),
-      approvalsKey(this.#name, job.id ?? '', job.timestamp),
-      this.#retention.keepAgeMs ?? DEFAULT_JOBS_KEEP_AGE_MS,
-    );
+  #approvals(job: Job): Promise<JobApprovalStore> {
+    this.#state ??= RedisJobStateStore.open({
+      redis: this.#client(),
+      prefix: jobStatePrefix(this.#name),
+      ttlMs: this.#retention.keepAgeMs ?? DEFAULT_JOBS_KEEP_AGE_MS,
+    });
+    return this.#state.then((state) => state.approvals(jobStateKey(job.id ?? '', job.timestamp)));
   }
 
   async approve(id: string, decision: { approved: boolean; reason?: string }): Promise<JobApprovalDecision> {
     const record = await this.#require(id);
     const job = await Job.fromId(this.#queue, id);
     const recorded =
-      job && record.state === 'waiting-approval' ? await this.#approvals(job).decide(decision) : false;
+      job && record.state === 'waiting-approval'
+        ? await (await this.#approvals(job)).decide(decision)
+        : false;
     if (!job || !recorded)
       throw new CodecallError(
         'JOB_NOT_WAITING_APPROVAL',

@@ -106,6 +106,11 @@ export function cancelChannel(queue: string): string {
   return `${JOBS_KEY_PREFIX}:${queue}:codecall:cancel`;
 }
 
+/** Prefix of the Redis keys of a queue's job state (run journals, approvals). */
+export function jobStatePrefix(queue: string): string {
+  return `${JOBS_KEY_PREFIX}:${queue}:codecall:`;
+}
+
 /** BullMQ options of a submitted job. */
 export function jobOptions(spec: JobSpec, id: string, retention: JobRetentionOptions = {}): JobsOptions {
   const age = Math.ceil((retention.keepAgeMs ?? DEFAULT_JOBS_KEEP_AGE_MS) / 1_000);

@@ -1,10 +1,11 @@
 /**
  * @module
- * A BullMQ worker that runs codecall jobs: it takes jobs from the queue (up to `concurrency` at
- * once), runs each with the runtime of the configuration it names, reports progress and logs
- * to the job, and stores the result. Delivery is at-least-once:
+ * A BullMQ worker that runs codecall jobs: the BullMQ queue adapter of the one job loop
+ * (`job-processor.ts`), with job state (run journals, approvals) in the queue's Redis. It takes
+ * jobs from the queue (up to `concurrency` at once), reports progress and logs to the job, and
+ * stores the result. Delivery is at-least-once:
  *
- * - an infrastructure fault (thrown by {@link runJob}) fails the attempt, and BullMQ retries the
+ * - an infrastructure fault fails the attempt, and BullMQ retries the
  *   job with exponential backoff until its attempts are used up; a fault no retry can fix (an
  *   unknown configuration, a rejected API key) fails the job at once (`UnrecoverableError`);
  * - a worker that dies (`kill -9`, a lost machine) stops renewing its job's lock; after
@@ -25,23 +26,28 @@ import {
   DEFAULT_JOBS_WORKER_CONCURRENCY,
 } from '../config/defaults.js';
 import { CodecallError } from '../errors.js';
+import { RedisJobStateStore } from '../store/job-state-redis.js';
 import { setLongTimeout } from '../util/long-timeout.js';
 import {
   cancelChannel,
   cancelKey,
+  jobStatePrefix,
   queueName,
   redisConnection,
   withTimeout,
   type JobConnectionOptions,
 } from './bullmq-shared.js';
-import { JobWaitingApprovalError } from './job-approvals.js';
-import { cutLogLine } from './job-helpers.js';
-import { parseJobSpec } from './job-spec.js';
+import { cutLogLine, jobStateKey } from './job-helpers.js';
+import {
+  startQueueWorker,
+  type ClaimedJob,
+  type JobProcessor,
+  type JobWorkerHandle,
+  type QueueAdapter,
+} from './job-processor.js';
 import type { JobResult } from './job-types.js';
-import { isRetryableJobError, JOB_ABORT_REASONS, JobHandBackError, runJob } from './run-job.js';
-import { RedisHistoryStore } from './redis-history-store.js';
-import { approvalsKey, RedisJobApprovalStore } from './redis-job-approvals.js';
-import { journalKey, RedisRunJournal } from './redis-run-journal.js';
+import { JOB_ABORT_REASONS } from './run-job.js';
+import { RedisHistoryStore } from '../store/redis-history-store.js';
 import { RuntimeRegistry, type RuntimeRegistryOptions } from './runtime-registry.js';
 
 /** Options of {@link startJobWorker}. */
@@ -76,16 +82,6 @@ export interface JobWorkerOptions extends JobConnectionOptions {
   onLog?: (line: string) => void;
 }
 
-/** A running worker. */
-export interface JobWorkerHandle {
-  readonly name: string;
-  /** Jobs running now. */
-  running(): number;
-  /** Stops taking jobs, finishes or hands back running ones, closes runtimes. Idempotent. */
-  close(): Promise<void>;
-  [Symbol.asyncDispose](): Promise<void>;
-}
-
 /**
  * Starts a worker on the queue; resolves once it is connected.
  *
@@ -113,144 +109,149 @@ export async function startJobWorker(options: JobWorkerOptions): Promise<JobWork
       : {}),
   });
   const commands = new Redis(connection.url, { maxRetriesPerRequest: null });
-  const subscriber = new Redis(connection.url, { maxRetriesPerRequest: null });
   commands.on('error', () => {});
+  const state = await RedisJobStateStore.open({ redis: commands, prefix: jobStatePrefix(queue) });
+  return startQueueWorker({
+    adapter: bullmqAdapter({ ...options, connection, queue, name, commands, log }),
+    state,
+    runtimes,
+    worker: name,
+    env: options.env,
+    approvalTimeoutMs: options.approvalTimeoutMs,
+    onLog: options.onLog,
+    shutdownGraceMs: options.shutdownGraceMs ?? DEFAULT_JOBS_SHUTDOWN_GRACE_MS,
+    closeAlso: () =>
+      commands.quit().then(
+        () => {},
+        () => commands.disconnect(),
+      ),
+  });
+}
+
+interface BullmqAdapterOptions extends Omit<JobWorkerOptions, 'connection' | 'queue'> {
+  connection: { url: string; maxRetriesPerRequest: null };
+  queue: string;
+  name: string;
+  /** Commands (cancel keys); the worker closes it. */
+  commands: Redis;
+  log: (line: string) => void;
+}
+
+/** What a settled attempt tells BullMQ: a return value, or an error to throw. */
+type Outcome = { result: JobResult } | { error: Error };
+
+/**
+ * The BullMQ queue adapter: a BullMQ `Worker` claims jobs (locks renewed while they run, stalled
+ * ones of dead workers put back); an attempt's outcome becomes the processor function's return
+ * value (complete) or the error it throws (`UnrecoverableError` for no retry, `DelayedError`
+ * after `moveToDelayed`, `WaitingError` after `moveToWait`). Cancels come over pub/sub.
+ */
+function bullmqAdapter(options: BullmqAdapterOptions): QueueAdapter {
+  const { queue, name, commands, log } = options;
+  const subscriber = new Redis(options.connection.url, { maxRetriesPerRequest: null });
   subscriber.on('error', () => {});
-  let active = 0;
+  let worker: Worker | undefined;
+  let running: Promise<void> | undefined;
 
-  const processor = async (job: Job, token?: string, signal?: AbortSignal): Promise<JobResult> => {
+  const claimed = (
+    job: Job,
+    token: string | undefined,
+    signal: AbortSignal,
+    settle: (o: Outcome) => void,
+  ) => {
     const id = job.id ?? '';
-    let spec;
-    try {
-      spec = parseJobSpec(job.data);
-    } catch (error) {
-      throw new UnrecoverableError((error as Error).message);
-    }
-    const controller = new AbortController();
-    const onAbort = (): void => controller.abort(signal?.reason);
-    if (signal?.aborted) onAbort();
-    signal?.addEventListener('abort', onAbort, { once: true });
-    if ((await commands.exists(cancelKey(queue, id))) === 1) controller.abort(JOB_ABORT_REASONS.cancel);
-    active++;
-    const attempt = Math.max(1, job.attemptsStarted);
-    log(`job ${id} (${spec.kind}) attempt ${attempt} started`);
-    // Every worker reads it: an attempt after a crash replays the calls the dead one finished.
-    const journal =
-      spec.kind === 'exec' ? new RedisRunJournal(commands, journalKey(queue, id, job.timestamp)) : undefined;
-    const approvals =
-      spec.kind === 'exec'
-        ? new RedisJobApprovalStore(commands, approvalsKey(queue, id, job.timestamp))
-        : undefined;
-    try {
-      const result = await runJob({
-        spec,
-        runtimes,
-        attempt,
-        worker: name,
-        signal: controller.signal,
-        ...(options.env ? { env: options.env } : {}),
-        onProgress: (progress) => void job.updateProgress(progress).catch(() => {}),
-        onLog: (line) => void job.log(cutLogLine(line)).catch(() => {}),
-        ...(journal ? { journal } : {}),
-        ...(approvals ? { approvals: { store: approvals, timeoutMs: options.approvalTimeoutMs } } : {}),
-      });
-      // The journal and approvals stay until the queue has recorded the job's end (see `forget`).
-      log(`job ${id} ${result.status}`);
-      return result;
-    } catch (error) {
-      if (error instanceof JobHandBackError) {
-        log(`job ${id} handed back to the queue`);
-        await job.log(`handed back by ${name} (shutting down)`).catch(() => {});
+    const it: ClaimedJob = {
+      id,
+      data: job.data,
+      attempt: Math.max(1, job.attemptsStarted),
+      stateKey: jobStateKey(id, job.timestamp),
+      signal,
+      cancelRequested: async () => (await commands.exists(cancelKey(queue, id))) === 1,
+      log: (line) => void job.log(cutLogLine(line)).catch(() => {}),
+      progress: (progress) => void job.updateProgress(progress).catch(() => {}),
+      complete: (result) => {
+        settle({ result });
+        return Promise.resolve();
+      },
+      fail: (error, retry) => {
+        settle({ error: retry ? error : new UnrecoverableError(error.message) });
+        return Promise.resolve();
+      },
+      delayUntil: async (at) => {
+        await job.moveToDelayed(at, token);
+        settle({ error: new DelayedError() });
+      },
+      promote: () => job.promote().catch(() => {}),
+      handBack: async () => {
         await job.moveToWait(token);
-        throw new WaitingError();
-      }
-      if (error instanceof JobWaitingApprovalError && approvals) {
-        // The job waits without a worker: delayed until the request times out (or the deadline),
-        // promoted earlier by the decision. A decision that landed before the move promotes it here.
-        const { request } = error;
-        const wake = Math.min(request.expiresAt, spec.deadline ?? Number.POSITIVE_INFINITY);
-        await job.moveToDelayed(wake, token);
-        const still = await approvals.pending();
-        if (still?.callIndex !== request.callIndex) await job.promote().catch(() => {});
-        log(`job ${id} waits for the approval of ${request.tool} (call ${request.callIndex})`);
-        throw new DelayedError();
-      }
-      const message = (error as Error)?.message ?? String(error);
-      await job.log(cutLogLine(`attempt ${attempt} failed: ${message}`)).catch(() => {});
-      log(`job ${id} attempt ${attempt} failed: ${message}`);
-      if (!isRetryableJobError(error)) throw new UnrecoverableError(message);
-      throw error;
-    } finally {
-      active--;
-      signal?.removeEventListener('abort', onAbort);
-    }
+        settle({ error: new WaitingError() });
+      },
+    };
+    return it;
   };
 
-  const worker = new Worker(queue, processor, {
-    connection,
-    name,
-    concurrency: options.concurrency ?? DEFAULT_JOBS_WORKER_CONCURRENCY,
-    lockDuration: options.lockDurationMs ?? DEFAULT_JOBS_LOCK_DURATION_MS,
-    stalledInterval: options.stalledIntervalMs ?? DEFAULT_JOBS_STALLED_INTERVAL_MS,
-    maxStalledCount: options.maxStalledCount ?? DEFAULT_JOBS_MAX_STALLED_COUNT,
-    autorun: false,
-  });
-  /**
-   * Deletes a job's run journal and approvals once the queue has recorded the job's end. Not
-   * before: a worker killed between deleting them and the queue's record (the processor returns
-   * first, BullMQ then records the completion) leaves the job to a retry that must find them. A
-   * worker that dies after the record leaves them to expire with the job's retention age.
-   */
-  const forget = (job: Job | undefined): void => {
-    if (job?.id === undefined) return;
-    void commands
-      .del(journalKey(queue, job.id, job.timestamp), approvalsKey(queue, job.id, job.timestamp))
-      .catch(() => {});
-  };
-  worker.on('completed', (job) => forget(job));
-  // `finishedOn` is set only when the failure is final (no attempt left, or unrecoverable).
-  worker.on('failed', (job) => {
-    if (job?.finishedOn) forget(job);
-  });
-  worker.on('error', (error) => log(`worker error: ${error.message}`));
-  worker.on('stalled', (jobId) => log(`job ${jobId} stalled (its worker died); back in the queue`));
-  subscriber.on('message', (_channel: string, id: string) => {
-    worker.cancelJob(id, JOB_ABORT_REASONS.cancel);
-  });
-  try {
-    await withTimeout(
-      Promise.all([worker.waitUntilReady(), subscriber.subscribe(cancelChannel(queue))]),
-      DEFAULT_JOBS_CONNECT_TIMEOUT_MS,
-      'connecting',
-    );
-  } catch (error) {
-    await Promise.allSettled([worker.close(true), runtimes.close()]);
-    subscriber.disconnect();
-    commands.disconnect();
-    throw new CodecallError(
-      'JOBS_BACKEND_UNAVAILABLE',
-      `Cannot reach Redis at ${new URL(options.connection).host}: ${(error as Error)?.message ?? String(error)}.`,
-      { cause: error },
-    );
-  }
-  const running = worker.run().catch((error: unknown) => log(`worker stopped: ${(error as Error)?.message}`));
-
-  let closing: Promise<void> | undefined;
-  const close = (): Promise<void> => {
-    closing ??= (async () => {
-      const grace = options.shutdownGraceMs ?? DEFAULT_JOBS_SHUTDOWN_GRACE_MS;
-      const timer = setLongTimeout(() => worker.cancelAllJobs(JOB_ABORT_REASONS.shutdown), grace);
+  return {
+    async claim(processor: JobProcessor) {
+      const handle = async (job: Job, token?: string, signal?: AbortSignal): Promise<JobResult> => {
+        let outcome: Outcome | undefined;
+        await processor.process(
+          claimed(job, token, signal ?? new AbortController().signal, (o) => (outcome = o)),
+        );
+        if (!outcome) throw new Error('The attempt ended without an outcome.');
+        if ('error' in outcome) throw outcome.error;
+        return outcome.result;
+      };
+      const bull = new Worker(queue, handle, {
+        connection: options.connection,
+        name,
+        concurrency: options.concurrency ?? DEFAULT_JOBS_WORKER_CONCURRENCY,
+        lockDuration: options.lockDurationMs ?? DEFAULT_JOBS_LOCK_DURATION_MS,
+        stalledInterval: options.stalledIntervalMs ?? DEFAULT_JOBS_STALLED_INTERVAL_MS,
+        maxStalledCount: options.maxStalledCount ?? DEFAULT_JOBS_MAX_STALLED_COUNT,
+        autorun: false,
+      });
+      worker = bull;
+      const ended = (job: Job | undefined): void => {
+        if (job?.id !== undefined) processor.ended(jobStateKey(job.id, job.timestamp));
+      };
+      bull.on('completed', (job) => ended(job));
+      // `finishedOn` is set only when the failure is final (no attempt left, or unrecoverable).
+      bull.on('failed', (job) => {
+        if (job?.finishedOn) ended(job);
+      });
+      bull.on('error', (error) => log(`worker error: ${error.message}`));
+      bull.on('stalled', (jobId) => log(`job ${jobId} stalled (its worker died); back in the queue`));
+      subscriber.on('message', (_channel: string, id: string) => {
+        bull.cancelJob(id, JOB_ABORT_REASONS.cancel);
+      });
       try {
-        await worker.close();
+        await withTimeout(
+          Promise.all([bull.waitUntilReady(), subscriber.subscribe(cancelChannel(queue))]),
+          DEFAULT_JOBS_CONNECT_TIMEOUT_MS,
+          'connecting',
+        );
+      } catch (error) {
+        await bull.close(true).catch(() => {});
+        subscriber.disconnect();
+        throw new CodecallError(
+          'JOBS_BACKEND_UNAVAILABLE',
+          `Cannot reach Redis at ${new URL(options.connection.url).host}: ${(error as Error)?.message ?? String(error)}.`,
+          { cause: error },
+        );
+      }
+      running = bull.run().catch((error: unknown) => log(`worker stopped: ${(error as Error)?.message}`));
+    },
+    async stop(graceMs: number) {
+      const bull = worker;
+      if (!bull) return;
+      const timer = setLongTimeout(() => bull.cancelAllJobs(JOB_ABORT_REASONS.shutdown), graceMs);
+      try {
+        await bull.close();
         await running;
       } finally {
         timer.cancel();
         subscriber.disconnect();
-        await commands.quit().catch(() => commands.disconnect());
-        await runtimes.close();
       }
-    })();
-    return closing;
+    },
   };
-  return { name, running: () => active, close, [Symbol.asyncDispose]: close };
 }

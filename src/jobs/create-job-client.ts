@@ -9,9 +9,22 @@ import { CodecallError } from '../errors.js';
 import type { BullmqJobBackendOptions } from './bullmq-job-backend.js';
 import type { JobDashboardOptions, JobDashboardRoutes } from './job-dashboard.js';
 import type { PgJobConnectionOptions, PgJobWorkerOptions } from './postgres-jobs.js';
-import type { JobWorkerHandle, JobWorkerOptions } from './bullmq-worker.js';
+import type { JobWorkerOptions } from './bullmq-worker.js';
+import type { JobWorkerHandle } from './job-processor.js';
 import type { JobBackend } from './job-types.js';
 import { createLocalJobBackend } from './local-job-backend.js';
+import { importOptional } from '../util/optional-package.js';
+
+/**
+ * Checks the optional packages a backend needs are installed, so that a missing one is
+ * `PACKAGE_MISSING` naming `npm install <package>`, not a raw module error from deep inside.
+ */
+async function requirePackages(packages: readonly string[], feature: string): Promise<void> {
+  for (const name of packages) await importOptional(name, feature);
+}
+
+const BULLMQ_FEATURE = 'The BullMQ jobs backend (jobs.backend "bullmq")';
+const POSTGRES_FEATURE = 'The PostgreSQL jobs backend (jobs.backend "postgres")';
 import type { RuntimeRegistry } from './runtime-registry.js';
 
 /** Options of {@link createJobClient}. */
@@ -29,12 +42,14 @@ export type JobClientOptions = BullmqJobBackendOptions;
  * ```
  */
 export async function createJobClient(options: JobClientOptions): Promise<JobBackend> {
+  await requirePackages(['bullmq', 'ioredis'], BULLMQ_FEATURE);
   const { openBullmqJobBackend } = await import('./bullmq-job-backend.js');
   return openBullmqJobBackend(options);
 }
 
 /** Starts a BullMQ worker (see `codecall worker`). */
 export async function startWorker(options: JobWorkerOptions): Promise<JobWorkerHandle> {
+  await requirePackages(['bullmq', 'ioredis'], BULLMQ_FEATURE);
   const { startJobWorker } = await import('./bullmq-worker.js');
   return startJobWorker(options);
 }
@@ -44,6 +59,10 @@ export async function startWorker(options: JobWorkerOptions): Promise<JobWorkerH
  * server; loads bull-board and BullMQ on first use.
  */
 export async function openJobDashboard(options: JobDashboardOptions): Promise<JobDashboardRoutes> {
+  await requirePackages(
+    ['bullmq', 'ioredis', '@bull-board/api', '@bull-board/express'],
+    'The jobs dashboard',
+  );
   const { createJobDashboardRoutes } = await import('./job-dashboard.js');
   return createJobDashboardRoutes(options);
 }
@@ -53,12 +72,14 @@ export async function openJobDashboard(options: JobDashboardOptions): Promise<Jo
  * {@link createJobClient}; throws `JOBS_BACKEND_UNAVAILABLE` when the database cannot be reached.
  */
 export async function createPgJobClient(options: PgJobConnectionOptions): Promise<JobBackend> {
+  await requirePackages(['pg-boss', 'pg'], POSTGRES_FEATURE);
   const { openPgJobBackend } = await import('./postgres-jobs.js');
   return openPgJobBackend(options);
 }
 
 /** Starts a worker on a PostgreSQL job queue (pg-boss). */
 export async function startPgWorker(options: PgJobWorkerOptions): Promise<JobWorkerHandle> {
+  await requirePackages(['pg-boss', 'pg'], POSTGRES_FEATURE);
   const { startPgJobWorker } = await import('./postgres-jobs.js');
   return startPgJobWorker(options);
 }

@@ -22,8 +22,14 @@ export type {
 } from './job-types.js';
 export { RuntimeRegistry } from './runtime-registry.js';
 export type { NamedConfigSource, RuntimeRegistryOptions } from './runtime-registry.js';
-export { JobWaitingApprovalError, MemoryJobApprovalStore, parseApprovalInput } from './job-approvals.js';
-export type { JobApprovalDecision, JobApprovalStore, PendingApproval } from './job-approvals.js';
+export { JobWaitingApprovalError, parseApprovalInput } from './job-approvals.js';
+export { MemoryJobApprovalStore, MemoryJobStateStore } from '../store/job-state.js';
+export type {
+  JobApprovalDecision,
+  JobApprovalStore,
+  JobStateStore,
+  PendingApproval,
+} from '../store/job-state.js';
 export { createLocalJobBackend } from './local-job-backend.js';
 export type { LocalJobBackendOptions } from './local-job-backend.js';
 export { isRetryableJobError, JOB_ABORT_REASONS, JobHandBackError, runJob } from './run-job.js';
@@ -40,7 +46,8 @@ export type { PgJobConnectionOptions, PgJobWorkerOptions } from './postgres-jobs
 export type { JobDashboardOptions, JobDashboardRoutes } from './job-dashboard.js';
 export type { JobClientOptions, OpenJobBackendOptions } from './create-job-client.js';
 export type { BullmqJobBackendOptions } from './bullmq-job-backend.js';
-export type { JobWorkerHandle, JobWorkerOptions } from './bullmq-worker.js';
+export type { JobWorkerOptions } from './bullmq-worker.js';
+export type { ClaimedJob, JobProcessor, JobWorkerHandle, QueueAdapter } from './job-processor.js';
 export type { JobConnectionOptions, JobRetentionOptions } from './bullmq-shared.js';
 export { createJobRoutes, JOBS_HTTP_PATH } from './job-http-routes.js';
 export type { JobRouteContext, JobRoutes, JobRoutesOptions } from './job-http-routes.js';

@@ -14,98 +14,12 @@
  * index with another call asks again instead of applying a decision made about something else.
  */
 import { CodecallError } from '../errors.js';
-import { hashArgs, type ExecuteOptions, type RunJournal, type RunJournalEntry } from '../execute/index.js';
+import type { ExecuteOptions } from '../execute/index.js';
+import { hashArgs, type RunJournal, type RunJournalEntry } from '../store/index.js';
+import type { JobApprovalStore, PendingApproval } from '../store/job-state.js';
 
 /** The approver type of `ExecuteOptions` (the tools layer's `Approver`). */
 type Approver = NonNullable<ExecuteOptions['approver']>;
-
-/** A call of a job that waits for a decision. */
-export interface PendingApproval {
-  /** Qualified name, `server.tool`. */
-  tool: string;
-  /** The call's arguments. */
-  args: unknown;
-  /** sha256 (hex) of the arguments' JSON. */
-  argsHash: string;
-  /** Index of the call in the job's run journal (0-based, the script's call order). */
-  callIndex: number;
-  /** Why it needs approval (the configuration key or the annotation). */
-  reason: string;
-  /** Epoch milliseconds. */
-  requestedAt: number;
-  /** The job ends (`APPROVAL_TIMEOUT`) if nobody decides by then (epoch milliseconds). */
-  expiresAt: number;
-}
-
-/** A decision recorded for a pending call. */
-export interface JobApprovalDecision {
-  approved: boolean;
-  reason?: string;
-  /** Which call it decides. */
-  callIndex: number;
-  tool: string;
-  argsHash: string;
-  /** Epoch milliseconds. */
-  decidedAt: number;
-}
-
-/** Where a job's pending request and decisions are kept (Redis for BullMQ, memory for the embedded backend). */
-export interface JobApprovalStore {
-  /** The request the job waits on, if any. */
-  pending(): Promise<PendingApproval | undefined>;
-  /** Records the request the attempt stops on. */
-  setPending(request: PendingApproval): Promise<void>;
-  /** The decision recorded for the call at `callIndex`, if any. */
-  decision(callIndex: number): Promise<JobApprovalDecision | undefined>;
-  /**
-   * Records the decision of the pending request and clears it; false when no request is pending
-   * (never asked, or decided already).
-   */
-  decide(decision: { approved: boolean; reason?: string }): Promise<JobApprovalDecision | false>;
-}
-
-/** An approval store in memory (the embedded backend). */
-export class MemoryJobApprovalStore implements JobApprovalStore {
-  #pending: PendingApproval | undefined;
-  readonly #decisions = new Map<number, JobApprovalDecision>();
-
-  pending(): Promise<PendingApproval | undefined> {
-    return Promise.resolve(this.#pending);
-  }
-
-  setPending(request: PendingApproval): Promise<void> {
-    this.#pending = request;
-    return Promise.resolve();
-  }
-
-  decision(callIndex: number): Promise<JobApprovalDecision | undefined> {
-    return Promise.resolve(this.#decisions.get(callIndex));
-  }
-
-  decide(decision: { approved: boolean; reason?: string }): Promise<JobApprovalDecision | false> {
-    const pending = this.#pending;
-    if (!pending) return Promise.resolve(false);
-    const recorded = toDecision(pending, decision);
-    this.#decisions.set(pending.callIndex, recorded);
-    this.#pending = undefined;
-    return Promise.resolve(recorded);
-  }
-}
-
-/** The decision record of `pending`. */
-export function toDecision(
-  pending: PendingApproval,
-  decision: { approved: boolean; reason?: string },
-): JobApprovalDecision {
-  return {
-    approved: decision.approved,
-    ...(decision.reason !== undefined ? { reason: decision.reason } : {}),
-    callIndex: pending.callIndex,
-    tool: pending.tool,
-    argsHash: pending.argsHash,
-    decidedAt: Date.now(),
-  };
-}
 
 /** Bytes of a decision's reason kept. */
 export const MAX_APPROVAL_REASON_CHARS = 1_000;

@@ -98,3 +98,11 @@ export function checkSharedHistoryOptions(namespace: string, counts: Record<stri
         },
       );
 }
+
+/**
+ * The key of a job's state: its id and creation time, so a job submitted again under the same id
+ * (same idempotency key, after the first was removed) does not replay the journal of the first.
+ */
+export function jobStateKey(id: string, createdAt: number): string {
+  return `${id}:${createdAt}`;
+}

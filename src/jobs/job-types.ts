@@ -6,7 +6,7 @@
  * serialises with `JSON.stringify` and travels over HTTP unchanged.
  */
 import type { SavingsReport } from '../agent/index.js';
-import type { JobApprovalDecision, PendingApproval } from './job-approvals.js';
+import type { JobApprovalDecision, PendingApproval } from '../store/job-state.js';
 import type { JobSpec, JobSpecInput } from './job-spec.js';
 
 /**

@@ -25,13 +25,9 @@ import {
 import { CodecallError } from '../errors.js';
 import { backoffDelayMs } from '../util/backoff.js';
 import { setLongTimeout } from '../util/long-timeout.js';
-import { MemoryRunJournal } from '../execute/index.js';
-import {
-  JobWaitingApprovalError,
-  MemoryJobApprovalStore,
-  type JobApprovalDecision,
-} from './job-approvals.js';
-import { cutLogLine, waitForJobEnd } from './job-helpers.js';
+import { MemoryJobStateStore, type JobApprovalDecision, type PendingApproval } from '../store/job-state.js';
+import { cutLogLine, jobStateKey, waitForJobEnd } from './job-helpers.js';
+import { createJobProcessor, type ClaimedJob, type JobProcessor } from './job-processor.js';
 import { MAX_JOB_PRIORITY, parseJobSpec, type JobSpec, type JobSpecInput } from './job-spec.js';
 import type {
   JobBackend,
@@ -41,7 +37,7 @@ import type {
   ListJobsOptions,
   WaitJobOptions,
 } from './job-types.js';
-import { isRetryableJobError, JOB_ABORT_REASONS, JobHandBackError, runJob } from './run-job.js';
+import { JOB_ABORT_REASONS } from './run-job.js';
 import { RuntimeRegistry, type RuntimeRegistryOptions } from './runtime-registry.js';
 
 /** Options of {@link createLocalJobBackend}. */
@@ -80,9 +76,10 @@ interface LocalJob {
   emitted: number;
   listeners: Set<() => void>;
   controller: AbortController;
-  /** Shared by the job's attempts: a retry or a resume replays the calls an earlier attempt finished. */
-  journal: MemoryRunJournal;
-  approvals: MemoryJobApprovalStore;
+  /** Key of its run journal and approvals, shared by its attempts (a retry or a resume replays). */
+  stateKey: string;
+  /** The retry backoff or the park of a job that holds no queue slot. */
+  timer?: { cancel(): void } | undefined;
   /** Set while the job waits for a decision (no queue slot held): queues its next attempt. */
   resume?: (() => void) | undefined;
 }
@@ -115,9 +112,8 @@ class LocalJobBackend implements JobBackend {
   /** Jobs in `waiting-approval`. */
   readonly #parked = new Set<LocalJob>();
   readonly #backoffMs: number;
-  readonly #env: NodeJS.ProcessEnv;
-  readonly #approvalTimeoutMs: number | undefined;
-  readonly #worker = `local:${process.pid}`;
+  readonly #state = new MemoryJobStateStore();
+  readonly #processor: JobProcessor;
   #closing: Promise<void> | undefined;
 
   constructor(options: LocalJobBackendOptions) {
@@ -129,8 +125,13 @@ class LocalJobBackend implements JobBackend {
     this.#maxWaiting = options.maxWaiting ?? DEFAULT_JOBS_LOCAL_MAX_WAITING;
     this.#maxParked = options.maxParked ?? DEFAULT_JOBS_LOCAL_MAX_PARKED;
     this.#backoffMs = options.backoffMs ?? DEFAULT_JOBS_BACKOFF_MS;
-    this.#env = options.env ?? process.env;
-    this.#approvalTimeoutMs = options.approvalTimeoutMs;
+    this.#processor = createJobProcessor({
+      runtimes: this.#runtimes,
+      state: this.#state,
+      worker: `local:${process.pid}`,
+      env: options.env ?? process.env,
+      approvalTimeoutMs: options.approvalTimeoutMs,
+    });
   }
 
   submit(input: JobSpecInput): Promise<JobSubmission> {
@@ -177,16 +178,20 @@ class LocalJobBackend implements JobBackend {
       emitted: 0,
       listeners: new Set(),
       controller: new AbortController(),
-      journal: new MemoryRunJournal(),
-      approvals: new MemoryJobApprovalStore(),
+      stateKey: '',
     };
+    job.stateKey = jobStateKey(id, job.record.createdAt);
     this.#jobs.set(id, job);
     this.#prune();
-    // No priority first (as BullMQ does), then 1 (highest) … MAX_JOB_PRIORITY.
-    const priority =
-      spec.priority === undefined ? MAX_JOB_PRIORITY + 1 : MAX_JOB_PRIORITY + 1 - spec.priority;
-    void this.#queue.add(() => this.#process(job), { priority }).catch(() => {});
+    this.#enqueue(job);
     return Promise.resolve({ id, deduplicated: false });
+  }
+
+  /** Queues the job's next attempt: no priority first (as BullMQ does), then 1 (highest) … MAX_JOB_PRIORITY. */
+  #enqueue(job: LocalJob): void {
+    const { priority: asked } = job.spec;
+    const priority = asked === undefined ? MAX_JOB_PRIORITY + 1 : MAX_JOB_PRIORITY + 1 - asked;
+    void this.#queue.add(() => this.#claim(job), { priority }).catch(() => {});
   }
 
   #emit(job: LocalJob, event: JobEvent): void {
@@ -210,86 +215,80 @@ class LocalJobBackend implements JobBackend {
 
   #finish(job: LocalJob, fields: Partial<JobRecord> & { state: 'completed' | 'failed' }): void {
     Object.assign(job.record, fields, { finishedAt: Date.now() });
+    job.timer?.cancel();
+    job.timer = undefined;
+    job.resume = undefined;
     this.#parked.delete(job);
+    this.#processor.ended(job.stateKey);
     this.#emit(job, { type: 'state', id: job.record.id, state: fields.state });
     this.#emit(job, { type: 'done', id: job.record.id, job: structuredClone(job.record) });
     this.#prune();
   }
 
-  async #process(job: LocalJob): Promise<void> {
-    if (FINISHED.has(job.record.state)) return; // cancelled while waiting
-    const { journal } = job;
-    for (;;) {
-      const attempt = job.record.attemptsMade + 1;
-      job.record.attemptsMade = attempt;
-      job.record.startedAt ??= Date.now();
-      this.#setState(job, 'active');
-      try {
-        const result = await runJob({
-          spec: job.spec,
-          runtimes: this.#runtimes,
-          attempt,
-          worker: this.#worker,
-          signal: job.controller.signal,
-          env: this.#env,
-          onProgress: (progress) => {
-            job.record.progress = progress;
-            this.#emit(job, { type: 'progress', id: job.record.id, progress });
-          },
-          onLog: (line) => this.#log(job, line),
-          journal,
-          approvals: { store: job.approvals, timeoutMs: this.#approvalTimeoutMs },
-        });
+  /** The in-memory queue adapter: one attempt of `job`, settled here. */
+  async #claim(job: LocalJob): Promise<void> {
+    if (FINISHED.has(job.record.state) || this.#closing) return; // cancelled while waiting
+    const attempt = job.record.attemptsMade + 1;
+    job.record.attemptsMade = attempt;
+    job.record.startedAt ??= Date.now();
+    this.#setState(job, 'active');
+    const claimed: ClaimedJob = {
+      id: job.record.id,
+      data: job.spec,
+      attempt,
+      stateKey: job.stateKey,
+      signal: job.controller.signal,
+      // A cancel of a job that is not running ends it at once (see `cancel`).
+      cancelRequested: () => Promise.resolve(false),
+      log: (line) => this.#log(job, line),
+      progress: (progress) => {
+        job.record.progress = progress;
+        this.#emit(job, { type: 'progress', id: job.record.id, progress });
+      },
+      complete: (result) => {
         this.#finish(job, { state: 'completed', result });
-        return;
-      } catch (error) {
-        const message = (error as Error)?.message ?? String(error);
-        if (error instanceof JobWaitingApprovalError) {
-          this.#waitForApproval(job, error);
-          return;
-        }
-        if (error instanceof JobHandBackError) {
-          this.#finish(job, { state: 'failed', failedReason: 'The server shut down while the job ran.' });
-          return;
-        }
-        this.#log(job, `attempt ${attempt} failed: ${message}`);
-        if (!isRetryableJobError(error) || attempt >= job.record.attempts) {
-          this.#finish(job, { state: 'failed', failedReason: message });
-          return;
-        }
-        this.#setState(job, 'delayed');
-        // Uncapped, as BullMQ's exponential backoff: attempts are bounded by DEFAULT_JOBS_MAX_ATTEMPTS.
-        const delay = backoffDelayMs(attempt, {
-          initialDelayMs: this.#backoffMs,
-          maxDelayMs: Number.POSITIVE_INFINITY,
-        });
-        const waited = await new Promise<boolean>((resolve) => {
-          const timer = setLongTimeout(() => resolve(true), delay);
-          job.controller.signal.addEventListener(
-            'abort',
-            () => {
-              timer.cancel();
-              resolve(false);
-            },
-            { once: true },
-          );
-        });
-        if (!waited) {
-          if (job.controller.signal.reason === JOB_ABORT_REASONS.cancel) this.#finishCancelled(job);
-          else
-            this.#finish(job, {
-              state: 'failed',
-              failedReason: 'The server shut down while the job waited.',
-            });
-          return;
-        }
-      }
-    }
+        return Promise.resolve();
+      },
+      fail: (error, retry) => {
+        if (!retry || attempt >= job.record.attempts)
+          this.#finish(job, { state: 'failed', failedReason: error.message });
+        else this.#retryLater(job, attempt);
+        return Promise.resolve();
+      },
+      delayUntil: (at, approval) => {
+        this.#park(job, at, approval);
+        return Promise.resolve();
+      },
+      promote: () => {
+        job.resume?.();
+        return Promise.resolve();
+      },
+      handBack: () => {
+        this.#finish(job, { state: 'failed', failedReason: 'The server shut down while the job ran.' });
+        return Promise.resolve();
+      },
+    };
+    await this.#processor.process(claimed);
   }
 
-  /** Parks the job until a decision, its timeout or its deadline; it holds no queue slot meanwhile. */
-  #waitForApproval(job: LocalJob, error: JobWaitingApprovalError): void {
-    const { request } = error;
+  /** Queues the job again after its backoff; it holds no queue slot meanwhile. */
+  #retryLater(job: LocalJob, attempt: number): void {
+    this.#setState(job, 'delayed');
+    // Uncapped, as BullMQ's exponential backoff: attempts are bounded by DEFAULT_JOBS_MAX_ATTEMPTS.
+    const delay = backoffDelayMs(attempt, {
+      initialDelayMs: this.#backoffMs,
+      maxDelayMs: Number.POSITIVE_INFINITY,
+    });
+    job.timer = setLongTimeout(() => {
+      job.timer = undefined;
+      if (this.#closing || FINISHED.has(job.record.state)) return;
+      this.#setState(job, 'waiting');
+      this.#enqueue(job);
+    }, delay);
+  }
+
+  /** Parks the job until a decision, `wakeAt` (its request's timeout or its deadline); it holds no queue slot meanwhile. */
+  #park(job: LocalJob, wakeAt: number, request: PendingApproval): void {
     if (this.#parked.size >= this.#maxParked) {
       this.#finish(job, {
         state: 'failed',
@@ -304,22 +303,25 @@ class LocalJobBackend implements JobBackend {
     job.record.state = 'waiting-approval';
     job.record.approval = request;
     this.#emit(job, { type: 'state', id: job.record.id, state: 'waiting-approval', approval: request });
-    const wakeAt = Math.min(request.expiresAt, job.spec.deadline ?? Number.POSITIVE_INFINITY);
-    const timer = setLongTimeout(() => job.resume?.(), wakeAt - Date.now(), { unref: true });
+    job.timer = setLongTimeout(() => job.resume?.(), wakeAt - Date.now(), { unref: true });
     job.resume = () => {
-      timer.cancel();
+      job.timer?.cancel();
+      job.timer = undefined;
       job.resume = undefined;
       this.#parked.delete(job);
       delete job.record.approval;
       if (this.#closing || FINISHED.has(job.record.state)) return;
       this.#setState(job, 'waiting');
-      void this.#queue.add(() => this.#process(job)).catch(() => {});
+      this.#enqueue(job);
     };
   }
 
   async approve(id: string, decision: { approved: boolean; reason?: string }): Promise<JobApprovalDecision> {
     const job = this.#require(id);
-    const recorded = job.record.state === 'waiting-approval' ? await job.approvals.decide(decision) : false;
+    const recorded =
+      job.record.state === 'waiting-approval'
+        ? await this.#state.approvals(job.stateKey).decide(decision)
+        : false;
     if (!recorded)
       throw new CodecallError(
         'JOB_NOT_WAITING_APPROVAL',
@@ -424,10 +426,8 @@ class LocalJobBackend implements JobBackend {
     if (!job || FINISHED.has(job.record.state)) return Promise.resolve(false);
     job.record.cancelRequested = true;
     this.#log(job, 'cancel requested');
-    if (job.record.state === 'waiting' || job.record.state === 'waiting-approval') {
-      job.resume = undefined;
-      this.#finishCancelled(job);
-    } else job.controller.abort(JOB_ABORT_REASONS.cancel);
+    if (job.record.state === 'active') job.controller.abort(JOB_ABORT_REASONS.cancel);
+    else this.#finishCancelled(job); // waiting, in its retry backoff, or parked
     return Promise.resolve(true);
   }
 
@@ -448,9 +448,12 @@ class LocalJobBackend implements JobBackend {
       for (const job of this.#jobs.values()) {
         if (job.record.state === 'waiting' || job.record.state === 'waiting-approval')
           this.#finish(job, { state: 'failed', failedReason: 'The server shut down before the job ran.' });
+        else if (job.record.state === 'delayed')
+          this.#finish(job, { state: 'failed', failedReason: 'The server shut down while the job waited.' });
         else if (!FINISHED.has(job.record.state)) job.controller.abort(JOB_ABORT_REASONS.shutdown);
       }
       await this.#queue.onIdle();
+      await this.#state.close();
       if (this.#ownsRuntimes) await this.#runtimes.close();
     })();
     return this.#closing;

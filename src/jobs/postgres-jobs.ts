@@ -8,8 +8,8 @@
  *
  * Differences from BullMQ, all said in docs/jobs.md: job ids are UUIDs (an idempotency key maps
  * to a fixed UUID derived from it); `events` reports state changes by polling
- * ({@link DEFAULT_JOBS_PG_POLL_MS}), with no per-step progress; `logs` are the attempts and
- * failure read from the job's row; a running job sees a cancel within
+ * ({@link DEFAULT_JOBS_PG_POLL_MS}), with no per-step progress; `logs` are the lines the worker
+ * wrote (kept in `codecall.job_logs`) and the outcome read from the job's row; a running job sees a cancel within
  * {@link DEFAULT_JOBS_PG_POLL_MS} (its worker polls the row).
  */
 import { createHash, randomUUID } from 'node:crypto';
@@ -22,15 +22,25 @@ import {
   DEFAULT_JOBS_KEEP_AGE_MS,
   DEFAULT_JOBS_LIST_LIMIT,
   DEFAULT_JOBS_MAX_LIST_LIMIT,
+  DEFAULT_JOBS_MAX_LOG_LINES,
   DEFAULT_JOBS_PG_HEARTBEAT_S,
   DEFAULT_JOBS_PG_POLL_MS,
   DEFAULT_JOBS_SHUTDOWN_GRACE_MS,
   DEFAULT_JOBS_WORKER_CONCURRENCY,
 } from '../config/defaults.js';
 import { CodecallError } from '../errors.js';
+import type { JobApprovalDecision, JobApprovalStore } from '../store/job-state.js';
+import { PostgresJobStateStore } from '../store/job-state-postgres.js';
 import { setLongTimeout } from '../util/long-timeout.js';
 import { queueName, withTimeout } from './bullmq-shared.js';
-import { cutLogLine, waitForJobEnd } from './job-helpers.js';
+import { cutLogLine, jobStateKey, waitForJobEnd } from './job-helpers.js';
+import {
+  startQueueWorker,
+  type ClaimedJob,
+  type JobProcessor,
+  type JobWorkerHandle,
+  type QueueAdapter,
+} from './job-processor.js';
 import { MAX_JOB_PRIORITY, parseJobSpec, type JobSpec, type JobSpecInput } from './job-spec.js';
 import type {
   JobBackend,
@@ -42,14 +52,15 @@ import type {
   ListJobsOptions,
   WaitJobOptions,
 } from './job-types.js';
-import type { JobWorkerHandle } from './bullmq-worker.js';
-import { isRetryableJobError, JOB_ABORT_REASONS, JobHandBackError, runJob } from './run-job.js';
+import { JOB_ABORT_REASONS } from './run-job.js';
 import { RuntimeRegistry, type RuntimeRegistryOptions } from './runtime-registry.js';
-import { PostgresHistoryStore } from './postgres-history-store.js';
+import { PostgresHistoryStore } from '../store/postgres-history-store.js';
 
 /** What a Postgres job row holds in `data`. */
 interface PgJobData {
   spec: JobSpec;
+  /** Times the job was parked for an approval or handed back (each added one to `retry_limit`). */
+  parked?: number;
 }
 
 /** Options of {@link openPgJobBackend} and {@link startPgJobWorker}. */
@@ -75,6 +86,11 @@ export interface PgJobWorkerOptions extends PgJobConnectionOptions {
    * every worker) instead of each configuration's local store. @defaultValue false
    */
   sharedHistory?: boolean;
+  /**
+   * Time an exec job's call waits for `codecall jobs approve` before the job ends.
+   * @defaultValue the job's configuration's `jobs.approvalTimeoutMs`, else `DEFAULT_JOBS_APPROVAL_TIMEOUT_MS` (one day)
+   */
+  approvalTimeoutMs?: number;
   onLog?: (line: string) => void;
 }
 
@@ -182,7 +198,7 @@ function toRecord(job: JobWithMetadata<PgJobData>): JobRecord {
     ...(result ? { result } : {}),
     ...(failedReason !== undefined ? { failedReason } : {}),
     attemptsMade,
-    attempts: job.retryLimit + 1,
+    attempts: job.retryLimit + 1 - (job.data.parked ?? 0),
     ...(priority !== undefined ? { priority } : {}),
     ...(spec.deadline !== undefined ? { deadline: spec.deadline } : {}),
     ...(spec.labels ? { labels: spec.labels } : {}),
@@ -218,10 +234,40 @@ export async function openPgJobBackend(options: PgJobConnectionOptions): Promise
     const [job] = await boss.findJobs<PgJobData>(name, { id });
     return job;
   };
+  /** Job state (approvals), opened on first use: a client that never meets one opens no pool. */
+  let state: Promise<PostgresJobStateStore> | undefined;
+  const stateStore = (): Promise<PostgresJobStateStore> => {
+    if (!state) {
+      const opening = PostgresJobStateStore.open({
+        connection: options.connection,
+        scope: name,
+        poolSize: 2,
+      });
+      state = opening;
+      opening.catch(() => {
+        if (state === opening) state = undefined;
+      });
+    }
+    return state;
+  };
+  const keyOf = (job: JobWithMetadata<PgJobData>): string =>
+    jobStateKey(job.id, new Date(job.createdOn).getTime());
+  const approvalsOf = async (job: JobWithMetadata<PgJobData>): Promise<JobApprovalStore> =>
+    (await stateStore()).approvals(keyOf(job));
+  const recordOf = async (job: JobWithMetadata<PgJobData>): Promise<JobRecord> => {
+    const record = toRecord(job);
+    // A job parked by its worker (back in `retry`) with a pending request waits for a decision.
+    if (record.state === 'delayed' || record.state === 'active') {
+      const pending = await (await approvalsOf(job)).pending();
+      if (pending && record.state === 'delayed') record.state = 'waiting-approval';
+      if (pending) record.approval = pending;
+    }
+    return record;
+  };
   const get = async (id: string): Promise<JobRecord | undefined> => {
     assertOpen();
     const job = await find(id);
-    return job ? toRecord(job) : undefined;
+    return job ? recordOf(job) : undefined;
   };
   async function* events(id: string, opts: { signal?: AbortSignal } = {}): AsyncGenerator<JobEvent> {
     let record = await get(id);
@@ -230,7 +276,12 @@ export async function openPgJobBackend(options: PgJobConnectionOptions): Promise
     for (;;) {
       if (record.state !== last) {
         last = record.state;
-        yield { type: 'state', id, state: record.state };
+        yield {
+          type: 'state',
+          id,
+          state: record.state,
+          ...(record.state === 'waiting-approval' && record.approval ? { approval: record.approval } : {}),
+        };
       }
       if (FINISHED.has(record.state)) {
         yield { type: 'done', id, job: record };
@@ -245,7 +296,10 @@ export async function openPgJobBackend(options: PgJobConnectionOptions): Promise
     }
   }
   const close = (): Promise<void> =>
-    (closing ??= boss.stop({ graceful: false, timeout: 5_000 }).catch(() => {}));
+    (closing ??= Promise.allSettled([
+      boss.stop({ graceful: false, timeout: 5_000 }),
+      state?.then((store) => store.close()),
+    ]).then(() => {}));
 
   return {
     kind: 'postgres',
@@ -262,15 +316,30 @@ export async function openPgJobBackend(options: PgJobConnectionOptions): Promise
       return { id, deduplicated: sent === null };
     },
     get,
-    async approve(id: string): Promise<never> {
+    async approve(
+      id: string,
+      decision: { approved: boolean; reason?: string },
+    ): Promise<JobApprovalDecision> {
       assertOpen();
-      if (!(await find(id))) throw new CodecallError('JOB_NOT_FOUND', `No job "${id}".`, { details: { id } });
-      // Not built for pg-boss yet: a call that needs approval is denied at once (no approver).
-      throw new CodecallError(
-        'JOB_NOT_WAITING_APPROVAL',
-        `Job "${id}" waits for no approval: the Postgres backend does not pause jobs for approvals (a call that needs one is denied). Use the BullMQ or the embedded backend for approvals in jobs.`,
-        { details: { id } },
-      );
+      const job = await find(id);
+      if (!job) throw new CodecallError('JOB_NOT_FOUND', `No job "${id}".`, { details: { id } });
+      const record = await recordOf(job);
+      const recorded =
+        record.state === 'waiting-approval' ? await (await approvalsOf(job)).decide(decision) : false;
+      if (!recorded)
+        throw new CodecallError(
+          'JOB_NOT_WAITING_APPROVAL',
+          `Job "${id}" is ${record.state} and waits for no approval (decided already, or it never asked).`,
+          { details: { id, state: record.state } },
+        );
+      // Wakes the job now; a worker that has not finished parking it promotes it itself.
+      await boss
+        .getDb()
+        .executeSql(
+          `UPDATE ${SCHEMA}.job SET start_after = now() WHERE name = $1 AND id = $2 AND state IN ('created', 'retry')`,
+          [name, id],
+        );
+      return recorded;
     },
     async wait(id: string, opts: WaitJobOptions = {}): Promise<JobRecord> {
       assertOpen();
@@ -281,8 +350,9 @@ export async function openPgJobBackend(options: PgJobConnectionOptions): Promise
     async logs(id: string): Promise<string[]> {
       const record = await get(id);
       if (!record) return [];
+      const job = await find(id);
       const lines = [`created ${new Date(record.createdAt).toISOString()}`];
-      for (let attempt = 1; attempt <= record.attemptsMade; attempt++) lines.push(`attempt ${attempt}`);
+      if (job) lines.push(...(await (await stateStore()).logs(keyOf(job), DEFAULT_JOBS_MAX_LOG_LINES)));
       if (record.failedReason !== undefined) lines.push(cutLogLine(`failed: ${record.failedReason}`));
       if (record.result) lines.push(`completed: ${record.result.status}`);
       return lines;
@@ -292,6 +362,8 @@ export async function openPgJobBackend(options: PgJobConnectionOptions): Promise
       const job = await find(id);
       if (!job || ['completed', 'cancelled', 'failed'].includes(job.state)) return false;
       await boss.cancel(name, id);
+      // A parked job's state has no worker left to forget it.
+      if (job.state !== 'active') await (await stateStore()).forget(keyOf(job));
       return true;
     },
     async list(opts: ListJobsOptions = {}): Promise<JobRecord[]> {
@@ -322,7 +394,6 @@ export async function openPgJobBackend(options: PgJobConnectionOptions): Promise
 export async function startPgJobWorker(options: PgJobWorkerOptions): Promise<JobWorkerHandle> {
   const { boss, name: queue } = await openBoss(options);
   const name = options.name ?? `${hostname()}:${process.pid}`;
-  const log = (line: string): void => options.onLog?.(line);
   const runtimes = new RuntimeRegistry({
     env: options.env ?? process.env,
     ...options.runtimes,
@@ -333,88 +404,136 @@ export async function startPgJobWorker(options: PgJobWorkerOptions): Promise<Job
         }
       : {}),
   });
+  let state: PostgresJobStateStore;
+  try {
+    state = await PostgresJobStateStore.open({
+      connection: options.connection,
+      scope: queue,
+      poolSize: (options.concurrency ?? DEFAULT_JOBS_WORKER_CONCURRENCY) + 1,
+    });
+  } catch (error) {
+    await boss.stop({ graceful: false, timeout: 5_000 }).catch(() => {});
+    await runtimes.close();
+    throw error;
+  }
+  return startQueueWorker({
+    adapter: pgBossAdapter(boss, queue, options.concurrency ?? DEFAULT_JOBS_WORKER_CONCURRENCY, state),
+    state,
+    runtimes,
+    worker: name,
+    env: options.env,
+    approvalTimeoutMs: options.approvalTimeoutMs,
+    onLog: options.onLog,
+    shutdownGraceMs: options.shutdownGraceMs ?? DEFAULT_JOBS_SHUTDOWN_GRACE_MS,
+  });
+}
+
+/**
+ * The pg-boss queue adapter. pg-boss claims jobs (`SKIP LOCKED`, heartbeats); an attempt is
+ * settled inside the handler: `complete`/`fail` are pg-boss's own (its retry with backoff, or
+ * `failed` once `retry_limit` is used up; no retry sets the limit to the count first), and a park
+ * or a hand-back moves the row back to `retry` with `start_after` at the wake time. pg-boss's completion
+ * after the handler then finds the row no longer active and leaves it. A cancel from any client
+ * (the row leaves `active`) is read by polling the row.
+ */
+function pgBossAdapter(
+  boss: PgBoss,
+  queue: string,
+  concurrency: number,
+  state: PostgresJobStateStore,
+): QueueAdapter {
   const stopping = new AbortController();
-  let active = 0;
+  const sql = (text: string, values: unknown[]): Promise<unknown> => boss.getDb().executeSql(text, values);
+  /**
+   * Moves an active job back to the queue until `at` (now when undefined) without using an
+   * attempt: the next claim counts one more (so pg-boss's attempt fence tells it from this one),
+   * and `retry_limit` grows by one to match; `data.parked` remembers how many, for the record.
+   */
+  const requeue = (id: string, at: number | undefined): Promise<unknown> =>
+    sql(
+      `UPDATE ${SCHEMA}.job SET state = 'retry', retry_limit = retry_limit + 1, ` +
+        `data = jsonb_set(data, '{parked}', to_jsonb(COALESCE((data->>'parked')::int, 0) + 1)), ` +
+        `start_after = ${at === undefined ? 'now()' : 'to_timestamp($3::double precision / 1000)'} ` +
+        `WHERE name = $1 AND id = $2 AND state = 'active'`,
+      at === undefined ? [queue, id] : [queue, id, at],
+    );
 
-  const handle = async ([job]: JobWithMetadata<PgJobData>[]): Promise<JobResult> => {
-    const id = job!.id;
-    const attempt = job!.retryCount + 1;
-    let spec: JobSpec;
-    const giveUp = async (message: string): Promise<never> => {
-      // Not retryable: use up the attempts so pg-boss fails the job now.
-      await boss
-        .getDb()
-        .executeSql(`UPDATE ${SCHEMA}.job SET retry_limit = retry_count WHERE name = $1 AND id = $2`, [
-          queue,
+  return {
+    async claim(processor: JobProcessor) {
+      const handle = async ([job]: JobWithMetadata<PgJobData>[]): Promise<void> => {
+        const { id } = job!;
+        const stateKey = jobStateKey(id, new Date(job!.createdOn).getTime());
+        const controller = new AbortController();
+        const abort = (reason: string): void => {
+          if (!controller.signal.aborted) controller.abort(reason);
+        };
+        const onStop = (): void => abort(JOB_ABORT_REASONS.shutdown);
+        stopping.signal.addEventListener('abort', onStop, { once: true });
+        job!.signal.addEventListener(
+          'abort',
+          () => abort(stopping.signal.aborted ? JOB_ABORT_REASONS.shutdown : JOB_ABORT_REASONS.cancel),
+          { once: true },
+        );
+        // A cancel from any client: the row leaves `active`.
+        const watch = setInterval(() => {
+          void boss
+            .findJobs<PgJobData>(queue, { id })
+            .then(([row]) => {
+              if (row && row.state === 'cancelled') abort(JOB_ABORT_REASONS.cancel);
+            })
+            .catch(() => {});
+        }, DEFAULT_JOBS_PG_POLL_MS);
+        const claimed: ClaimedJob = {
           id,
-        ]);
-      throw new Error(message);
-    };
-    try {
-      spec = parseJobSpec(job!.data.spec);
-    } catch (error) {
-      return giveUp((error as Error).message);
-    }
-    const controller = new AbortController();
-    const abort = (reason: string): void => {
-      if (!controller.signal.aborted) controller.abort(reason);
-    };
-    const onStop = (): void => abort(JOB_ABORT_REASONS.shutdown);
-    stopping.signal.addEventListener('abort', onStop, { once: true });
-    job!.signal.addEventListener('abort', () => abort(JOB_ABORT_REASONS.cancel), { once: true });
-    // A cancel from any client: the row leaves `active`.
-    const watch = setInterval(() => {
-      void boss
-        .findJobs<PgJobData>(queue, { id })
-        .then(([row]) => {
-          if (row && row.state === 'cancelled') abort(JOB_ABORT_REASONS.cancel);
-        })
-        .catch(() => {});
-    }, DEFAULT_JOBS_PG_POLL_MS);
-    active++;
-    log(`job ${id} (${spec.kind}) attempt ${attempt} started`);
-    try {
-      const result = await runJob({
-        spec,
-        runtimes,
-        attempt,
-        worker: name,
-        signal: controller.signal,
-        ...(options.env ? { env: options.env } : {}),
-      });
-      log(`job ${id} ${result.status}`);
-      return result;
-    } catch (error) {
-      const message = (error as Error)?.message ?? String(error);
-      if (error instanceof JobHandBackError) {
-        log(`job ${id} handed back to the queue`);
-        throw new Error(`handed back by ${name} (shutting down)`, { cause: error });
-      }
-      log(`job ${id} attempt ${attempt} failed: ${message}`);
-      if (!isRetryableJobError(error)) return giveUp(message);
-      throw error;
-    } finally {
-      active--;
-      clearInterval(watch);
-      stopping.signal.removeEventListener('abort', onStop);
-    }
-  };
-
-  await boss.work<PgJobData, JobResult, { batchSize: 1; localConcurrency: number; includeMetadata: true }>(
-    queue,
-    {
-      batchSize: 1,
-      localConcurrency: options.concurrency ?? DEFAULT_JOBS_WORKER_CONCURRENCY,
-      includeMetadata: true,
+          data: job!.data?.spec,
+          attempt: job!.retryCount + 1,
+          stateKey,
+          signal: controller.signal,
+          // Not claimed once cancelled; a cancel after the claim reaches the poll above.
+          cancelRequested: () => Promise.resolve(false),
+          log: (line) => void state.appendLog(stateKey, cutLogLine(line)).catch(() => {}),
+          progress: () => {},
+          complete: async (result) => {
+            await boss.complete(queue, id, result as unknown as object);
+            processor.ended(stateKey);
+          },
+          fail: async (error, retry) => {
+            if (!retry)
+              await sql(`UPDATE ${SCHEMA}.job SET retry_limit = retry_count WHERE name = $1 AND id = $2`, [
+                queue,
+                id,
+              ]);
+            await boss.fail(queue, id, { message: error.message });
+            if (!retry || job!.retryCount >= job!.retryLimit) processor.ended(stateKey);
+          },
+          delayUntil: async (at) => {
+            await requeue(id, Number.isFinite(at) ? at : Date.now() + DEFAULT_JOBS_KEEP_AGE_MS);
+          },
+          promote: async () => {
+            await sql(
+              `UPDATE ${SCHEMA}.job SET start_after = now() WHERE name = $1 AND id = $2 AND state IN ('created', 'retry')`,
+              [queue, id],
+            );
+          },
+          handBack: async () => {
+            await requeue(id, undefined);
+          },
+        };
+        try {
+          await processor.process(claimed);
+        } finally {
+          clearInterval(watch);
+          stopping.signal.removeEventListener('abort', onStop);
+        }
+      };
+      await boss.work<PgJobData, void, { batchSize: 1; localConcurrency: number; includeMetadata: true }>(
+        queue,
+        { batchSize: 1, localConcurrency: concurrency, includeMetadata: true },
+        handle,
+      );
     },
-    handle,
-  );
-
-  let closing: Promise<void> | undefined;
-  const close = (): Promise<void> => {
-    closing ??= (async () => {
-      const grace = options.shutdownGraceMs ?? DEFAULT_JOBS_SHUTDOWN_GRACE_MS;
-      const timer = setLongTimeout(() => stopping.abort(), grace);
+    async stop(graceMs: number) {
+      const timer = setLongTimeout(() => stopping.abort(), graceMs);
       try {
         await boss.offWork(queue, { wait: true });
       } catch {
@@ -422,10 +541,7 @@ export async function startPgJobWorker(options: PgJobWorkerOptions): Promise<Job
       } finally {
         timer.cancel();
         await boss.stop({ graceful: false, timeout: 5_000 }).catch(() => {});
-        await runtimes.close();
       }
-    })();
-    return closing;
+    },
   };
-  return { name, running: () => active, close, [Symbol.asyncDispose]: close };
 }

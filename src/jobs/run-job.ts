@@ -16,18 +16,14 @@
 import { createOrchestrator, type AgentEvent, type RunInput } from '../agent/index.js';
 import { DEFAULT_JOBS_APPROVAL_TIMEOUT_MS } from '../config/defaults.js';
 import { isCodecallError } from '../errors.js';
-import type { RunJournal } from '../execute/index.js';
+import type { RunJournal } from '../store/index.js';
 import type { SandboxLimits } from '../types.js';
 import { setLongTimeout } from '../util/long-timeout.js';
 import type { ExecJobSpec, JobSpec, RunJobSpec } from './job-spec.js';
 import type { JobProgress, JobResult } from './job-types.js';
 import type { RuntimeRegistry } from './runtime-registry.js';
-import {
-  createJobApprover,
-  JobWaitingApprovalError,
-  type JobApprovalStore,
-  type JobApprover,
-} from './job-approvals.js';
+import type { JobApprovalStore } from '../store/job-state.js';
+import { createJobApprover, JobWaitingApprovalError, type JobApprover } from './job-approvals.js';
 
 /** Reasons a running job is aborted with (the abort signal's `reason`). */
 export const JOB_ABORT_REASONS = {

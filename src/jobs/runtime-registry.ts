@@ -9,7 +9,7 @@
 import type { CodecallConfig, LoadConfigOptions } from '../config/index.js';
 import { CodecallError } from '../errors.js';
 import { CodecallRuntime, type CodecallRuntimeOptions } from '../execute/index.js';
-import type { UsageHistoryStore } from '../search/index.js';
+import type { UsageHistoryStore } from '../store/index.js';
 
 /** Where one named configuration comes from: a file path, load options, or a resolved configuration. */
 export type NamedConfigSource = string | LoadConfigOptions | CodecallConfig;

@@ -130,9 +130,11 @@ describe.skipIf(!hasRedisServer())('codecall worker processes (real redis-server
         'console.log("kill-attempt count", n);',
     });
     await probe.sleepStarted('kill');
-    const b = await worker();
+    // Killed before the second worker starts: a start slower than the sleep (a loaded machine)
+    // would otherwise let the first finish the job.
     a.child.kill('SIGKILL');
     expect((await a.exited).signal).toBe('SIGKILL');
+    const b = await worker();
     const record = await client.wait(id, { timeoutMs: 30_000 });
     expect(record.state).toBe('completed');
     expect(record.result?.status).toBe('ok');

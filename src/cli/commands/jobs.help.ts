@@ -43,6 +43,7 @@ Submit options:
 
 Common options:
   --redis <url>         Redis (default: $${REDIS_URL_ENV}, else jobs.connection in the configuration)
+  --postgres <url>      a PostgreSQL (pg-boss) queue instead, as \`codecall worker --postgres\`
   --queue <name>        queue (default: jobs.queue, else "${DEFAULT_JOBS_QUEUE}")
   --config <path>       configuration file to read the "jobs" section from
   --timeout-ms <n>      wait: give up waiting after this long (the job goes on)

@@ -13,6 +13,7 @@ import { isCodecallError } from '../../errors.js';
 import { escapeInvisible, renderApprovalArguments } from '../../tools/approval-text.js';
 import {
   createJobClient,
+  createPgJobClient,
   type JobBackend,
   type JobProgress,
   type JobRecord,
@@ -107,6 +108,7 @@ export function formatRecord(record: JobRecord): string {
 
 const OPTIONS = {
   redis: { type: 'string' },
+  postgres: { type: 'string' },
   queue: { type: 'string' },
   config: { type: 'string' },
   'config-name': { type: 'string' },
@@ -253,12 +255,16 @@ async function run(argv: string[], io: CliIo): Promise<number> {
   const connection = await resolveJobConnection(
     {
       ...(values.redis !== undefined ? { redis: values.redis } : {}),
+      ...(values.postgres !== undefined ? { redis: values.postgres } : {}),
       ...(values.queue !== undefined ? { queue: values.queue } : {}),
       ...(values.config !== undefined ? { config: values.config } : {}),
     },
     io,
   );
-  const client = await createJobClient({ connection: connection.url, queue: connection.queue });
+  // A PostgreSQL URL (--postgres, or jobs.connection of a "postgres" backend) is a pg-boss queue.
+  const client = /^postgres(ql)?:\/\//.test(connection.url)
+    ? await createPgJobClient({ connection: connection.url, queue: connection.queue })
+    : await createJobClient({ connection: connection.url, queue: connection.queue });
   try {
     switch (command) {
       case 'submit': {

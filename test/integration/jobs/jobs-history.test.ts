@@ -9,7 +9,7 @@ import {
   type JobBackend,
   type JobWorkerHandle,
 } from '../../../src/jobs/index.js';
-import { RedisHistoryStore } from '../../../src/jobs/redis-history-store.js';
+import { RedisHistoryStore } from '../../../src/store/redis-history-store.js';
 import {
   hasRedisServer,
   probeConfig,
@@ -18,6 +18,7 @@ import {
   type ProbeServer,
   type RedisHandle,
 } from './jobs-helpers.js';
+import { loadState } from '../../contract/load-state.js';
 
 describe.skipIf(!hasRedisServer())('usage history in Redis (real redis-server)', () => {
   let redis: RedisHandle;
@@ -36,44 +37,46 @@ describe.skipIf(!hasRedisServer())('usage history in Redis (real redis-server)',
   it('adds up the runs of several stores into one graph', async () => {
     const a = await RedisHistoryStore.open({ connection: redis.url, namespace: 'unit' });
     const b = await RedisHistoryStore.open({ connection: redis.url, namespace: 'unit' });
-    await a.append(['s.get_team_members', 's.get_expenses', 's.get_expenses', 's.get_budget']);
-    await b.append(['s.get_team_members', 's.get_expenses']);
-    await b.append([]);
+    await a.appendSequence(['s.get_team_members', 's.get_expenses', 's.get_expenses', 's.get_budget']);
+    await b.appendSequence(['s.get_team_members', 's.get_expenses']);
+    await b.appendSequence([]);
     await a.close();
     await b.close();
     const reader = await RedisHistoryStore.open({ connection: redis.url, namespace: 'unit' });
-    const state = await reader.load();
+    const state = await loadState(reader);
     expect(state.sequences).toBe(3);
     expect(state.transitions.sort()).toEqual([
       ['s.get_expenses', 's.get_budget', 1],
       ['s.get_team_members', 's.get_expenses', 2],
     ]);
     const other = await RedisHistoryStore.open({ connection: redis.url, namespace: 'other' });
-    expect((await other.load()).sequences).toBe(0);
-    await expect(reader.append('not a list' as never)).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+    expect((await loadState(other)).sequences).toBe(0);
+    await expect(reader.appendSequence('not a list' as never)).rejects.toMatchObject({
+      code: 'INVALID_ARGUMENT',
+    });
     await reader.close();
     await other.close();
-    await expect(reader.load()).rejects.toMatchObject({ code: 'CLOSED' });
+    await expect(loadState(reader)).rejects.toMatchObject({ code: 'CLOSED' });
   });
 
   it('round-trips query feedback, newest maxUsages per namespace, oldest first', async () => {
     const a = await RedisHistoryStore.open({ connection: redis.url, namespace: 'fb', maxUsages: 2 });
     const b = await RedisHistoryStore.open({ connection: redis.url, namespace: 'fb-other' });
     try {
-      expect((await a.load()).usages).toBeUndefined();
+      expect((await loadState(a)).usages).toBeUndefined();
       await a.appendUsage({ query: 'first', tools: ['s.one'] });
       await b.appendUsage({ query: 'elsewhere', tools: [] });
       await a.appendUsage({ query: 'team expenses', tools: ['s.get_team_members', 's.get_expenses'] });
       await a.appendUsage({ query: 'budget', tools: ['s.get_budget'] });
       await expect(a.appendUsage({ query: 1 } as never)).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
-      expect((await a.load()).usages).toEqual([
+      expect((await loadState(a)).usages).toEqual([
         ['team expenses', ['s.get_team_members', 's.get_expenses']],
         ['budget', ['s.get_budget']],
       ]);
-      expect((await b.load()).usages).toEqual([['elsewhere', []]]);
+      expect((await loadState(b)).usages).toEqual([['elsewhere', []]]);
       // Only maxUsages entries are kept in Redis, not just loaded.
       const reader = await RedisHistoryStore.open({ connection: redis.url, namespace: 'fb', maxUsages: 10 });
-      expect((await reader.load()).usages).toHaveLength(2);
+      expect((await loadState(reader)).usages).toHaveLength(2);
       await reader.close();
       await expect(
         RedisHistoryStore.open({ connection: redis.url, namespace: 'fb', maxUsages: 0 }),
@@ -122,7 +125,7 @@ describe.skipIf(!hasRedisServer())('usage history in Redis (real redis-server)',
       await Promise.all(workers.map((w) => w.close()));
     }
     const reader = await RedisHistoryStore.open({ connection: redis.url, namespace: `${queue}.default` });
-    const state = await reader.load();
+    const state = await loadState(reader);
     await reader.close();
     expect(state.sequences).toBe(6);
     expect(state.transitions).toEqual([['probe.record', 'probe.sleep', 6]]);

@@ -7,9 +7,10 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPgJobClient, startPgWorker } from '../../../src/jobs/index.js';
-import { PostgresHistoryStore } from '../../../src/jobs/postgres-history-store.js';
+import { PostgresHistoryStore } from '../../../src/store/postgres-history-store.js';
 import { probeConfig, spawnWorker, startProbeServer, type ProbeServer } from './jobs-helpers.js';
 import { postgresBinDir, startPostgres, type PostgresHandle } from './postgres-helpers.js';
+import { loadState } from '../../contract/load-state.js';
 
 const missing = postgresBinDir() === undefined;
 
@@ -35,13 +36,13 @@ describe.skipIf(missing)(
         PostgresHistoryStore.open({ connection: server.url, namespace: 'unit' }),
         PostgresHistoryStore.open({ connection: server.url, namespace: 'unit' }),
       ]);
-      await a.append(['s.get_team_members', 's.get_expenses', 's.get_expenses', 's.get_budget']);
-      await b.append(['s.get_team_members', 's.get_expenses']);
-      await b.append([]);
+      await a.appendSequence(['s.get_team_members', 's.get_expenses', 's.get_expenses', 's.get_budget']);
+      await b.appendSequence(['s.get_team_members', 's.get_expenses']);
+      await b.appendSequence([]);
       await a.close();
       await b.close();
       const reader = await PostgresHistoryStore.open({ connection: server.url, namespace: 'unit' });
-      const state = await reader.load();
+      const state = await loadState(reader);
       expect(state.sequences).toBe(3);
       expect(state.transitions).toEqual([
         ['s.get_team_members', 's.get_expenses', 2],
@@ -49,19 +50,23 @@ describe.skipIf(missing)(
       ]);
       expect(state.usages).toBeUndefined();
       const other = await PostgresHistoryStore.open({ connection: server.url, namespace: 'other' });
-      expect(await other.load()).toEqual({ version: 1, sequences: 0, transitions: [] });
+      expect(await loadState(other)).toEqual({ version: 1, sequences: 0, transitions: [] });
       const { rows } = await admin.query<{ table_name: string }>(
         "SELECT table_name FROM information_schema.tables WHERE table_schema = 'codecall' ORDER BY 1",
       );
       expect(rows.map((r) => r.table_name)).toEqual([
+        'history_approvals',
         'history_runs',
         'history_transitions',
         'history_usages',
+        'store_values',
       ]);
-      await expect(reader.append('not a list' as never)).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+      await expect(reader.appendSequence('not a list' as never)).rejects.toMatchObject({
+        code: 'INVALID_ARGUMENT',
+      });
       await reader.close();
       await other.close();
-      await expect(reader.load()).rejects.toMatchObject({ code: 'CLOSED' });
+      await expect(loadState(reader)).rejects.toMatchObject({ code: 'CLOSED' });
       await expect(
         PostgresHistoryStore.open({ connection: server.url, namespace: 'bad name; drop' }),
       ).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
@@ -69,30 +74,30 @@ describe.skipIf(missing)(
 
     it('loads at most maxTransitions pairs, the most used first', async () => {
       const writer = await PostgresHistoryStore.open({ connection: server.url, namespace: 'bounded' });
-      await writer.append(['x.a', 'x.b']);
-      await writer.append(['x.c', 'x.d', 'x.a', 'x.b']);
+      await writer.appendSequence(['x.a', 'x.b']);
+      await writer.appendSequence(['x.c', 'x.d', 'x.a', 'x.b']);
       await writer.close();
       const reader = await PostgresHistoryStore.open({
         connection: server.url,
         namespace: 'bounded',
         maxTransitions: 1,
       });
-      expect((await reader.load()).transitions).toEqual([['x.a', 'x.b', 2]]);
+      expect((await loadState(reader)).transitions).toEqual([['x.a', 'x.b', 2]]);
       await reader.close();
     });
 
     it('records a run whose tool names PostgreSQL text cannot hold (NUL), without those names', async () => {
       const store = await PostgresHistoryStore.open({ connection: server.url, namespace: 'nul' });
-      await store.append(['n.a', 'n.b', 'n.\u0000bad', 'n.c']);
+      await store.appendSequence(['n.a', 'n.b', 'n.\u0000bad', 'n.c']);
       await store.appendUsage({ query: 'q\u0000', tools: ['n.a'] });
-      expect(await store.load()).toEqual({ version: 1, sequences: 1, transitions: [['n.a', 'n.b', 1]] });
+      expect(await loadState(store)).toEqual({ version: 1, sequences: 1, transitions: [['n.a', 'n.b', 1]] });
       await store.close();
     });
 
     it('writes a run atomically: a failing statement or a killed connection leaves nothing of it', async () => {
       const store = await PostgresHistoryStore.open({ connection: server.url, namespace: 'atomic' });
-      await store.append(['t.a', 't.b']);
-      const before = await store.load();
+      await store.appendSequence(['t.a', 't.b']);
+      const before = await loadState(store);
       expect(before).toEqual({ version: 1, sequences: 1, transitions: [['t.a', 't.b', 1]] });
       // Real faults inside the run's transaction, after its run counter was bumped.
       await admin.query(`
@@ -105,13 +110,13 @@ describe.skipIf(missing)(
         CREATE TRIGGER history_fault BEFORE INSERT OR UPDATE ON codecall.history_transitions
           FOR EACH ROW EXECUTE FUNCTION public.history_fault();`);
       try {
-        await expect(store.append(['t.a', 't.b', 't.boom'])).rejects.toMatchObject({
+        await expect(store.appendSequence(['t.a', 't.b', 't.boom'])).rejects.toMatchObject({
           code: 'HISTORY_STORE_FAILED',
           message: expect.stringContaining('injected fault') as unknown,
         });
-        expect(await store.load()).toEqual(before);
+        expect(await loadState(store)).toEqual(before);
 
-        const writing = store.append(['t.a', 't.b', 't.slow']);
+        const writing = store.appendSequence(['t.a', 't.b', 't.slow']);
         writing.catch(() => {}); // observed below
         // Wait until the write is inside the transaction (sleeping in the trigger), then kill it.
         let pid: number | undefined;
@@ -124,10 +129,10 @@ describe.skipIf(missing)(
         }
         await admin.query('SELECT pg_terminate_backend($1)', [pid]);
         await expect(writing).rejects.toMatchObject({ code: 'HISTORY_STORE_FAILED' });
-        expect(await store.load()).toEqual(before);
+        expect(await loadState(store)).toEqual(before);
         // The pool replaced the killed connection: the next run is recorded.
-        await store.append(['t.a', 't.b']);
-        expect((await store.load()).sequences).toBe(2);
+        await store.appendSequence(['t.a', 't.b']);
+        expect((await loadState(store)).sequences).toBe(2);
       } finally {
         await admin.query('DROP TRIGGER history_fault ON codecall.history_transitions');
         await admin.query('DROP FUNCTION public.history_fault()');
@@ -143,11 +148,11 @@ describe.skipIf(missing)(
       await a.appendUsage({ query: 'team expenses', tools: ['s.get_team_members', 's.get_expenses'] });
       await a.appendUsage({ query: 'budget', tools: ['s.get_budget'] });
       await expect(a.appendUsage({ query: 1 } as never)).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
-      expect((await a.load()).usages).toEqual([
+      expect((await loadState(a)).usages).toEqual([
         ['team expenses', ['s.get_team_members', 's.get_expenses']],
         ['budget', ['s.get_budget']],
       ]);
-      expect((await b.load()).usages).toEqual([['elsewhere', []]]);
+      expect((await loadState(b)).usages).toEqual([['elsewhere', []]]);
       const { rows } = await admin.query<{ n: string }>(
         "SELECT count(*) AS n FROM codecall.history_usages WHERE namespace = 'fb'",
       );
@@ -215,7 +220,7 @@ describe.skipIf(missing)(
           connection: server.url,
           namespace: `${queue}.default`,
         });
-        const state = await reader.load();
+        const state = await loadState(reader);
         await reader.close();
         expect(state.sequences).toBe(8);
         expect(state.transitions).toEqual([['probe.record', 'probe.sleep', 8]]);

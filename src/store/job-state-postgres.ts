@@ -1,0 +1,283 @@
+/**
+ * @module
+ * Job state in PostgreSQL (the pg-boss backend's), in the queue's database but in codecall's own
+ * tables, created with the `codecall` schema when missing (under an advisory lock, so workers
+ * starting together do not race):
+ *
+ * - `codecall.job_journal`: one row per run-journal entry, in append order (`id`);
+ * - `codecall.job_approvals`: the pending request (`call_index` -1) and one row per decision;
+ * - `codecall.job_logs`: the log lines of pg-boss jobs (pg-boss keeps none), which `forget` keeps
+ *   (a finished job's log is read after its end); the retention age deletes them.
+ *
+ * Entries are kept as the JSON text the runtime wrote (not `jsonb`, which would reorder the keys of
+ * a result a replay hands back to the script). Every write is its own statement, committed before
+ * it resolves; a journal's appends are sent one after another, so their order is the script's.
+ * Rows older than the retention age are deleted when a store opens (state a dead worker left).
+ * `pg` is loaded when a store is opened, never before.
+ */
+import type PgModule from 'pg';
+import type { Pool } from 'pg';
+import {
+  DEFAULT_JOBS_CONNECT_TIMEOUT_MS,
+  DEFAULT_JOBS_KEEP_AGE_MS,
+  DEFAULT_JOBS_STATE_PG_POOL_SIZE,
+} from '../config/defaults.js';
+import { CodecallError } from '../errors.js';
+import type { RunJournal, RunJournalEntry } from './run-journal.js';
+import { importOptional } from '../util/optional-package.js';
+import {
+  toDecision,
+  type JobApprovalDecision,
+  type JobApprovalStore,
+  type JobStateStore,
+  type PendingApproval,
+} from './job-state.js';
+
+/** Options of {@link PostgresJobStateStore.open}. */
+export interface PostgresJobStateStoreOptions {
+  /** `postgres://user:password@host:5432/db` */
+  connection: string;
+  /** Whose jobs (the queue name): keys are unique within a scope. */
+  scope: string;
+  /** Age after which a job's state is deleted even if nobody forgot it. @defaultValue {@link DEFAULT_JOBS_KEEP_AGE_MS} */
+  ttlMs?: number;
+  /** @defaultValue {@link DEFAULT_JOBS_STATE_PG_POOL_SIZE} */
+  poolSize?: number;
+}
+
+/** The schema of codecall's own tables. */
+export const JOB_STATE_PG_SCHEMA = 'codecall';
+/** `call_index` of the pending request's row. */
+const PENDING = -1;
+/** Any fixed number: the advisory lock that serialises table creation across workers. */
+const CREATE_LOCK_KEY = 0x636f6a73;
+
+const CREATE_SQL = `
+CREATE SCHEMA IF NOT EXISTS ${JOB_STATE_PG_SCHEMA};
+CREATE TABLE IF NOT EXISTS ${JOB_STATE_PG_SCHEMA}.job_journal (
+  id bigserial PRIMARY KEY,
+  scope text NOT NULL,
+  job_key text NOT NULL,
+  entry text NOT NULL,
+  written_at timestamptz NOT NULL DEFAULT now()
+);
+CREATE INDEX IF NOT EXISTS job_journal_job ON ${JOB_STATE_PG_SCHEMA}.job_journal (scope, job_key, id);
+CREATE TABLE IF NOT EXISTS ${JOB_STATE_PG_SCHEMA}.job_logs (
+  id bigserial PRIMARY KEY,
+  scope text NOT NULL,
+  job_key text NOT NULL,
+  line text NOT NULL,
+  written_at timestamptz NOT NULL DEFAULT now()
+);
+CREATE INDEX IF NOT EXISTS job_logs_job ON ${JOB_STATE_PG_SCHEMA}.job_logs (scope, job_key, id);
+CREATE TABLE IF NOT EXISTS ${JOB_STATE_PG_SCHEMA}.job_approvals (
+  scope text NOT NULL,
+  job_key text NOT NULL,
+  call_index integer NOT NULL,
+  body text NOT NULL,
+  written_at timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (scope, job_key, call_index)
+);
+`;
+
+const T_JOURNAL = `${JOB_STATE_PG_SCHEMA}.job_journal`;
+const T_APPROVALS = `${JOB_STATE_PG_SCHEMA}.job_approvals`;
+const T_LOGS = `${JOB_STATE_PG_SCHEMA}.job_logs`;
+
+/** Deletes the pending row if it is still `$3`, and records the decision in the same statement. */
+const DECIDE_SQL = `
+WITH cleared AS (
+  DELETE FROM ${T_APPROVALS}
+  WHERE scope = $1 AND job_key = $2 AND call_index = ${PENDING} AND body = $3
+  RETURNING 1
+)
+INSERT INTO ${T_APPROVALS} (scope, job_key, call_index, body)
+SELECT $1, $2, $4, $5 FROM cleared
+ON CONFLICT (scope, job_key, call_index) DO UPDATE SET body = EXCLUDED.body, written_at = now()
+RETURNING 1`;
+
+function hostOf(connection: string): string {
+  try {
+    return new URL(connection).host;
+  } catch {
+    return 'the database'; // never echo the URL: it may carry a password
+  }
+}
+
+class PostgresJobJournal implements RunJournal {
+  /** The last append in flight: the next one is sent after it, so rows keep the script's order. */
+  #tail: Promise<unknown> = Promise.resolve();
+
+  constructor(
+    private readonly pool: Pool,
+    private readonly scope: string,
+    private readonly key: string,
+  ) {}
+
+  append(entry: RunJournalEntry): Promise<void> {
+    const text = JSON.stringify(entry);
+    const write = this.#tail.then(() =>
+      this.pool.query(`INSERT INTO ${T_JOURNAL} (scope, job_key, entry) VALUES ($1, $2, $3)`, [
+        this.scope,
+        this.key,
+        text,
+      ]),
+    );
+    this.#tail = write.catch(() => {});
+    return write.then(() => {});
+  }
+
+  async entries(): Promise<readonly RunJournalEntry[]> {
+    await this.#tail;
+    const { rows } = await this.pool.query<{ entry: string }>(
+      `SELECT entry FROM ${T_JOURNAL} WHERE scope = $1 AND job_key = $2 ORDER BY id`,
+      [this.scope, this.key],
+    );
+    return rows.map((row) => JSON.parse(row.entry) as RunJournalEntry);
+  }
+}
+
+class PostgresJobApprovalStore implements JobApprovalStore {
+  constructor(
+    private readonly pool: Pool,
+    private readonly scope: string,
+    private readonly key: string,
+  ) {}
+
+  async #body(callIndex: number): Promise<string | undefined> {
+    const { rows } = await this.pool.query<{ body: string }>(
+      `SELECT body FROM ${T_APPROVALS} WHERE scope = $1 AND job_key = $2 AND call_index = $3`,
+      [this.scope, this.key, callIndex],
+    );
+    return rows[0]?.body;
+  }
+
+  async pending(): Promise<PendingApproval | undefined> {
+    const body = await this.#body(PENDING);
+    return body === undefined ? undefined : (JSON.parse(body) as PendingApproval);
+  }
+
+  async setPending(request: PendingApproval): Promise<void> {
+    await this.pool.query(
+      `INSERT INTO ${T_APPROVALS} (scope, job_key, call_index, body) VALUES ($1, $2, ${PENDING}, $3)
+       ON CONFLICT (scope, job_key, call_index) DO UPDATE SET body = EXCLUDED.body, written_at = now()`,
+      [this.scope, this.key, JSON.stringify(request)],
+    );
+  }
+
+  async decision(callIndex: number): Promise<JobApprovalDecision | undefined> {
+    const body = await this.#body(callIndex);
+    return body === undefined ? undefined : (JSON.parse(body) as JobApprovalDecision);
+  }
+
+  async decide(decision: { approved: boolean; reason?: string }): Promise<JobApprovalDecision | false> {
+    const body = await this.#body(PENDING);
+    if (body === undefined) return false;
+    const recorded = toDecision(JSON.parse(body) as PendingApproval, decision);
+    const { rowCount } = await this.pool.query(DECIDE_SQL, [
+      this.scope,
+      this.key,
+      body,
+      recorded.callIndex,
+      JSON.stringify(recorded),
+    ]);
+    return rowCount === 1 ? recorded : false;
+  }
+}
+
+/** Job state in PostgreSQL. */
+export class PostgresJobStateStore implements JobStateStore {
+  readonly #pool: Pool;
+  readonly #scope: string;
+  #closing: Promise<void> | undefined;
+
+  private constructor(pool: Pool, scope: string) {
+    this.#pool = pool;
+    this.#scope = scope;
+  }
+
+  /**
+   * Connects, creates the schema and tables when missing, and deletes state past the retention
+   * age; throws `JOBS_BACKEND_UNAVAILABLE` when PostgreSQL cannot be reached.
+   */
+  static async open(options: PostgresJobStateStoreOptions): Promise<PostgresJobStateStore> {
+    const { default: pg } = await importOptional<{ default: typeof PgModule }>(
+      'pg',
+      'Job state in PostgreSQL (the pg-boss jobs backend)',
+    );
+    const pool = new pg.Pool({
+      connectionString: options.connection,
+      max: options.poolSize ?? DEFAULT_JOBS_STATE_PG_POOL_SIZE,
+      connectionTimeoutMillis: DEFAULT_JOBS_CONNECT_TIMEOUT_MS,
+    });
+    pool.on('error', () => {}); // an idle client's lost connection: the next query reconnects
+    try {
+      const client = await pool.connect();
+      try {
+        await client.query('BEGIN');
+        await client.query('SELECT pg_advisory_xact_lock($1)', [CREATE_LOCK_KEY]);
+        await client.query(CREATE_SQL);
+        await client.query('COMMIT');
+      } catch (error) {
+        await client.query('ROLLBACK').catch(() => {});
+        throw error;
+      } finally {
+        client.release();
+      }
+      const ttlSeconds = Math.ceil((options.ttlMs ?? DEFAULT_JOBS_KEEP_AGE_MS) / 1_000);
+      for (const table of [T_JOURNAL, T_APPROVALS, T_LOGS])
+        await pool.query(
+          `DELETE FROM ${table} WHERE scope = $1 AND written_at < now() - make_interval(secs => $2)`,
+          [options.scope, ttlSeconds],
+        );
+    } catch (error) {
+      await pool.end().catch(() => {});
+      throw new CodecallError(
+        'JOBS_BACKEND_UNAVAILABLE',
+        `Cannot open the job state in PostgreSQL at ${hostOf(options.connection)}: ` +
+          `${(error as Error)?.message ?? String(error)}. Start PostgreSQL, or fix the connection URL.`,
+        { cause: error },
+      );
+    }
+    return new PostgresJobStateStore(pool, options.scope);
+  }
+
+  journal(key: string): RunJournal {
+    return new PostgresJobJournal(this.#pool, this.#scope, key);
+  }
+
+  approvals(key: string): JobApprovalStore {
+    return new PostgresJobApprovalStore(this.#pool, this.#scope, key);
+  }
+
+  /** Appends a line to the job's log (pg-boss keeps no logs of its own). */
+  async appendLog(key: string, line: string): Promise<void> {
+    await this.#pool.query(`INSERT INTO ${T_LOGS} (scope, job_key, line) VALUES ($1, $2, $3)`, [
+      this.#scope,
+      key,
+      line,
+    ]);
+  }
+
+  /** The job's log lines, oldest first, at most `limit`. */
+  async logs(key: string, limit: number): Promise<string[]> {
+    const { rows } = await this.#pool.query<{ line: string }>(
+      `SELECT line FROM (SELECT id, line FROM ${T_LOGS} WHERE scope = $1 AND job_key = $2 ORDER BY id DESC LIMIT $3) t ORDER BY id`,
+      [this.#scope, key, limit],
+    );
+    return rows.map((row) => row.line);
+  }
+
+  async forget(key: string): Promise<void> {
+    await this.#pool.query(
+      `WITH j AS (DELETE FROM ${T_JOURNAL} WHERE scope = $1 AND job_key = $2)
+       DELETE FROM ${T_APPROVALS} WHERE scope = $1 AND job_key = $2`,
+      [this.#scope, key],
+    );
+  }
+
+  close(): Promise<void> {
+    this.#closing ??= this.#pool.end().catch(() => {});
+    return this.#closing;
+  }
+}

@@ -1,0 +1,198 @@
+/**
+ * One suite for every {@link JobStateStore}: memory, a real `redis-server` and a real PostgreSQL 15
+ * (started for the run, stopped after). Append order, durability across a new connection (a new
+ * store on the same server sees what the first wrote), approvals pending/decide/decision with one
+ * winner between racing approvers, keys that do not see each other, and forget.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MemoryJobStateStore, type JobStateStore, type PendingApproval } from '../../src/store/job-state.js';
+import { PostgresJobStateStore } from '../../src/store/job-state-postgres.js';
+import { RedisJobStateStore } from '../../src/store/job-state-redis.js';
+import type { RunJournalEntry } from '../../src/store/run-journal.js';
+import { hasRedisServer, startRedis, type RedisHandle } from '../integration/jobs/jobs-helpers.js';
+import { postgresBinDir, startPostgres, type PostgresHandle } from '../integration/jobs/postgres-helpers.js';
+
+interface Backend {
+  name: string;
+  skip: string | undefined;
+  start(): Promise<void>;
+  stop(): Promise<void>;
+  /** A new store; `fresh: false` on a durable backend is a new connection to the same data. */
+  open(): Promise<JobStateStore>;
+  durable: boolean;
+}
+
+let redis: RedisHandle | undefined;
+let pg: PostgresHandle | undefined;
+const memory = new MemoryJobStateStore();
+
+const backends: Backend[] = [
+  {
+    name: 'memory',
+    skip: undefined,
+    durable: false,
+    start: () => Promise.resolve(),
+    stop: () => memory.close(),
+    open: () => Promise.resolve(memory),
+  },
+  {
+    name: 'redis (real redis-server)',
+    skip: hasRedisServer() ? undefined : 'redis-server not found',
+    durable: true,
+    async start() {
+      redis = await startRedis();
+    },
+    async stop() {
+      await redis?.stop();
+    },
+    open: () => RedisJobStateStore.open({ redis: redis!.url, prefix: 'test:codecall:' }),
+  },
+  {
+    name: 'postgres (real PostgreSQL 15)',
+    skip: postgresBinDir() === undefined ? 'initdb/pg_ctl not found' : undefined,
+    durable: true,
+    async start() {
+      pg = await startPostgres();
+    },
+    async stop() {
+      await pg?.stop();
+    },
+    open: () => PostgresJobStateStore.open({ connection: pg!.url, scope: 'test-queue' }),
+  },
+];
+
+const started = (index: number, at = 1): RunJournalEntry => ({
+  type: 'started',
+  index,
+  name: 'probe.record',
+  argsHash: `h${index}`,
+  args: { key: `k${index}`, z: 1, a: 2 },
+  at,
+});
+const finished = (index: number): RunJournalEntry => ({
+  type: 'finished',
+  index,
+  name: 'probe.record',
+  argsHash: `h${index}`,
+  ok: true,
+  // Key order is the tool's own: a replay must hand the script back the same JSON.
+  result: { zeta: index, alpha: [1, { y: 2, b: 3 }] },
+  at: 2,
+});
+const request = (callIndex: number): PendingApproval => ({
+  tool: 'probe.delete',
+  args: { id: callIndex },
+  argsHash: `a${callIndex}`,
+  callIndex,
+  reason: 'requireApproval',
+  requestedAt: 1,
+  expiresAt: 2,
+});
+
+for (const backend of backends) {
+  describe.skipIf(backend.skip !== undefined)(
+    `JobStateStore contract: ${backend.name}${backend.skip ? ` (SKIP: ${backend.skip})` : ''}`,
+    () => {
+      const opened: JobStateStore[] = [];
+      const open = async (): Promise<JobStateStore> => {
+        const store = await backend.open();
+        opened.push(store);
+        return store;
+      };
+      let run = 0;
+      /** A key of its own per test. */
+      const key = (): string => `job-${++run}:${Date.now()}`;
+
+      beforeAll(() => backend.start(), 120_000);
+      afterAll(async () => {
+        for (const store of opened.splice(0)) await store.close();
+        await backend.stop();
+      });
+
+      it('keeps journal entries in append order, with JSON exactly as written', async () => {
+        const store = await open();
+        const journal = store.journal(key());
+        expect(await journal.entries()).toEqual([]);
+        const entries: RunJournalEntry[] = [{ type: 'run', codeHash: 'c', at: 0 }];
+        for (let i = 0; i < 20; i++) entries.push(started(i), finished(i));
+        // Sent without waiting in between, as parallel calls of a script do.
+        await Promise.all(entries.map((entry) => journal.append(entry)));
+        const read = await journal.entries();
+        expect(read).toEqual(entries);
+        expect(JSON.stringify(read)).toBe(JSON.stringify(entries));
+      });
+
+      it.skipIf(!backend.durable)('is durable across a new connection once append resolves', async () => {
+        const id = key();
+        const first = await open();
+        await first.journal(id).append(started(0));
+        await first.journal(id).append(finished(0));
+        await first.approvals(id).setPending(request(3));
+        await first.close();
+        const second = await open();
+        expect(await second.journal(id).entries()).toEqual([started(0), finished(0)]);
+        expect(await second.approvals(id).pending()).toEqual(request(3));
+      });
+
+      it('approvals: pending, decide once, decision by call index', async () => {
+        const store = await open();
+        const approvals = store.approvals(key());
+        expect(await approvals.pending()).toBeUndefined();
+        expect(await approvals.decide({ approved: true })).toBe(false);
+        await approvals.setPending(request(2));
+        expect(await approvals.pending()).toEqual(request(2));
+        const decided = await approvals.decide({ approved: false, reason: 'not today' });
+        expect(decided).toMatchObject({
+          approved: false,
+          reason: 'not today',
+          callIndex: 2,
+          tool: 'probe.delete',
+          argsHash: 'a2',
+        });
+        expect(await approvals.pending()).toBeUndefined();
+        expect(await approvals.decision(2)).toEqual(decided);
+        expect(await approvals.decision(1)).toBeUndefined();
+        expect(await approvals.decide({ approved: true })).toBe(false);
+        // A later request of the same job keeps the earlier decision.
+        await approvals.setPending(request(5));
+        await approvals.decide({ approved: true });
+        expect((await approvals.decision(2))?.approved).toBe(false);
+        expect((await approvals.decision(5))?.approved).toBe(true);
+      });
+
+      it('approvals: of approvers racing on one request, one wins', async () => {
+        const store = await open();
+        const id = key();
+        await store.approvals(id).setPending(request(0));
+        const other = backend.durable ? await open() : store;
+        // Eight approvers on two connections, all reading the request before any decides.
+        const results = await Promise.all(
+          Array.from({ length: 8 }, (_, i) =>
+            (i % 2 === 0 ? store : other).approvals(id).decide({ approved: i % 2 === 0 }),
+          ),
+        );
+        expect(results.filter((result) => result !== false)).toHaveLength(1);
+        const winner = results.find((result) => result !== false)!;
+        expect((await store.approvals(id).decision(0))?.approved).toBe(winner.approved);
+      });
+
+      it('keeps jobs apart, and forget deletes one job only', async () => {
+        const store = await open();
+        const [a, b] = [key(), key()];
+        await store.journal(a).append(started(0));
+        await store.journal(b).append(started(7));
+        await store.approvals(a).setPending(request(0));
+        await store.approvals(b).setPending(request(1));
+        await store.approvals(b).decide({ approved: true });
+        await store.forget(a);
+        expect(await store.journal(a).entries()).toEqual([]);
+        expect(await store.approvals(a).pending()).toBeUndefined();
+        expect(await store.journal(b).entries()).toEqual([started(7)]);
+        expect((await store.approvals(b).decision(1))?.approved).toBe(true);
+        await store.forget(b);
+        expect(await store.approvals(b).decision(1)).toBeUndefined();
+        await store.forget('never-written'); // no error
+      });
+    },
+  );
+}
