@@ -371,6 +371,8 @@ export const DEFAULT_APPROVAL_PROMPT_MAX_NAMED_FIELDS = 200;
 export const DEFAULT_APPROVALS_LIST_LIMIT = 50;
 /** Approval decisions the history store keeps (older ones are pruned). */
 export const DEFAULT_APPROVALS_MAX_KEPT = 10_000;
+/** Uses of search (a query and the tools the run then called) a usage history store keeps: the newest. */
+export const DEFAULT_STORE_MAX_USAGES = 10_000;
 /** Bytes (UTF-8 JSON) of one value a script keeps with `store.set` (`store.maxValueBytes`). */
 export const DEFAULT_STORE_MAX_VALUE_BYTES = 65_536;
 /** Bytes (UTF-8 JSON of values plus keys) one store namespace may hold (`store.maxNamespaceBytes`). */
@@ -393,6 +395,8 @@ export const DEFAULT_JOBS_MAX_MESSAGES = 1_000;
 export const DEFAULT_JOBS_PG_POLL_MS = 500;
 /** Heartbeat of a Postgres job's worker, in seconds: a job whose worker died goes back to the queue after it. */
 export const DEFAULT_JOBS_PG_HEARTBEAT_S = 30;
+/** Connections a worker's or client's Postgres job state (run journals, approvals) opens at most. */
+export const DEFAULT_JOBS_STATE_PG_POOL_SIZE = 4;
 /** Lifetime of the cookie the jobs dashboard (`/admin/queues`) sets after `?token=`, in seconds (12 h). */
 export const DEFAULT_JOBS_DASHBOARD_COOKIE_MAX_AGE_S = 43_200;
 /** Operations one OpenAPI document may turn into tools (`openApiTools`; narrow with `include`). */
@@ -420,3 +424,9 @@ export const DEFAULT_SEARCH_WORKER_MIN_TOOLS = 200;
  * (a script that calls hundreds of made-up names would otherwise buy host time with each).
  */
 export const DEFAULT_MAX_SUGGESTION_LOOKUPS_PER_RUN = 5;
+
+/**
+ * Milliseconds between two progress lines `codecall exec` writes on a terminal; calls that finish
+ * in between are counted into the next line, so a script of thousands of calls stays readable.
+ */
+export const DEFAULT_EXEC_PROGRESS_INTERVAL_MS = 250;

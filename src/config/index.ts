@@ -5,11 +5,18 @@
  */
 export { CONFIG_FILE_NAMES, loadConfig, parseConfig } from './load-config.js';
 export type { ConfigIssue, LoadConfigOptions, ParseConfigOptions } from './load-config.js';
-export { parseConfigText, type ConfigTextResult } from './parse-config-text.js';
+export {
+  parseConfigFile,
+  parseConfigText,
+  type ConfigFormat,
+  type ConfigTextResult,
+} from './parse-config-text.js';
 export type {
   AgentConfig,
   ApprovalRule,
   ApprovalsConfig,
+  ClientPolicyMapping,
+  ClientToolRule,
   RequireApproval,
   CodecallConfig,
   HistoryConfig,

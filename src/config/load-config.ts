@@ -28,8 +28,9 @@ import {
   DEFAULT_TOOL_CALL_TIMEOUT_MS,
 } from './defaults.js';
 import { ignoredKeysNotice, readClientFormat } from './client-formats.js';
+import { readClientShape, type ClientServerPolicy } from './client-shapes.js';
 import { expandEnvDeep } from './expand-env.js';
-import { parseConfigText } from './parse-config-text.js';
+import { parseConfigFile } from './parse-config-text.js';
 import { closestName, formatJsonPath, type JsonPath } from './json-path.js';
 import {
   agentSchema,
@@ -47,6 +48,7 @@ import {
   type ServerEntry,
 } from './schema.js';
 import type {
+  ClientPolicyMapping,
   CodecallConfig,
   RequireApproval,
   ServeConfig,
@@ -135,15 +137,17 @@ export async function loadConfig(options: LoadConfigOptions = {}): Promise<Codec
         },
       );
     }
-    const parsed = parseConfigText(text);
+    const parsed = await parseConfigFile(text, file);
     if (!parsed.ok) {
+      const allowed =
+        parsed.format === 'JSON' ? ' (comments and trailing commas are allowed, as in VS Code)' : '';
       throw new CodecallError(
         'CONFIG_INVALID',
-        `${file} is not valid JSON: ${parsed.message}. Fix: correct the syntax (comments and trailing commas are allowed, as in VS Code).`,
-        { details: { file, issues: [{ path: '(root)', message: parsed.message }] } },
+        `${file} is not valid ${parsed.format}: ${parsed.message}. Fix: correct the syntax${allowed}.`,
+        { details: { file, format: parsed.format, issues: [{ path: '(root)', message: parsed.message }] } },
       );
     }
-    const config = parseConfig(parsed.value, { file, env });
+    const config = resolveConfig(parsed.value, { file, env }, true);
     for (const notice of config.notices) options.onNotice?.(notice);
     return config;
   }
@@ -172,6 +176,14 @@ export async function loadConfig(options: LoadConfigOptions = {}): Promise<Codec
  * ```
  */
 export function parseConfig(json: unknown, options: ParseConfigOptions): CodecallConfig {
+  return resolveConfig(json, options, false);
+}
+
+/**
+ * {@link parseConfig}; `fromFile`: a file that yields no server is an error even when it holds
+ * nothing else (in memory, `{}` with codecall's own sections is a valid configuration).
+ */
+function resolveConfig(json: unknown, options: ParseConfigOptions, fromFile: boolean): CodecallConfig {
   const file = options.file;
   const env = options.env ?? process.env;
   const looksLikePath = isAbsolute(file) || file.includes('/') || file.endsWith('.json');
@@ -181,8 +193,10 @@ export function parseConfig(json: unknown, options: ParseConfigOptions): Codecal
       { path: '(root)', message: 'the configuration must be a JSON object like {"mcpServers": {...}}.' },
     ]);
   }
-  const client = readClientFormat(json as Record<string, unknown>);
-  const reserved = [...client.issues, ...reservedNameIssues(client.json)];
+  const shape = readClientShape(json as Record<string, unknown>, file, env);
+  const client = readClientFormat(shape.json);
+  const ignoredKeys = [...shape.ignoredKeys, ...client.ignoredKeys];
+  const reserved = [...shape.issues, ...client.issues, ...reservedNameIssues(client.json)];
   if (reserved.length > 0) fail(file, reserved);
   // The predefined variables VS Code, Cursor and Windsurf expand; the environment wins.
   const expansionEnv = { workspaceFolder: workspaceFolderOf(configDir), userHome: homedir(), ...env };
@@ -209,10 +223,21 @@ export function parseConfig(json: unknown, options: ParseConfigOptions): Codecal
       message:
         'both "mcpServers" and "servers" (VS Code\'s name) list servers. Fix: move every server into one of them.',
     });
-  for (const [name, entry] of Object.entries(data[serversKey] ?? {})) {
+  const clientPolicy: ClientPolicyMapping[] = [...shape.mappings];
+  const entries = Object.entries(data[serversKey] ?? {});
+  if (
+    entries.length === 0 &&
+    (shape.unreadable.length > 0 || (!shape.serverMap && (fromFile || ignoredKeys.length > 0)))
+  )
+    fail(file, [noServerIssue(json as Record<string, unknown>, shape.unreadable, shape.client)]);
+  for (const [name, entry] of entries) {
     const server = resolveServer(name, entry, { configDir, maxMessageBytes, serversKey }, issues);
     if (entry.disabled === true) disabledServers.push(name);
-    else if (server) mcpServers[name] = server;
+    else if (server) {
+      const policy = shape.policies.get(name);
+      if (policy) applyClientPolicy(server, policy, clientPolicy);
+      mcpServers[name] = server;
+    }
   }
   const serve = resolveServe(data.serve, issues);
   const historyPath = resolveHistoryPath(data.history?.path, configDir, env, issues);
@@ -237,9 +262,100 @@ export function parseConfig(json: unknown, options: ParseConfigOptions): Codecal
     jobs: definedOnly({ ...data.jobs }),
     approvals: definedOnly({ ...data.approvals }),
     store: definedOnly({ ...data.store }),
-    ignoredKeys: client.ignoredKeys,
-    notices: [ignoredKeysNotice(client.ignoredKeys)].filter((n): n is string => n !== undefined),
+    ignoredKeys,
+    notices: [
+      ...shape.unreadable.map((what) => `skipped ${what}.`),
+      ignoredKeysNotice(ignoredKeys),
+      clientPolicyNotice(clientPolicy),
+    ].filter((n): n is string => n !== undefined),
+    ...(shape.client !== undefined ? { clientFormat: shape.client } : {}),
+    ...(clientPolicy.length > 0 ? { clientPolicy } : {}),
   };
+}
+
+/** Top-level keys named in the "no server" error. */
+const NO_SERVER_LISTED_KEYS = 12;
+
+/** The error of a configuration that yields no server: what was found instead. */
+function noServerIssue(
+  json: Record<string, unknown>,
+  unreadable: string[],
+  client: string | undefined,
+): ConfigIssue {
+  const keys = Object.keys(json);
+  const listed = keys.slice(0, NO_SERVER_LISTED_KEYS).join(', ');
+  const found =
+    keys.length === 0
+      ? 'the configuration is empty'
+      : `found top-level key${keys.length === 1 ? '' : 's'} ${listed}${keys.length > NO_SERVER_LISTED_KEYS ? ` and ${keys.length - NO_SERVER_LISTED_KEYS} more` : ''}${client ? ` (${client}'s format)` : ''}`;
+  const why = unreadable.length > 0 ? `; ${unreadable.join('; ')}` : '';
+  return {
+    path: '(root)',
+    message:
+      `${found} but no MCP server codecall can read${why}. Fix: list servers as ` +
+      '{"mcpServers": {"name": {"command": "...", "args": []}}} (or in the format of Claude, VS Code, ' +
+      'Cursor, Windsurf, Cline, Gemini CLI, Zed, opencode, Codex, Goose or Continue), or write ' +
+      '"mcpServers": {} to mean no servers.',
+  };
+}
+
+/** The one notice about other clients' lists kept as policy, or undefined when there are none. */
+function clientPolicyNotice(all: readonly ClientPolicyMapping[]): string | undefined {
+  // "disabled": true is codecall's own key too: `config check` lists it, the notice does not.
+  const mappings = all.filter((m) => !m.from.endsWith('.disabled'));
+  if (mappings.length === 0) return undefined;
+  return (
+    `kept ${mappings.length} setting${mappings.length === 1 ? '' : 's'} of other clients' allow/deny lists ` +
+    `as codecall policy (codecall config check shows each): ${mappings
+      .slice(0, 3)
+      .map((m) => m.from)
+      .join(', ')}${mappings.length > 3 ? ', …' : ''}.`
+  );
+}
+
+/**
+ * Applies another client's lists to a resolved server: deny and allow-only lists become
+ * `clientRules` (enforced by the tool policy whatever codecall's own keys say); tools the client
+ * runs without asking, or always asks about, get `requireApproval` unless codecall's own key
+ * sets it. Records each mapping.
+ */
+function applyClientPolicy(
+  server: ServerConfig,
+  policy: ClientServerPolicy,
+  out: ClientPolicyMapping[],
+): void {
+  const name = server.name;
+  if (policy.rules.length > 0) {
+    server.clientRules = policy.rules.map((rule) => ({ ...rule, tools: [...rule.tools] }));
+    for (const rule of policy.rules)
+      out.push({
+        from: rule.key,
+        to:
+          rule.effect === 'deny'
+            ? `${name}: ${rule.tools.join(', ') || '(none)'} never callable, from code included`
+            : `${name}: only ${rule.tools.join(', ')} callable; every other tool never callable`,
+      });
+  }
+  const setApproval = (tool: string, value: boolean, key: string): void => {
+    const own = Object.hasOwn(server.tools, tool) ? server.tools[tool] : undefined;
+    if (own?.requireApproval !== undefined) {
+      out.push({
+        from: key,
+        to: `${name}.${tool}: no change (codecall's own requireApproval for it wins)`,
+      });
+      return;
+    }
+    server.tools[tool] = { ...own, requireApproval: value };
+    out.push({ from: key, to: `${name}.${tool}: requireApproval ${String(value)}` });
+  };
+  for (const [tool, key] of policy.approve) if (!policy.ask.has(tool)) setApproval(tool, false, key);
+  for (const [tool, key] of policy.ask) setApproval(tool, true, key);
+  if (policy.askAll !== undefined) {
+    if (server.requireApproval === undefined) {
+      server.requireApproval = true;
+      out.push({ from: policy.askAll, to: `${name}: requireApproval true (every tool)` });
+    } else out.push({ from: policy.askAll, to: `${name}: no change (codecall's own requireApproval wins)` });
+  }
 }
 
 /** `${workspaceFolder}`: the folder holding `.vscode/` or `.cursor/`, else the configuration's folder. */

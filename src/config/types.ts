@@ -35,6 +35,29 @@ export interface ToolPolicyConfig {
   timeoutMs?: number;
 }
 
+/**
+ * A tool allow- or deny-list another MCP client wrote in the same file (Windsurf's
+ * `disabledTools`, Gemini CLI's `includeTools`/`excludeTools`, Codex's `enabled_tools`/
+ * `disabled_tools`, Claude Code's `permissions.deny`, …), kept as the user's policy: a tool it
+ * switches off is never callable, from code included, whatever codecall's own keys say.
+ */
+export interface ClientToolRule {
+  /** Where the user wrote it, named in refusals: `mcpServers.github.disabledTools`, `permissions.deny[0]`. */
+  key: string;
+  /** `deny`: tools matching `tools` are off; `allowOnly`: tools matching none of `tools` are off. */
+  effect: 'deny' | 'allowOnly';
+  /** Tool names as the server lists them; `*` matches any run of characters. */
+  tools: string[];
+}
+
+/** One client setting and the codecall rule it became (shown by `codecall config check`). */
+export interface ClientPolicyMapping {
+  /** The client's key, as a path in the file: `mcpServers.fs.autoApprove[0]`. */
+  from: string;
+  /** The codecall rule: `fs.read_file: requireApproval false`, `fs: server disabled`, … */
+  to: string;
+}
+
 /** Fields every server has, whatever its transport. */
 interface ServerConfigBase {
   /** The key in `mcpServers`. */
@@ -53,6 +76,8 @@ interface ServerConfigBase {
   maxConcurrentCalls: number;
   /** Per-tool policy, keyed by the tool's MCP name. */
   tools: Record<string, ToolPolicyConfig>;
+  /** Other clients' allow- and deny-lists for this server's tools (absent: none). */
+  clientRules?: ClientToolRule[];
 }
 
 /** A server started as a child process speaking MCP over stdin/stdout. */
@@ -300,4 +325,11 @@ export interface CodecallConfig {
   ignoredKeys: string[];
   /** Things to tell the user about the file (one line each, e.g. the ignored keys); the CLI prints them on stderr. */
   notices: string[];
+  /**
+   * The client that wrote the file's shape (`Zed`, `opencode`, `Codex`, `Goose`, `Continue`,
+   * `Gemini CLI`), when it is not the `mcpServers` / `servers` map codecall reads natively.
+   */
+  clientFormat?: string;
+  /** Other clients' allow/deny lists and switches in the file, and the codecall rule each became. */
+  clientPolicy?: ClientPolicyMapping[];
 }

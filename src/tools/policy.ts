@@ -4,6 +4,8 @@
  * server's annotations, and enforced on the host for every call.
  *
  * Resolution, first match wins:
+ * 0. another client's allow/deny list in the same file (`clientRules`: Windsurf's
+ *    `disabledTools`, Gemini CLI's `includeTools`, …) that switches the tool off → `[]`, nobody
  * 1. `mcpServers.<server>.tools.<tool>.allowedCallers`
  * 2. `mcpServers.<server>.allowedCallers`
  * 3. the tool's annotations: `readOnlyHint: true` → `["direct", "code_execution"]`;
@@ -12,11 +14,15 @@
  *
  * Annotations come from the server and are hints; the configuration is the authority.
  */
+import type { ClientToolRule } from '../config/types.js';
 import { CodecallError } from '../errors.js';
 import type { ToolCaller } from '../types.js';
 
-/** Where a tool's `allowedCallers` came from. */
-export type AllowedCallersSource = 'tool' | 'server' | 'annotations' | 'default';
+/**
+ * Where a tool's `allowedCallers` came from; `client`: another client's allow/deny list
+ * switched it off.
+ */
+export type AllowedCallersSource = 'tool' | 'server' | 'annotations' | 'default' | 'client';
 
 /** The MCP tool annotations codecall reads (untrusted hints). */
 export interface ToolAnnotations {
@@ -34,6 +40,37 @@ export interface ResolveAllowedCallersOptions {
   /** The server's `allowedCallers` from the configuration. */
   server?: readonly ToolCaller[] | undefined;
   annotations?: ToolAnnotations | undefined;
+  /** The client key that switches the tool off ({@link clientDisabledBy}); wins over everything. */
+  disabledBy?: string | undefined;
+}
+
+/** Longest tool pattern of a client's list that is matched. */
+const MAX_TOOL_PATTERN_CHARS = 256;
+
+/** Whether `tool` matches a client's `pattern` (`*` matches any run of characters). */
+function matchesPattern(pattern: string, tool: string): boolean {
+  if (!pattern.includes('*')) return pattern === tool;
+  const source = pattern
+    .slice(0, MAX_TOOL_PATTERN_CHARS)
+    .split('*')
+    .map((part) => part.replace(/[\\^$.+?()[\]{}|]/g, '\\$&'))
+    .join('.*');
+  return new RegExp(`^${source}$`, 's').test(tool);
+}
+
+/**
+ * The key of the first of another client's lists that switches `tool` off (a `deny` list that
+ * matches it, an `allowOnly` list that does not), or undefined.
+ */
+export function clientDisabledBy(
+  server: { clientRules?: readonly ClientToolRule[] | undefined },
+  tool: string,
+): string | undefined {
+  for (const rule of server.clientRules ?? []) {
+    const listed = rule.tools.some((pattern) => matchesPattern(pattern, tool));
+    if (rule.effect === 'deny' ? listed : !listed) return rule.key;
+  }
+  return undefined;
 }
 
 /** Callers when neither configuration nor annotations restrict a tool. */
@@ -45,7 +82,10 @@ export const DESTRUCTIVE_ALLOWED_CALLERS: readonly ToolCaller[] = Object.freeze(
 export function resolveAllowedCallers(options: ResolveAllowedCallersOptions): {
   allowedCallers: ToolCaller[];
   source: AllowedCallersSource;
+  disabledBy?: string;
 } {
+  if (options.disabledBy !== undefined)
+    return { allowedCallers: [], source: 'client', disabledBy: options.disabledBy };
   if (options.tool) return { allowedCallers: [...options.tool], source: 'tool' };
   if (options.server) return { allowedCallers: [...options.server], source: 'server' };
   const annotations = options.annotations;
@@ -63,6 +103,8 @@ export interface PolicyTarget {
   tool: string;
   allowedCallers: readonly ToolCaller[];
   allowedCallersSource: AllowedCallersSource;
+  /** The client key that switched the tool off (`allowedCallersSource: "client"`). */
+  disabledBy?: string | undefined;
 }
 
 const CALLER_WORDS: Record<ToolCaller, string> = {
@@ -77,6 +119,22 @@ const CALLER_WORDS: Record<ToolCaller, string> = {
  */
 export function assertCallerAllowed(target: PolicyTarget, caller: ToolCaller): void {
   if (target.allowedCallers.includes(caller)) return;
+  if (target.disabledBy !== undefined)
+    throw new CodecallError(
+      'TOOL_NOT_ALLOWED',
+      `Tool ${target.name} may not be called ${CALLER_WORDS[caller]}: ${target.disabledBy} switches it off ` +
+        `(another MCP client's allow/deny list in the configuration, kept as codecall's policy). ` +
+        `Only the user can allow it, by changing ${target.disabledBy}; do not retry it.`,
+      {
+        details: {
+          tool: target.name,
+          caller,
+          allowedCallers: [],
+          configKey: target.disabledBy,
+          disabledBy: target.disabledBy,
+        },
+      },
+    );
   const key = `mcpServers.${target.server}.tools.${JSON.stringify(target.tool).slice(1, -1)}.allowedCallers`;
   const why =
     target.allowedCallersSource === 'annotations'

@@ -6,9 +6,11 @@
  * and its notices. Starts no server.
  */
 import { readFile } from 'node:fs/promises';
+import { readClientShape } from '../../config/client-shapes.js';
 import {
   loadConfig,
-  parseConfigText,
+  parseConfigFile,
+  type ClientPolicyMapping,
   type CodecallConfig,
   type RequireApproval,
   type ServerConfig,
@@ -94,6 +96,10 @@ interface ConfigReport {
   disabledServers: string[];
   sandbox: { mode: string; minWorkers: number; maxWorkers: number };
   history: { enabled: boolean; path: string };
+  /** The client whose file shape this is (`Zed`, `Codex`, …); absent for `mcpServers` / `servers`. */
+  clientFormat?: string;
+  /** Other clients' allow/deny lists and switches, and the codecall rule each became. */
+  clientPolicy: ClientPolicyMapping[];
   ignoredKeys: string[];
   notices: string[];
 }
@@ -102,11 +108,15 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** The server entries as written (before `${VAR}` expansion), by name. */
-async function writtenServers(file: string | undefined): Promise<Record<string, Record<string, unknown>>> {
+/** The server entries as written (before `${VAR}` expansion, in codecall's shape), by name. */
+async function writtenServers(
+  file: string | undefined,
+  env: NodeJS.ProcessEnv,
+): Promise<Record<string, Record<string, unknown>>> {
   if (file === undefined) return {};
-  const parsed = parseConfigText(await readFile(file, 'utf8'));
-  const json = parsed.ok ? parsed.value : undefined;
+  const parsed = await parseConfigFile(await readFile(file, 'utf8'), file);
+  const json =
+    parsed.ok && isRecord(parsed.value) ? readClientShape(parsed.value, file, env).json : undefined;
   if (!isRecord(json)) return {};
   const servers = json.mcpServers ?? json.servers;
   return isRecord(servers) ? (servers as Record<string, Record<string, unknown>>) : {};
@@ -158,8 +168,8 @@ function reportServer(server: ServerConfig, written: Record<string, unknown> | u
 }
 
 /** What was understood of `config`, values as written in its file. */
-async function buildReport(config: CodecallConfig): Promise<ConfigReport> {
-  const written = await writtenServers(config.configPath);
+async function buildReport(config: CodecallConfig, env: NodeJS.ProcessEnv): Promise<ConfigReport> {
+  const written = await writtenServers(config.configPath, env);
   return {
     file: config.configPath,
     servers: Object.values(config.mcpServers).map((s) =>
@@ -172,6 +182,8 @@ async function buildReport(config: CodecallConfig): Promise<ConfigReport> {
       maxWorkers: config.sandbox.maxWorkers,
     },
     history: { enabled: config.history.enabled, path: config.history.path },
+    ...(config.clientFormat !== undefined ? { clientFormat: config.clientFormat } : {}),
+    clientPolicy: config.clientPolicy ?? [],
     ignoredKeys: config.ignoredKeys,
     notices: config.notices,
   };
@@ -182,7 +194,10 @@ function callers(list: readonly string[] | undefined): string {
 }
 
 function renderPlain(report: ConfigReport): string {
-  const out: string[] = [`file: ${report.file ?? '(in memory)'}`, ''];
+  const out: string[] = [`file: ${report.file ?? '(in memory)'}`];
+  if (report.clientFormat !== undefined)
+    out.push(`format: ${report.clientFormat}'s, read as codecall's mcpServers`);
+  out.push('');
   out.push(report.servers.length === 0 ? 'servers: none' : `servers (${report.servers.length}):`);
   for (const s of report.servers) {
     out.push(`  ${s.name} (${s.transport})`);
@@ -214,6 +229,10 @@ function renderPlain(report: ConfigReport): string {
     `sandbox: ${report.sandbox.mode}, ${report.sandbox.minWorkers}–${report.sandbox.maxWorkers} workers`,
     `history: ${report.history.enabled ? report.history.path : 'off'}`,
   );
+  if (report.clientPolicy.length > 0) {
+    out.push('', "other clients' allow/deny lists, kept as codecall policy:");
+    for (const { from, to } of report.clientPolicy) out.push(`  ${from} → ${to}`);
+  }
   out.push('', report.ignoredKeys.length === 0 ? 'ignored keys: none' : 'ignored keys:');
   for (const key of report.ignoredKeys) out.push(`  ${key}`);
   for (const notice of report.notices) out.push(`notice: ${notice}`);
@@ -242,7 +261,7 @@ async function run(argv: string[], io: CliIo): Promise<number> {
     cwd: io.cwd,
     env: io.env,
   });
-  const report = await buildReport(config);
+  const report = await buildReport(config, io.env);
   // Names and values come from the file: no raw control sequences on the terminal.
   io.stdout.write(
     args.json ? `${JSON.stringify(report, null, 2)}\n` : neutralizeControls(renderPlain(report)),

@@ -9,7 +9,7 @@ import type { CommandHelp } from '../command.js';
 export const execHelp: CommandHelp = {
   name: 'exec',
   summary: 'Run a JS/TS script in the sandbox against the configured MCP servers',
-  usage: `Usage: codecall exec <file | -> [--config <path>] [--json] [--approve <tool | all>]
+  usage: `Usage: codecall exec <file | -> [--config <path>] [--json] [--quiet] [--approve <tool | all>]
                      [--journal <file> | --resume <file> [--repeat-in-doubt]]
 
 Runs a JavaScript or TypeScript script in the sandbox against the configured MCP servers.
@@ -19,6 +19,10 @@ Only what the script prints comes back.
 Options:
   --config <path>   configuration file (default: ./codecall.json, then ./.mcp.json)
   --json            print one JSON object: status, stdout, stderr, error, toolCalls, stats
+  --quiet           no progress on stderr. When stderr is a terminal, each tool call that
+                    finishes is reported there while the script runs ("codecall exec:
+                    ✓ server.tool · 1.2 s", calls close together counted into one line);
+                    when it is not (a pipe, a file, CI), nothing is, with or without --quiet
   --journal <file>  record every tool call and its result in <file> (JSON lines, fsynced
                     before the script sees the result), so an interrupted run can be resumed
   --resume <file>   re-run the script of that journal: calls it recorded are answered from it

@@ -1,16 +1,17 @@
 /**
  * @module
- * `codecall exec <file|-> [--config path] [--json] [--approve tool|all]`: runs a script (JavaScript or TypeScript)
- * against the configured MCP servers in the sandbox. Plain mode passes the script's stdout and
- * stderr through; `--json` prints exactly one JSON object with the result, every tool call, and
- * how many bytes of tool results the script consumed versus printed.
+ * `codecall exec <file|-> [--config path] [--json] [--quiet] [--approve tool|all]`: runs a script
+ * (JavaScript or TypeScript) against the configured MCP servers in the sandbox. Plain mode passes
+ * the script's stdout and stderr through; `--json` prints exactly one JSON object with the result,
+ * every tool call, and how many bytes of tool results the script consumed versus printed. On a
+ * terminal, each finished tool call is reported on stderr while the script runs (`--quiet`: not).
  */
 import { traceStartup } from '../../util/startup-trace.js';
 import { readFile, stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { loadConfig } from '../../config/index.js';
 import { CodecallError } from '../../errors.js';
-import { FileRunJournal } from '../../execute/run-journal.js';
+import { FileRunJournal } from '../../store/run-journal.js';
 import { prespawnStdioServers, stopPrespawned } from '../../tools/prespawn.js';
 import type { ExecutionResult } from '../../types.js';
 import {
@@ -22,6 +23,7 @@ import {
 } from '../command.js';
 import { checkApproveFlag, createCliApprover } from '../cli-approver.js';
 import { configNoticeWriter } from '../config-notices.js';
+import { ExecProgress } from '../exec-progress.js';
 import { neutralizeControls } from '../terminal-text.js';
 import { canPrompt, ensureConfigTrusted } from '../trust.js';
 import { execHelp } from './exec.help.js';
@@ -36,6 +38,8 @@ interface ExecArgs {
   file: string;
   config?: string;
   json: boolean;
+  /** No per-call progress on a terminal (`--quiet`). */
+  quiet: boolean;
   /** Record the run's calls in this file (`--journal`). */
   journal?: string;
   /** Resume the run recorded in this file (`--resume`). */
@@ -60,6 +64,7 @@ export function parseExecArgs(argv: string[]): ExecArgs {
     options: {
       config: { type: 'string' },
       json: { type: 'boolean' },
+      quiet: { type: 'boolean' },
       approve: { type: 'string', multiple: true },
       journal: { type: 'string' },
       resume: { type: 'string' },
@@ -79,6 +84,7 @@ export function parseExecArgs(argv: string[]): ExecArgs {
   return {
     file,
     json: values.json === true,
+    quiet: values.quiet === true,
     approve: (values.approve ?? []).map(checkApproveFlag),
     repeatInDoubt,
     ...(values.config !== undefined ? { config: values.config } : {}),
@@ -286,13 +292,24 @@ async function runScript(
     throw error;
   });
   traceStartup('runtime open');
+  // Per-call progress, as `jobs wait` shows it: only for a person watching a terminal.
+  const progress =
+    !args.quiet && (io.stderr as { isTTY?: boolean }).isTTY === true
+      ? new ExecProgress({ write: (line) => io.stderr.write(line) })
+      : undefined;
   try {
     let result: ExecutionResult;
     try {
-      result = await runtime.execute(source, { signal: io.signal, ...journaling });
+      result = await runtime.execute(source, {
+        signal: io.signal,
+        ...journaling,
+        ...(progress ? { onToolResult: (event) => progress.onCall(event) } : {}),
+      });
     } catch (error) {
       if (!CodecallError.isInstance(error, JOURNAL_CODES)) throw error;
       return reportJournalError(error, args, io);
+    } finally {
+      progress?.flush();
     }
     traceStartup('script ran');
     if (args.json) {

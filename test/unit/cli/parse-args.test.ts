@@ -44,6 +44,7 @@ describe('commands read their arguments with it', () => {
     expect(parseExecArgs(['-', '--json', '--config=c.json'])).toEqual({
       file: '-',
       json: true,
+      quiet: false,
       config: 'c.json',
       approve: [],
       repeatInDoubt: false,
@@ -51,6 +52,7 @@ describe('commands read their arguments with it', () => {
     expect(parseExecArgs(['s.ts', '--approve', 'a.b', '--resume', 'j.jsonl', '--repeat-in-doubt'])).toEqual({
       file: 's.ts',
       json: false,
+      quiet: false,
       approve: ['a.b'],
       resume: 'j.jsonl',
       repeatInDoubt: true,

@@ -110,23 +110,32 @@ describe('configuration files written by other MCP clients load unchanged', () =
     });
     expect(config.mcpServers.figma).toMatchObject({ headers: { Authorization: 'Bearer f1' } });
     expect(config.ignoredKeys).toEqual([]);
+    // disabledTools is kept as policy, not ignored (see client-shapes.test.ts).
+    expect(config.mcpServers.github!.clientRules).toEqual([
+      { key: 'mcpServers.github.disabledTools', effect: 'deny', tools: ['delete_repository', 'push_files'] },
+    ]);
   });
 
-  it('Cline: alwaysAllow, autoApprove and timeout ignored; streamableHttp and transportType; disabled kept out', async () => {
+  it('Cline: alwaysAllow pre-approves the tools it names; timeout ignored; streamableHttp and transportType; disabled kept out', async () => {
     const config = await load('cline.mcp_settings.json');
     expect(servers(config)).toEqual({
       weather: 'stdio node /path/to/weather-server/build/index.js',
       remote: 'http https://mcp.example.com/mcp',
     });
     expect(config.disabledServers).toEqual(['legacy-sse']);
-    expect(config.ignoredKeys).toEqual([
-      'mcpServers.weather.alwaysAllow',
-      'mcpServers.weather.timeout',
-      'mcpServers.remote.autoApprove',
-      'mcpServers["legacy-sse"].autoApprove',
+    expect(config.mcpServers.weather!.tools).toEqual({ get_forecast: { requireApproval: false } });
+    expect(config.ignoredKeys).toEqual(['mcpServers.weather.timeout']);
+    expect(config.clientPolicy).toEqual([
+      {
+        from: 'mcpServers["legacy-sse"].disabled',
+        to: 'legacy-sse: server disabled (never started; none of its tools is callable)',
+      },
+      { from: 'mcpServers.weather.alwaysAllow[0]', to: 'weather.get_forecast: requireApproval false' },
     ]);
-    expect(config.notices).toHaveLength(1);
-    expect(config.notices[0]).toContain('ignored 4 keys');
+    expect(config.notices).toEqual([
+      "ignored 1 key that codecall does not use (other clients' settings): mcpServers.weather.timeout.",
+      "kept 1 setting of other clients' allow/deny lists as codecall policy (codecall config check shows each): mcpServers.weather.alwaysAllow[0].",
+    ]);
   });
 });
 

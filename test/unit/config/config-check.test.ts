@@ -92,7 +92,8 @@ describe('codecall config check', () => {
     );
     expect(out).toContain('    env: OPENWEATHER_API_KEY (values not shown)\n');
     expect(out).toContain('    policy: callers code, deferLoading true,');
-    expect(out).toContain('    tool get_forecast: timeout 5000 ms, 1 input examples\n');
+    // Cline's alwaysAllow pre-approves the tool it names, as Cline does.
+    expect(out).toContain('    tool get_forecast: approval false, timeout 5000 ms, 1 input examples\n');
     expect(out).toContain(
       `  remote (http)\n    url: ${upstreamUrl}\n    headers: Authorization (values not shown)\n`,
     );
@@ -102,9 +103,12 @@ describe('codecall config check', () => {
     expect(out).toContain('  leaky (sse)\n    url: https://***@example.com/sse?token=***&v=2\n');
     expect(out).toContain('disabled: off\n');
     expect(out).toContain(
-      'ignored keys:\n  mcpServers.weather.alwaysAllow\n  mcpServers.weather.timeout\n  mcpServers.remote.autoApprove\n',
+      "other clients' allow/deny lists, kept as codecall policy:\n" +
+        '  mcpServers.off.disabled → off: server disabled (never started; none of its tools is callable)\n' +
+        '  mcpServers.weather.alwaysAllow[0] → weather.get_forecast: requireApproval false\n',
     );
-    expect(out).toContain("notice: ignored 3 keys that codecall does not use (other clients' settings)");
+    expect(out).toContain('ignored keys:\n  mcpServers.weather.timeout\n');
+    expect(out).toContain("notice: ignored 1 key that codecall does not use (other clients' settings)");
     for (const secret of [
       'sk-literal-secret',
       'tok-literal',
@@ -134,6 +138,7 @@ describe('codecall config check', () => {
         args?: string[];
       }[];
       disabledServers: string[];
+      clientPolicy: { from: string; to: string }[];
       ignoredKeys: string[];
       notices: string[];
     };
@@ -150,12 +155,15 @@ describe('codecall config check', () => {
     });
     expect(report.servers[1]).toMatchObject({ headers: ['Authorization'] });
     expect(report.disabledServers).toEqual(['off']);
-    expect(report.ignoredKeys).toEqual([
-      'mcpServers.weather.alwaysAllow',
-      'mcpServers.weather.timeout',
-      'mcpServers.remote.autoApprove',
+    expect(report.ignoredKeys).toEqual(['mcpServers.weather.timeout']);
+    expect(report.clientPolicy).toEqual([
+      {
+        from: 'mcpServers.off.disabled',
+        to: 'off: server disabled (never started; none of its tools is callable)',
+      },
+      { from: 'mcpServers.weather.alwaysAllow[0]', to: 'weather.get_forecast: requireApproval false' },
     ]);
-    expect(report.notices).toHaveLength(1);
+    expect(report.notices).toHaveLength(2);
     expect(t.out()).not.toContain('secret');
     expect(requests).toBe(0);
   });
