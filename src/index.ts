@@ -1,7 +1,12 @@
 /**
  * @module
- * The public API of codecall. Every export is named here on purpose; adding one is an API
- * decision, guarded by test/architecture/exports.test.ts.
+ * The public API of codecall: what a newcomer needs to run scripts against MCP tools, search
+ * them, and run an agent. Every export is named here on purpose; adding one is an API decision,
+ * guarded by test/architecture/exports.test.ts. More lives behind subpaths: `codecall/server`
+ * (codecall as an MCP server), `codecall/jobs` (background jobs), `codecall/testing` (test
+ * doubles and test MCP servers), `codecall/ai-sdk` and `codecall/openai-agents` (framework
+ * adapters). Importing this entry loads no optional package (provider SDKs, tokenizer, job
+ * queues, databases): test/e2e/lazy-load.test.ts checks it.
  */
 export { CodecallError, isCodecallError } from './errors.js';
 export type { CodecallErrorCode, CodecallErrorOptions } from './errors.js';
@@ -27,7 +32,7 @@ export type {
 } from './types.js';
 
 // Configuration
-export { CONFIG_FILE_NAMES, loadConfig, parseConfig } from './config/index.js';
+export { loadConfig, parseConfig } from './config/index.js';
 export type {
   AgentConfig,
   ApprovalRule,
@@ -49,17 +54,11 @@ export type {
 } from './config/index.js';
 
 // Compilation and declarations
-export { compileScript, renderDeclarations } from './compile/index.js';
-export type {
-  CompileError,
-  CompileResult,
-  CompileScriptOptions,
-  DeclarableTool,
-  RenderDeclarationsOptions,
-} from './compile/index.js';
+export { compileScript } from './compile/index.js';
+export type { CompileError, CompileResult, CompileScriptOptions } from './compile/index.js';
 
 // Sandbox
-export { formatResultForModel, resolveSandboxLimits, SandboxPool } from './isolate/index.js';
+export { SandboxPool } from './isolate/index.js';
 export type { SandboxLimits, SandboxMode, SandboxPoolOptions, SandboxRunOptions } from './isolate/index.js';
 
 // MCP tools
@@ -87,11 +86,10 @@ export type {
 } from './tools/index.js';
 
 // Execution
-export { CodecallRuntime, createExecutor, ExecutionSession } from './execute/index.js';
+export { CodecallRuntime } from './execute/index.js';
 export type {
   CodecallRuntimeOptions,
   ExecuteOptions,
-  ExecutionSessionOptions,
   Executor,
   ExecutorOptions,
   RuntimeCallOptions,
@@ -103,49 +101,40 @@ export type {
   SequenceListener,
 } from './execute/index.js';
 // Run journal (durable replay)
-export { FileRunJournal, MemoryRunJournal } from './execute/index.js';
+export { FileRunJournal, MemoryRunJournal } from './store/index.js';
+export type { ReplayInDoubtPolicy } from './execute/index.js';
 export type {
   FileRunJournalOptions,
-  ReplayInDoubtPolicy,
   RunJournal,
   RunJournalEntry,
   RunJournalFinished,
   RunJournalHeader,
   RunJournalStarted,
-} from './execute/index.js';
+} from './store/index.js';
 
 // Tool search and usage history
-export {
-  createOpenAIEmbedder,
-  createToolSearch,
-  DEFAULT_BEAM_DEPTH,
-  DEFAULT_BEAM_WIDTH,
-  DEFAULT_GRAPH_WEIGHT,
-  DEFAULT_SEARCH_LIMIT,
-  evaluateSearch,
-  MemoryHistoryStore,
-  openEmbeddings,
-  SqliteEmbeddingCache,
-  SqliteHistoryStore,
-} from './search/index.js';
+export { createOpenAIEmbedder, createToolSearch } from './search/index.js';
+export { openEmbeddings } from './execute/index.js';
+export type { EmbeddingsConfig } from './execute/index.js';
+export { MemoryHistoryStore, SqliteEmbeddingCache, SqliteHistoryStore } from './store/index.js';
+export type {
+  ApprovalAuditEntry,
+  ListApprovalsOptions,
+  SqliteEmbeddingCacheOptions,
+  SqliteHistoryStoreOptions,
+  UsageHistoryStore,
+} from './store/index.js';
 export type {
   CreateToolSearchOptions,
   EmbedFunction,
   EmbeddingCache,
-  EmbeddingsConfig,
-  EvalQuery,
-  EvaluateSearchOptions,
-  EvaluateSearchResult,
   GraphEdgesOptions,
   OpenAIEmbedderOptions,
   RankingOptions,
   SearchableTool,
   SearchFieldWeights,
-  SearchMetrics,
   SearchMode,
   SearchOptions,
-  SqliteEmbeddingCacheOptions,
-  SqliteHistoryStoreOptions,
   Stemming,
   ToolChain,
   ToolGraphEdge,
@@ -153,13 +142,10 @@ export type {
   ToolSearchHit,
   ToolSearchResult,
   ToolSearchState,
-  UsageHistoryStore,
-  ApprovalAuditEntry,
-  ListApprovalsOptions,
 } from './search/index.js';
 
 // Language models
-export { createLanguageModel, KNOWN_PROVIDERS, parseModelSpec } from './providers/create-language-model.js';
+export { createLanguageModel } from './providers/create-language-model.js';
 export type {
   CreateLanguageModelOptions,
   ModelSpec,
@@ -187,26 +173,11 @@ export type {
 } from './providers/language-model.js';
 
 // Agent loop
-export {
-  compareRuns,
-  countMessageTokens,
-  countTokens,
-  createOrchestrator,
-  DEMO_MODEL_NAME,
-  DemoLanguageModel,
-  EXECUTE_CODE_NAME,
-  executeCodeDefinition,
-  MODEL_ENV_VARIABLE,
-  resolveLanguageModel,
-  SEARCH_TOOLS_NAME,
-  searchToolsDefinition,
-} from './agent/index.js';
-export { hasToolCall, renderSearchResult, stepCountIs } from './agent/index.js';
+export { compareRuns, createOrchestrator, hasToolCall, stepCountIs } from './agent/index.js';
 export type {
   PrepareStep,
   PrepareStepOptions,
   PrepareStepResult,
-  RenderSearchResultOptions,
   RunHooks,
   RunInput,
   StopCondition,
@@ -230,75 +201,5 @@ export type {
   RunOptions,
   RunResult,
   SavingsReport,
+  TokenizerName,
 } from './agent/index.js';
-
-// codecall as an MCP server
-export {
-  CODECALL_SERVER_INSTRUCTIONS,
-  createCodecallServer,
-  MCP_HTTP_PATH,
-  RunLimiter,
-  startHttpServer,
-  startStdioServer,
-} from './server/index.js';
-export type {
-  CodecallServerOptions,
-  ExecuteCodeEvent,
-  HttpRoutes,
-  HttpServerHandle,
-  HttpServerOptions,
-  RunLimiterOptions,
-  RunRefusal,
-  StdioServerHandle,
-  StdioServerOptions,
-} from './server/index.js';
-
-// Server-side jobs (BullMQ loads only when a BullMQ client or worker is created)
-export {
-  createJobClient,
-  createJobRoutes,
-  createLocalJobBackend,
-  createPgJobClient,
-  JOBS_HTTP_PATH,
-  parseJobSpec,
-  RuntimeRegistry,
-  startPgWorker,
-  startWorker,
-} from './jobs/index.js';
-export type {
-  JobApprovalDecision,
-  JobBackend,
-  JobClientOptions,
-  JobEvent,
-  JobMessage,
-  JobProgress,
-  JobRecord,
-  JobResult,
-  JobSpec,
-  JobSpecInput,
-  JobState,
-  JobStatus,
-  JobSubmission,
-  JobWorkerHandle,
-  JobWorkerOptions,
-  ListJobsOptions,
-  LocalJobBackendOptions,
-  PgJobConnectionOptions,
-  PendingApproval,
-  PgJobWorkerOptions,
-  RuntimeRegistryOptions,
-  WaitJobOptions,
-} from './jobs/index.js';
-
-// Named defaults
-export {
-  DEFAULT_AGENT_MAX_RUN_TIME_MS,
-  DEFAULT_AGENT_MAX_STEPS,
-  DEFAULT_CPU_TIME_MS,
-  DEFAULT_MAX_CONCURRENT_TOOL_CALLS,
-  DEFAULT_MAX_STDOUT_BYTES,
-  DEFAULT_MAX_TOOL_CALLS,
-  DEFAULT_MAX_TOOL_RESULT_BYTES,
-  DEFAULT_MEMORY_MB,
-  DEFAULT_WALL_TIME_MS,
-} from './config/defaults.js';

@@ -107,7 +107,7 @@ export class ContextMeter {
   }
 
   /** What the meter counted so far, except the context tokens (the sum of each request's). */
-  totals(): Omit<SavingsReport, 'contextTokens'> {
+  totals(): Omit<SavingsReport, 'contextTokens' | 'tokenizer'> {
     return {
       toolResultTokensKeptOut: this.#toolResultTokensKeptOut,
       toolResultBytesKeptOut: this.#toolResultBytesKeptOut,

@@ -13,6 +13,10 @@
  * {@link countTokensOffThread} sends texts to one worker thread (started on first use, `unref`ed,
  * loading the ranks there), and falls back to counting here only when the worker cannot run
  * (no built `dist/agent/count-tokens-worker.js`, or the worker died).
+ *
+ * js-tiktoken is an optional peer dependency. Without it, every count is an estimate from the
+ * text's length ({@link estimateTokens}), and {@link tokenizerName} says so (`'estimate'`): the
+ * savings report carries that name, so a figure is never mistaken for a tokenizer's count.
  */
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
@@ -26,25 +30,80 @@ const LONG_RUN = /[\p{L}\p{M}]{64,}|[^\s\p{L}\p{N}]{64,}|\s{64,}/gu;
 const RUN_SLICE_CHARS = 32;
 /** Distinct slices whose counts are memoised (repeated runs cost one encode). */
 const MAX_MEMO_ENTRIES = 4_096;
+/** Characters per token of the estimate used without js-tiktoken (o200k_base averages about 4 on English and JSON). */
+const ESTIMATE_CHARS_PER_TOKEN = 4;
 
-let encoder: Tiktoken | undefined;
+/** What counted the tokens: js-tiktoken's `o200k_base`, or the length estimate when js-tiktoken is not installed. */
+export type TokenizerName = 'o200k_base' | 'estimate';
+
+const require = createRequire(import.meta.url);
+/** The loaded encoder; `null` once js-tiktoken was found missing. */
+let encoder: Tiktoken | null | undefined;
+let installed: boolean | undefined;
 const sliceMemo = new Map<string, number>();
 
-function getEncoder(): Tiktoken {
+/** True when `error` says js-tiktoken itself is not installed (not a broken install). */
+function isTokenizerMissing(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === 'MODULE_NOT_FOUND' && String((error as Error).message).includes('js-tiktoken');
+}
+
+/**
+ * The tokenizer {@link countTokens} uses in this process: `'o200k_base'` when js-tiktoken is
+ * installed, else `'estimate'` (see {@link estimateTokens}). Checks the install without loading it.
+ *
+ * @example
+ * ```ts
+ * if (tokenizerName() === 'estimate') console.warn('token counts are estimates: npm install js-tiktoken');
+ * ```
+ */
+export function tokenizerName(): TokenizerName {
+  if (installed === undefined) {
+    try {
+      require.resolve('js-tiktoken/lite');
+      installed = true;
+    } catch (error) {
+      if (!isTokenizerMissing(error)) throw error;
+      installed = false;
+    }
+  }
+  return installed && encoder !== null ? 'o200k_base' : 'estimate';
+}
+
+function getEncoder(): Tiktoken | null {
   if (encoder === undefined) {
     // Synchronous lazy load: the ranks are several MB and only needed once something is counted.
     // The tokenizer module itself is required here too, so importing codecall does not load it.
-    const require = createRequire(import.meta.url);
-    const { Tiktoken: Encoder } = require('js-tiktoken/lite') as { Tiktoken: typeof Tiktoken };
-    const ranks = require('js-tiktoken/ranks/o200k_base') as TiktokenBPE & { default?: TiktokenBPE };
-    encoder = new Encoder(ranks.default ?? ranks);
+    try {
+      const { Tiktoken: Encoder } = require('js-tiktoken/lite') as { Tiktoken: typeof Tiktoken };
+      const ranks = require('js-tiktoken/ranks/o200k_base') as TiktokenBPE & { default?: TiktokenBPE };
+      encoder = new Encoder(ranks.default ?? ranks);
+    } catch (error) {
+      if (!isTokenizerMissing(error)) throw error;
+      encoder = null;
+    }
   }
   return encoder;
 }
 
+/**
+ * The token estimate used when js-tiktoken is not installed: one token per
+ * {@link ESTIMATE_CHARS_PER_TOKEN} characters, rounded up.
+ *
+ * @example
+ * ```ts
+ * estimateTokens('Hello, world!'); // 4
+ * ```
+ */
+export function estimateTokens(text: string): number {
+  return Math.ceil(text.length / ESTIMATE_CHARS_PER_TOKEN);
+}
+
 function encodeLength(text: string): number {
+  const bpe = getEncoder();
+  if (bpe === null) return estimateTokens(text);
   // Special-token text such as `<|endoftext|>` is counted as ordinary text, never rejected.
-  return getEncoder().encode(text, [], []).length;
+  return bpe.encode(text, [], []).length;
 }
 
 function countSlice(slice: string): number {
@@ -57,7 +116,8 @@ function countSlice(slice: string): number {
 
 /**
  * Number of `o200k_base` tokens in `text` (an estimate of what any model would count; see the
- * module comment).
+ * module comment), or {@link estimateTokens} when js-tiktoken is not installed
+ * ({@link tokenizerName}).
  *
  * @example
  * ```ts
@@ -66,6 +126,7 @@ function countSlice(slice: string): number {
  */
 export function countTokens(text: string): number {
   if (text === '') return 0;
+  if (getEncoder() === null) return estimateTokens(text);
   let total = 0;
   let last = 0;
   for (const match of text.matchAll(LONG_RUN)) {

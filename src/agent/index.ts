@@ -43,7 +43,10 @@ export {
   countTokens,
   countTokensOffThread,
   countToolDefinitionTokens,
+  estimateTokens,
+  tokenizerName,
 } from './count-tokens.js';
+export type { TokenizerName } from './count-tokens.js';
 export {
   DEFAULT_SEARCH_TOOLS_LIMIT,
   EXECUTE_CODE_NAME,

@@ -9,6 +9,7 @@ import type { CodecallError } from '../errors.js';
 import type { Message, StopReason, TokenUsage } from '../providers/language-model.js';
 import type { ApprovalRequest } from '../tools/index.js';
 import type { ExecutionResult } from '../types.js';
+import type { TokenizerName } from './count-tokens.js';
 
 /**
  * How the model works: `code` (search_tools + execute_code, the default) or `direct` (every
@@ -110,6 +111,11 @@ export interface SavingsReport {
    * request did not carry (found through `search_tools` instead). 0 in `direct` mode.
    */
   toolDefinitionTokensDeferred: number;
+  /**
+   * What counted these tokens: `'o200k_base'` (js-tiktoken), or `'estimate'` (one token per four
+   * characters) when js-tiktoken is not installed (`npm install js-tiktoken` for real counts).
+   */
+  tokenizer: TokenizerName;
 }
 
 /** One side of a {@link RunComparison}. */

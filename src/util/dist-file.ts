@@ -16,7 +16,7 @@ import { fileURLToPath } from 'node:url';
 const MAX_ASCENT = 4;
 
 /**
- * Absolute path of `relative` under `dist/` (e.g. `search/search-worker.js`), or `undefined`;
+ * Absolute path of `relative` under `dist/` (e.g. `execute/search-worker.js`), or `undefined`;
  * `tried` receives every path looked at, for an error message.
  */
 export function findDistFile(relative: string, tried: string[] = []): string | undefined {

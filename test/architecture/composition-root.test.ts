@@ -3,7 +3,7 @@
  * One composition root: the parts of codecall's host (MCP tool pool, sandbox pool, executor, tool
  * search, search worker, usage-history store) are put together in one place,
  * `src/execute/codecall-runtime.ts`. Every other entry point (the CLI commands, `serve`, the agent,
- * the jobs worker, `ExecutionSession`) builds through `CodecallRuntime.open`, so a configuration
+ * the jobs worker) builds through `CodecallRuntime.open`, so a configuration
  * option the root applies is applied everywhere. Read from the source, like the layering test.
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
@@ -19,16 +19,18 @@ const BUILDERS: ReadonlyArray<{ name: string; home: string }> = [
   { name: 'SandboxPool.open', home: 'isolate' },
   { name: 'createExecutor', home: 'execute/executor.ts' },
   { name: 'createToolSearch', home: 'search' },
-  { name: 'SearchWorkerHost.open', home: 'search' },
-  { name: 'SqliteHistoryStore.open', home: 'search' },
+  { name: 'SearchWorkerHost.open', home: 'execute/search-host.ts' },
+  { name: 'SqliteHistoryStore.open', home: 'store' },
 ];
 
 /**
  * Files allowed one builder outside the root, with the reason. `codecall approvals` reads the
- * approval audit trail of a history file; it opens no tools, sandbox or search.
+ * approval audit trail of a history file; it opens no tools, sandbox or search. The search
+ * worker thread builds its own copy of the index, started by the root's `SearchWorkerHost`.
  */
 const EXEMPT: Record<string, string> = {
   'cli/commands/approvals.ts': 'SqliteHistoryStore.open',
+  'execute/search-worker.ts': 'createToolSearch',
 };
 
 function files(dir: string): string[] {

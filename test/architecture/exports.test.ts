@@ -5,12 +5,15 @@
  * exist only for the compiler, so they are read from the entry files with the TypeScript
  * compiler API.
  */
+import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 import * as api from '../../src/index.js';
 import * as aiSdk from '../../src/adapters/ai-sdk/index.js';
 import * as openaiAgents from '../../src/adapters/openai-agents/index.js';
+import * as jobs from '../../src/jobs/index.js';
+import * as server from '../../src/server/index.js';
 import * as testing from '../../src/testing/index.js';
 
 const ENTRIES = {
@@ -80,5 +83,29 @@ describe('public exports', () => {
   });
   it('names every runtime export of codecall/openai-agents', () => {
     expect(Object.keys(openaiAgents).sort()).toMatchSnapshot();
+  });
+  it('names every runtime export of codecall/server', () => {
+    expect(Object.keys(server).sort()).toMatchSnapshot();
+  });
+  it('names every runtime export of codecall/jobs', () => {
+    expect(Object.keys(jobs).sort()).toMatchSnapshot();
+  });
+
+  it('the root leaves the server, jobs and testing entries to their subpaths', () => {
+    const elsewhere = new Set([...Object.keys(server), ...Object.keys(jobs), ...Object.keys(testing)]);
+    expect(Object.keys(api).filter((name) => elsewhere.has(name))).toEqual([]);
+  });
+  it('every subpath of package.json exports is an entry this test reads', () => {
+    const pkg = JSON.parse(readFileSync(resolve(import.meta.dirname, '../../package.json'), 'utf8')) as {
+      exports: Record<string, { types: string; default: string }>;
+    };
+    expect(Object.keys(pkg.exports).sort()).toEqual(
+      ['.', './ai-sdk', './jobs', './openai-agents', './server', './testing'].sort(),
+    );
+    for (const [subpath, target] of Object.entries(pkg.exports)) {
+      const source = target.default.replace(/^\.\/dist\//, 'src/').replace(/\.js$/, '.ts');
+      expect(existsSync(resolve(import.meta.dirname, '../..', source)), subpath).toBe(true);
+      expect(target.types).toBe(target.default.replace(/\.js$/, '.d.ts'));
+    }
   });
 });

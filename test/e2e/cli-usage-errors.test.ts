@@ -1,5 +1,5 @@
 /**
- * One argument parser for every command (issue 11): `config`, `worker`, `jobs`, `eval-search`
+ * One argument parser for every command (issue 11): `config`, `worker`, `jobs`
  * and `approvals` answer an unknown flag and a flag without its value as exec/run/tools/serve
  * do: the message names the flag and the fix, the command's usage follows, exit status 2. The
  * real bin, spawned: what a user sees.
@@ -39,7 +39,6 @@ const cases: { command: string; before: string[]; typo: string; meant: string; v
   { command: 'config', before: ['check'], typo: '--confg', meant: '--config', valued: '--config' },
   { command: 'worker', before: [], typo: '--queu', meant: '--queue', valued: '--queue' },
   { command: 'jobs', before: ['list'], typo: '--limt', meant: '--limit', valued: '--limit' },
-  { command: 'eval-search', before: [], typo: '--folds2', meant: '--folds', valued: '--tools' },
   { command: 'approvals', before: [], typo: '--jsn', meant: '--json', valued: '--limit' },
 ];
 

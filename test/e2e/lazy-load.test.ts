@@ -1,6 +1,8 @@
 /**
- * What each entry point loads (issue 11, "Load only what a command uses"): a real Node process
- * with a module resolve hook that prints every package and dist/ module it loads.
+ * What each entry point loads (issue 11, "Load only what a command uses"; issue 31, "A package
+ * users can take in parts"): a real Node process with a module resolve hook that prints every
+ * package and dist/ module it loads, and one that hides the optional peer dependencies, as an
+ * install without them has none.
  */
 import { spawnSync } from 'node:child_process';
 import { readdirSync, writeFileSync } from 'node:fs';
@@ -60,15 +62,59 @@ const main = join('dist', 'cli', 'main.js');
 const MAX_EXEC_BUNDLE_CHUNKS = 60;
 /** Files of dist/bundle/ that `codecall --help` loads (7 today; one per help text would be 17). */
 const MAX_HELP_BUNDLE_FILES = 10;
-const heavy = [
-  'pkg:@anthropic-ai/sdk',
-  'pkg:openai',
-  'pkg:@google/genai',
-  'pkg:@aws-sdk/client-bedrock-runtime',
-  'pkg:js-tiktoken',
-  'pkg:bullmq',
-  'pkg:ioredis',
+/** The optional peer dependencies (package.json `peerDependenciesMeta`), the framework adapters' included. */
+const OPTIONAL_PACKAGES = [
+  '@anthropic-ai/sdk',
+  'openai',
+  '@google/genai',
+  '@aws-sdk/client-bedrock-runtime',
+  'js-tiktoken',
+  'bullmq',
+  'ioredis',
+  'pg',
+  'pg-boss',
+  '@bull-board/api',
+  '@bull-board/express',
+  '@opentelemetry/api',
+  'ai',
+  '@ai-sdk/provider',
+  '@openai/agents',
 ];
+const heavy = OPTIONAL_PACKAGES.map((name) => `pkg:${name}`);
+
+// A hook that makes the optional packages unresolvable, as in an install without them: the
+// error Node gives for a package that is not installed.
+const hide = join(tempDir('codecall-lazy-'), 'hide.mjs');
+writeFileSync(
+  hide,
+  `import { registerHooks } from 'node:module';
+const hidden = ${JSON.stringify(OPTIONAL_PACKAGES)};
+registerHooks({
+  resolve(spec, ctx, next) {
+    if (hidden.some((name) => spec === name || spec.startsWith(name + '/'))) {
+      const require = ctx.conditions?.includes('require');
+      const error = new Error((require ? 'Cannot find module ' : 'Cannot find package ') + "'" + spec + "'");
+      error.code = require ? 'MODULE_NOT_FOUND' : 'ERR_MODULE_NOT_FOUND';
+      throw error;
+    }
+    return next(spec, ctx);
+  },
+});
+`,
+);
+
+/** Runs `node <args>` with the optional packages hidden. */
+function withoutOptional(args: string[]): { stdout: string; stderr: string; status: number | null } {
+  const result = spawnSync(
+    process.execPath,
+    ['--no-node-snapshot', '--import', pathToFileURL(hide).href, ...args],
+    {
+      cwd: root,
+      encoding: 'utf8',
+    },
+  );
+  return { stdout: result.stdout, stderr: result.stderr, status: result.status };
+}
 
 describe('lazy loading', () => {
   it('codecall --help and <cmd> --help load no command implementation and no package', () => {
@@ -179,14 +225,99 @@ describe('lazy loading', () => {
     expect(loaded.has('pkg:hono')).toBe(false);
   });
 
-  it("import('codecall') loads no provider SDK or tokenizer until one is used", () => {
+  it("import('codecall') and the codecall/server and codecall/testing entries load none of the optional packages", () => {
     const { loaded, stdout } = loads([
       '--input-type=module',
       '-e',
-      "const m = await import('./dist/index.js'); console.log(typeof m.createLanguageModel, typeof m.countTokens);",
+      "const m = await import('./dist/index.js'); console.log(typeof m.createLanguageModel, typeof m.CodecallRuntime);" +
+        "const s = await import('./dist/server/index.js'); const t = await import('./dist/testing/index.js');" +
+        'console.log(typeof s.createCodecallServer, typeof t.ScriptedLanguageModel);',
     ]);
-    expect(stdout).toContain('function');
+    expect(stdout).toBe('function function\nfunction function\n');
     expect(loaded).toContain('dist:index.js');
+    expect(loaded).toContain('dist:server/index.js');
+    // The hook sees every package resolved: none of the optional list may be among them.
+    expect(loaded.has('pkg:zod')).toBe(true);
     expect(heavy.filter((m) => loaded.has(m))).toEqual([]);
   });
+
+  it("without the optional packages: import('codecall') works, and a provider names its install command (PACKAGE_MISSING)", () => {
+    const probe = withoutOptional([
+      '--input-type=module',
+      '-e',
+      `const { createLanguageModel, isCodecallError } = await import('./dist/index.js');
+for (const spec of ['openai:gpt-4.1', 'anthropic:claude-sonnet-4-6', 'gemini:gemini-2.5-flash', 'bedrock:anthropic.claude-sonnet-4']) {
+  const model = createLanguageModel(spec, { apiKey: 'k', region: 'us-east-1' });
+  try {
+    await model.generate({ messages: [{ role: 'user', content: 'hi' }], tools: [] });
+    console.log(spec, 'answered');
+  } catch (error) {
+    console.log(spec, isCodecallError(error) ? error.code : 'other', error.details?.install, error.message);
+  }
+}`,
+    ]);
+    expect(probe.stderr).toBe('');
+    const lines = probe.stdout.trim().split('\n');
+    expect(lines).toHaveLength(4);
+    expect(lines[0]).toMatch(
+      /^openai:gpt-4\.1 PACKAGE_MISSING npm install openai .*run `npm install openai`/,
+    );
+    expect(lines[1]).toMatch(/^anthropic:\S+ PACKAGE_MISSING npm install @anthropic-ai\/sdk /);
+    expect(lines[2]).toMatch(/^gemini:\S+ PACKAGE_MISSING npm install @google\/genai /);
+    expect(lines[3]).toMatch(/^bedrock:\S+ PACKAGE_MISSING npm install @aws-sdk\/client-bedrock-runtime /);
+  });
+
+  it('without the optional packages: each jobs backend and the dashboard name their install command (PACKAGE_MISSING)', () => {
+    const probe = withoutOptional([
+      '--input-type=module',
+      '-e',
+      `const jobs = await import('./dist/jobs/index.js');
+const tries = {
+  bullmq: () => jobs.createJobClient({ connection: 'redis://127.0.0.1:1' }),
+  worker: () => jobs.startWorker({ connection: 'redis://127.0.0.1:1', runtimes: {} }),
+  dashboard: () => jobs.openJobDashboard({ connection: 'redis://127.0.0.1:1' }),
+  postgres: () => jobs.createPgJobClient({ connection: 'postgres://127.0.0.1:1/x' }),
+  pgworker: () => jobs.startPgWorker({ connection: 'postgres://127.0.0.1:1/x', runtimes: {} }),
+};
+for (const [name, open] of Object.entries(tries)) {
+  try {
+    await open();
+    console.log(name, 'opened');
+  } catch (error) {
+    console.log(name, error.code ?? 'other', error.details?.install ?? '-', error.message);
+  }
+}`,
+    ]);
+    expect(probe.stderr).toBe('');
+    const lines = probe.stdout.trim().split('\n');
+    expect(lines).toHaveLength(5);
+    expect(lines[0]).toMatch(/^bullmq PACKAGE_MISSING npm install bullmq The BullMQ jobs backend/);
+    expect(lines[1]).toMatch(/^worker PACKAGE_MISSING npm install bullmq /);
+    expect(lines[2]).toMatch(/^dashboard PACKAGE_MISSING npm install bullmq The jobs dashboard/);
+    expect(lines[3]).toMatch(/^postgres PACKAGE_MISSING npm install pg-boss The PostgreSQL jobs backend/);
+    expect(lines[4]).toMatch(/^pgworker PACKAGE_MISSING npm install pg-boss /);
+  });
+
+  it('without js-tiktoken: `codecall run --model demo` answers, its token counts labelled an estimate', () => {
+    const args = [
+      main,
+      'run',
+      'Which team members exceeded their Q3 travel budget?',
+      '--model',
+      'demo',
+      '--config',
+      'examples/codecall.json',
+    ];
+    const text = withoutOptional(args);
+    expect(text.status, text.stderr).toBe(0);
+    expect(text.stdout).toContain('exceeded their Q3 travel budget');
+    expect(text.stderr).toMatch(
+      /tokens: [\d,]+ in context; .* \(estimated: npm install js-tiktoken to count\)/,
+    );
+    const json = withoutOptional([...args, '--json']);
+    expect(json.status, json.stderr).toBe(0);
+    const result = JSON.parse(json.stdout) as { savings: { tokenizer: string; contextTokens: number } };
+    expect(result.savings.tokenizer).toBe('estimate');
+    expect(result.savings.contextTokens).toBeGreaterThan(0);
+  }, 120_000);
 });

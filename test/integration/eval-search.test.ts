@@ -1,16 +1,18 @@
 /**
  * @module
- * `codecall eval-search` end to end on self-made JSON Lines files, through the command object
- * main() dispatches to (in-process: no dist/ build needed).
+ * `npm run eval-search` (scripts/eval-search.ts, a developer tool that left the user CLI) end to
+ * end on self-made JSON Lines files: in-process through the command object the script runs, and
+ * once as the script itself under plain Node.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { spawnSync } from 'node:child_process';
 import { PassThrough } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
 import { UsageError, type CliIo } from '../../src/cli/command.js';
-import { evalSearchCommand } from '../../src/cli/commands/eval-search.js';
 import { main } from '../../src/cli/main.js';
+import { evalSearchCommand, runEvalSearch } from '../../scripts/eval-search/command.js';
 import { CATALOG } from '../unit/search/catalog.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'codecall-eval-'));
@@ -69,7 +71,7 @@ function io(env: Record<string, string> = {}): { io: CliIo; out: () => string; e
   };
 }
 
-describe('codecall eval-search', () => {
+describe('npm run eval-search', () => {
   it('prints BM25, +graph and +feedback side by side', async () => {
     const t = io();
     const code = await evalSearchCommand.run(
@@ -130,7 +132,7 @@ describe('codecall eval-search', () => {
 
   it('answers --help and rejects bad usage with a fix', async () => {
     const help = io();
-    expect(await main(['eval-search', '--help'], help.io)).toBe(0);
+    expect(await runEvalSearch(['--help'], help.io)).toBe(0);
     expect(help.out()).toMatch(/--folds <n>/);
     await expect(evalSearchCommand.run([], io().io)).rejects.toThrow(UsageError);
     await expect(evalSearchCommand.run(['--tools', 'tools.jsonl'], io().io)).rejects.toThrow(/--test/);
@@ -144,9 +146,9 @@ describe('codecall eval-search', () => {
       ),
     ).rejects.toThrow(/--folds/);
     const bad = io();
-    expect(
-      await main(['eval-search', '--tools', 'tools.jsonl', '--test', 'test.jsonl', '--bogus'], bad.io),
-    ).toBe(2);
+    expect(await runEvalSearch(['--tools', 'tools.jsonl', '--test', 'test.jsonl', '--bogus'], bad.io)).toBe(
+      2,
+    );
   });
 
   it('runs a named data set from --data-dir or CODECALL_DATA_DIR, cross-validated 5-fold', async () => {
@@ -160,7 +162,7 @@ describe('codecall eval-search', () => {
     expect(await evalSearchCommand.run(['--dataset', 'devset', '--folds', '3', '--json'], viaEnv.io)).toBe(0);
     expect(JSON.parse(viaEnv.out())).toMatchObject({ queries: 6, folds: 3 });
     const missing = io({ CODECALL_DATA_DIR: join(dir, 'nowhere') });
-    expect(await main(['eval-search', '--dataset', 'mini'], missing.io)).toBe(2);
+    expect(await runEvalSearch(['--dataset', 'mini'], missing.io)).toBe(2);
     expect(missing.err()).toContain(`${join(dir, 'nowhere', 'mini', 'tools.jsonl')} is missing`);
     expect(missing.err()).toContain('CODECALL_DATA_DIR');
     await expect(evalSearchCommand.run(['--dataset', '../etc'], io().io)).rejects.toThrow(/folder name/);
@@ -222,10 +224,34 @@ describe('codecall eval-search', () => {
 
   it('names the file and line of broken data', async () => {
     const t = io();
-    expect(await main(['eval-search', '--tools', 'broken.jsonl', '--test', 'test.jsonl'], t.io)).toBe(2);
+    expect(await runEvalSearch(['--tools', 'broken.jsonl', '--test', 'test.jsonl'], t.io)).toBe(2);
     expect(t.err()).toMatch(/broken\.jsonl:2: not valid JSON/);
     const missing = io();
-    expect(await main(['eval-search', '--tools', 'nope.jsonl', '--test', 'test.jsonl'], missing.io)).toBe(2);
+    expect(await runEvalSearch(['--tools', 'nope.jsonl', '--test', 'test.jsonl'], missing.io)).toBe(2);
     expect(missing.err()).toMatch(/Cannot read the tools file .*nope\.jsonl/);
+  });
+
+  it('runs as `npm run eval-search` from the sources, and is no longer a codecall command', async () => {
+    const script = join(import.meta.dirname, '../../scripts/eval-search.ts');
+    const run = spawnSync(
+      process.execPath,
+      [script, '--tools', 'tools.jsonl', '--test', 'test.jsonl', '--json'],
+      {
+        cwd: dir,
+        encoding: 'utf8',
+      },
+    );
+    expect(run.status, run.stderr).toBe(0);
+    expect(JSON.parse(run.stdout)).toMatchObject({ tools: CATALOG.length });
+    const usage = spawnSync(process.execPath, [script, '--bogus'], { cwd: dir, encoding: 'utf8' });
+    expect(usage.status).toBe(2);
+    expect(usage.stderr).toContain('Usage: npm run eval-search --');
+
+    const moved = io();
+    expect(await main(['eval-search', '--dataset', 'mini'], moved.io)).toBe(2);
+    expect(moved.err()).toContain('npm run eval-search');
+    const help = io();
+    expect(await main(['--help'], help.io)).toBe(0);
+    expect(help.out()).not.toContain('eval-search');
   });
 });

@@ -5,6 +5,7 @@
  */
 import type { Message, TokenUsage } from '../../providers/language-model.js';
 import type { ContextMeter } from '../context-meter.js';
+import { tokenizerName } from '../count-tokens.js';
 import type { AgentMode, AgentModelResponse, AgentStep, RunResult } from '../types.js';
 
 /** The state of one run; what the result is built from, also when it stops early. */
@@ -67,6 +68,7 @@ export function buildRunResult(state: RunState, mode: AgentMode, model: string):
       toolResultTokensKeptOut: kept?.toolResultTokensKeptOut ?? 0,
       toolResultBytesKeptOut: kept?.toolResultBytesKeptOut ?? 0,
       toolDefinitionTokensDeferred: kept?.toolDefinitionTokensDeferred ?? 0,
+      tokenizer: tokenizerName(),
     },
     toolSequences: state.toolSequences.map((sequence) => [...sequence]),
     durationMs: performance.now() - state.started,

@@ -126,6 +126,9 @@ export function formatRunSummary(result: RunResult): string {
   } else {
     parts.push(`tokens: ${number(savings.contextTokens)} in context (direct tool calling)`);
   }
+  // Without js-tiktoken the counts are a length estimate: say so where they are shown.
+  if (savings.tokenizer === 'estimate')
+    parts[0] = `${parts[0]} (estimated: npm install js-tiktoken to count)`;
   parts.push(steps, seconds(result.durationMs));
   if (usage.inputTokens + usage.outputTokens > 0) {
     const cached = usage.cacheReadTokens > 0 ? ` (${number(usage.cacheReadTokens)} cached)` : '';

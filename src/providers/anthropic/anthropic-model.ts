@@ -24,6 +24,7 @@ import { AnthropicStreamAccumulator } from './accumulate-anthropic-stream.js';
 import { convertFromAnthropicResponse } from './convert-from-anthropic-response.js';
 import { convertToAnthropicMessages } from './convert-to-anthropic-messages.js';
 import { convertToAnthropicTools } from './convert-to-anthropic-tools.js';
+import { importOptional } from '../../util/optional-package.js';
 
 /** Resolved options of {@link AnthropicLanguageModel}. */
 export interface AnthropicLanguageModelOptions {
@@ -86,7 +87,10 @@ export class AnthropicLanguageModel implements LanguageModel {
   }
 
   async #loadSdk(): Promise<{ client: Anthropic; Sdk: typeof Anthropic }> {
-    const { default: Sdk } = await import('@anthropic-ai/sdk');
+    const { default: Sdk } = await importOptional<{ default: typeof Anthropic }>(
+      '@anthropic-ai/sdk',
+      'The anthropic provider',
+    );
     const options = this.#options;
     const client = new Sdk({
       apiKey: options.apiKey,

@@ -25,6 +25,7 @@ import { retryProviderCall } from '../retry-provider-call.js';
 import { streamProviderCall } from '../stream-provider-call.js';
 import { BedrockStreamAccumulator } from './accumulate-bedrock-stream.js';
 import { buildBedrockRequest, convertFromBedrockResponse } from './convert-bedrock.js';
+import { importOptional } from '../../util/optional-package.js';
 
 /** AWS credentials for SigV4 signing. */
 export interface BedrockCredentials {
@@ -101,19 +102,10 @@ export class BedrockLanguageModel implements LanguageModel {
   }
 
   async #loadSdk(): Promise<{ client: BedrockRuntimeClient; Sdk: BedrockModule }> {
-    let Sdk: BedrockModule;
-    try {
-      Sdk = await import('@aws-sdk/client-bedrock-runtime');
-    } catch (error) {
-      throw new CodecallError(
-        'PROVIDER_REQUEST_FAILED',
-        'The bedrock provider needs the @aws-sdk/client-bedrock-runtime package: run `npm install @aws-sdk/client-bedrock-runtime`.',
-        {
-          details: { provider: 'Bedrock', package: '@aws-sdk/client-bedrock-runtime', retryable: false },
-          cause: error,
-        },
-      );
-    }
+    const Sdk = await importOptional<BedrockModule>(
+      '@aws-sdk/client-bedrock-runtime',
+      'The bedrock provider',
+    );
     const options = this.#options;
     const client = new Sdk.BedrockRuntimeClient({
       region: options.region,

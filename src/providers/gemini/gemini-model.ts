@@ -7,7 +7,6 @@
  */
 import type * as GenAI from '@google/genai';
 import type { GoogleGenAI } from '@google/genai';
-import { CodecallError } from '../../errors.js';
 import { withAttemptTimeout } from '../attempt-timeout.js';
 import { classifyTransportError, kindOfStatus, type ProviderFailure } from '../classify-provider-error.js';
 import type {
@@ -22,6 +21,7 @@ import { retryProviderCall } from '../retry-provider-call.js';
 import { streamProviderCall } from '../stream-provider-call.js';
 import { convertFromGeminiResponse, GeminiResponseAccumulator } from './convert-from-gemini-response.js';
 import { buildGeminiRequest } from './convert-to-gemini.js';
+import { importOptional } from '../../util/optional-package.js';
 
 /** Resolved options of {@link GeminiLanguageModel}. */
 export interface GeminiLanguageModelOptions {
@@ -94,16 +94,7 @@ export class GeminiLanguageModel implements LanguageModel {
   }
 
   async #loadSdk(): Promise<{ client: GoogleGenAI; Sdk: GenAIModule }> {
-    let Sdk: GenAIModule;
-    try {
-      Sdk = await import('@google/genai');
-    } catch (error) {
-      throw new CodecallError(
-        'PROVIDER_REQUEST_FAILED',
-        'The gemini provider needs the @google/genai package: run `npm install @google/genai`.',
-        { details: { provider: 'Gemini', package: '@google/genai', retryable: false }, cause: error },
-      );
-    }
+    const Sdk = await importOptional<GenAIModule>('@google/genai', 'The gemini provider');
     const options = this.#options;
     const client = new Sdk.GoogleGenAI({
       apiKey: options.apiKey,

@@ -23,6 +23,7 @@ import { OpenAIStreamAccumulator } from './accumulate-openai-stream.js';
 import { convertFromOpenAIResponse } from './convert-from-openai-response.js';
 import { convertToOpenAIMessages } from './convert-to-openai-messages.js';
 import { convertToOpenAITools } from './convert-to-openai-tools.js';
+import { importOptional } from '../../util/optional-package.js';
 
 /** Resolved options of {@link OpenAILanguageModel}. */
 export interface OpenAILanguageModelOptions {
@@ -78,7 +79,10 @@ export class OpenAILanguageModel implements LanguageModel {
   }
 
   async #loadSdk(): Promise<{ client: OpenAI; Sdk: typeof OpenAI }> {
-    const { default: Sdk } = await import('openai');
+    const { default: Sdk } = await importOptional<{ default: typeof OpenAI }>(
+      'openai',
+      'The openai provider',
+    );
     const options = this.#options;
     const client = new Sdk({
       // The SDK insists on a credential; with none, send a placeholder and strip the header.

@@ -11,6 +11,8 @@ import {
   countTokens,
   countTokensOffThread,
   countToolDefinitionTokens,
+  estimateTokens,
+  tokenizerName,
 } from '../../../src/agent/count-tokens.js';
 import type { GenerateRequest } from '../../../src/providers/language-model.js';
 
@@ -18,6 +20,14 @@ const reference = new Tiktoken(createRequire(import.meta.url)('js-tiktoken/ranks
 const exact = (text: string): number => reference.encode(text, [], []).length;
 
 describe('countTokens', () => {
+  it('counts with o200k_base when js-tiktoken is installed; the estimate is a length rule', () => {
+    expect(tokenizerName()).toBe('o200k_base');
+    expect(countTokens('a'.repeat(40) + ' ' + 'b'.repeat(39))).not.toBe(estimateTokens('x'.repeat(80)));
+    expect(estimateTokens('')).toBe(0);
+    expect(estimateTokens('Hello, world!')).toBe(4);
+    expect(estimateTokens('x'.repeat(400))).toBe(100);
+  });
+
   it('counts known strings with the o200k_base vocabulary', () => {
     expect(countTokens('')).toBe(0);
     expect(countTokens('Hello, world!')).toBe(4);

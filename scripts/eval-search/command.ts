@@ -1,31 +1,31 @@
 /**
  * @module
- * `codecall eval-search`: measures tool search on labelled data (Recall@k, NDCG@k,
+ * `npm run eval-search` (scripts/eval-search.ts): a developer tool that measures tool search on labelled data (Recall@k, NDCG@k,
  * completeness@k): BM25 alone, plus the learned graph, plus query feedback, side by side,
  * optionally with k-fold cross-validation over a file of queries and their call chains.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { CodecallError } from '../../errors.js';
+import { CodecallError, isCodecallError } from '../../src/errors.js';
 import {
   evaluateSearch,
   type EvalIndexOptions,
   type EvalQuery,
   type EvaluateSearchResult,
-} from '../../search/evaluate-search.js';
-import type { RankingOptions, SearchFieldWeights } from '../../search/options.js';
-import type { Stemming } from '../../search/tokenize.js';
-import type { SearchableTool } from '../../search/tool-search.js';
-import { parseCommandArgs, UsageError, type CliCommand, type CliIo } from '../command.js';
-import { evalSearchHelp } from './eval-search.help.js';
+} from '../../src/search/evaluate-search.js';
+import type { RankingOptions, SearchFieldWeights } from '../../src/search/options.js';
+import type { Stemming } from '../../src/search/tokenize.js';
+import type { SearchableTool } from '../../src/search/tool-search.js';
+import { parseCommandArgs, UsageError, type CliCommand, type CliIo } from '../../src/cli/command.js';
+import { evalSearchHelp } from './help.js';
 
 /** Environment variable naming the development data folder. */
 export const DATA_DIR_ENV = 'CODECALL_DATA_DIR';
 
 /**
- * The codecall package's root: the nearest folder above this module with a package.json (this
- * module sits in src/cli/commands/, dist/cli/commands/ or the CLI bundle's dist/bundle/).
+ * The codecall checkout's root: the nearest folder above this module with a package.json (this
+ * module sits in scripts/eval-search/).
  */
 function packageRoot(): string {
   let dir = fileURLToPath(new URL('.', import.meta.url));
@@ -207,7 +207,7 @@ function table(result: EvaluateSearchResult, tools: number): string {
   return `${lines.join('\n')}\n`;
 }
 
-/** `codecall eval-search`. */
+/** The eval-search command (flags in {@link evalSearchHelp}). */
 export const evalSearchCommand: CliCommand = {
   ...evalSearchHelp,
   async run(argv: string[], io: CliIo): Promise<number> {
@@ -382,3 +382,28 @@ export const evalSearchCommand: CliCommand = {
     return 0;
   },
 };
+
+/**
+ * Runs eval-search with `argv` as the CLI runs a command, and resolves with the exit code:
+ * `--help` prints the usage (0); a usage error prints it with the message (2); a codecall error
+ * (a file that does not parse, a missing dataset) prints the message (2).
+ */
+export async function runEvalSearch(argv: string[], io: CliIo): Promise<number> {
+  if (argv.includes('--help') || argv.includes('-h')) {
+    io.stdout.write(`${evalSearchHelp.usage.trimEnd()}\n`);
+    return 0;
+  }
+  try {
+    return await evalSearchCommand.run(argv, io);
+  } catch (error) {
+    if (error instanceof UsageError) {
+      io.stderr.write(`eval-search: ${error.message}\n\n${evalSearchHelp.usage.trimEnd()}\n`);
+      return 2;
+    }
+    if (isCodecallError(error)) {
+      io.stderr.write(`eval-search: ${error.message}\n`);
+      return 2;
+    }
+    throw error;
+  }
+}

@@ -1,16 +1,16 @@
 /**
  * @module
- * `codecall eval-search`: name, summary and usage text, loaded without the command's implementation
- * (`codecall --help` and `codecall eval-search --help` read only this).
+ * `npm run eval-search`: name, summary and usage text (a developer tool of this repository, not
+ * part of the `codecall` command line).
  */
-import type { CommandHelp } from '../command.js';
+import type { CommandHelp } from '../../src/cli/command.js';
 
-/** `codecall eval-search --help`. */
+/** `npm run eval-search -- --help`. */
 export const evalSearchHelp: CommandHelp = {
   name: 'eval-search',
   summary: 'Measure tool search (Recall, NDCG, completeness @k) with and without the tool graph',
-  usage: `Usage: codecall eval-search --tools tools.jsonl (--test queries.jsonl | --train chains.jsonl --folds N) [options]
-       codecall eval-search --dataset ultratool|toolbench [options]
+  usage: `Usage: npm run eval-search -- --tools tools.jsonl (--test queries.jsonl | --train chains.jsonl --folds N) [options]
+       npm run eval-search -- --dataset ultratool|toolbench [options]
 
 Measures tool search on labelled data: Recall@k, NDCG@k and completeness@k (all of a query's
 tools in the top k), for the lexical ranking (BM25F, with RM3 unless --expansion-docs 0), plus
@@ -58,8 +58,8 @@ Options:
                          training queries (BM25 NDCG at the first cut-off); prints them
 
 Examples:
-  codecall eval-search --dataset ultratool
-  codecall eval-search --dataset toolbench --stemming porter
-  codecall eval-search --tools tools.jsonl --test queries.jsonl --train chains.jsonl
+  npm run eval-search -- --dataset ultratool
+  npm run eval-search -- --dataset toolbench --stemming porter
+  npm run eval-search -- --tools tools.jsonl --test queries.jsonl --train chains.jsonl
 `,
 };
