@@ -11,7 +11,19 @@
  * No Node APIs here: esbuild bundles this file into one strict-mode script
  * (`dist/sandbox/prelude.js`, see scripts/build.mjs).
  */
+import { CALL_OVERHEAD_BYTES, LIMIT_MESSAGES, MAX_ECHOED_NAME_CHARS } from '../src/isolate/limit-table.js';
 import { formatArgs } from './format.js';
+
+/**
+ * Set to `false` only by a test build of the prelude (esbuild `define`, see
+ * test/fixtures/prelude-without-checks.ts) so that a test can prove the host's refusal of each
+ * limit by itself. The shipped bundle never defines it, and no global a script or the host's
+ * configuration can set is read: undefined means the checks are on.
+ */
+declare const __CODECALL_PRELUDE_CHECKS__: boolean | undefined;
+/** Whether this prelude checks the limits of {@link LIMIT_MESSAGES} itself before a call crosses. */
+const CHECKS: boolean =
+  typeof __CODECALL_PRELUDE_CHECKS__ === 'undefined' ? true : __CODECALL_PRELUDE_CHECKS__ !== false;
 
 type OutFn = (stream: number, text: string, droppedBytes: number) => void;
 type CallFn = (id: number, name: string, argsJson: string, site?: string) => void;
@@ -93,10 +105,6 @@ const MAX_MESSAGE_CHARS = 4_000;
 const MAX_STACK_CHARS = 8_000;
 /** Room kept in a stream for the formatter's cut-off marker. */
 const MARKER_ROOM_CHARS = 256;
-/** Characters of a tool name repeated in an error message. */
-const MAX_ECHOED_NAME_CHARS = 80;
-/** Counted per call on top of its arguments and name (the call's message and bookkeeping). */
-const CALL_OVERHEAD_CHARS = 64;
 
 /** Slots of the calls table at the start of a run (a power of two). */
 const INITIAL_SLOTS = 16;
@@ -280,7 +288,7 @@ function write(stream: number, args: unknown[]): void {
     text = '[value could not be formatted]\n';
   }
   const budget = left[stream]!;
-  if (text.length <= budget) {
+  if (!CHECKS || text.length <= budget) {
     left[stream] = budget - text.length;
     out(stream, text, 0);
     return;
@@ -341,13 +349,6 @@ function fail(entry: Pending, message: string, code: string | undefined): void {
   open();
 }
 
-/** `name` as repeated in an error message: never more than a short prefix. */
-function echoName(name: string): string {
-  return name.length > MAX_ECHOED_NAME_CHARS
-    ? `${name.slice(0, MAX_ECHOED_NAME_CHARS)}… (${name.length} characters)`
-    : name;
-}
-
 /** The resolving functions of the promise {@link callTool} made last (see {@link capture}). */
 let madeResolve: (value: unknown) => void = () => {};
 let madeReject: (error: unknown) => void = () => {};
@@ -387,7 +388,7 @@ function request(
   resolve: (value: unknown) => void,
   reject: (error: unknown) => void,
 ): void {
-  if (name.length > maxName) return reject(longNameError(name));
+  if (CHECKS && name.length > maxName) return reject(longNameError(name));
   let json: unknown;
   try {
     json = args === undefined ? '{}' : stringify(args);
@@ -395,12 +396,12 @@ function request(
     return reject(notJsonError(name, error));
   }
   if (typeof json !== 'string' || json.charCodeAt(0) !== 123 /* { */) return reject(notObjectError(name));
-  if (json.length > maxArgs) return reject(argsTooLargeError(name));
+  if (CHECKS && json.length > maxArgs) return reject(argsTooLargeError(name, json));
   // Every call that crosses costs host memory until it is answered (while the script runs
   // without awaiting, calls pile up in the IPC channel): bound their number and their bytes.
-  if (crossed >= maxCalls) return reject(callLimitError());
-  const cost = json.length + name.length + CALL_OVERHEAD_CHARS;
-  if (pendingChars + cost > maxPending) return reject(pendingError(cost));
+  if (CHECKS && crossed >= maxCalls) return reject(callLimitError());
+  const cost = json.length + name.length + CALL_OVERHEAD_BYTES;
+  if (CHECKS && pendingChars + cost > maxPending) return reject(pendingError(cost));
   crossed++;
   pendingChars += cost;
   const id = nextId++;
@@ -412,10 +413,7 @@ function request(
 }
 
 function longNameError(name: string): Error {
-  return toolError(
-    `Unknown tool "${echoName(name)}": tool names are at most ${maxName} characters. Use the names in \`tools\`.`,
-    'UNKNOWN_TOOL',
-  );
+  return toolError(LIMIT_MESSAGES.toolName(name, maxName), 'UNKNOWN_TOOL');
 }
 
 function notJsonError(name: string, error: unknown): Error {
@@ -434,25 +432,16 @@ function notObjectError(name: string): Error {
   return new TypeErrorCtor(`${name} takes one object argument, for example ${name}({ … }).`);
 }
 
-function argsTooLargeError(name: string): Error {
-  return toolError(
-    `Arguments of ${name} are over ${maxArgs} bytes of JSON. Pass less data per call (split it over several calls).`,
-    'TOOL_ARGS_LIMIT',
-  );
+function argsTooLargeError(name: string, json: string): Error {
+  return toolError(LIMIT_MESSAGES.toolArgs(name, utf8Length(json), maxArgs), 'TOOL_ARGS_LIMIT');
 }
 
 function callLimitError(): Error {
-  return toolError(
-    `Tool call limit reached: a script may make at most ${maxCalls} tool calls. Fetch data in fewer, larger calls and print a summary.`,
-    'TOOL_CALL_LIMIT',
-  );
+  return toolError(LIMIT_MESSAGES.toolCalls(maxCalls), 'TOOL_CALL_LIMIT');
 }
 
 function pendingError(cost: number): Error {
-  return toolError(
-    `Arguments of tool calls waiting for an answer would exceed ${maxPending} bytes of JSON (${pendingChars} pending now, this call adds ${cost}). Await earlier calls before starting more (for example in batches with Promise.all).`,
-    'TOOL_ARGS_LIMIT',
-  );
+  return toolError(LIMIT_MESSAGES.pendingToolArgs(pendingChars, cost, maxPending), 'TOOL_ARGS_LIMIT');
 }
 
 const NOT_A_TOOL = new Set(['then', 'toJSON', 'constructor', 'valueOf', 'toString', 'inspect']);
@@ -637,9 +626,9 @@ function finish(ok: boolean, value: unknown): void {
   } catch {
     json = undefined;
   }
-  if (typeof json === 'string' && json.length > limit[0]!) {
+  if (CHECKS && typeof json === 'string' && json.length > limit[0]!) {
     // Too large for the model anyway (the host would drop it): never copy it out.
-    out(1, `[return value omitted: over ${limit[0]} bytes of JSON — return or print a summary instead]\n`, 0);
+    out(1, LIMIT_MESSAGES.returnValue(limit[0]!), 0);
     json = undefined;
   }
   done(true, typeof json === 'string' ? json : undefined);

@@ -18,10 +18,8 @@ export type CodecallErrorCode =
   | 'CONFIG_ENV_MISSING'
   | 'CONFIG_NOT_TRUSTED'
   | 'SERVER_START_FAILED'
-  | 'SERVER_NOT_FOUND'
   | 'TOOL_NOT_FOUND'
   | 'SANDBOX_UNAVAILABLE'
-  | 'SANDBOX_CRASHED'
   | 'PROVIDER_AUTH'
   | 'PROVIDER_MISSING_KEY'
   | 'PROVIDER_REQUEST_FAILED'
@@ -100,27 +98,27 @@ export interface CodecallErrorDetailsMap {
     variable?: string | undefined;
   };
   SERVER_START_FAILED: CodecallErrorFacts & {
+    /** The server that failed (one server's start). */
     server?: string | undefined;
-    servers?: unknown[] | undefined;
+    /** Every server that failed (one, or all of a pool opened with `requireAll`). */
+    servers: string[];
     stderrTail?: string | undefined;
     reason?: string | undefined;
   };
-  SERVER_NOT_FOUND: CodecallErrorFacts & { server?: string | undefined };
-  TOOL_NOT_FOUND: CodecallErrorFacts & { tool?: string | undefined; suggestion?: string | undefined };
+  TOOL_NOT_FOUND: CodecallErrorFacts & { tool: string; suggestion?: string | undefined };
   SANDBOX_UNAVAILABLE: CodecallErrorFacts & { stderr?: string | undefined; tried?: unknown };
-  SANDBOX_CRASHED: CodecallErrorFacts;
-  PROVIDER_AUTH: CodecallErrorFacts & { provider?: string | undefined; status?: number | undefined };
-  PROVIDER_MISSING_KEY: CodecallErrorFacts & { provider?: string | undefined; variable?: string | undefined };
+  PROVIDER_AUTH: CodecallErrorFacts & { provider: string; status?: number | undefined };
+  PROVIDER_MISSING_KEY: CodecallErrorFacts & { provider: string; variable: string };
   PROVIDER_REQUEST_FAILED: CodecallErrorFacts & {
-    provider?: string | undefined;
-    retryable?: boolean | undefined;
+    provider: string;
+    retryable: boolean;
     status?: number | undefined;
     attempts?: number | undefined;
   };
   PROVIDER_UNKNOWN: CodecallErrorFacts & {
-    spec?: string | undefined;
+    spec: string;
     provider?: string | undefined;
-    knownProviders?: string[] | undefined;
+    knownProviders: string[];
   };
   MODEL_SCRIPT_EXHAUSTED: CodecallErrorFacts & {
     call?: number | undefined;
@@ -135,10 +133,15 @@ export interface CodecallErrorDetailsMap {
     calls?: number | undefined;
     remaining?: number | undefined;
   };
-  MAX_STEPS_EXCEEDED: RunStopDetails & { maxSteps?: number | undefined };
-  RUN_TIMEOUT: RunStopDetails & { maxRunTimeMs?: number | undefined };
+  MAX_STEPS_EXCEEDED: RunStopDetails & { maxSteps: number };
+  RUN_TIMEOUT: RunStopDetails & { maxRunTimeMs: number };
   ABORTED: RunStopDetails & { tool?: string | undefined };
-  HISTORY_STORE_FAILED: CodecallErrorFacts & { path?: string | undefined };
+  HISTORY_STORE_FAILED: CodecallErrorFacts & {
+    /** The store that failed. */
+    backend: 'sqlite' | 'redis' | 'postgres';
+    /** The SQLite file. */
+    path?: string | undefined;
+  };
   SEARCH_INVALID_QUERY: CodecallErrorFacts & {
     query?: string | undefined;
     pattern?: string | undefined;
@@ -151,26 +154,26 @@ export interface CodecallErrorDetailsMap {
   };
   CLOSED: CodecallErrorFacts;
   TOOL_NOT_ALLOWED: CodecallErrorFacts & {
-    tool?: string | undefined;
-    caller?: string | undefined;
-    allowedCallers?: string[] | undefined;
-    configKey?: string | undefined;
+    tool: string;
+    caller: string;
+    allowedCallers: string[];
+    configKey: string;
   };
-  TOOL_INPUT_INVALID: CodecallErrorFacts & { tool?: string | undefined; problems?: string[] | undefined };
+  TOOL_INPUT_INVALID: CodecallErrorFacts & { tool: string; problems: string[] };
   TOOL_CALL_FAILED: CodecallErrorFacts & {
-    tool?: string | undefined;
+    tool: string;
     server?: string | undefined;
     mcpCode?: unknown;
   };
-  TOOL_TIMEOUT: CodecallErrorFacts & { tool?: string | undefined; timeoutMs?: number | undefined };
+  TOOL_TIMEOUT: CodecallErrorFacts & { tool: string; timeoutMs: number };
   SERVER_UNAVAILABLE: CodecallErrorFacts & {
-    server?: string | undefined;
+    server: string;
     tool?: string | undefined;
     state?: string | undefined;
   };
-  SERVE_TOKEN_REQUIRED: CodecallErrorFacts & { host?: string | undefined };
-  SERVE_LISTEN_FAILED: CodecallErrorFacts & { host?: string | undefined; port?: number | undefined };
-  CONFIG_NOT_TRUSTED: CodecallErrorFacts & { file?: string | undefined; sha256?: string | undefined };
+  SERVE_TOKEN_REQUIRED: CodecallErrorFacts & { host: string };
+  SERVE_LISTEN_FAILED: CodecallErrorFacts & { host: string; port: number };
+  CONFIG_NOT_TRUSTED: CodecallErrorFacts & { file: string; sha256: string };
   JOB_NOT_FOUND: CodecallErrorFacts & { id?: string | undefined };
   JOB_WAIT_TIMEOUT: CodecallErrorFacts & { id?: string | undefined; timeoutMs?: number | undefined };
   JOB_NOT_WAITING_APPROVAL: CodecallErrorFacts & { id?: string | undefined; state?: string | undefined };
@@ -187,37 +190,37 @@ export interface CodecallErrorDetailsMap {
     unmatched?: string[] | undefined;
   };
   /** A journaled call was in flight when its run stopped, and its tool is not idempotent. */
-  REPLAY_IN_DOUBT: CodecallErrorFacts & { tool?: string | undefined; index?: number | undefined };
+  REPLAY_IN_DOUBT: CodecallErrorFacts & { tool: string; index: number };
   /** The run journal could not record a call; the run stopped. */
-  JOURNAL_WRITE_FAILED: CodecallErrorFacts & { tool?: string | undefined };
+  JOURNAL_WRITE_FAILED: CodecallErrorFacts & { tool: string };
   /** Another process drives the run journal; its lock file names it. */
   JOURNAL_LOCKED: CodecallErrorFacts & {
     /** The journal file. */
-    path?: string | undefined;
+    path: string;
     /** Its lock file (`<journal>.lock`), to delete when no process uses the journal. */
-    lockPath?: string | undefined;
+    lockPath: string;
     /** The holder, when the lock file names one. */
     pid?: number | undefined;
     host?: string | undefined;
   };
   APPROVAL_DENIED: CodecallErrorFacts & {
-    tool?: string | undefined;
+    tool: string;
     /** Who decided: `callback`, `tty`, `flag`, `elicitation`, `policy` (nobody could be asked). */
-    decidedBy?: string | undefined;
-    reason?: string | undefined;
-    configKey?: string | undefined;
+    decidedBy: string;
+    reason: string;
+    configKey: string;
   };
   APPROVAL_TIMEOUT: CodecallErrorFacts & {
-    tool?: string | undefined;
-    timeoutMs?: number | undefined;
-    configKey?: string | undefined;
+    tool: string;
+    timeoutMs: number;
+    configKey: string;
   };
   STORE_LIMIT: CodecallErrorFacts & {
     /** The key of the refused write. */
-    key?: string | undefined;
+    key: string;
     /** The limit in bytes, and the configuration key that sets it. */
-    limit?: number | undefined;
-    configKey?: string | undefined;
+    limit: number;
+    configKey: string;
   };
   PACKAGE_MISSING: CodecallErrorFacts & {
     /** The npm package to install. */
@@ -242,11 +245,23 @@ const BRAND = Symbol.for('codecall.error');
 
 /** Options for {@link CodecallError}. */
 export interface CodecallErrorOptions<C extends CodecallErrorCode = CodecallErrorCode> {
-  /** Typed facts about the failure (file, path, server name…). */
+  /**
+   * Typed facts about the failure (file, path, server name…); required for a code whose payload
+   * has required fields.
+   */
   details?: CodecallErrorDetails<C>;
   /** The underlying error, if any. */
   cause?: unknown;
 }
+
+/**
+ * The options argument of `new CodecallError(code, message, …)`: optional, with optional
+ * `details`, for a code whose payload has no required field; else required, with `details`.
+ */
+export type CodecallErrorArguments<C extends CodecallErrorCode> =
+  Record<string, never> extends CodecallErrorDetails<C>
+    ? [options?: CodecallErrorOptions<C>]
+    : [options: CodecallErrorOptions<C> & { details: CodecallErrorDetails<C> }];
 
 /**
  * Base class of every error codecall throws; `C` is its code, `details` its typed payload.
@@ -264,11 +279,11 @@ export class CodecallError<C extends CodecallErrorCode = CodecallErrorCode> exte
   readonly details: CodecallErrorDetails<C>;
   readonly [BRAND] = true;
 
-  constructor(code: C, message: string, options: CodecallErrorOptions<C> = {}) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+  constructor(code: C, message: string, ...[options]: CodecallErrorArguments<C>) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'CodecallError';
     this.code = code;
-    this.details = options.details ?? ({} as CodecallErrorDetails<C>);
+    this.details = options?.details ?? ({} as CodecallErrorDetails<C>);
   }
 
   /**
@@ -291,4 +306,18 @@ export type AnyCodecallError = { [C in CodecallErrorCode]: CodecallError<C> }[Co
 /** True when `value` is a codecall error (by brand, works across module copies). */
 export function isCodecallError(value: unknown): value is AnyCodecallError {
   return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[BRAND] === true;
+}
+
+/**
+ * True when `value` looks like an error of any realm (an `Error` made in another context, a worker,
+ * or copied as data): an object with a string `name` and `message`. Use it where `instanceof Error`
+ * would miss errors that crossed a realm.
+ */
+export function isErrorLike(value: unknown): value is Error {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as { name?: unknown }).name === 'string' &&
+    typeof (value as { message?: unknown }).message === 'string'
+  );
 }

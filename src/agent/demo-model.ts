@@ -61,7 +61,7 @@ function refuse(reason: DemoRefusal, why: string): CodecallError {
       `(any quarter Q1–Q4 and category ${CATEGORIES.join(', ')}) on the example expense server ` +
       '(--config examples/codecall.json). For anything else choose a real model: --model anthropic:<model> ' +
       'or --model openai:<model>.',
-    { details: { provider: 'demo', reason } },
+    { details: { provider: 'demo', retryable: false, reason } },
   );
 }
 

@@ -5,6 +5,7 @@
  * Every command reads its arguments with {@link parseCommandArgs} (`node:util` `parseArgs`).
  */
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { isErrorLike } from '../errors.js';
 import { closestName } from '../util/edit-distance.js';
 
 /** Streams and environment a command may use. */
@@ -39,6 +40,11 @@ export class UsageError extends Error {
     super(message);
     this.name = 'UsageError';
   }
+
+  /** True when `value` is a usage error (by `name`: also one of another copy of this module). */
+  static isInstance(value: unknown): value is UsageError {
+    return isErrorLike(value) && value.name === 'UsageError';
+  }
 }
 
 /** The abort reason of {@link CliIo.signal} when the process received a signal. */
@@ -49,12 +55,21 @@ export class SignalInterrupt extends Error {
     this.name = 'SignalInterrupt';
     this.signal = signal;
   }
+
+  /** True when `value` is a signal interrupt (by `name` and `signal`, not by class identity). */
+  static isInstance(value: unknown): value is SignalInterrupt {
+    return (
+      isErrorLike(value) &&
+      value.name === 'SignalInterrupt' &&
+      typeof (value as { signal?: unknown }).signal === 'string'
+    );
+  }
 }
 
 /** The signal that aborted `signal`, if a signal did. */
 export function interruptingSignal(signal: AbortSignal): SignalInterrupt['signal'] | undefined {
   const reason: unknown = signal.reason;
-  return signal.aborted && reason instanceof SignalInterrupt ? reason.signal : undefined;
+  return signal.aborted && SignalInterrupt.isInstance(reason) ? reason.signal : undefined;
 }
 
 /** The stderr line for a usage-history write that failed (the run itself is unaffected). */

@@ -16,7 +16,6 @@ import {
   type CommandHelp,
 } from './command.js';
 import { configHelp } from './commands/config.help.js';
-import { evalSearchHelp } from './commands/eval-search.help.js';
 import { approvalsHelp } from './commands/approvals.help.js';
 import { execHelp } from './commands/exec.help.js';
 import { graphHelp } from './commands/graph.help.js';
@@ -43,12 +42,17 @@ const COMMANDS: readonly CommandEntry[] = [
   { ...toolsHelp, load: async () => (await import('./commands/tools.js')).toolsCommand },
   { ...graphHelp, load: async () => (await import('./commands/graph.js')).graphCommand },
   { ...serveHelp, load: async () => (await import('./commands/serve.js')).serveCommand },
-  { ...evalSearchHelp, load: async () => (await import('./commands/eval-search.js')).evalSearchCommand },
   { ...workerHelp, load: async () => (await import('./commands/worker.js')).workerCommand },
   { ...jobsHelp, load: async () => (await import('./commands/jobs.js')).jobsCommand },
   { ...configHelp, load: async () => (await import('./commands/config.js')).configCommand },
   { ...approvalsHelp, load: async () => (await import('./commands/approvals.js')).approvalsCommand },
 ];
+
+/** Commands that left the user CLI, and where each went. */
+const MOVED_COMMANDS: Readonly<Record<string, string>> = {
+  'eval-search':
+    'a developer tool now, run from a checkout of the codecall repository: `npm run eval-search -- <flags>` (see docs/search.md).',
+};
 
 function version(): string {
   const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
@@ -135,6 +139,11 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     return 0;
   }
   const entry = COMMANDS.find((c) => c.name === name);
+  const moved = Object.hasOwn(MOVED_COMMANDS, name) ? MOVED_COMMANDS[name] : undefined;
+  if (!entry && moved !== undefined) {
+    io.stderr.write(`codecall: "${name}" is no longer a codecall command: ${moved}\n`);
+    return 2;
+  }
   if (!entry) {
     const suggestion = closest(name);
     io.stderr.write(
@@ -159,7 +168,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
   } catch (error) {
     const code = interrupted(command, io);
     if (code !== undefined) return code;
-    if (error instanceof UsageError) {
+    if (UsageError.isInstance(error)) {
       io.stderr.write(`codecall ${command.name}: ${error.message}\n\n${command.usage.trimEnd()}\n`);
       return 2;
     }

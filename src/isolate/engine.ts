@@ -30,6 +30,7 @@
  * {@link EngineRun.settle}.
  */
 import ivm from 'isolated-vm';
+import { isErrorLike } from '../errors.js';
 import './young-generation.js';
 
 import { SCRIPT_FILENAME } from './describe-error.js';
@@ -130,6 +131,11 @@ export type EngineAnswers = (number | boolean | string | undefined)[];
 type SettleArgument = EngineAnswers[number];
 
 const NS_PER_MS = 1_000_000;
+/**
+ * Milliseconds an entry that threw may fall short of its own timeout and still count as timed
+ * out: our clock is read before isolated-vm arms its timer, so a timed-out entry never lasts less.
+ */
+const TIMEOUT_SLACK_MS = 1;
 /**
  * Answers settled in one isolate entry at most (four arguments each). Answers that arrive
  * while other calls of the run are still in flight wait for the end of the host's current
@@ -626,7 +632,7 @@ export class EngineRun {
     try {
       sandbox.settle.applySync(undefined, answers);
     } catch (error) {
-      return this.#failed(sandbox, error, true);
+      return this.#failed(sandbox, error, undefined);
     }
     this.#afterEntry();
   }
@@ -650,11 +656,12 @@ export class EngineRun {
       try {
         this.#cpuNowNs = Number(sandbox.isolate.cpuTime);
       } catch (error) {
-        return this.#failed(sandbox, error, true); // disposed (by the watchdog, from its thread)
+        return this.#failed(sandbox, error, undefined); // disposed (by the watchdog, from its thread)
       }
     }
     const cpuLeftMs = (this.#cpuBudgetNs - this.#cpuNowNs) / NS_PER_MS;
-    const wallLeftMs = this.#wallDeadline - nowMs();
+    const enteredMs = nowMs();
+    const wallLeftMs = this.#wallDeadline - enteredMs;
     if (cpuLeftMs <= 0) return this.#end({ ok: false, fault: { code: 'CPU_TIMEOUT' } });
     if (wallLeftMs <= 0) return this.#end({ ok: false, fault: { code: 'WALL_TIMEOUT' } });
     const cpuBound = cpuLeftMs <= wallLeftMs;
@@ -668,13 +675,15 @@ export class EngineRun {
         sandbox.settle.applySync(undefined, answers, options);
       }
     } catch (error) {
-      return this.#failed(sandbox, error, cpuBound);
+      // The entry carried a timeout of our own: it ran out when the entry lasted that long.
+      const timedOut = nowMs() - enteredMs >= timeout - TIMEOUT_SLACK_MS;
+      return this.#failed(sandbox, error, timedOut ? (cpuBound ? 'CPU_TIMEOUT' : 'WALL_TIMEOUT') : undefined);
     }
     let cpuNowNs: number;
     try {
       cpuNowNs = Number(sandbox.isolate.cpuTime);
     } catch (error) {
-      return this.#failed(sandbox, error, true); // disposed (by the watchdog, from its thread)
+      return this.#failed(sandbox, error, undefined); // disposed (by the watchdog, from its thread)
     }
     this.#cpuNowNs = cpuNowNs;
     if (cpuNowNs > this.#cpuBudgetNs) return this.#end({ ok: false, fault: { code: 'CPU_TIMEOUT' } });
@@ -684,21 +693,23 @@ export class EngineRun {
     this.#afterEntry();
   }
 
-  /** Ends the run after an entry threw: the watchdog's stop, memory, a timeout, a syntax error, a crash. */
-  #failed(sandbox: Sandbox, error: unknown, cpuBound: boolean): void {
+  /**
+   * Ends the run after an entry threw, from structured signals only (no message is matched): the
+   * watchdog's stop; memory (isolated-vm disposes an isolate that hits its memory limit, and
+   * nothing else disposes one while a run holds it but the watchdog, checked first); a syntax
+   * error (by `name`); `timedOut`, the budget the entry's own timeout stood for when the entry
+   * lasted that timeout; else a crash.
+   */
+  #failed(sandbox: Sandbox, error: unknown, timedOut: 'CPU_TIMEOUT' | 'WALL_TIMEOUT' | undefined): void {
     if (this.#ended) return;
     const stopped = this.#watch?.stopped;
     if (stopped !== undefined) return this.#end({ ok: false, fault: { code: stopped } });
-    const message = error instanceof Error ? error.message : String(error);
-    if (sandbox.isolate.isDisposed || /memory limit/i.test(message)) {
-      return this.#end({ ok: false, fault: { code: 'MEMORY_LIMIT' } });
-    }
-    if (/timed out/i.test(message)) {
-      return this.#end({ ok: false, fault: { code: cpuBound ? 'CPU_TIMEOUT' : 'WALL_TIMEOUT' } });
-    }
-    if (error instanceof SyntaxError || /SyntaxError/.test(message)) {
+    if (sandbox.isolate.isDisposed) return this.#end({ ok: false, fault: { code: 'MEMORY_LIMIT' } });
+    const message = isErrorLike(error) ? error.message : String(error);
+    if (isErrorLike(error) && error.name === 'SyntaxError') {
       return this.#end({ ok: false, thrown: { name: 'SyntaxError', message } });
     }
+    if (timedOut !== undefined) return this.#end({ ok: false, fault: { code: timedOut } });
     return this.#end({ ok: false, fault: { code: 'SANDBOX_CRASHED', message } });
   }
 

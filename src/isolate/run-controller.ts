@@ -23,12 +23,11 @@ import type { EngineFaultCode, EngineOutcome, EngineSink } from './engine.js';
 import type { SandboxLimits } from './limits.js';
 import { describeThrown, mapCallSite, readCodeMap } from './describe-error.js';
 import { SandboxToolCatalog } from './tool-catalog.js';
-import { echoName, SUGGEST_IN_WORKER, ToolNameIndex, UnknownNameAnswerer } from './unknown-names.js';
+import { CALL_OVERHEAD_BYTES, LIMIT_MESSAGES } from './limit-table.js';
+import { SUGGEST_IN_WORKER, ToolNameIndex, UnknownNameAnswerer } from './unknown-names.js';
 
 /** Characters of a tool's error message passed to the script. */
 const MAX_TOOL_ERROR_CHARS = 2_000;
-/** Counted per call on top of its arguments and name (as the sandbox counts it). */
-const CALL_OVERHEAD_BYTES = 64;
 /**
  * Longest stretch of the host's loop spent answering queued unknown-name calls before it yields:
  * under the host's own idle response time (`npm run bench -- hostile`: a neighbour's `tools/list`
@@ -143,17 +142,12 @@ class OutputBuffer {
   render(): string {
     if (this.totalBytes <= this.#keptBytes) return this.#kept;
     const separator = this.#kept === '' || this.#kept.endsWith('\n') ? '' : '\n';
-    return (
-      `${this.#kept}${separator}[output truncated: ${this.#keptBytes} of ${this.totalBytes} bytes shown — ` +
-      'print less: aggregate, slice, or select fields]\n'
-    );
+    return `${this.#kept}${separator}${LIMIT_MESSAGES.output(this.#keptBytes, this.totalBytes)}`;
   }
 }
 
 /** The message of `TOOL_CALL_LIMIT`, word for word as the sandbox's own refusal says it. */
-function callLimitMessage(maxToolCalls: number): string {
-  return `Tool call limit reached: a script may make at most ${maxToolCalls} tool calls. Fetch data in fewer, larger calls and print a summary.`;
-}
+const callLimitMessage = LIMIT_MESSAGES.toolCalls;
 
 /** Name indexes by bindings array: the executor hands every run of one catalog the same array. */
 const nameIndexes = new WeakMap<readonly SandboxToolBinding[], ToolNameIndex>();
@@ -442,11 +436,7 @@ export class RunController implements EngineSink {
   }
 
   #rejectLongName(id: number, name: string): void {
-    this.#reject(
-      id,
-      `Unknown tool "${echoName(name)}": tool names are at most ${this.#maxNameChars} characters. Use the names in \`tools\`.`,
-      'UNKNOWN_TOOL',
-    );
+    this.#reject(id, LIMIT_MESSAGES.toolName(name, this.#maxNameChars), 'UNKNOWN_TOOL');
   }
 
   /**
@@ -461,7 +451,7 @@ export class RunController implements EngineSink {
     if (argsBytes > this.#limits.maxToolArgsBytes)
       return this.#reject(
         id,
-        `Arguments of ${echoName(name)} are ${argsBytes} bytes of JSON; the limit is ${this.#limits.maxToolArgsBytes}. Pass less data per call.`,
+        LIMIT_MESSAGES.toolArgs(name, argsBytes, this.#limits.maxToolArgsBytes),
         'TOOL_ARGS_LIMIT',
       );
     const cost = argsBytes + name.length + CALL_OVERHEAD_BYTES;
@@ -493,7 +483,7 @@ export class RunController implements EngineSink {
   #rejectArgs(id: number, binding: SandboxToolBinding, argsBytes: number): void {
     this.#reject(
       id,
-      `Arguments of ${binding.name} are ${argsBytes} bytes of JSON; the limit is ${this.#limits.maxToolArgsBytes}. Pass less data per call.`,
+      LIMIT_MESSAGES.toolArgs(binding.name, argsBytes, this.#limits.maxToolArgsBytes),
       'TOOL_ARGS_LIMIT',
     );
   }
@@ -501,7 +491,7 @@ export class RunController implements EngineSink {
   #rejectPending(id: number, cost: number): void {
     this.#reject(
       id,
-      `Arguments of tool calls waiting for an answer would exceed ${this.#limits.maxPendingToolArgsBytes} bytes of JSON (${this.#pendingArgsBytes} pending now, this call adds ${cost}). Await earlier calls before starting more (for example in batches with Promise.all).`,
+      LIMIT_MESSAGES.pendingToolArgs(this.#pendingArgsBytes, cost, this.#limits.maxPendingToolArgsBytes),
       'TOOL_ARGS_LIMIT',
     );
   }
@@ -623,13 +613,13 @@ export class RunController implements EngineSink {
     if (bytes > this.#limits.maxToolResultBytes) {
       return this.#failed(
         call,
-        `The result of ${call.binding.name} is ${bytes} bytes of JSON; the limit for one tool result is ${this.#limits.maxToolResultBytes}. Ask for less (filter, paginate, or select fields).`,
+        LIMIT_MESSAGES.toolResult(call.binding.name, bytes, this.#limits.maxToolResultBytes),
         'TOOL_RESULT_LIMIT',
       );
     }
     this.#failed(
       call,
-      `Tool results of this run would exceed ${this.#limits.maxTotalToolResultBytes} bytes in total (${this.#resultBytes} received so far). Ask tools for less data.`,
+      LIMIT_MESSAGES.totalToolResults(this.#resultBytes, this.#limits.maxTotalToolResultBytes),
       'TOOL_RESULT_LIMIT',
     );
   }
@@ -647,10 +637,7 @@ export class RunController implements EngineSink {
     let returnValue: JsonValue | undefined;
     if (outcome.ok && outcome.returnJson !== undefined) {
       if (Buffer.byteLength(outcome.returnJson) > this.#limits.maxStdoutBytes) {
-        stderr.append(
-          `[return value omitted: over ${this.#limits.maxStdoutBytes} bytes of JSON — return or print a summary instead]\n`,
-          0,
-        );
+        stderr.append(LIMIT_MESSAGES.returnValue(this.#limits.maxStdoutBytes), 0);
       } else {
         try {
           returnValue = JSON.parse(outcome.returnJson) as JsonValue;

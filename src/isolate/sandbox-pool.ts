@@ -33,250 +33,39 @@ import { availableParallelism, loadavg } from 'node:os';
 import {
   DEFAULT_SANDBOX_HEARTBEAT_MS,
   DEFAULT_SANDBOX_KILL_GRACE_MS,
-  DEFAULT_SANDBOX_MAX_ENDED_SESSIONS,
   DEFAULT_SANDBOX_MAX_SESSION_NAME_CHARS,
   DEFAULT_SANDBOX_MAX_SESSIONS,
   DEFAULT_SANDBOX_SESSION_TTL_MS,
   DEFAULT_SANDBOX_MODE,
   DEFAULT_SANDBOX_START_TIMEOUT_MS,
-  DEFAULT_SANDBOX_MAX_WORKERS,
-  DEFAULT_SANDBOX_MIN_WORKERS,
-  DEFAULT_SANDBOX_WORKER_IDLE_MS,
-  DEFAULT_SANDBOX_WORKER_SPIN_US,
 } from '../config/defaults.js';
 import { CodecallError } from '../errors.js';
-import type { ExecutionErrorCode, ExecutionResult, SandboxToolBinding, ToolInvoker } from '../types.js';
+import type { ExecutionResult } from '../types.js';
 import { findDistFile, loadPreludeSource } from './assets.js';
 import type { EngineRunRequest, IsolateEngine } from './engine.js';
 import { resolveSandboxLimits, type SandboxLimits } from './limits.js';
-import { RunController, type RunBackend, type UnknownToolResolver } from './run-controller.js';
-import { SandboxToolCatalog } from './tool-catalog.js';
-import { WorkerProcess, type WorkerProcessOptions } from './worker-process.js';
+import { RunController, type RunBackend } from './run-controller.js';
+import {
+  nodeSnapshotDisabled,
+  positiveInteger,
+  resolveWorkerSizing,
+  roomToSpin,
+  type SandboxMode,
+  type SandboxPoolOptions,
+  type SandboxRunOptions,
+  type SandboxWorkerEvent,
+  type WorkerSizing,
+} from './sandbox-pool-options.js';
+import { SandboxSessions, sessionResult, type SessionEntry } from './sandbox-sessions.js';
 
-/** Where isolates run: supervised worker processes, or the host process. */
-export type SandboxMode = 'process' | 'in-process';
-
-/** Options for {@link SandboxPool.open}. */
-export interface SandboxPoolOptions {
-  /**
-   * `'process'` isolates scripts in supervised worker processes; `'in-process'` runs them in the
-   * host for lower latency, giving up protection against failures V8 cannot contain.
-   * @defaultValue {@link DEFAULT_SANDBOX_MODE} (`'process'`)
-   */
-  mode?: SandboxMode;
-  /**
-   * A fixed number of worker processes (process mode): sets both `minWorkers` and `maxWorkers`,
-   * and wins over them.
-   * @defaultValue unset: the pool is sized by load between `minWorkers` and `maxWorkers`
-   */
-  workers?: number;
-  /**
-   * Worker processes kept even when idle (process mode); started by {@link SandboxPool.open}.
-   * @defaultValue {@link DEFAULT_SANDBOX_MIN_WORKERS} (1)
-   */
-  minWorkers?: number;
-  /**
-   * Worker processes the pool may grow to while runs wait for one (process mode): the number of
-   * scripts that run at once.
-   * @defaultValue {@link DEFAULT_SANDBOX_MAX_WORKERS} (`os.availableParallelism()`), or `minWorkers` when larger
-   */
-  maxWorkers?: number;
-  /**
-   * Milliseconds a worker above `minWorkers` may stay idle before it is shut down.
-   * @defaultValue {@link DEFAULT_SANDBOX_WORKER_IDLE_MS}
-   */
-  workerIdleMs?: number;
-  /**
-   * Microseconds a worker may keep its core busy after sending a tool call, reading for the
-   * answer instead of sleeping until it comes (process mode; 0 turns it off). A worker spins only
-   * while its run's answers come within this window (a slow tool is waited for asleep), only
-   * when the running scripts, counting this one, leave at least one core for the host
-   * (`os.availableParallelism()` − 1) and the machine's load average, less the pool's own running
-   * workers, is below its core count,
-   * and not while its spins keep being preempted. The cost is CPU: up to this long per call, on a core that
-   * is otherwise idle. The gain is a wake-up per call: a sleeping process woken on an idle core
-   * pays tens of µs before it runs (see docs/sandbox.md).
-   * @defaultValue {@link DEFAULT_SANDBOX_WORKER_SPIN_US}
-   */
-  workerSpinUs?: number;
-  /**
-   * Called when a worker process starts or stops (process mode), e.g. to log or count them.
-   * Exceptions it throws are ignored.
-   */
-  onWorkerEvent?: (event: SandboxWorkerEvent) => void;
-  /** Default limits of every run; each run may override them. @defaultValue see {@link SandboxLimits} */
-  limits?: Partial<SandboxLimits>;
-  /**
-   * Milliseconds a worker may stay unresponsive past a run's CPU budget, or take to confirm a
-   * cancellation, before it is killed and replaced.
-   * @defaultValue {@link DEFAULT_SANDBOX_KILL_GRACE_MS}
-   */
-  killGraceMs?: number;
-  /**
-   * Milliseconds a session may stay unused before it is dropped (its next run then fails with
-   * `SESSION_EXPIRED`).
-   * @defaultValue {@link DEFAULT_SANDBOX_SESSION_TTL_MS}
-   */
-  sessionTtlMs?: number;
-  /**
-   * Sessions kept at once; opening another evicts the least recently used idle one.
-   * @defaultValue {@link DEFAULT_SANDBOX_MAX_SESSIONS}
-   */
-  maxSessions?: number;
-  /**
-   * Characters of a session name.
-   * @defaultValue {@link DEFAULT_SANDBOX_MAX_SESSION_NAME_CHARS}
-   */
-  maxSessionNameChars?: number;
-}
-
-/**
- * A worker process started or stopped. `workers` is the number of live workers after the event;
- * `reason` says why one stopped: shut down after `workerIdleMs` idle, exited on its own or was
- * killed (a crash, an overrun: it is replaced as needed), or the pool closed.
- */
-export type SandboxWorkerEvent =
-  | { type: 'started'; pid: number; workers: number }
-  | { type: 'stopped'; pid: number; workers: number; reason: 'idle' | 'exited' | 'closed' };
-
-/** Options for {@link SandboxPool.run}. */
-export interface SandboxRunOptions {
-  /** Compiled code: `CompileResult.code` from `compileScript`. */
-  code: string;
-  /**
-   * The tools the script may call. What the sandbox derives from them is built once per array
-   * and shared by the runs that get the same array: pass one array per catalog version, and do
-   * not change it after its first run.
-   */
-  tools: SandboxToolBinding[];
-  /** Host-side dispatcher of tool calls. */
-  invoke: ToolInvoker;
-  /** Limits of this run, over the pool's. */
-  limits?: Partial<SandboxLimits>;
-  /** Cancels the run; the result has `error.code` `ABORTED`. */
-  signal?: AbortSignal;
-  /**
-   * Runs the script in this session: the context (globals) of the session's earlier runs is kept.
-   * Compile with `compileScript(source, { persistTopLevel: true })` so top-level declarations
-   * persist too.
-   */
-  session?: string;
-  /**
-   * Whose session it is: sessions of different owners never share state, even with the same
-   * name (`codecall serve` passes the MCP session id). See {@link SandboxPool.closeSessions}.
-   * @defaultValue `''`
-   */
-  sessionOwner?: string;
-  /**
-   * Asked for a name the script calls that `tools` lacks, before it is refused as unknown (see
-   * {@link UnknownToolResolver}); waiting for it counts against the run's wall time.
-   * @defaultValue none: names outside `tools` are unknown
-   */
-  resolveUnknown?: UnknownToolResolver;
-}
-
-/** A session: the key of its kept context, where it lives, and the runs waiting on it. */
-interface SessionEntry {
-  key: string;
-  name: string;
-  owner: string;
-  /** The worker holding the context (process mode), once chosen. */
-  worker: WorkerProcess | undefined;
-  /** Whether a run has created the context. */
-  created: boolean;
-  /** Runs queued or running in this session. */
-  busy: number;
-  /** The last queued run, so runs of one session go one at a time. */
-  tail: Promise<unknown>;
-  timer: NodeJS.Timeout | undefined;
-  /** Why the session ended, once it has. */
-  endedWith: string | undefined;
-  /** Whether a run's result has told the model that the session ended. */
-  reported: boolean;
-}
+export { roomToSpin };
+export type { SandboxMode, SandboxPoolOptions, SandboxRunOptions, SandboxWorkerEvent };
 
 /** How often a pool whose workers spin reads the load average (ms). */
 const LOAD_READ_EVERY_MS = 1_000;
 
-/**
- * Whether a machine at `load` (its 1-minute load average) leaves a core for a spinning worker:
- * the load less the pool's own running workers is below the core count. The pool's workers are
- * counted in the average they are judged by (a spinning worker is a runnable process nearly all
- * the time): counted in, a 2-core machine read 1.4–1.6 with one worker spinning, and load left
- * from earlier work tipped it over 2, which stopped the spinning for minutes (and lowered the
- * load, so it flapped).
- */
-export function roomToSpin(load: number, cores: number, ownRunning: number): boolean {
-  return load - ownRunning < cores;
-}
-
-/** Result codes after which a session's context is gone. */
-const DROPS_SESSION = new Set<ExecutionErrorCode>([
-  'CPU_TIMEOUT',
-  'WALL_TIMEOUT',
-  'MEMORY_LIMIT',
-  'SANDBOX_CRASHED',
-  'ABORTED',
-  'SESSION_EXPIRED',
-]);
-
-function sessionResult(code: 'SESSION_EXPIRED' | 'SESSION_LIMIT', message: string): ExecutionResult {
-  return {
-    status: 'error',
-    stdout: '',
-    stderr: '',
-    error: { code, message },
-    toolCalls: [],
-    stats: { wallMs: 0, cpuMs: 0, toolResultBytes: 0, stdoutBytes: 0 },
-  };
-}
-
-function positiveInteger(value: number, field: string): number {
-  if (!Number.isInteger(value) || value < 1) {
-    throw new CodecallError(
-      'INVALID_ARGUMENT',
-      `Sandbox "${field}" must be a positive integer; got ${JSON.stringify(value)}.`,
-      { details: { field } },
-    );
-  }
-  return value;
-}
-
-/** How many worker processes the pool runs (process mode), resolved from the options. */
-interface WorkerSizing {
-  min: number;
-  max: number;
-  idleMs: number;
-  /** See {@link SandboxPoolOptions.workerSpinUs}. */
-  spinUs: number;
-}
-
-function resolveWorkerSizing(options: SandboxPoolOptions): WorkerSizing {
-  const idleMs = positiveInteger(options.workerIdleMs ?? DEFAULT_SANDBOX_WORKER_IDLE_MS, 'workerIdleMs');
-  const spinUs = options.workerSpinUs ?? DEFAULT_SANDBOX_WORKER_SPIN_US;
-  if (!Number.isSafeInteger(spinUs) || spinUs < 0) {
-    throw new CodecallError(
-      'INVALID_ARGUMENT',
-      `Sandbox "workerSpinUs" must be a whole number of microseconds, 0 or more (0 turns spinning off); got ${JSON.stringify(spinUs)}.`,
-      { details: { field: 'workerSpinUs' } },
-    );
-  }
-  if (options.workers !== undefined) {
-    const fixed = positiveInteger(options.workers, 'workers');
-    return { min: fixed, max: fixed, idleMs, spinUs };
-  }
-  const min = positiveInteger(options.minWorkers ?? DEFAULT_SANDBOX_MIN_WORKERS, 'minWorkers');
-  // An explicit minimum above the core count raises the default maximum with it.
-  const max = positiveInteger(options.maxWorkers ?? Math.max(min, DEFAULT_SANDBOX_MAX_WORKERS), 'maxWorkers');
-  if (min > max) {
-    throw new CodecallError(
-      'INVALID_ARGUMENT',
-      `Sandbox "minWorkers" (${min}) is above "maxWorkers" (${max}). Fix: lower minWorkers or raise maxWorkers.`,
-      { details: { field: 'minWorkers' } },
-    );
-  }
-  return { min, max, idleMs, spinUs };
-}
+import { SandboxToolCatalog } from './tool-catalog.js';
+import { WorkerProcess, type WorkerProcessOptions } from './worker-process.js';
 
 type Waiter = {
   resolve: (worker: WorkerProcess) => void;
@@ -284,15 +73,6 @@ type Waiter = {
   /** The only worker this waiter can use (a session's). */
   target?: WorkerProcess;
 };
-
-/**
- * True when this process runs without Node's start-up snapshot (`--no-node-snapshot` on the
- * command line or in `NODE_OPTIONS`), as isolated-vm requires of a process that creates isolates.
- */
-function nodeSnapshotDisabled(): boolean {
-  const flag = '--no-node-snapshot';
-  return process.execArgv.includes(flag) || (process.env.NODE_OPTIONS ?? '').split(/\s+/).includes(flag);
-}
 
 /**
  * A pool of sandboxes that run compiled model code.
@@ -337,13 +117,7 @@ export class SandboxPool {
   #spawning = 0;
   #closed = false;
   #closing: Promise<void> | undefined;
-  /** Live sessions by key, least recently used first. */
-  readonly #sessions = new Map<string, SessionEntry>();
-  /** Sessions that ended unseen (expired, evicted, lost their worker), by key → why. */
-  readonly #ended = new Map<string, { owner: string; why: string }>();
-  readonly #sessionTtlMs: number;
-  readonly #maxSessions: number;
-  readonly #maxSessionNameChars: number;
+  readonly #sessions: SandboxSessions;
   readonly #onWorkerEvent: ((event: SandboxWorkerEvent) => void) | undefined;
 
   private constructor(
@@ -358,9 +132,7 @@ export class SandboxPool {
     this.mode = mode;
     this.#limits = limits;
     this.#sizing = sizing;
-    this.#sessionTtlMs = sessions.ttlMs;
-    this.#maxSessions = sessions.max;
-    this.#maxSessionNameChars = sessions.nameChars;
+    this.#sessions = new SandboxSessions(sessions, (entry) => this.#dropContext(entry));
     this.#engine = engine;
     this.#workerOptions = workerOptions;
     this.#onWorkerEvent = onWorkerEvent;
@@ -480,66 +252,13 @@ export class SandboxPool {
    * Call it when the owner goes away, e.g. an MCP client session closes.
    */
   closeSessions(owner = ''): void {
-    for (const entry of [...this.#sessions.values()]) {
-      if (entry.owner === owner) this.#endSession(entry, `The session "${entry.name}" was closed.`, false);
-    }
-    for (const [key, ended] of [...this.#ended]) if (ended.owner === owner) this.#ended.delete(key);
+    this.#sessions.closeOwner(owner);
   }
 
-  async #runInSession(options: SandboxRunOptions, limits: SandboxLimits): Promise<ExecutionResult> {
-    const name = options.session!;
-    if (typeof name !== 'string' || name.length === 0 || name.length > this.#maxSessionNameChars) {
-      throw new CodecallError(
-        'INVALID_ARGUMENT',
-        `A session name must be a string of 1 to ${this.#maxSessionNameChars} characters; got ${typeof name === 'string' ? `${name.length} characters` : typeof name}.`,
-        { details: { field: 'session' } },
-      );
-    }
-    const owner = options.sessionOwner ?? '';
-    // Unambiguous whatever the characters of either part.
-    const key = JSON.stringify([owner, name]);
-    let entry = this.#sessions.get(key);
-    if (entry === undefined) {
-      const ended = this.#ended.get(key);
-      if (ended !== undefined) {
-        this.#ended.delete(key);
-        return sessionResult('SESSION_EXPIRED', ended.why);
-      }
-      if (this.#sessions.size >= this.#maxSessions) {
-        const victim = [...this.#sessions.values()].find((candidate) => candidate.busy === 0);
-        if (victim === undefined) {
-          return sessionResult(
-            'SESSION_LIMIT',
-            `All ${this.#maxSessions} sessions are running scripts, so session "${name}" cannot start now. Run the script without a session, or reuse a session.`,
-          );
-        }
-        this.#endSession(
-          victim,
-          `The session "${victim.name}" was closed to make room for newer sessions (at most ${this.#maxSessions} are kept), so its variables are gone. Start over: run the script again, fetching the data it needs.`,
-          true,
-        );
-      }
-      entry = {
-        key,
-        name,
-        owner,
-        worker: undefined,
-        created: false,
-        busy: 0,
-        tail: Promise.resolve(),
-        timer: undefined,
-        endedWith: undefined,
-        reported: false,
-      };
-      this.#sessions.set(key, entry);
-    }
-    const session = entry;
-    session.busy++;
-    if (session.timer) clearTimeout(session.timer);
-    session.timer = undefined;
-    const run = session.tail.then(() => this.#sessionRun(session, options, limits));
-    session.tail = run.catch(() => undefined);
-    return run;
+  #runInSession(options: SandboxRunOptions, limits: SandboxLimits): Promise<ExecutionResult> {
+    const opened = this.#sessions.open(options.session, options.sessionOwner ?? '');
+    if (!('key' in opened)) return Promise.resolve(opened);
+    return this.#sessions.enqueue(opened, () => this.#sessionRun(opened, options, limits));
   }
 
   async #sessionRun(
@@ -547,107 +266,50 @@ export class SandboxPool {
     options: SandboxRunOptions,
     limits: SandboxLimits,
   ): Promise<ExecutionResult> {
-    try {
-      if (entry.endedWith !== undefined) {
-        entry.reported = true;
-        return sessionResult('SESSION_EXPIRED', entry.endedWith);
-      }
-      let worker: WorkerProcess | undefined;
-      if (!this.#engine) {
-        // A new session takes the first worker free (the pool grows for it like for any run),
-        // then stays pinned to it.
-        worker = await this.#acquire(entry.worker);
-        entry.worker ??= worker;
-        if (entry.endedWith !== undefined || worker !== entry.worker) {
-          if (worker.reserved) {
-            worker.reserved = false;
-            this.#dispatchWaiters();
-          }
-          entry.reported = true;
-          return sessionResult('SESSION_EXPIRED', entry.endedWith ?? 'The session lost its sandbox.');
-        }
-      }
-      if (options.signal?.aborted) {
-        // Cancelled before it started: nothing ran, so the session keeps its state.
-        if (worker?.reserved) {
+    if (entry.endedWith !== undefined) {
+      entry.reported = true;
+      return sessionResult('SESSION_EXPIRED', entry.endedWith);
+    }
+    let worker: WorkerProcess | undefined;
+    if (!this.#engine) {
+      // A new session takes the first worker free (the pool grows for it like for any run),
+      // then stays pinned to it.
+      worker = await this.#acquire(entry.worker);
+      entry.worker ??= worker;
+      if (entry.endedWith !== undefined || worker !== entry.worker) {
+        if (worker.reserved) {
           worker.reserved = false;
           this.#dispatchWaiters();
         }
-        const controller = new RunController({
-          code: options.code,
-          tools: options.tools,
-          invoke: options.invoke,
-          limits,
-          signal: options.signal,
-        });
-        return controller.run(() => {
-          throw new Error('a cancelled run never starts');
-        });
-      }
-      const isNew = !entry.created;
-      entry.created = true;
-      const result = await this.#runOnce(options, limits, { key: entry.key, isNew }, worker);
-      const code = result.error?.code;
-      if (code !== undefined && DROPS_SESSION.has(code)) {
-        this.#endSession(
-          entry,
-          `The session "${entry.name}" ended when a run in it failed (${code}).`,
-          false,
-        );
         entry.reported = true;
-        result.error!.message +=
-          code === 'SESSION_EXPIRED'
-            ? ''
-            : ` The session "${entry.name}" was discarded with its variables: your next run in it starts empty, so fetch the data again.`;
+        return sessionResult('SESSION_EXPIRED', entry.endedWith ?? 'The session lost its sandbox.');
       }
-      return result;
-    } finally {
-      entry.busy--;
-      if (entry.busy === 0) this.#idle(entry);
     }
+    if (options.signal?.aborted) {
+      // Cancelled before it started: nothing ran, so the session keeps its state.
+      if (worker?.reserved) {
+        worker.reserved = false;
+        this.#dispatchWaiters();
+      }
+      const controller = new RunController({
+        code: options.code,
+        tools: options.tools,
+        invoke: options.invoke,
+        limits,
+        signal: options.signal,
+      });
+      return controller.run(() => {
+        throw new Error('a cancelled run never starts');
+      });
+    }
+    const isNew = !entry.created;
+    entry.created = true;
+    const result = await this.#runOnce(options, limits, { key: entry.key, isNew }, worker);
+    return this.#sessions.afterRun(entry, result);
   }
 
-  /** After a session's last queued run: arm its expiry, or remember that it ended unseen. */
-  #idle(entry: SessionEntry): void {
-    if (entry.endedWith !== undefined) {
-      if (!entry.reported) this.#remember(entry, entry.endedWith);
-      return;
-    }
-    if (this.#sessions.get(entry.key) !== entry) return;
-    // Most recently used last.
-    this.#sessions.delete(entry.key);
-    this.#sessions.set(entry.key, entry);
-    const ttl = this.#sessionTtlMs;
-    entry.timer = setTimeout(
-      () =>
-        this.#endSession(
-          entry,
-          `The session "${entry.name}" expired after ${ttl} ms unused, so its variables are gone. Start over: run the script again, fetching the data it needs.`,
-          true,
-        ),
-      ttl,
-    );
-    entry.timer.unref();
-  }
-
-  #remember(entry: SessionEntry, why: string): void {
-    this.#ended.delete(entry.key);
-    this.#ended.set(entry.key, { owner: entry.owner, why });
-    while (this.#ended.size > DEFAULT_SANDBOX_MAX_ENDED_SESSIONS) {
-      this.#ended.delete(this.#ended.keys().next().value!);
-    }
-  }
-
-  /** Ends a session: frees its context; `remember` makes its next run fail with SESSION_EXPIRED. */
-  #endSession(entry: SessionEntry, why: string, remember: boolean): void {
-    if (entry.endedWith !== undefined) return;
-    entry.endedWith = why;
-    entry.reported = !remember;
-    if (entry.timer) clearTimeout(entry.timer);
-    entry.timer = undefined;
-    if (this.#sessions.get(entry.key) === entry) this.#sessions.delete(entry.key);
-    if (remember && entry.busy === 0) this.#remember(entry, why);
-    if (!entry.created) return;
+  /** Frees the context of a session that ended: in the engine, or on its worker. */
+  #dropContext(entry: SessionEntry): void {
     if (this.#engine) this.#engine.dropSession(entry.key);
     else {
       entry.worker?.post({ t: 'drop-session', key: entry.key });
@@ -658,9 +320,7 @@ export class SandboxPool {
 
   /** Sessions pinned to `worker`. */
   #sessionsOn(worker: WorkerProcess): number {
-    let count = 0;
-    for (const entry of this.#sessions.values()) if (entry.worker === worker) count++;
-    return count;
+    return this.#sessions.countOn(worker);
   }
 
   /** An idle worker, preferring one that holds fewer sessions. */
@@ -841,14 +501,7 @@ export class SandboxPool {
         this.#idleTimers.delete(worker);
         const reason = this.#stopping.has(worker) ? 'idle' : 'exited';
         this.#emit({ type: 'stopped', pid, workers: this.#liveWorkers(), reason });
-        for (const entry of [...this.#sessions.values()]) {
-          if (entry.worker !== worker) continue;
-          this.#endSession(
-            entry,
-            `The session "${entry.name}" was lost when its sandbox process stopped, so its variables are gone. Start over: run the script again, fetching the data it needs.`,
-            true,
-          );
-        }
+        this.#sessions.endOn(worker);
         this.#dispatchWaiters();
         this.#replenish();
       });
@@ -867,11 +520,9 @@ export class SandboxPool {
 
   async #close(): Promise<void> {
     this.#closed = true;
-    for (const entry of this.#sessions.values()) if (entry.timer) clearTimeout(entry.timer);
+    this.#sessions.clear();
     for (const timer of this.#idleTimers.values()) clearTimeout(timer);
     this.#idleTimers.clear();
-    this.#sessions.clear();
-    this.#ended.clear();
     for (const waiter of this.#waiters.splice(0)) {
       waiter.reject(new CodecallError('CLOSED', 'The sandbox pool was closed before the run started.'));
     }

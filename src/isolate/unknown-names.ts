@@ -9,11 +9,12 @@
  */
 import { DEFAULT_MAX_SUGGESTION_LOOKUPS_PER_RUN } from '../config/defaults.js';
 import { NameIndex } from '../util/edit-distance.js';
+import { echoName } from './limit-table.js';
+
+export { echoName };
 
 /** Close matches listed for an unknown tool name. */
 const MAX_SUGGESTIONS = 3;
-/** Characters of a script-chosen tool name repeated in an error message. */
-const MAX_ECHOED_NAME_CHARS = 80;
 /** Unknown names whose suggestions are remembered per catalog. */
 const MAX_REMEMBERED_UNKNOWN_NAMES = 256;
 
@@ -29,13 +30,6 @@ let lookupsMade = 0;
 /** Did-you-mean lookups made in this process so far (a worker's are its own). */
 export function unknownNameLookups(): number {
   return lookupsMade;
-}
-
-/** `name` as repeated in an error message: never more than a short prefix. */
-export function echoName(name: string): string {
-  return name.length > MAX_ECHOED_NAME_CHARS
-    ? `${name.slice(0, MAX_ECHOED_NAME_CHARS)}… (${name.length} characters)`
-    : name;
 }
 
 /** A tool as the script writes it: `tools.<namespace>.<member>`, with its qualified name. */

@@ -47,7 +47,16 @@ export interface WorkerProcessOptions {
 
 /** Bytes of worker stderr kept to explain a crash. */
 const MAX_STDERR_TAIL_BYTES = 8_192;
-const OOM_PATTERN = /heap out of memory|Reached heap limit|allocation failed|invalid size error|OOM/i;
+
+/**
+ * Whether a worker that died had run out of memory, from its stderr. A V8 heap OOM kills the whole
+ * process with no structured signal: its exit code and signal (SIGABRT) are those of any abort,
+ * and isolated-vm's `onCatastrophicError` does not run for a process-level OOM; the message V8
+ * prints is the only evidence, so it is matched here and nowhere else.
+ */
+function diedOutOfMemory(stderrTail: string): boolean {
+  return /heap out of memory|Reached heap limit|allocation failed|invalid size error|OOM/i.test(stderrTail);
+}
 
 class WorkerRun implements RunBackend {
   readonly outcome: Promise<EngineOutcome>;
@@ -381,7 +390,7 @@ export class WorkerProcess {
     if (run) {
       const reason = this.#killReason ?? this.#cancelledWith;
       const code: EngineFaultCode =
-        reason ?? (OOM_PATTERN.test(this.#stderrTail) ? 'MEMORY_LIMIT' : 'SANDBOX_CRASHED');
+        reason ?? (diedOutOfMemory(this.#stderrTail) ? 'MEMORY_LIMIT' : 'SANDBOX_CRASHED');
       run.end({ ok: false, fault: { code }, cpuMs: 0 });
       this.#run = undefined;
     }

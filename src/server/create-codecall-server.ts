@@ -52,7 +52,7 @@ import {
   type CodecallRuntime,
   type ScriptStore,
 } from '../execute/index.js';
-import { MemoryHistoryStore } from '../search/index.js';
+import { MemoryHistoryStore } from '../store/index.js';
 import type { CatalogTool } from '../tools/index.js';
 import type { ExecutionResult } from '../types.js';
 import type { ServeLearning } from '../config/index.js';

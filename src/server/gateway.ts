@@ -49,7 +49,7 @@ import {
   type ServerRequest,
 } from '@modelcontextprotocol/sdk/types.js';
 import { DEFAULT_SERVE_MAX_SUBSCRIPTIONS_PER_SESSION } from '../config/defaults.js';
-import { isCodecallError } from '../errors.js';
+import { isCodecallError, isErrorLike } from '../errors.js';
 import type { CodecallRuntime } from '../execute/index.js';
 import type { ToolPool, UpstreamAsker, UpstreamNotification, UpstreamServer } from '../tools/index.js';
 import { GatewayNames } from './gateway-names.js';
@@ -171,9 +171,25 @@ function protocolError(code: number, message: string): McpError {
   return error;
 }
 
-/** An upstream failure as the client should see it: the server's own error code, when it sent one. */
-function upstreamError(error: unknown): McpError {
-  if (error instanceof McpError) return error;
+/**
+ * True when `error` is an MCP protocol error: by `name` and a numeric `code`, so that one made by
+ * another copy of the MCP SDK (a dependency's own) is recognised as well. The SDK answers a
+ * request whose handler threw from `code`, `message` and `data` alone.
+ */
+function isMcpError(error: unknown): error is McpError {
+  return (
+    isErrorLike(error) &&
+    error.name === 'McpError' &&
+    Number.isSafeInteger((error as { code?: unknown }).code)
+  );
+}
+
+/**
+ * An upstream failure as the client should see it: the server's own error code, when it sent one.
+ * @internal Exported for tests.
+ */
+export function upstreamError(error: unknown): McpError {
+  if (isMcpError(error)) return error;
   if (isCodecallError(error)) {
     const code = error.details.mcpCode;
     const cause = error.cause instanceof Error ? error.cause.message : undefined;

@@ -50,7 +50,7 @@ import {
   DEFAULT_SERVE_PORT,
   DEFAULT_SERVE_SESSION_IDLE_MS,
 } from '../config/defaults.js';
-import { CodecallError } from '../errors.js';
+import { CodecallError, isErrorLike } from '../errors.js';
 import { createCodecallServer, type CodecallServerOptions } from './create-codecall-server.js';
 import {
   assertSafeBinding,
@@ -281,7 +281,9 @@ function requestIds(body: unknown): RequestId[] {
 
 const idKey = (id: RequestId): string => `${typeof id}:${id}`;
 
-class BodyTooLargeError extends Error {}
+class BodyTooLargeError extends Error {
+  override name = 'BodyTooLargeError';
+}
 
 function sendJsonRpcError(
   response: ServerResponse,
@@ -479,7 +481,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
         if (declared > maxBodyBytes) throw new BodyTooLargeError();
         text = await readBody(request, maxBodyBytes);
       } catch (error) {
-        if (!(error instanceof BodyTooLargeError)) throw error;
+        if (!isErrorLike(error) || error.name !== 'BodyTooLargeError') throw error;
         sendJsonRpcError(response, 413, `Request body larger than ${maxBodyBytes} bytes.`, {
           connection: 'close',
         });

@@ -121,7 +121,7 @@ function failed(action: string, error: unknown): CodecallError {
   return new CodecallError(
     'HISTORY_STORE_FAILED',
     `${action} in PostgreSQL failed: ${(error as Error)?.message ?? String(error)}.`,
-    { cause: error },
+    { details: { backend: 'postgres' }, cause: error },
   );
 }
 
@@ -168,7 +168,7 @@ export class PostgresHistoryStore implements UsageHistoryStore {
         'HISTORY_STORE_FAILED',
         `Cannot open the usage history in PostgreSQL at ${hostOf(options.connection)}: ` +
           `${(error as Error)?.message ?? String(error)}. Start PostgreSQL, or fix the connection URL (--postgres).`,
-        { cause: error },
+        { details: { backend: 'postgres' }, cause: error },
       );
     }
     return store;

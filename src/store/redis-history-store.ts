@@ -88,7 +88,7 @@ function failed(action: string, error: unknown): CodecallError {
   return new CodecallError(
     'HISTORY_STORE_FAILED',
     `${action} in Redis failed: ${(error as Error)?.message ?? String(error)}.`,
-    { cause: error },
+    { details: { backend: 'redis' }, cause: error },
   );
 }
 
@@ -131,7 +131,7 @@ export class RedisHistoryStore implements UsageHistoryStore {
       throw new CodecallError(
         'HISTORY_STORE_FAILED',
         `Cannot reach the usage-history Redis: ${(error as Error).message}.`,
-        { cause: error },
+        { details: { backend: 'redis' }, cause: error },
       );
     }
     return new RedisHistoryStore(redis, options.namespace, max, maxUses);

@@ -329,7 +329,7 @@ export function loadSqlite(): Promise<SqliteModule> {
         'HISTORY_STORE_FAILED',
         `The usage history store needs node:sqlite, which Node ${process.version} does not provide. ` +
           'Use Node 22.13 or newer (22.5–22.12: run node with --experimental-sqlite), or pass another UsageHistoryStore.',
-        { cause: error },
+        { details: { backend: 'sqlite' }, cause: error },
       );
     } finally {
       process.emitWarning = original;
@@ -377,7 +377,7 @@ function assertCodecallDatabase(db: DatabaseSync, path: string): void {
     'HISTORY_STORE_FAILED',
     `${path} is not a codecall usage history database (${what}); codecall never writes into another ` +
       "application's database. Fix: point history.path (or CODECALL_HISTORY_PATH) at a new file, e.g. .codecall/history.sqlite.",
-    { details: { path } },
+    { details: { backend: 'sqlite', path } },
   );
 }
 
@@ -390,7 +390,7 @@ function failed(path: string, action: string, error: unknown): CodecallError {
     'HISTORY_STORE_FAILED',
     `Usage history store ${path}: could not ${action}: ${reason}.${hint}`,
     {
-      details: { path },
+      details: { backend: 'sqlite', path },
       cause: error,
     },
   );
@@ -592,7 +592,7 @@ export class SqliteHistoryStore implements UsageHistoryStore {
             throw new CodecallError(
               'HISTORY_STORE_FAILED',
               `Usage history store ${path} was written by a newer codecall (schema ${row.value}); upgrade codecall or use another history.path.`,
-              { details: { path } },
+              { details: { backend: 'sqlite', path } },
             );
           }
           if (Number(row.value) < SCHEMA_VERSION) migrate(db);
@@ -701,7 +701,7 @@ export class SqliteHistoryStore implements UsageHistoryStore {
       throw new CodecallError(
         'HISTORY_STORE_FAILED',
         `Usage history store ${this.path}: ${this.#pending.size} runs are already waiting to be written (maxQueuedRuns); this run was not recorded.`,
-        { details: { path: this.path } },
+        { details: { backend: 'sqlite', path: this.path } },
       );
     }
   }

@@ -21,7 +21,7 @@ import {
   type ToolAnnotations,
 } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import { CodecallError } from '../errors.js';
+import { CodecallError, isErrorLike } from '../errors.js';
 import type { JsonSchema } from '../types.js';
 
 /** A zod schema of an object input (what `z.object({...})` returns). */
@@ -137,7 +137,13 @@ function toResult(value: unknown): CallToolResult {
 }
 
 function errorMessage(error: unknown): string {
-  if (error instanceof z.ZodError) return `Invalid arguments: ${z.prettifyError(error)}`;
+  // By name and issues, not `instanceof`: a tool's schema may come from the caller's own copy of zod.
+  if (
+    isErrorLike(error) &&
+    error.name === 'ZodError' &&
+    Array.isArray((error as { issues?: unknown }).issues)
+  )
+    return `Invalid arguments: ${z.prettifyError(error as z.ZodError)}`;
   return error instanceof Error ? error.message : String(error);
 }
 

@@ -349,6 +349,7 @@ export class ServerConnection {
       {
         details: {
           server: this.name,
+          servers: [this.name],
           stderrTail: tail,
           reason,
           timedOut,
@@ -691,7 +692,7 @@ export class ServerConnection {
     this.lastError = new CodecallError(
       'SERVER_UNAVAILABLE',
       `MCP server "${this.name}" dropped and did not come back after ${maxAttempts} attempts: ${error.message}`,
-      { details: error.details, cause: lastError },
+      { details: { ...error.details, server: this.name }, cause: lastError },
     );
     this.options.onError({ server: this.name, phase: 'reconnect', error: this.lastError });
     throw this.lastError;
@@ -841,7 +842,12 @@ export class ServerConnection {
         this.ready,
         new Promise<never>((_, reject) => {
           timer = setTimeout(
-            () => reject(new CodecallError('TOOL_TIMEOUT', 'timed out waiting for the server to reconnect')),
+            () =>
+              reject(
+                new CodecallError('TOOL_TIMEOUT', 'timed out waiting for the server to reconnect', {
+                  details: { tool: qualifiedName, timeoutMs },
+                }),
+              ),
             timeoutMs,
           );
           onAbort = () => reject(signal.reason as Error);

@@ -13,7 +13,7 @@ import { join, resolve } from 'node:path';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { hashArgs } from '../../src/execute/run-journal.js';
+import { hashArgs } from '../../src/store/run-journal.js';
 import { serveHttp, type HttpMcpEndpoint } from '../../src/testing/servers/index.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');

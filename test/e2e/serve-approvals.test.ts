@@ -17,7 +17,7 @@ import {
   type ElicitResult,
 } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, describe, expect, it } from 'vitest';
-import { SqliteHistoryStore } from '../../src/search/sqlite-history-store.js';
+import { SqliteHistoryStore } from '../../src/store/sqlite-history-store.js';
 import { BIN, ROOT, spawnServe } from './serve-helpers.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'codecall-serve-approvals-'));

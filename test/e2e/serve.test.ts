@@ -11,9 +11,10 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, describe, expect, it } from 'vitest';
-import { SqliteHistoryStore } from '../../src/search/sqlite-history-store.js';
+import { SqliteHistoryStore } from '../../src/store/sqlite-history-store.js';
 import { createExpenseData, overBudgetMembers } from '../../src/testing/servers/index.js';
 import { alive, BIN, descendants, ROOT, spawnServe, tempServeConfig } from './serve-helpers.js';
+import { loadState } from '../contract/load-state.js';
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -84,7 +85,7 @@ describe('codecall serve (stdio)', () => {
 
     // Usage history was flushed: the script's call order is in the store.
     const store = await SqliteHistoryStore.open({ path: temp.historyPath });
-    const state = JSON.stringify(await store.load());
+    const state = JSON.stringify(await loadState(store));
     await store.close();
     expect(state).toMatch(/expenses\.get_team_members/);
     expect(state).toMatch(/expenses\.get_budget_by_level/);

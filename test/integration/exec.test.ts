@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/index.js';
-import { ExecutionSession } from '../../src/execute/index.js';
+import { CodecallRuntime } from '../../src/execute/index.js';
 import {
   createExpenseData,
   createExpenseServer,
@@ -28,7 +28,7 @@ console.log(over.length + ' over budget');
 for (const m of over) console.log(m.id + ' ' + (spent[m.id]).toFixed(2) + ' > ' + budgets[m.level]);
 `;
 
-let session: ExecutionSession;
+let session: CodecallRuntime;
 const sequences: string[][] = [];
 const probes: MisbehavingServerProbe[] = [];
 
@@ -37,8 +37,11 @@ beforeAll(async () => {
     { sandbox: { mode: 'in-process', wallTimeMs: 20_000 } },
     { file: '/project/codecall.json', env: {} },
   );
-  session = await ExecutionSession.open({
+  session = await CodecallRuntime.open({
     config,
+    // Usage history in memory and no script store: nothing is written next to the configuration.
+    history: false,
+    store: () => undefined,
     tools: {
       transports: {
         expenses: inMemoryTransport(() => createExpenseServer()),

@@ -89,7 +89,7 @@ class AiSdkLanguageModel implements LanguageModel {
    * stream that reports an `error` part fails with `PROVIDER_REQUEST_FAILED`.
    */
   async stream(request: GenerateRequest, options: StreamOptions = {}): Promise<GenerateResponse> {
-    const accumulator = new AiSdkStreamAccumulator(options.onTextDelta);
+    const accumulator = new AiSdkStreamAccumulator(options.onTextDelta, this.provider);
     await streamProviderCall<LanguageModelV4StreamPart>(
       async (attemptSignal) => {
         const { stream } = await this.#model.doStream(convertToAiSdkCallOptions(request, attemptSignal));

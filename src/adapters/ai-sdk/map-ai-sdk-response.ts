@@ -73,10 +73,13 @@ export function mapAiSdkResponse(result: LanguageModelV4GenerateResult): Generat
 export class AiSdkStreamAccumulator {
   readonly #content: ContentPart[] = [];
   readonly #onTextDelta: ((text: string) => void) | undefined;
+  readonly #provider: string;
   #finish: Extract<LanguageModelV4StreamPart, { type: 'finish' }> | undefined;
 
-  constructor(onTextDelta: ((text: string) => void) | undefined) {
+  /** `provider`: the provider's name, for the errors the stream reports. */
+  constructor(onTextDelta: ((text: string) => void) | undefined, provider: string) {
     this.#onTextDelta = onTextDelta;
+    this.#provider = provider;
   }
 
   add(part: LanguageModelV4StreamPart): void {
@@ -107,7 +110,7 @@ export class AiSdkStreamAccumulator {
           'PROVIDER_REQUEST_FAILED',
           `The model's stream reported an error: ${message}`,
           {
-            details: { retryable: false },
+            details: { provider: this.#provider, retryable: false },
             cause: part.error,
           },
         );

@@ -64,7 +64,11 @@ export class RunScope {
     this.#timer = setLongTimeout(
       () => {
         this.#timedOut = true;
-        this.#controller.abort(new CodecallError('RUN_TIMEOUT', 'The run took too long.'));
+        this.#controller.abort(
+          new CodecallError('RUN_TIMEOUT', 'The run took too long.', {
+            details: { maxRunTimeMs: options.maxRunTimeMs },
+          }),
+        );
       },
       options.maxRunTimeMs,
       { unref: true },

@@ -6,7 +6,7 @@
 import { existsSync } from 'node:fs';
 import { DEFAULT_APPROVALS_LIST_LIMIT } from '../../config/defaults.js';
 import { loadConfig } from '../../config/index.js';
-import { SqliteHistoryStore, type ApprovalAuditEntry } from '../../search/index.js';
+import { SqliteHistoryStore, type ApprovalAuditEntry } from '../../store/index.js';
 import { parseCommandArgs, UsageError, type CliCommand, type CliIo } from '../command.js';
 import { configNoticeWriter } from '../config-notices.js';
 import { neutralizeControls } from '../terminal-text.js';

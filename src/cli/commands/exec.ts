@@ -115,7 +115,7 @@ async function readScript(file: string, io: CliIo): Promise<string> {
       throw new UsageError(`${file} is larger than ${MAX_SCRIPT_READ_BYTES} bytes.`);
     return text.toString('utf8');
   } catch (error) {
-    if (error instanceof UsageError) throw error;
+    if (UsageError.isInstance(error)) throw error;
     throw new UsageError(`cannot read the script ${path}: ${(error as Error).message}`);
   }
 }

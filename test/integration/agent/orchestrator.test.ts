@@ -15,6 +15,7 @@ import type {
 } from '../../../src/providers/language-model.js';
 import { ScriptedLanguageModel, scriptedResponse, text, toolCall } from '../../../src/testing/index.js';
 import { createExpenseData, overBudgetMembers } from '../../../src/testing/servers/index.js';
+import { loadState } from '../../contract/load-state.js';
 
 const CONFIG = resolve(import.meta.dirname, '../../../examples/codecall.json');
 const expected = overBudgetMembers(createExpenseData(), 'Q3', 'travel');
@@ -86,7 +87,7 @@ describe('code mode over the example expense server', () => {
     expect(learned).toBe(query);
     expect(used).toEqual(expect.arrayContaining(['expenses.get_team_members', 'expenses.get_expenses']));
     await runtime.flush();
-    expect((await runtime.history.load()).usages!.at(-1)).toEqual([query, used]);
+    expect((await loadState(runtime.history)).usages!.at(-1)).toEqual([query, used]);
     expect(result.model).toBe('demo:expense-demo');
   });
 
@@ -137,7 +138,7 @@ describe('code mode over the example expense server', () => {
     const second = await agentWith(next);
     expect((await second.run('Again.')).answer).toBe('fresh');
     next.assertComplete();
-    expect(runtime.session.sandbox.sessionCount).toBe(0);
+    expect(runtime.sandbox.sessionCount).toBe(0);
   });
 
   it('a script error comes back as data and the model fixes it on the next step', async () => {

@@ -11,7 +11,7 @@ import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { main } from '../../../src/cli/main.js';
 import { neutralizeControls } from '../../../src/cli/terminal-text.js';
-import { SqliteHistoryStore } from '../../../src/search/sqlite-history-store.js';
+import { SqliteHistoryStore } from '../../../src/store/sqlite-history-store.js';
 import { tempDir } from '../../fixtures/temp-dir.js';
 
 const ROOT = resolve(import.meta.dirname, '../../..');
@@ -137,7 +137,7 @@ describe('terminal control sequences in human output', () => {
     const hostile = `weather.look${ESC}]0;pwned${BEL}`;
     const store = await SqliteHistoryStore.open({ path: join(dir, '.codecall', 'history.sqlite') });
     try {
-      for (let i = 0; i < 3; i++) await store.append([hostile, 'weather.report']);
+      for (let i = 0; i < 3; i++) await store.appendSequence([hostile, 'weather.report']);
     } finally {
       await store.close();
     }

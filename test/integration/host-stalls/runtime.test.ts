@@ -61,7 +61,7 @@ beforeAll(async () => {
     history: false,
     tools: { transports: { hostile: inMemoryTransport(hostile.create) }, requireAll: true },
   });
-  expect(runtime.session.tools.catalog()).toHaveLength(TOOL_COUNT);
+  expect(runtime.tools.catalog()).toHaveLength(TOOL_COUNT);
   // Warm the sandbox and the compiler, whose first start is not what these tests measure.
   expect((await runtime.execute('console.log(1)')).status).toBe('ok');
 }, 60_000);

@@ -23,6 +23,7 @@ import {
   inMemoryTransport,
   type MisbehavingServerProbe,
 } from '../../../src/testing/servers/index.js';
+import { loadState } from '../../contract/load-state.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'codecall-server-'));
 const configPath = join(dir, 'codecall.json');
@@ -287,7 +288,7 @@ describe('createCodecallServer', () => {
     const pair = ['expenses.get_team_members', 'expenses.get_budget_by_level'] as const;
     await runtime.flush();
     const before = {
-      runs: (await runtime.history.load()).sequences,
+      runs: (await loadState(runtime.history)).sequences,
       pair: count(...pair),
       direct: count('misc.echo', 'misc.plain_text'),
     };
@@ -299,7 +300,7 @@ describe('createCodecallServer', () => {
       await off.client.callTool({ name: 'misc__echo', arguments: { text: 'c' } });
       await off.client.callTool({ name: 'misc__plain_text', arguments: {} });
       await runtime.flush();
-      expect((await runtime.history.load()).sequences).toBe(before.runs);
+      expect((await loadState(runtime.history)).sequences).toBe(before.runs);
       expect(count(...pair)).toBe(before.pair);
       expect(count('misc.echo', 'misc.plain_text')).toBe(before.direct);
     } finally {
@@ -310,7 +311,7 @@ describe('createCodecallServer', () => {
     try {
       await shared.client.callTool({ name: 'execute_code', arguments: { code: script } });
       await runtime.flush();
-      expect((await runtime.history.load()).sequences).toBe(before.runs + 1);
+      expect((await loadState(runtime.history)).sequences).toBe(before.runs + 1);
       expect(count(...pair)).toBe(before.pair + 1);
     } finally {
       await shared.close();

@@ -80,15 +80,15 @@ describe('execute_code sessions over codecall serve --http', () => {
     expect((await run(a.client, 'console.log(owner);', 'work')).text).toContain('stdout:\nA');
     // Without a session, a script sees none of it.
     expect((await run(a.client, 'console.log(typeof owner);')).text).toContain('stdout:\nundefined');
-    expect(runtime.session.sandbox.sessionCount).toBe(2);
+    expect(runtime.sandbox.sessionCount).toBe(2);
 
     await a.transport.terminateSession();
     await a.client.close();
-    await expect.poll(() => runtime.session.sandbox.sessionCount).toBe(1);
+    await expect.poll(() => runtime.sandbox.sessionCount).toBe(1);
     expect((await run(b.client, 'console.log(owner);', 'work')).text).toContain('stdout:\nB');
     await b.transport.terminateSession();
     await b.client.close();
-    await expect.poll(() => runtime.session.sandbox.sessionCount).toBe(0);
+    await expect.poll(() => runtime.sandbox.sessionCount).toBe(0);
   });
 
   it('refuses a session name that is not a short plain name, naming the field', async () => {

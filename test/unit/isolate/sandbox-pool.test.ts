@@ -369,6 +369,13 @@ describe.each<SandboxMode>(['in-process', 'process'])('SandboxPool (%s)', (mode)
       expect(result.error?.message).toContain('16 MB');
     });
 
+    it('reports a syntax error as the script error, told by its name, not as a crash', async () => {
+      // esbuild does not check regex syntax; V8 refuses a duplicate group name when it compiles.
+      const result = await runScript(pool, 'const pattern = /(?<a>x)(?<a>y)/; console.log(pattern);');
+      expect(result.error?.code).toBe('RUNTIME_ERROR');
+      expect(result.error?.message).toMatch(/SyntaxError/);
+    });
+
     it('limits tool calls per run', async () => {
       const result = await runScript(
         pool,
@@ -428,8 +435,9 @@ describe.each<SandboxMode>(['in-process', 'process'])('SandboxPool (%s)', (mode)
         },
       );
       expect(result.stdout).toBe(
-        'Arguments of t.put are over 100 bytes of JSON. Pass less data per call (split it over several calls).\n' +
-          'Arguments of t.put are 131 bytes of JSON; the limit is 100. Pass less data per call.\n',
+        // One message, whichever side refused (the sandbox the first call, the host the second).
+        'Arguments of t.put are 211 bytes of JSON; the limit is 100. Pass less data per call (split it over several calls).\n' +
+          'Arguments of t.put are 131 bytes of JSON; the limit is 100. Pass less data per call (split it over several calls).\n',
       );
       expect(called).toBe(false);
     });
