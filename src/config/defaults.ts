@@ -393,6 +393,11 @@ export const DEFAULT_JOBS_MAX_MESSAGES_BYTES = 1_048_576;
 export const DEFAULT_JOBS_MAX_MESSAGES = 1_000;
 /** Interval at which the Postgres job backend re-reads a job's row (events, wait, a running job's cancel). */
 export const DEFAULT_JOBS_PG_POLL_MS = 500;
+/**
+ * Seconds a Postgres job worker's slot waits before it asks pg-boss for the next job (pg-boss's
+ * `pollingIntervalSeconds`; 0.5 is its minimum, its default of 2 s capped a slot at 0.5 jobs/s).
+ */
+export const DEFAULT_JOBS_PG_WORKER_POLL_S = 0.5;
 /** Heartbeat of a Postgres job's worker, in seconds: a job whose worker died goes back to the queue after it. */
 export const DEFAULT_JOBS_PG_HEARTBEAT_S = 30;
 /** Connections a worker's or client's Postgres job state (run journals, approvals) opens at most. */

@@ -25,6 +25,7 @@ import {
   DEFAULT_JOBS_MAX_LOG_LINES,
   DEFAULT_JOBS_PG_HEARTBEAT_S,
   DEFAULT_JOBS_PG_POLL_MS,
+  DEFAULT_JOBS_PG_WORKER_POLL_S,
   DEFAULT_JOBS_SHUTDOWN_GRACE_MS,
   DEFAULT_JOBS_WORKER_CONCURRENCY,
 } from '../config/defaults.js';
@@ -526,9 +527,18 @@ function pgBossAdapter(
           stopping.signal.removeEventListener('abort', onStop);
         }
       };
-      await boss.work<PgJobData, void, { batchSize: 1; localConcurrency: number; includeMetadata: true }>(
+      await boss.work<
+        PgJobData,
+        void,
+        { batchSize: 1; localConcurrency: number; includeMetadata: true; pollingIntervalSeconds: number }
+      >(
         queue,
-        { batchSize: 1, localConcurrency: concurrency, includeMetadata: true },
+        {
+          batchSize: 1,
+          localConcurrency: concurrency,
+          includeMetadata: true,
+          pollingIntervalSeconds: DEFAULT_JOBS_PG_WORKER_POLL_S,
+        },
         handle,
       );
     },

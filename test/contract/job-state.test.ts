@@ -12,6 +12,8 @@ import type { RunJournalEntry } from '../../src/store/run-journal.js';
 import { hasRedisServer, startRedis, type RedisHandle } from '../integration/jobs/jobs-helpers.js';
 import { postgresBinDir, startPostgres, type PostgresHandle } from '../integration/jobs/postgres-helpers.js';
 
+const ON_CI = process.env.CI !== undefined && process.env.CI !== '' && process.env.CI !== 'false';
+
 interface Backend {
   name: string;
   skip: string | undefined;
@@ -37,7 +39,8 @@ const backends: Backend[] = [
   },
   {
     name: 'redis (real redis-server)',
-    skip: hasRedisServer() ? undefined : 'redis-server not found',
+    // CI installs redis-server and PostgreSQL: there, a missing one fails instead of skipping.
+    skip: hasRedisServer() || ON_CI ? undefined : 'redis-server not found',
     durable: true,
     async start() {
       redis = await startRedis();
@@ -49,7 +52,7 @@ const backends: Backend[] = [
   },
   {
     name: 'postgres (real PostgreSQL 15)',
-    skip: postgresBinDir() === undefined ? 'initdb/pg_ctl not found' : undefined,
+    skip: postgresBinDir() === undefined && !ON_CI ? 'initdb/pg_ctl not found' : undefined,
     durable: true,
     async start() {
       pg = await startPostgres();
@@ -122,7 +125,9 @@ for (const backend of backends) {
         expect(JSON.stringify(read)).toBe(JSON.stringify(entries));
       });
 
-      it.skipIf(!backend.durable)('is durable across a new connection once append resolves', async () => {
+      // Only the durable backends have this case (memory forgets with its process): not a skip.
+      const durableIt = backend.durable ? it : (): void => {};
+      durableIt('is durable across a new connection once append resolves', async () => {
         const id = key();
         const first = await open();
         await first.journal(id).append(started(0));
