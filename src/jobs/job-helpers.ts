@@ -78,28 +78,6 @@ export async function waitForJobEnd(
 }
 
 /**
- * Checks the options of a shared usage-history store (Redis or PostgreSQL): the namespace is
- * 1-128 letters, digits, `_`, `.` or `-` (it becomes part of keys and rows), and each count is a
- * positive integer. Throws `INVALID_ARGUMENT` naming the field.
- */
-export function checkSharedHistoryOptions(namespace: string, counts: Record<string, number>): void {
-  if (!/^[A-Za-z0-9_.-]{1,128}$/.test(namespace))
-    throw new CodecallError(
-      'INVALID_ARGUMENT',
-      `The history namespace "${namespace}" must be 1-128 letters, digits, "_", "." or "-".`,
-    );
-  for (const [field, value] of Object.entries(counts))
-    if (!Number.isSafeInteger(value) || value < 1)
-      throw new CodecallError(
-        'INVALID_ARGUMENT',
-        `${field} must be a positive integer; got ${String(value)}.`,
-        {
-          details: { field, value },
-        },
-      );
-}
-
-/**
  * The key of a job's state: its id and creation time, so a job submitted again under the same id
  * (same idempotency key, after the first was removed) does not replay the journal of the first.
  */
