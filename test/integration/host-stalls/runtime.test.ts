@@ -155,7 +155,9 @@ describe('host stalls through the library API', () => {
     await withLoopWatchdog(async () => {
       const onWorker = await runtime.findTools(query, { regex: true });
       expect(runtime.searchOnWorker).toBe(true);
-      expect(onWorker).toEqual(runtime.searchTools(query, { regex: true }));
+      // The same hits as in-process. Not the same `truncated`: the regex search stops at a wall-clock
+      // budget, which the worker's first (cold) scan can pass on a loaded machine (CI at load 4 did).
+      expect(onWorker.hits).toEqual(runtime.searchTools(query, { regex: true }).hits);
       expect(onWorker.hits.map((hit) => hit.name)).toEqual(['hostile.aaaa']);
       // 50 searches (each scans the whole catalog, the 1,990-character description included) while
       // this thread counts turns of its event loop. A scan on this thread would run inside the
