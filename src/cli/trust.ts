@@ -12,7 +12,7 @@ import { mkdir, readFile, realpath, rename, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline/promises';
-import { CONFIG_FILE_NAMES, parseConfigText } from '../config/index.js';
+import { CONFIG_FILE_NAMES, configDocumentOf } from '../config/index.js';
 import { CodecallError } from '../errors.js';
 import type { CliIo } from './command.js';
 import { neutralizeControls } from './terminal-text.js';
@@ -118,10 +118,11 @@ export async function ensureConfigTrusted(io: CliIo, options: EnsureTrustedOptio
     }
   }
   if (file === undefined || content === undefined) return;
-  // The parser loadConfig uses (JSON with comments too): what it would start is what is listed.
-  const parsed = parseConfigText(content.toString('utf8'));
-  if (!parsed.ok) return; // Invalid JSON starts nothing; loadConfig reports it.
-  const servers = describeServers(parsed.value);
+  // Read as loadConfig reads it (JSON, TOML or YAML, any client's shape): what it would start is
+  // what is listed. A file that does not parse starts nothing; loadConfig reports it.
+  const document = await configDocumentOf(content.toString('utf8'), file, io.env);
+  if (document === undefined) return;
+  const servers = describeServers(document);
   if (servers.length === 0) return;
   const key = await realpath(file);
   const digest = createHash('sha256').update(content).digest('hex');

@@ -167,6 +167,24 @@ export async function loadConfig(options: LoadConfigOptions = {}): Promise<Codec
 }
 
 /**
+ * The document {@link loadConfig} would start servers from, given a file's text: parsed as that
+ * file is (JSON, TOML or YAML) and read in its client's shape (servers under `mcpServers` or
+ * `servers`), before `${VAR}` expansion. Undefined when the text does not parse: then
+ * `loadConfig` starts nothing either. The consent check lists servers from this, so it sees
+ * exactly what loading would start.
+ */
+export async function configDocumentOf(
+  text: string,
+  file: string,
+  env: NodeJS.ProcessEnv,
+): Promise<Record<string, unknown> | undefined> {
+  const parsed = await parseConfigFile(text, file);
+  const value = parsed.ok ? parsed.value : undefined;
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
+  return readClientShape(value as Record<string, unknown>, file, env).json;
+}
+
+/**
  * Validates and resolves an in-memory configuration (the parsed JSON of a file).
  *
  * @throws CodecallError `CONFIG_INVALID` or `CONFIG_ENV_MISSING`.

@@ -75,6 +75,33 @@ describe('consent for a discovered configuration', () => {
     expect(existsSync(p.marker)).toBe(false);
   });
 
+  it('asks for every file loadConfig would start servers from: YAML text, a Zed or Codex layout', async () => {
+    const p = project();
+    const env = { XDG_STATE_HOME: p.state };
+    const start = (name: string): { command: string; args: string[] } => ({
+      command: process.execPath,
+      args: ['-e', `require('fs').writeFileSync(${JSON.stringify(p.marker)}, ${JSON.stringify(name)})`],
+    });
+    const yaml = start('yaml');
+    const layouts: Array<[string, string]> = [
+      // YAML in a file named .json: loadConfig reads it (it sniffs the format) and would start it.
+      [
+        'yaml: runs',
+        `mcpServers:\n  yaml:\n    command: ${JSON.stringify(yaml.command)}\n    args: ${JSON.stringify(yaml.args)}\n`,
+      ],
+      ['zed: runs', JSON.stringify({ context_servers: { zed: { source: 'custom', ...start('zed') } } })],
+      ['codex: runs', JSON.stringify({ mcp_servers: { codex: start('codex') } })],
+    ];
+    for (const [listed, text] of layouts) {
+      writeFileSync(join(p.dir, '.mcp.json'), text);
+      const result = await cli(['tools'], { cwd: p.dir, env });
+      expect(result.code, listed).toBe(2);
+      expect(result.err).toContain(listed);
+      expect(result.err).toContain('--trust');
+    }
+    expect(existsSync(p.marker)).toBe(false);
+  });
+
   it("asks the same for other clients' layouts: VS Code's servers, Windsurf's serverUrl", async () => {
     const p = project();
     const env = { XDG_STATE_HOME: p.state };
