@@ -23,6 +23,7 @@ import {
 } from '../config/defaults.js';
 import { CodecallError } from '../errors.js';
 import { transitionsOf } from '../util/call-transitions.js';
+import { connectionHost } from '../util/connection-host.js';
 import { importOptional } from '../util/optional-package.js';
 import {
   approvalFields,
@@ -109,14 +110,6 @@ CREATE TABLE IF NOT EXISTS ${HISTORY_PG_SCHEMA}.store_values (
 const hasNul = (value: string): boolean => value.includes('\u0000');
 const cmp = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
-function hostOf(connection: string): string {
-  try {
-    return new URL(connection).host;
-  } catch {
-    return 'the database'; // never echo the URL: it may carry a password
-  }
-}
-
 function failed(action: string, error: unknown): CodecallError {
   return new CodecallError(
     'HISTORY_STORE_FAILED',
@@ -166,7 +159,7 @@ export class PostgresHistoryStore implements UsageHistoryStore {
       await pool.end().catch(() => {});
       throw new CodecallError(
         'HISTORY_STORE_FAILED',
-        `Cannot open the usage history in PostgreSQL at ${hostOf(options.connection)}: ` +
+        `Cannot open the usage history in PostgreSQL at ${connectionHost(options.connection)}: ` +
           `${(error as Error)?.message ?? String(error)}. Start PostgreSQL, or fix the connection URL (--postgres).`,
         { details: { backend: 'postgres' }, cause: error },
       );
