@@ -151,3 +151,13 @@ export function checkSharedHistoryOptions(namespace: string, counts: Record<stri
 export function closedError(backend = 'usage history store'): CodecallError {
   return new CodecallError('CLOSED', `The ${backend} is closed. Open a new one.`);
 }
+
+/**
+ * What went wrong in an ioredis `MULTI … EXEC`, or undefined when every command succeeded:
+ * `exec()` resolves (it does not reject) with each command's error, and with `null` when the
+ * transaction was aborted.
+ */
+export function redisExecError(results: Array<[Error | null, unknown]> | null): Error | undefined {
+  if (results === null) return new Error('the Redis transaction was aborted');
+  return results.find(([error]) => error !== null)?.[0] ?? undefined;
+}

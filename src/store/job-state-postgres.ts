@@ -20,10 +20,12 @@ import type { Pool } from 'pg';
 import {
   DEFAULT_JOBS_CONNECT_TIMEOUT_MS,
   DEFAULT_JOBS_KEEP_AGE_MS,
+  DEFAULT_JOBS_MAX_LOG_LINES,
   DEFAULT_JOBS_STATE_PG_POOL_SIZE,
 } from '../config/defaults.js';
 import { CodecallError } from '../errors.js';
 import type { RunJournal, RunJournalEntry } from './run-journal.js';
+import { connectionHost } from '../util/connection-host.js';
 import { importOptional } from '../util/optional-package.js';
 import {
   toDecision,
@@ -95,14 +97,6 @@ INSERT INTO ${T_APPROVALS} (scope, job_key, call_index, body)
 SELECT $1, $2, $4, $5 FROM cleared
 ON CONFLICT (scope, job_key, call_index) DO UPDATE SET body = EXCLUDED.body, written_at = now()
 RETURNING 1`;
-
-function hostOf(connection: string): string {
-  try {
-    return new URL(connection).host;
-  } catch {
-    return 'the database'; // never echo the URL: it may carry a password
-  }
-}
 
 class PostgresJobJournal implements RunJournal {
   /** The last append in flight: the next one is sent after it, so rows keep the script's order. */
@@ -189,6 +183,8 @@ class PostgresJobApprovalStore implements JobApprovalStore {
 export class PostgresJobStateStore implements JobStateStore {
   readonly #pool: Pool;
   readonly #scope: string;
+  /** Per job, its last log write in flight: the next is sent after it, so lines keep their order. */
+  readonly #logTails = new Map<string, Promise<unknown>>();
   #closing: Promise<void> | undefined;
 
   private constructor(pool: Pool, scope: string) {
@@ -234,7 +230,7 @@ export class PostgresJobStateStore implements JobStateStore {
       await pool.end().catch(() => {});
       throw new CodecallError(
         'JOBS_BACKEND_UNAVAILABLE',
-        `Cannot open the job state in PostgreSQL at ${hostOf(options.connection)}: ` +
+        `Cannot open the job state in PostgreSQL at ${connectionHost(options.connection)}: ` +
           `${(error as Error)?.message ?? String(error)}. Start PostgreSQL, or fix the connection URL.`,
         { cause: error },
       );
@@ -250,13 +246,30 @@ export class PostgresJobStateStore implements JobStateStore {
     return new PostgresJobApprovalStore(this.#pool, this.#scope, key);
   }
 
-  /** Appends a line to the job's log (pg-boss keeps no logs of its own). */
-  async appendLog(key: string, line: string): Promise<void> {
-    await this.#pool.query(`INSERT INTO ${T_LOGS} (scope, job_key, line) VALUES ($1, $2, $3)`, [
-      this.#scope,
-      key,
-      line,
-    ]);
+  /**
+   * Appends a log line of a job (pg-boss keeps no logs of its own), after its previous line (one job's lines keep their order on a
+   * pool of connections), keeping the newest {@link DEFAULT_JOBS_MAX_LOG_LINES} of the job, as
+   * the BullMQ and embedded backends do.
+   */
+  appendLog(key: string, line: string): Promise<void> {
+    const write = (this.#logTails.get(key) ?? Promise.resolve())
+      .catch(() => {})
+      .then(() =>
+        this.#pool.query(
+          `WITH added AS (INSERT INTO ${T_LOGS} (scope, job_key, line) VALUES ($1, $2, $3) RETURNING id)
+DELETE FROM ${T_LOGS} WHERE scope = $1 AND job_key = $2 AND id <= (
+  SELECT id FROM ${T_LOGS} WHERE scope = $1 AND job_key = $2 ORDER BY id DESC OFFSET $4 LIMIT 1)`,
+          // The DELETE does not see the row it is added with: keep max - 1 older ones.
+          [this.#scope, key, line, DEFAULT_JOBS_MAX_LOG_LINES - 1],
+        ),
+      );
+    this.#logTails.set(key, write);
+    const done = write.then(() => {});
+    const forget = (): void => {
+      if (this.#logTails.get(key) === write) this.#logTails.delete(key);
+    };
+    write.then(forget, forget);
+    return done;
   }
 
   /** The job's log lines, oldest first, at most `limit`. */

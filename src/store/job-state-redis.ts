@@ -9,7 +9,8 @@
  * `ioredis` is loaded when a store is opened on a URL, never before.
  */
 import type * as IoRedis from 'ioredis';
-import type { Redis } from 'ioredis';
+import type { ChainableCommander, Redis } from 'ioredis';
+import { redisExecError } from './checks.js';
 import { DEFAULT_JOBS_KEEP_AGE_MS } from '../config/defaults.js';
 import type { RunJournal, RunJournalEntry } from './run-journal.js';
 import { importOptional } from '../util/optional-package.js';
@@ -41,6 +42,12 @@ redis.call('PEXPIRE', KEYS[1], ARGV[4])
 return 1
 `;
 
+/** Runs a `MULTI … EXEC`; rejects unless every command succeeded (so a write resolves only once Redis took it). */
+async function execOrThrow(multi: ChainableCommander, action: string): Promise<void> {
+  const error = redisExecError(await multi.exec());
+  if (error) throw new Error(`Redis refused to ${action} of a job: ${error.message}`, { cause: error });
+}
+
 class RedisJobJournal implements RunJournal {
   constructor(
     private readonly redis: Redis,
@@ -49,7 +56,10 @@ class RedisJobJournal implements RunJournal {
   ) {}
 
   async append(entry: RunJournalEntry): Promise<void> {
-    await this.redis.multi().rpush(this.key, JSON.stringify(entry)).pexpire(this.key, this.ttlMs).exec();
+    await execOrThrow(
+      this.redis.multi().rpush(this.key, JSON.stringify(entry)).pexpire(this.key, this.ttlMs),
+      'append to the run journal',
+    );
   }
 
   async entries(): Promise<readonly RunJournalEntry[]> {
@@ -71,11 +81,10 @@ class RedisJobApprovalStore implements JobApprovalStore {
   }
 
   async setPending(request: PendingApproval): Promise<void> {
-    await this.redis
-      .multi()
-      .hset(this.key, 'pending', JSON.stringify(request))
-      .pexpire(this.key, this.ttlMs)
-      .exec();
+    await execOrThrow(
+      this.redis.multi().hset(this.key, 'pending', JSON.stringify(request)).pexpire(this.key, this.ttlMs),
+      'record the pending approval',
+    );
   }
 
   async decision(callIndex: number): Promise<JobApprovalDecision | undefined> {

@@ -30,6 +30,7 @@ import {
   closedError,
   namespaceLimitError,
   parseUsage,
+  redisExecError,
 } from './checks.js';
 import type { UsageHistoryStore } from './contracts.js';
 import type {
@@ -94,8 +95,8 @@ function failed(action: string, error: unknown): CodecallError {
 
 /** Throws when a `MULTI … EXEC` was aborted or one of its commands failed. */
 function checkExec(action: string, results: Array<[Error | null, unknown]> | null): void {
-  const error = results?.find(([e]) => e !== null)?.[0];
-  if (results === null || error) throw failed(action, error ?? new Error('transaction aborted'));
+  const error = redisExecError(results);
+  if (error) throw failed(action, error);
 }
 
 /** A {@link UsageHistoryStore} in Redis: counters in one hash, capped lists, a hash of values per namespace. */

@@ -4,9 +4,11 @@
  * store on the same server sees what the first wrote), approvals pending/decide/decision with one
  * winner between racing approvers, keys that do not see each other, and forget.
  */
+import { DEFAULT_JOBS_MAX_LOG_LINES } from '../../src/config/defaults.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemoryJobStateStore, type JobStateStore, type PendingApproval } from '../../src/store/job-state.js';
 import { PostgresJobStateStore } from '../../src/store/job-state-postgres.js';
+import { Redis } from 'ioredis';
 import { RedisJobStateStore } from '../../src/store/job-state-redis.js';
 import type { RunJournalEntry } from '../../src/store/run-journal.js';
 import { hasRedisServer, startRedis, type RedisHandle } from '../integration/jobs/jobs-helpers.js';
@@ -201,3 +203,50 @@ for (const backend of backends) {
     },
   );
 }
+
+describe.skipIf(!hasRedisServer() && !ON_CI)('RedisJobStateStore: a write Redis refuses rejects', () => {
+  let server: RedisHandle;
+  beforeAll(async () => {
+    server = await startRedis();
+  }, 120_000);
+  afterAll(() => server?.stop());
+
+  it('rejects append and setPending when a command of their transaction fails (WRONGTYPE)', async () => {
+    const store = await RedisJobStateStore.open({ redis: server.url, prefix: 'wrongtype:' });
+    const raw = new Redis(server.url);
+    try {
+      // The keys hold strings, so RPUSH / HSET inside MULTI fail while EXEC itself resolves.
+      await raw.set('wrongtype:journal:job-1', 'not a list');
+      await raw.set('wrongtype:approvals:job-1', 'not a hash');
+      await expect(store.journal('job-1').append(started(0))).rejects.toThrow(/WRONGTYPE/);
+      await expect(store.approvals('job-1').setPending(request(0))).rejects.toThrow(/WRONGTYPE/);
+    } finally {
+      raw.disconnect();
+      await store.close();
+    }
+  });
+});
+
+describe.skipIf(postgresBinDir() === undefined && !ON_CI)('PostgresJobStateStore: job logs', () => {
+  let server: PostgresHandle;
+  beforeAll(async () => {
+    server = await startPostgres();
+  }, 120_000);
+  afterAll(() => server?.stop());
+
+  it("keeps a job's lines in the order they were sent, and only the newest DEFAULT_JOBS_MAX_LOG_LINES", async () => {
+    const store = await PostgresJobStateStore.open({ connection: server.url, scope: 'logs', poolSize: 4 });
+    try {
+      const total = DEFAULT_JOBS_MAX_LOG_LINES + 5;
+      // Sent without waiting, as a running job logs: four connections could reorder them.
+      await Promise.all(Array.from({ length: total }, (_, i) => store.appendLog('job-1', `line ${i}`)));
+      await store.appendLog('job-2', 'other job');
+      const lines = await store.logs('job-1', total);
+      expect(lines).toHaveLength(DEFAULT_JOBS_MAX_LOG_LINES);
+      expect(lines).toEqual(Array.from({ length: DEFAULT_JOBS_MAX_LOG_LINES }, (_, i) => `line ${i + 5}`));
+      expect(await store.logs('job-2', 10)).toEqual(['other job']);
+    } finally {
+      await store.close();
+    }
+  });
+});
