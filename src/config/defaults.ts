@@ -400,8 +400,13 @@ export const DEFAULT_JOBS_PG_POLL_MS = 500;
 export const DEFAULT_JOBS_PG_WORKER_POLL_S = 0.5;
 /** Heartbeat of a Postgres job's worker, in seconds: a job whose worker died goes back to the queue after it. */
 export const DEFAULT_JOBS_PG_HEARTBEAT_S = 30;
-/** Connections a worker's or client's Postgres job state (run journals, approvals) opens at most. */
+/**
+ * Connections a Postgres job state (run journals, approvals, logs) opens at most when none is
+ * given; a worker opens its concurrency + 1 (one per running job, one for decisions).
+ */
 export const DEFAULT_JOBS_STATE_PG_POOL_SIZE = 4;
+/** Connections the job state of a Postgres jobs client (`codecall jobs`, `serve`) opens at most: it reads and decides. */
+export const DEFAULT_JOBS_STATE_CLIENT_PG_POOL_SIZE = 2;
 /** Lifetime of the cookie the jobs dashboard (`/admin/queues`) sets after `?token=`, in seconds (12 h). */
 export const DEFAULT_JOBS_DASHBOARD_COOKIE_MAX_AGE_S = 43_200;
 /** Operations one OpenAPI document may turn into tools (`openApiTools`; narrow with `include`). */

@@ -12,6 +12,7 @@
  * wrote (kept in `codecall.job_logs`) and the outcome read from the job's row; a running job sees a cancel within
  * {@link DEFAULT_JOBS_PG_POLL_MS} (its worker polls the row).
  */
+import { connectionHost } from '../util/connection-host.js';
 import { createHash, randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { PgBoss, type JobWithMetadata } from 'pg-boss';
@@ -26,6 +27,7 @@ import {
   DEFAULT_JOBS_PG_HEARTBEAT_S,
   DEFAULT_JOBS_PG_POLL_MS,
   DEFAULT_JOBS_PG_WORKER_POLL_S,
+  DEFAULT_JOBS_STATE_CLIENT_PG_POOL_SIZE,
   DEFAULT_JOBS_SHUTDOWN_GRACE_MS,
   DEFAULT_JOBS_WORKER_CONCURRENCY,
 } from '../config/defaults.js';
@@ -113,12 +115,7 @@ const fromPgPriority = (priority: number): number | undefined =>
   priority > MAX_JOB_PRIORITY ? undefined : MAX_JOB_PRIORITY + 1 - priority;
 
 function unavailable(connection: string, error: unknown): CodecallError {
-  let host = 'the database';
-  try {
-    host = new URL(connection).host;
-  } catch {
-    // keep the generic name: the URL may carry a password, never echo it
-  }
+  const host = connectionHost(connection);
   return new CodecallError(
     'JOBS_BACKEND_UNAVAILABLE',
     `Cannot reach PostgreSQL at ${host}: ${(error as Error)?.message ?? String(error)}. ` +
@@ -154,11 +151,20 @@ async function openBoss(options: PgJobConnectionOptions): Promise<{ boss: PgBoss
   return { boss, name };
 }
 
+/**
+ * Attempts a job used before its current claim: pg-boss's `retry_count` less the parks and
+ * hand-backs (`data.parked`), which requeue without using an attempt.
+ */
+function attemptsBefore(job: { retryCount: number; data: PgJobData }): number {
+  return job.retryCount - (job.data.parked ?? 0);
+}
+
 function toRecord(job: JobWithMetadata<PgJobData>): JobRecord {
   const spec = job.data.spec;
   const started = job.startedOn !== null && job.startedOn !== undefined && job.state !== 'created';
   const attemptsMade =
-    job.retryCount + (job.state === 'active' || job.state === 'completed' || job.state === 'failed' ? 1 : 0);
+    attemptsBefore(job) +
+    (job.state === 'active' || job.state === 'completed' || job.state === 'failed' ? 1 : 0);
   let state: JobState;
   let result: JobResult | undefined;
   let failedReason: string | undefined;
@@ -242,7 +248,7 @@ export async function openPgJobBackend(options: PgJobConnectionOptions): Promise
       const opening = PostgresJobStateStore.open({
         connection: options.connection,
         scope: name,
-        poolSize: 2,
+        poolSize: DEFAULT_JOBS_STATE_CLIENT_PG_POOL_SIZE,
       });
       state = opening;
       opening.catch(() => {
@@ -430,6 +436,13 @@ export async function startPgJobWorker(options: PgJobWorkerOptions): Promise<Job
 }
 
 /**
+ * Rows a pg-boss `complete`/`fail` changed: 0 when the claimed attempt was no longer this worker's.
+ * pg-boss returns `{ jobs, requested, affected }` (its `mapCommandResponse`) though its type
+ * `CommandResponse` declares no field.
+ */
+const affected = (response: object): number => (response as { affected?: number }).affected ?? 0;
+
+/**
  * The pg-boss queue adapter. pg-boss claims jobs (`SKIP LOCKED`, heartbeats); an attempt is
  * settled inside the handler: `complete`/`fail` are pg-boss's own (its retry with backoff, or
  * `failed` once `retry_limit` is used up; no retry sets the limit to the count first), and a park
@@ -450,19 +463,24 @@ function pgBossAdapter(
    * attempt: the next claim counts one more (so pg-boss's attempt fence tells it from this one),
    * and `retry_limit` grows by one to match; `data.parked` remembers how many, for the record.
    */
-  const requeue = (id: string, at: number | undefined): Promise<unknown> =>
+  // Every settle below is fenced to the attempt this worker claimed (`retry_count` as fetched), as
+  // pg-boss fences its own: a worker that lost its claim (a missed heartbeat) must not settle,
+  // requeue or forget the attempt another worker now runs.
+  const requeue = (id: string, attempt: number, at: number | undefined): Promise<unknown> =>
     sql(
       `UPDATE ${SCHEMA}.job SET state = 'retry', retry_limit = retry_limit + 1, ` +
         `data = jsonb_set(data, '{parked}', to_jsonb(COALESCE((data->>'parked')::int, 0) + 1)), ` +
-        `start_after = ${at === undefined ? 'now()' : 'to_timestamp($3::double precision / 1000)'} ` +
-        `WHERE name = $1 AND id = $2 AND state = 'active'`,
-      at === undefined ? [queue, id] : [queue, id, at],
+        `start_after = ${at === undefined ? 'now()' : 'to_timestamp($4::double precision / 1000)'} ` +
+        `WHERE name = $1 AND id = $2 AND retry_count = $3 AND state = 'active'`,
+      at === undefined ? [queue, id, attempt] : [queue, id, attempt, at],
     );
 
   return {
     async claim(processor: JobProcessor) {
       const handle = async ([job]: JobWithMetadata<PgJobData>[]): Promise<void> => {
         const { id } = job!;
+        /** The claimed attempt: pg-boss fences `complete`/`fail` given it to this attempt. */
+        const attempt = { id, retryCount: job!.retryCount };
         const stateKey = jobStateKey(id, new Date(job!.createdOn).getTime());
         const controller = new AbortController();
         const abort = (reason: string): void => {
@@ -487,7 +505,7 @@ function pgBossAdapter(
         const claimed: ClaimedJob = {
           id,
           data: job!.data?.spec,
-          attempt: job!.retryCount + 1,
+          attempt: attemptsBefore(job!) + 1,
           stateKey,
           signal: controller.signal,
           // Not claimed once cancelled; a cancel after the claim reaches the poll above.
@@ -495,20 +513,25 @@ function pgBossAdapter(
           log: (line) => void state.appendLog(stateKey, cutLogLine(line)).catch(() => {}),
           progress: () => {},
           complete: async (result) => {
-            await boss.complete(queue, id, result as unknown as object);
-            processor.ended(stateKey);
+            const settled = await boss.complete(queue, attempt, result as unknown as object);
+            if (affected(settled) > 0) processor.ended(stateKey);
           },
           fail: async (error, retry) => {
             if (!retry)
-              await sql(`UPDATE ${SCHEMA}.job SET retry_limit = retry_count WHERE name = $1 AND id = $2`, [
-                queue,
-                id,
-              ]);
-            await boss.fail(queue, id, { message: error.message });
-            if (!retry || job!.retryCount >= job!.retryLimit) processor.ended(stateKey);
+              await sql(
+                `UPDATE ${SCHEMA}.job SET retry_limit = retry_count WHERE name = $1 AND id = $2 AND retry_count = $3 AND state = 'active'`,
+                [queue, id, attempt.retryCount],
+              );
+            const settled = await boss.fail(queue, attempt, { message: error.message });
+            if (affected(settled) > 0 && (!retry || job!.retryCount >= job!.retryLimit))
+              processor.ended(stateKey);
           },
           delayUntil: async (at) => {
-            await requeue(id, Number.isFinite(at) ? at : Date.now() + DEFAULT_JOBS_KEEP_AGE_MS);
+            await requeue(
+              id,
+              attempt.retryCount,
+              Number.isFinite(at) ? at : Date.now() + DEFAULT_JOBS_KEEP_AGE_MS,
+            );
           },
           promote: async () => {
             await sql(
@@ -517,7 +540,7 @@ function pgBossAdapter(
             );
           },
           handBack: async () => {
-            await requeue(id, undefined);
+            await requeue(id, attempt.retryCount, undefined);
           },
         };
         try {
