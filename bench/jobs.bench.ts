@@ -204,104 +204,85 @@ async function chaos(redis: RedisHandle, probe: ProbeServer, config: string): Pr
     '--stalled-interval-ms',
     '1000',
   ];
-  const workers = await Promise.all(
-    Array.from({ length: CHAOS_WORKERS }, () => spawnWorker(redis.url, name, config, extra)),
-  );
   const client = await createJobClient({ connection: redis.url, queue: name });
-  const queue = new Queue(name, { connection: { url: redis.url } });
+  try {
+    await chaosRound({
+      label: 'chaos',
+      key: 'chaos',
+      jobs: CHAOS_JOBS,
+      note: `lock ${CHAOS_LOCK_MS} ms`,
+      client,
+      probe,
+      spawn: () => spawnWorker(redis.url, name, config, extra),
+    });
+  } finally {
+    await client.close();
+  }
+}
+
+/** One chaos round on any backend. */
+interface ChaosRound {
+  /** Prefix of the figures. */
+  label: string;
+  /** Prefix of the probe's record keys (unique per round: the probe counts across rounds). */
+  key: string;
+  jobs: number;
+  /** What the round's backend was set to, for the summary line. */
+  note: string;
+  client: JobBackend;
+  probe: ProbeServer;
+  spawn: () => Promise<Worker>;
+}
+
+/**
+ * Submits `jobs` exec jobs (record a start, sleep, record a finish) while one of
+ * {@link CHAOS_WORKERS} workers is killed with SIGKILL every {@link CHAOS_KILL_EVERY_MS} and
+ * replaced, waits for every job to finish (or the round to time out), then reports the figures.
+ */
+async function chaosRound(round: ChaosRound): Promise<void> {
+  const { client, key } = round;
+  // Started one by one into the list the `finally` stops, so a failed start leaks none.
+  const workers: Worker[] = [];
   let kills = 0;
   let stopping = false;
-  const killer = (async () => {
-    let next = 0;
-    while (!stopping) {
-      await new Promise((r) => setTimeout(r, CHAOS_KILL_EVERY_MS));
-      if (stopping) break;
-      const victim = workers[next % workers.length]!;
-      victim.child.kill('SIGKILL');
-      await victim.exited;
-      kills++;
-      workers[next % workers.length] = await spawnWorker(redis.url, name, config, extra);
-      next++;
-    }
-  })();
+  let killer: Promise<void> = Promise.resolve();
   try {
+    for (let i = 0; i < CHAOS_WORKERS; i++) workers.push(await round.spawn());
+    killer = (async () => {
+      for (let next = 0; !stopping; next++) {
+        await new Promise((r) => setTimeout(r, CHAOS_KILL_EVERY_MS));
+        if (stopping) break;
+        const slot = next % workers.length;
+        workers[slot]!.child.kill('SIGKILL');
+        await workers[slot]!.exited;
+        kills++;
+        workers[slot] = await round.spawn();
+      }
+    })();
     const ids: string[] = [];
-    for (let i = 0; i < CHAOS_JOBS; i++) {
+    for (let i = 0; i < round.jobs; i++) {
       const code =
-        `await tools.probe.record({ key: "chaos-start-${i}" });` +
+        `await tools.probe.record({ key: "${key}-start-${i}" });` +
         `await tools.probe.sleep({ ms: 300 });` +
-        `await tools.probe.record({ key: "chaos-done-${i}" });` +
+        `await tools.probe.record({ key: "${key}-done-${i}" });` +
         `console.log(${i});`;
-      ids.push((await client.submit({ kind: 'exec', idempotencyKey: `chaos-${i}`, code })).id);
+      ids.push((await client.submit({ kind: 'exec', idempotencyKey: `${key}-${i}`, code })).id);
     }
-    const outcome = await untilDone(queue, CHAOS_JOBS);
+    const deadline = Date.now() + ROUND_TIMEOUT_MS;
+    const finished = (r: Awaited<ReturnType<JobBackend['get']>> | undefined): boolean =>
+      r !== undefined && (r.state === 'completed' || r.state === 'failed');
+    let records = await Promise.all(ids.map((id) => client.get(id)));
+    while (!records.every(finished) && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 1_000));
+      records = await Promise.all(ids.map((id) => client.get(id)));
+    }
     stopping = true;
     await killer;
-    const jobs = await finishedJobs(queue);
-    const completedIds = new Set(jobs.map((j) => j.id));
-    const okOnce = ids.filter((id, i) => {
-      const job = jobs.find((j) => j.id === id);
-      return (
-        job !== undefined && (job.returnvalue as { exec?: { stdout?: string } }).exec?.stdout === `${i}\n`
-      );
-    }).length;
-    const lost = ids.filter((id) => !completedIds.has(id)).length;
-    let doneTwice = 0;
-    let startedTwice = 0;
-    let doneNever = 0;
-    // A record call repeated although its job's retry did not find one in flight (the run journal
-    // failed to answer a call that had finished), versus one in flight at the kill (may repeat).
-    let repeatedFinished = 0;
-    let repeatedInFlight = 0;
-    for (const [i, id] of ids.entries()) {
-      const done = probe.counts.records.get(`chaos-done-${i}`) ?? 0;
-      const started = probe.counts.records.get(`chaos-start-${i}`) ?? 0;
-      if (done === 0) doneNever++;
-      if (done > 1) doneTwice++;
-      if (started > 1) startedTwice++;
-      if (done <= 1 && started <= 1) continue;
-      const logs = await client.logs(id);
-      const inFlight = logs.some((line) => /in flight when it ended: .*probe\.record/.test(line));
-      if (inFlight) repeatedInFlight++;
-      else repeatedFinished++;
-    }
-    const retried = jobs.filter((j) => (j.attemptsStarted ?? 1) > 1).length;
-    console.log(
-      `  chaos: ${kills} SIGKILLs over the run (one of ${CHAOS_WORKERS} workers every ${CHAOS_KILL_EVERY_MS} ms, ` +
-        `lock ${CHAOS_LOCK_MS} ms), ${retried} jobs ran more than once; load average ${loadavg()[0]!.toFixed(1)}`,
-    );
-    figure('chaos: jobs completed exactly once, with their own output', okOnce, 'jobs', { min: CHAOS_JOBS });
-    figure('chaos: jobs lost (not completed)', lost, 'jobs', { max: 0 });
-    figure('chaos: jobs failed (stalled too often)', outcome.failed, 'jobs', { max: 0 });
-    figure(
-      'chaos: jobs stuck (round timed out)',
-      outcome.timedOut ? CHAOS_JOBS - outcome.completed : 0,
-      'jobs',
-      { max: 0 },
-    );
-    figure('chaos: final side effect never ran', doneNever, 'jobs', { max: 0 });
-    figure('chaos: workers killed', kills, 'kills', { min: 1 });
-    figure('chaos: first side effect repeated', startedTwice, 'jobs');
-    figure('chaos: final side effect repeated', doneTwice, 'jobs');
-    figure(
-      'chaos: side effect repeated after its call had finished (run journal)',
-      repeatedFinished,
-      'jobs',
-      {
-        max: 0,
-      },
-    );
-    figure(
-      'chaos: side effect repeated, its call in flight at the kill (at-least-once)',
-      repeatedInFlight,
-      'jobs',
-    );
+    await chaosFigures(round, ids, records, kills, deadline);
   } finally {
     stopping = true;
     await killer.catch(() => {});
     await stopWorkers(workers);
-    await client.close();
-    await queue.close();
   }
 }
 
@@ -379,52 +360,18 @@ async function pgSupervisor(url: string, queue: string): Promise<PgBoss> {
 async function pgChaos(postgres: PostgresHandle, probe: ProbeServer, config: string): Promise<void> {
   const name = `pg-chaos-${Date.now()}`;
   const supervisor = await pgSupervisor(postgres.url, name);
-  const extra = ['--concurrency', '2'];
-  const workers = await Promise.all(
-    Array.from({ length: CHAOS_WORKERS }, () => spawnWorker(postgres.url, name, config, extra)),
-  );
   const client = await createPgJobClient({ connection: postgres.url, queue: name });
-  let kills = 0;
-  let stopping = false;
-  const killer = (async () => {
-    let next = 0;
-    while (!stopping) {
-      await new Promise((r) => setTimeout(r, CHAOS_KILL_EVERY_MS));
-      if (stopping) break;
-      const victim = workers[next % workers.length]!;
-      victim.child.kill('SIGKILL');
-      await victim.exited;
-      kills++;
-      workers[next % workers.length] = await spawnWorker(postgres.url, name, config, extra);
-      next++;
-    }
-  })();
   try {
-    const ids: string[] = [];
-    for (let i = 0; i < PG_CHAOS_JOBS; i++) {
-      const code =
-        `await tools.probe.record({ key: "pgchaos-start-${i}" });` +
-        `await tools.probe.sleep({ ms: 300 });` +
-        `await tools.probe.record({ key: "pgchaos-done-${i}" });` +
-        `console.log(${i});`;
-      ids.push((await client.submit({ kind: 'exec', idempotencyKey: `pgchaos-${i}`, code })).id);
-    }
-    const deadline = Date.now() + ROUND_TIMEOUT_MS;
-    let records = await Promise.all(ids.map((id) => client.get(id)));
-    while (
-      records.some((r) => r === undefined || (r.state !== 'completed' && r.state !== 'failed')) &&
-      Date.now() < deadline
-    ) {
-      await new Promise((r) => setTimeout(r, 1_000));
-      records = await Promise.all(ids.map((id) => client.get(id)));
-    }
-    stopping = true;
-    await killer;
-    await chaosFigures('pg chaos', probe, client, ids, records, kills, 'pgchaos', deadline);
+    await chaosRound({
+      label: 'pg chaos',
+      key: 'pgchaos',
+      jobs: PG_CHAOS_JOBS,
+      note: `heartbeat ${PG_CHAOS_HEARTBEAT_S} s`,
+      client,
+      probe,
+      spawn: () => spawnWorker(postgres.url, name, config, ['--concurrency', '2']),
+    });
   } finally {
-    stopping = true;
-    await killer.catch(() => {});
-    await stopWorkers(workers);
     await client.close();
     await supervisor.stop({ graceful: false, timeout: 5_000 }).catch(() => {});
   }
@@ -432,15 +379,13 @@ async function pgChaos(postgres: PostgresHandle, probe: ProbeServer, config: str
 
 /** The chaos figures of a round on any backend, from the job records and the probe's counts. */
 async function chaosFigures(
-  label: string,
-  probe: ProbeServer,
-  client: JobBackend,
+  round: ChaosRound,
   ids: string[],
   records: (Awaited<ReturnType<JobBackend['get']>> | undefined)[],
   kills: number,
-  key: string,
   deadline: number,
 ): Promise<void> {
+  const { label, key, probe, client } = round;
   const total = ids.length;
   const okOnce = records.filter(
     (r, i) => r?.state === 'completed' && r.result?.exec?.stdout === `${i}\n`,
@@ -467,7 +412,7 @@ async function chaosFigures(
   }
   const retried = records.filter((r) => (r?.attemptsMade ?? 1) > 1).length;
   console.log(
-    `  ${label}: ${kills} SIGKILLs (one of ${CHAOS_WORKERS} workers every ${CHAOS_KILL_EVERY_MS} ms), ` +
+    `  ${label}: ${kills} SIGKILLs (one of ${CHAOS_WORKERS} workers every ${CHAOS_KILL_EVERY_MS} ms, ${round.note}), ` +
       `${retried} jobs ran more than once; load average ${loadavg()[0]!.toFixed(1)}` +
       (Date.now() > deadline ? '; ROUND TIMED OUT' : ''),
   );
@@ -578,9 +523,11 @@ async function workerCost(
 ): Promise<CostFigures> {
   const name = `cost-${Date.now()}`;
   const worker = await spawnWorker(connection, name, config, ['--concurrency', '1']);
-  const jobs = await client(name);
+  let jobs: JobBackend | undefined;
   try {
-    const submit = () => jobs.submit({ kind: 'exec', code: COST_SCRIPT });
+    jobs = await client(name);
+    const open = jobs;
+    const submit = () => open.submit({ kind: 'exec', code: COST_SCRIPT });
     await timedJobs(COST_WARMUP_JOBS, submit, () => completed(name), 0);
     const before = cpuMs(worker.child.pid);
     const { seconds, jobs: done } = await timedJobs(
@@ -592,7 +539,7 @@ async function workerCost(
     return { cpuMsPerJob: (cpuMs(worker.child.pid) - before) / done, jobsPerS: done / seconds };
   } finally {
     await stopWorkers([worker]);
-    await jobs.close();
+    await jobs?.close();
   }
 }
 
