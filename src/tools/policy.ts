@@ -44,18 +44,34 @@ export interface ResolveAllowedCallersOptions {
   disabledBy?: string | undefined;
 }
 
-/** Longest tool pattern of a client's list that is matched. */
+/** Longest tool pattern of a client's list that is matched; the rest of a longer one is ignored. */
 const MAX_TOOL_PATTERN_CHARS = 256;
 
-/** Whether `tool` matches a client's `pattern` (`*` matches any run of characters). */
-function matchesPattern(pattern: string, tool: string): boolean {
+/**
+ * Whether `tool` matches a client's `pattern`, where `*` matches any run of characters. Linear
+ * in the name for each literal piece: the first piece must start the name, the last must end it,
+ * and each piece between is found leftmost after the one before (for `*`-only globs the leftmost
+ * choice never loses a match). A backtracking `RegExp` built from `*a*a*a*b` took seconds per
+ * tool name, on the host's event loop, at every catalog build.
+ */
+export function matchesToolPattern(pattern: string, tool: string): boolean {
   if (!pattern.includes('*')) return pattern === tool;
-  const source = pattern
-    .slice(0, MAX_TOOL_PATTERN_CHARS)
-    .split('*')
-    .map((part) => part.replace(/[\\^$.+?()[\]{}|]/g, '\\$&'))
-    .join('.*');
-  return new RegExp(`^${source}$`, 's').test(tool);
+  const pieces = pattern.slice(0, MAX_TOOL_PATTERN_CHARS).split('*');
+  if (pieces.length === 1) return pieces[0] === tool;
+  const first = pieces[0]!;
+  const last = pieces[pieces.length - 1]!;
+  if (first.length + last.length > tool.length || !tool.startsWith(first) || !tool.endsWith(last))
+    return false;
+  let at = first.length;
+  const end = tool.length - last.length;
+  for (let i = 1; i < pieces.length - 1; i++) {
+    const piece = pieces[i]!;
+    if (piece === '') continue;
+    const found = tool.indexOf(piece, at);
+    if (found === -1 || found + piece.length > end) return false;
+    at = found + piece.length;
+  }
+  return true;
 }
 
 /**
@@ -67,7 +83,7 @@ export function clientDisabledBy(
   tool: string,
 ): string | undefined {
   for (const rule of server.clientRules ?? []) {
-    const listed = rule.tools.some((pattern) => matchesPattern(pattern, tool));
+    const listed = rule.tools.some((pattern) => matchesToolPattern(pattern, tool));
     if (rule.effect === 'deny' ? listed : !listed) return rule.key;
   }
   return undefined;

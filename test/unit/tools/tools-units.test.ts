@@ -16,6 +16,7 @@ import {
   toolErrorText,
   warmInputValidation,
 } from '../../../src/tools/index.js';
+import { matchesToolPattern } from '../../../src/tools/policy.js';
 
 function messageOf(fn: () => unknown): string {
   try {
@@ -87,6 +88,36 @@ describe('allowedCallers policy', () => {
     expect(message).toContain('fs.delete_file');
     expect(message).toContain('mcpServers.fs.tools.delete_file.allowedCallers');
     expect(message).toContain('["direct","code_execution"]');
+  });
+});
+
+describe('client tool patterns', () => {
+  it('matches `*` as any run of characters, anchored at both ends', () => {
+    const cases: [string, string, boolean][] = [
+      ['delete_file', 'delete_file', true],
+      ['delete_file', 'delete_files', false],
+      ['delete_*', 'delete_file', true],
+      ['delete_*', 'delete_', true],
+      ['delete_*', 'undelete_file', false],
+      ['*_file', 'delete_file', true],
+      ['*_file', 'delete_file_now', false],
+      ['*', '', true],
+      ['a*b*c', 'abc', true],
+      ['a*b*c', 'aXbYc', true],
+      ['a*b*c', 'acb', false],
+      ['ab*ba', 'aba', false], // prefix and suffix may not overlap
+      ['a*a*a', 'aaa', true],
+      ['a*a*a', 'aa', false],
+      ['*x*y*', 'yx', false],
+      ['*x*y*', 'axbyc', true],
+      ['*.*', 'get.data', true],
+      ['get.*', 'getXdata', false], // regex characters are literal
+      ['*ab*ab*', 'abab', true],
+      ['*ab*ab*', 'aab', false],
+    ];
+    expect(cases.map(([pattern, tool]) => matchesToolPattern(pattern, tool))).toEqual(
+      cases.map(([, , expected]) => expected),
+    );
   });
 });
 
