@@ -155,6 +155,14 @@ export const DEFAULT_SANDBOX_START_TIMEOUT_MS = 10_000;
 export const DEFAULT_SANDBOX_HEARTBEAT_MS = 250;
 /** Time a sandbox worker may stay unresponsive past a run's CPU budget (or take to confirm a cancel) before it is killed. */
 export const DEFAULT_SANDBOX_KILL_GRACE_MS = 2_000;
+/**
+ * Runs of one owner (a client of `codecall serve`, an agent run, a jobs worker) one isolate
+ * serves, each in a fresh context, before it is disposed. Creating and disposing an isolate costs
+ * about 6 ms of CPU, a context about 2 ms; runs of different owners never share an isolate, and
+ * a run that ends by a limit, a cancel or a crash, or leaves a quarter of its heap limit in use,
+ * disposes its isolate. `1`: an isolate per run.
+ */
+export const DEFAULT_SANDBOX_ISOLATE_RUNS = 64;
 /** Time an `execute_code` session may stay unused before its context is dropped (and its next run fails with `SESSION_EXPIRED`). */
 export const DEFAULT_SANDBOX_SESSION_TTL_MS = 10 * 60_000;
 /** Sessions (kept sandbox contexts) of one sandbox pool; opening one more evicts the least recently used idle one. */

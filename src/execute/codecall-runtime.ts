@@ -193,6 +193,12 @@ export interface RuntimeExecuteOptions {
   /** Whose session it is (sessions of different owners never share state). @defaultValue `''` */
   sessionOwner?: string;
   /**
+   * Whose run it is: runs of one owner may take turns in one isolate, each in a fresh context
+   * with nothing of the earlier runs reachable (see `SandboxRunOptions.owner`); runs of different
+   * owners never share an isolate. @defaultValue none: the run gets an isolate of its own
+   */
+  owner?: string;
+  /**
    * Answers this run's `store.get` / `store.set` (one client's own store in `codecall serve`).
    * @defaultValue {@link CodecallRuntimeOptions.store}
    */

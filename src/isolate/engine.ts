@@ -30,6 +30,7 @@
  * {@link EngineRun.settle}.
  */
 import ivm from 'isolated-vm';
+import { DEFAULT_SANDBOX_ISOLATE_RUNS } from '../config/defaults.js';
 import { isErrorLike } from '../errors.js';
 import './young-generation.js';
 
@@ -64,6 +65,13 @@ export interface EngineRunRequest {
    * session's kept context is used, and a session this engine does not hold fails the run.
    */
   session?: { key: string; isNew: boolean };
+  /**
+   * Whose run it is. Runs of one owner take turns in one isolate, each in a fresh context (its
+   * own globals and built-ins; nothing of an earlier run is reachable), up to the engine's
+   * `isolateRuns`; runs of different owners never share an isolate. Unset: the run's isolate
+   * serves it alone.
+   */
+  owner?: string;
 }
 
 /** A thrown value, read inside the isolate into strings. */
@@ -104,6 +112,11 @@ export interface IsolateEngineOptions {
   prelude: string;
   /** Heap limit of the pre-warmed spare isolate; runs with another limit start cold. */
   spareMemoryMb: number;
+  /**
+   * Runs of one owner an isolate serves, each in a fresh context, before it is disposed; `1`:
+   * an isolate per run. @defaultValue {@link DEFAULT_SANDBOX_ISOLATE_RUNS}
+   */
+  isolateRuns?: number;
 }
 
 interface Sandbox {
@@ -116,6 +129,10 @@ interface Sandbox {
    */
   settle: ivm.Reference<(...answers: SettleArgument[]) => void>;
   memoryMb: number;
+  /** The owner of the runs the isolate served (see {@link EngineRunRequest.owner}); unset: none yet. */
+  owner?: string;
+  /** Runs the isolate has served, this one included. */
+  runs: number;
   /** The run the bridge callbacks talk to; unset while the sandbox is spare. */
   run?: EngineRun;
   /** Set for a session's sandbox: called when it is disposed, so the engine forgets it. */
@@ -153,16 +170,26 @@ function nowMs(): number {
 const PRELUDE_FILENAME = 'codecall:prelude';
 /** Time the prelude's warm-up may take in a new isolate. */
 const WARM_TIMEOUT_MS = 1_000;
+/**
+ * Share of its heap limit an isolate may hold (live or garbage) after a run and still serve the
+ * owner's next run; a run that used more leaves its isolate to be disposed.
+ */
+const RECYCLE_MAX_HEAP_SHARE = 0.25;
 
 /** Creates isolates, keeps a warm spare, and starts runs. One per process. */
 export class IsolateEngine {
   readonly #prelude: string;
   readonly #spareMemoryMb: number;
+  readonly #isolateRuns: number;
+  /** Ready for a run: a context with the prelude, in a new isolate or in one an owner's runs used. */
   #spare: Sandbox | undefined;
+  /** An isolate an owner's run ended in cleanly, its context released: the owner's next run's. */
+  #recycled: Omit<Sandbox, 'context' | 'start' | 'settle'> | undefined;
   #refill: NodeJS.Immediate | undefined;
   /** Runs started and not yet ended; the spare is refilled only when there are none. */
   #active = 0;
   #closed = false;
+  #isolatesCreated = 0;
   #cachedPrelude: ivm.ExternalCopy<ArrayBuffer> | undefined;
   /** Set once the code cache was remade after a warm-up (see `#cacheWarmPrelude`). */
   #preludeCacheHasFunctions = false;
@@ -173,11 +200,32 @@ export class IsolateEngine {
   constructor(options: IsolateEngineOptions) {
     this.#prelude = options.prelude;
     this.#spareMemoryMb = options.spareMemoryMb;
+    this.#isolateRuns = options.isolateRuns ?? DEFAULT_SANDBOX_ISOLATE_RUNS;
   }
 
-  /** Prepares the warm spare now (otherwise the first run starts cold). */
+  /**
+   * Prepares the spare now (otherwise the first run starts cold): a fresh context in the isolate
+   * an owner's last run left (the owner's next run takes it), else a new warmed isolate.
+   */
   warm(): void {
-    if (!this.#closed && this.#spare === undefined) this.#spare = this.#create(this.#spareMemoryMb, true);
+    if (this.#closed) return;
+    const recycled = this.#recycled;
+    if (recycled !== undefined) {
+      this.#recycled = undefined;
+      if (recycled.isolate.isDisposed) return this.warm();
+      const spare = this.#spare;
+      // An unused spare of no owner gives way to the owner's isolate (it costs a new isolate).
+      if (spare !== undefined && spare.owner === undefined) {
+        this.#spare = undefined;
+        disposeSandbox(spare);
+      }
+      if (this.#spare === undefined) {
+        this.#spare = this.#prepare(recycled.isolate, recycled.memoryMb, false, recycled);
+        return;
+      }
+      recycled.isolate.dispose();
+    }
+    if (this.#spare === undefined) this.#spare = this.#create(this.#spareMemoryMb, true);
   }
 
   /** Starts a run in a fresh isolate, or in its session's kept one. */
@@ -196,17 +244,39 @@ export class IsolateEngine {
       return run;
     }
     if (session !== undefined) this.dropSession(session.key);
+    const memoryMb = request.limits.memoryMb;
+    const owner = request.owner;
     let sandbox: Sandbox;
     const spare = this.#spare;
-    if (spare !== undefined && spare.memoryMb === request.limits.memoryMb && !spare.isolate.isDisposed) {
+    const recycled = this.#recycled;
+    if (
+      spare !== undefined &&
+      spare.memoryMb === memoryMb &&
+      (spare.owner === undefined || spare.owner === owner) &&
+      !spare.isolate.isDisposed
+    ) {
       sandbox = spare;
       this.#spare = undefined;
+    } else if (
+      recycled !== undefined &&
+      owner !== undefined &&
+      recycled.owner === owner &&
+      recycled.memoryMb === memoryMb &&
+      !recycled.isolate.isDisposed
+    ) {
+      // The owner's isolate, not yet given its next context (the run came before the refill).
+      this.#recycled = undefined;
+      sandbox = this.#prepare(recycled.isolate, memoryMb, false, recycled);
     } else {
       // Cold: no warm-up entry (about 1.8 ms, mostly compiling the prelude's functions, which the
       // run compiles anyway, only those it uses): back-to-back runs find no spare (it is refilled
       // only while the engine is idle), and wait for this.
-      sandbox = this.#create(request.limits.memoryMb, false);
+      sandbox = this.#create(memoryMb, false);
     }
+    sandbox.runs++;
+    // A run without an owner has its isolate to itself: it is never recycled (see #retire).
+    if (owner !== undefined && session === undefined) sandbox.owner = owner;
+    else sandbox.runs = Number.POSITIVE_INFINITY;
     if (session !== undefined) {
       const key = session.key;
       this.#sessions.set(key, sandbox);
@@ -214,11 +284,54 @@ export class IsolateEngine {
         if (this.#sessions.get(key) === sandbox) this.#sessions.delete(key);
       };
     }
-    const run = new EngineRun(sandbox, request, sink, this.#watchdogs);
+    const run = new EngineRun(sandbox, request, sink, this.#watchdogs, this.#retire);
     this.#track(run);
     run.begin();
     return run;
   }
+
+  /**
+   * Disposes the sandbox of a run that ended, or keeps its isolate for the owner's next run: only
+   * when the run ended cleanly (returned or threw; no budget, memory, cancel or crash), the
+   * isolate has served fewer than `isolateRuns` runs, its heap holds less than
+   * {@link RECYCLE_MAX_HEAP_SHARE} of its limit, and no other owner's isolate is kept.
+   */
+  readonly #retire = (sandbox: Sandbox, clean: boolean): void => {
+    const spare = this.#spare;
+    if (
+      !clean ||
+      this.#closed ||
+      sandbox.owner === undefined ||
+      sandbox.runs >= this.#isolateRuns ||
+      this.#recycled !== undefined ||
+      (spare !== undefined && spare.owner !== undefined && spare.owner !== sandbox.owner) ||
+      sandbox.isolate.isDisposed
+    ) {
+      return disposeSandbox(sandbox);
+    }
+    let heapBytes: number;
+    try {
+      const stats = sandbox.isolate.getHeapStatisticsSync();
+      heapBytes = stats.used_heap_size + stats.externally_allocated_size;
+    } catch {
+      return disposeSandbox(sandbox);
+    }
+    if (heapBytes > sandbox.memoryMb * 1024 * 1024 * RECYCLE_MAX_HEAP_SHARE) return disposeSandbox(sandbox);
+    delete sandbox.run;
+    try {
+      sandbox.start.release();
+      sandbox.settle.release();
+      sandbox.context.release();
+    } catch {
+      return disposeSandbox(sandbox);
+    }
+    this.#recycled = {
+      isolate: sandbox.isolate,
+      memoryMb: sandbox.memoryMb,
+      owner: sandbox.owner,
+      runs: sandbox.runs,
+    };
+  };
 
   /** Counts a run as active until it ends; the engine refills its spare once none is left. */
   #track(run: EngineRun): void {
@@ -227,6 +340,11 @@ export class IsolateEngine {
       this.#active--;
       if (this.#active === 0) this.#scheduleRefill();
     });
+  }
+
+  /** Isolates created so far, for tests and measurement. */
+  get isolatesCreated(): number {
+    return this.#isolatesCreated;
   }
 
   /** Whether the warm spare is ready, for tests and measurement. */
@@ -261,6 +379,8 @@ export class IsolateEngine {
     if (this.#refill) clearImmediate(this.#refill);
     this.#spare?.isolate.dispose();
     this.#spare = undefined;
+    if (this.#recycled !== undefined && !this.#recycled.isolate.isDisposed) this.#recycled.isolate.dispose();
+    this.#recycled = undefined;
     this.#watchdogs.close();
   }
 
@@ -269,7 +389,13 @@ export class IsolateEngine {
    * refill then waits for the engine to be idle again).
    */
   #scheduleRefill(): void {
-    if (this.#closed || this.#refill !== undefined || this.#spare !== undefined) return;
+    if (
+      this.#closed ||
+      this.#refill !== undefined ||
+      (this.#spare !== undefined && this.#recycled === undefined)
+    ) {
+      return;
+    }
     this.#refill = setImmediate(() => {
       this.#refill = undefined;
       if (this.#active > 0) return;
@@ -309,12 +435,27 @@ export class IsolateEngine {
     return this.#cachedPrelude?.copy().byteLength ?? 0;
   }
 
+  /** A new isolate with a context ready for a run. */
   #create(memoryMb: number, warmUp: boolean): Sandbox {
-    const isolate = new ivm.Isolate({ memoryLimit: memoryMb });
+    this.#isolatesCreated++;
+    return this.#prepare(new ivm.Isolate({ memoryLimit: memoryMb }), memoryMb, warmUp, { runs: 0 });
+  }
+
+  /**
+   * A fresh context with the prelude in `isolate`, new or kept from the owner's earlier runs
+   * (`from`: their owner and count). The isolate is disposed if this fails.
+   */
+  #prepare(
+    isolate: ivm.Isolate,
+    memoryMb: number,
+    warmUp: boolean,
+    from: { owner?: string | undefined; runs: number },
+  ): Sandbox {
     try {
       const context = isolate.createContextSync();
       const global = context.global;
-      const sandbox = { isolate, context, memoryMb } as Sandbox;
+      const sandbox = { isolate, context, memoryMb, runs: from.runs } as Sandbox;
+      if (from.owner !== undefined) sandbox.owner = from.owner;
       global.setSync(
         '__codecall_out',
         new ivm.Callback((stream: unknown, text: unknown, dropped: unknown) => {
@@ -412,6 +553,8 @@ export class EngineRun {
   #cpuNowNs: number;
   #resolve!: (outcome: EngineOutcome) => void;
   readonly #watchdogs: Watchdogs;
+  /** Disposes the run's sandbox when it ends, or keeps its isolate for the owner's next run. */
+  readonly #retire: (sandbox: Sandbox, clean: boolean) => void;
   /** The watchdog's watch, once the run has made {@link WATCH_AFTER_ENTRIES} entries. */
   #watch: Watch | undefined;
   /** Set after an entry without a timeout: `#cpuNowNs` was not read since. */
@@ -427,9 +570,11 @@ export class EngineRun {
     request: EngineRunRequest,
     sink: EngineSink,
     watchdogs: Watchdogs,
+    retire: (sandbox: Sandbox, clean: boolean) => void = disposeSandbox,
   ) {
     this.#sandbox = sandbox;
     this.#watchdogs = watchdogs;
+    this.#retire = retire;
     this.#request = request;
     this.#sink = sink;
     this.#wallDeadline = nowMs() + request.wallTimeLeftMs;
@@ -765,7 +910,7 @@ export class EngineRun {
         sandbox.onDisposed !== undefined &&
         !sandbox.isolate.isDisposed &&
         (outcome.fault === undefined || KEEPS_SESSION.has(outcome.fault.code));
-      if (!keep) disposeSandbox(sandbox);
+      if (!keep) this.#retire(sandbox, ended.fault === undefined && sandbox.onDisposed === undefined);
     }
     this.#resolve(ended);
   }

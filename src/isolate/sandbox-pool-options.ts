@@ -75,6 +75,12 @@ export interface SandboxPoolOptions {
    */
   killGraceMs?: number;
   /**
+   * Runs of one owner (see {@link SandboxRunOptions.owner}) one isolate serves, each in a fresh
+   * context, before it is disposed; `1`: an isolate per run.
+   * @defaultValue {@link DEFAULT_SANDBOX_ISOLATE_RUNS}
+   */
+  isolateRuns?: number;
+  /**
    * Milliseconds a session may stay unused before it is dropped (its next run then fails with
    * `SESSION_EXPIRED`).
    * @defaultValue {@link DEFAULT_SANDBOX_SESSION_TTL_MS}
@@ -129,6 +135,14 @@ export interface SandboxRunOptions {
    * @defaultValue `''`
    */
   sessionOwner?: string;
+  /**
+   * Whose run it is: runs of one owner may take turns in one isolate, each in a fresh context (its
+   * own globals and built-ins; nothing of an earlier run is reachable), which saves creating an
+   * isolate per run (see {@link SandboxPoolOptions.isolateRuns}); runs of different owners never
+   * share an isolate. Pass one owner per trust domain: a client of a server, an agent run, a
+   * queue's jobs. @defaultValue none: the run gets an isolate of its own
+   */
+  owner?: string;
   /**
    * Asked for a name the script calls that `tools` lacks, before it is refused as unknown (see
    * {@link UnknownToolResolver}); waiting for it counts against the run's wall time.

@@ -35,6 +35,7 @@ import {
   DEFAULT_SANDBOX_KILL_GRACE_MS,
   DEFAULT_SANDBOX_MAX_SESSION_NAME_CHARS,
   DEFAULT_SANDBOX_MAX_SESSIONS,
+  DEFAULT_SANDBOX_ISOLATE_RUNS,
   DEFAULT_SANDBOX_SESSION_TTL_MS,
   DEFAULT_SANDBOX_MODE,
   DEFAULT_SANDBOX_START_TIMEOUT_MS,
@@ -185,6 +186,7 @@ export class SandboxPool {
         'maxSessionNameChars',
       ),
     };
+    const isolateRuns = positiveInteger(options.isolateRuns ?? DEFAULT_SANDBOX_ISOLATE_RUNS, 'isolateRuns');
     const prelude = loadPreludeSource();
     if (mode === 'in-process') {
       if (!nodeSnapshotDisabled()) {
@@ -199,7 +201,7 @@ export class SandboxPool {
       }
       // Loaded only here: a process-mode host never loads isolated-vm.
       const { IsolateEngine } = await import('./engine.js');
-      const engine = new IsolateEngine({ prelude, spareMemoryMb: resolved.memoryMb });
+      const engine = new IsolateEngine({ prelude, spareMemoryMb: resolved.memoryMb, isolateRuns });
       engine.warm();
       return new SandboxPool(mode, limits, sizing, sessions, engine);
     }
@@ -207,6 +209,7 @@ export class SandboxPool {
       entry: findDistFile('isolate/worker.js'),
       prelude,
       spareMemoryMb: resolved.memoryMb,
+      isolateRuns,
       startTimeoutMs: DEFAULT_SANDBOX_START_TIMEOUT_MS,
       heartbeatMs: DEFAULT_SANDBOX_HEARTBEAT_MS,
       killGraceMs: options.killGraceMs ?? DEFAULT_SANDBOX_KILL_GRACE_MS,
@@ -403,6 +406,7 @@ export class SandboxPool {
       limits,
       wallTimeLeftMs: controller.wallTimeLeftMs(),
       ...(session ? { session } : {}),
+      ...(options.owner !== undefined ? { owner: options.owner } : {}),
     });
     if (this.#engine) {
       const engine = this.#engine;

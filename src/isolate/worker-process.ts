@@ -40,6 +40,8 @@ export interface WorkerProcessOptions {
   entry: string;
   prelude: string;
   spareMemoryMb: number;
+  /** See `SandboxPoolOptions.isolateRuns`. */
+  isolateRuns: number;
   startTimeoutMs: number;
   heartbeatMs: number;
   killGraceMs: number;
@@ -234,7 +236,12 @@ export class WorkerProcess {
         } else if (message.t === 'init-failed') fail(message.message);
         else this.#receive(message);
       });
-      this.post({ t: 'init', prelude: this.#options.prelude, spareMemoryMb: this.#options.spareMemoryMb });
+      this.post({
+        t: 'init',
+        prelude: this.#options.prelude,
+        spareMemoryMb: this.#options.spareMemoryMb,
+        isolateRuns: this.#options.isolateRuns,
+      });
     });
   }
 

@@ -81,7 +81,7 @@ export const MAX_SETTLE_FRAME_BYTES = MAX_ANSWERS_PER_SETTLE * (SIDE_CHANNEL_MIN
 
 /** Host → worker. */
 export type HostMessage =
-  | { t: 'init'; prelude: string; spareMemoryMb: number }
+  | { t: 'init'; prelude: string; spareMemoryMb: number; isolateRuns?: number }
   /**
    * `spinUs`: how long the worker may keep its core busy waiting for a fast answer before it
    * goes back to its event loop (0: never; see `worker.ts`).

@@ -406,7 +406,11 @@ function handle(message: HostMessage): void {
         }
       }
       try {
-        engine = new IsolateEngine({ prelude: message.prelude, spareMemoryMb: message.spareMemoryMb });
+        engine = new IsolateEngine({
+          prelude: message.prelude,
+          spareMemoryMb: message.spareMemoryMb,
+          ...(message.isolateRuns !== undefined ? { isolateRuns: message.isolateRuns } : {}),
+        });
         engine.warm();
         send({ t: 'ready' });
       } catch (error) {

@@ -26,6 +26,12 @@ import type { JobApprovalStore } from '../store/job-state.js';
 import { createJobApprover, JobWaitingApprovalError, type JobApprover } from './job-approvals.js';
 
 /** Reasons a running job is aborted with (the abort signal's `reason`). */
+/**
+ * The sandbox owner of every job's script (see `ExecuteOptions.owner`): the jobs of a runtime come
+ * through one queue behind one credential, so they take turns in an isolate, a fresh context each.
+ */
+const JOBS_ISOLATE_OWNER = 'jobs';
+
 export const JOB_ABORT_REASONS = {
   cancel: 'codecall:job-cancelled',
   shutdown: 'codecall:worker-shutdown',
@@ -269,6 +275,7 @@ async function runExec(
   }
   const result = await runtime.execute(spec.code, {
     signal,
+    owner: JOBS_ISOLATE_OWNER,
     limits: minLimits(runtime.config.sandbox.limits, spec.limits),
     onToolResult: (event) => progress({ type: 'tool-call', tool: event.name, ok: event.ok }),
     ...(journal

@@ -543,6 +543,7 @@ export function createCodecallServer(options: CodecallServerOptions): Server {
             approver,
             ...(store !== undefined ? { store } : {}),
             runId: run.runId,
+            owner: sandboxOwner,
             ...(input.session !== undefined ? { session: input.session, sessionOwner: sandboxOwner } : {}),
           });
           // The run's history is written (runtime.execute waited for it); so is its query feedback.
