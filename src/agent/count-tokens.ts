@@ -23,6 +23,7 @@ import { Worker } from 'node:worker_threads';
 import type { Tiktoken, TiktokenBPE } from 'js-tiktoken/lite';
 import type { GenerateRequest, Message, ToolDefinition } from '../providers/language-model.js';
 import { findDistFile } from '../util/dist-file.js';
+import { explainImportError, isPackageMissing } from '../util/optional-package.js';
 
 /** Runs this long of one character class are counted in slices (BPE cost is quadratic in run length). */
 const LONG_RUN = /[\p{L}\p{M}]{64,}|[^\s\p{L}\p{N}]{64,}|\s{64,}/gu;
@@ -42,10 +43,18 @@ let encoder: Tiktoken | null | undefined;
 let installed: boolean | undefined;
 const sliceMemo = new Map<string, number>();
 
-/** True when `error` says js-tiktoken itself is not installed (not a broken install). */
-function isTokenizerMissing(error: unknown): boolean {
-  const code = (error as { code?: unknown } | null)?.code;
-  return code === 'MODULE_NOT_FOUND' && String((error as Error).message).includes('js-tiktoken');
+/** The optional package that counts tokens, and the feature named when it cannot load. */
+const TOKENIZER_PACKAGE = 'js-tiktoken';
+const TOKENIZER_FEATURE = 'Token counting (o200k_base)';
+
+/**
+ * Returns when `error` says js-tiktoken itself is not installed (counts fall back to the
+ * estimate); throws any other failure to load it (a package it imports is missing), explained.
+ */
+function rethrowUnlessTokenizerMissing(error: unknown): void {
+  if (!isPackageMissing(error, TOKENIZER_PACKAGE)) {
+    throw explainImportError(error, TOKENIZER_PACKAGE, TOKENIZER_FEATURE);
+  }
 }
 
 /**
@@ -63,7 +72,7 @@ export function tokenizerName(): TokenizerName {
       require.resolve('js-tiktoken/lite');
       installed = true;
     } catch (error) {
-      if (!isTokenizerMissing(error)) throw error;
+      rethrowUnlessTokenizerMissing(error);
       installed = false;
     }
   }
@@ -79,7 +88,7 @@ function getEncoder(): Tiktoken | null {
       const ranks = require('js-tiktoken/ranks/o200k_base') as TiktokenBPE & { default?: TiktokenBPE };
       encoder = new Encoder(ranks.default ?? ranks);
     } catch (error) {
-      if (!isTokenizerMissing(error)) throw error;
+      rethrowUnlessTokenizerMissing(error);
       encoder = null;
     }
   }

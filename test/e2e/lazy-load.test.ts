@@ -82,22 +82,30 @@ const OPTIONAL_PACKAGES = [
 ];
 const heavy = OPTIONAL_PACKAGES.map((name) => `pkg:${name}`);
 
-// A hook that makes the optional packages unresolvable, as in an install without them: the
-// error Node gives for a package that is not installed.
+// A hook that makes the optional packages unresolvable, as in an install without them: it throws
+// the error Node itself gives for a package that is not installed (its code, its message, and for
+// require its stack), which importOptional and count-tokens read. A test below holds the two to
+// the same shape, so the hook cannot drift from what Node prints:
+//   import:  ERR_MODULE_NOT_FOUND  Cannot find package '<package>' imported from <importer path>
+//   require: MODULE_NOT_FOUND      Cannot find module '<specifier>'\nRequire stack:\n- <importer path>
 const hide = join(tempDir('codecall-lazy-'), 'hide.mjs');
 writeFileSync(
   hide,
   `import { registerHooks } from 'node:module';
+import { fileURLToPath } from 'node:url';
 const hidden = ${JSON.stringify(OPTIONAL_PACKAGES)};
+const packageOf = (spec) => spec.split('/').slice(0, spec.startsWith('@') ? 2 : 1).join('/');
 registerHooks({
   resolve(spec, ctx, next) {
-    if (hidden.some((name) => spec === name || spec.startsWith(name + '/'))) {
-      const require = ctx.conditions?.includes('require');
-      const error = new Error((require ? 'Cannot find module ' : 'Cannot find package ') + "'" + spec + "'");
-      error.code = require ? 'MODULE_NOT_FOUND' : 'ERR_MODULE_NOT_FOUND';
-      throw error;
+    const name = packageOf(spec);
+    if (!hidden.includes(name)) return next(spec, ctx);
+    const parent = ctx.parentURL?.startsWith('file:') ? fileURLToPath(ctx.parentURL) : String(ctx.parentURL);
+    if (ctx.conditions?.includes('require')) {
+      const message = "Cannot find module '" + spec + "'\\nRequire stack:\\n- " + parent;
+      throw Object.assign(new Error(message), { code: 'MODULE_NOT_FOUND', requireStack: [parent] });
     }
-    return next(spec, ctx);
+    const message = "Cannot find package '" + name + "' imported from " + parent;
+    throw Object.assign(new Error(message), { code: 'ERR_MODULE_NOT_FOUND' });
   },
 });
 `,
@@ -239,6 +247,43 @@ describe('lazy loading', () => {
     // The hook sees every package resolved: none of the optional list may be among them.
     expect(loaded.has('pkg:zod')).toBe(true);
     expect(heavy.filter((m) => loaded.has(m))).toEqual([]);
+  });
+
+  it("the hook hides a package with Node's own not-found error: its code, message and require stack", () => {
+    // Each hidden package beside a package that is truly not installed (scoped and not), loaded
+    // the same ways; their errors must match once the name is swapped.
+    const probe = withoutOptional([
+      '--input-type=module',
+      '-e',
+      `import { createRequire } from 'node:module';
+const require = createRequire(import.meta.url);
+const errors = {};
+for (const name of ['openai', 'codecall-absent-package', '@google/genai', '@codecall-absent/package']) {
+  errors[name] = [];
+  for (const load of [() => import(name), () => import(name + '/sub/x.js'), async () => require(name), async () => require(name + '/sub/x.js')]) {
+    try {
+      await load();
+      errors[name].push('loaded');
+    } catch (error) {
+      errors[name].push({ code: error.code, message: error.message.replaceAll(name, '<name>'), requireStack: error.requireStack });
+    }
+  }
+}
+console.log(JSON.stringify(errors));`,
+    ]);
+    expect(probe.stderr).toBe('');
+    const errors = JSON.parse(probe.stdout) as Record<string, { code: string; message: string }[]>;
+    expect(errors['codecall-absent-package']?.map((error) => error.code)).toEqual([
+      'ERR_MODULE_NOT_FOUND',
+      'ERR_MODULE_NOT_FOUND',
+      'MODULE_NOT_FOUND',
+      'MODULE_NOT_FOUND',
+    ]);
+    expect(errors['codecall-absent-package']?.[0]?.message).toMatch(
+      /^Cannot find package '<name>' imported from /,
+    );
+    expect(errors['openai']).toEqual(errors['codecall-absent-package']);
+    expect(errors['@google/genai']).toEqual(errors['@codecall-absent/package']);
   });
 
   it("without the optional packages: import('codecall') works, and a provider names its install command (PACKAGE_MISSING)", () => {
