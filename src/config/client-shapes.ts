@@ -6,8 +6,9 @@
  * `mcpServers` list (YAML), and in `mcpServers` files Gemini CLI's `httpUrl`, `url` (SSE),
  * `timeout` and `$VAR`. Every key that switches a server or a tool off or on, or pre-approves
  * it, is read into a {@link ClientServerPolicy} (applied by `load-config.ts`) and never merely
- * dropped: what the user switched off in their client stays off in codecall. The mapping is
- * documented in docs/configuration.md ("Other clients' allow- and deny-lists").
+ * dropped: what the user switched off in their client stays off in codecall. The mapping, and
+ * the few switches not read, are documented in docs/configuration.md ("Other clients' allow- and
+ * deny-lists").
  */
 import { basename, dirname } from 'node:path';
 import { formatJsonPath, type JsonPath } from './json-path.js';
@@ -95,10 +96,21 @@ class Shaper {
     this.mappings.push({ from: formatJsonPath(path), to: `${server}: ${why}` });
   }
 
-  deny(server: string, path: JsonPath, value: unknown, effect: ClientToolRule['effect']): void {
+  /**
+   * A deny or allow-only list of `server`'s tools. An empty deny list is no rule. An empty
+   * allow-only list switches every tool off (Gemini CLI's `includeTools`, Codex's `enabled_tools`),
+   * unless `emptyMeansAll` (Goose's `available_tools`, where it means every tool).
+   */
+  deny(
+    server: string,
+    path: JsonPath,
+    value: unknown,
+    effect: ClientToolRule['effect'],
+    emptyMeansAll = false,
+  ): void {
     const tools = this.names(value, path);
     if (tools === undefined) return;
-    if (effect === 'allowOnly' && tools.length === 0) return;
+    if (tools.length === 0 && (effect === 'deny' || emptyMeansAll)) return;
     const key = formatJsonPath(path);
     this.policy(server).rules.push({ key, effect, tools: [...tools] });
   }
@@ -131,21 +143,31 @@ function secondsToMs(value: unknown): unknown {
 /** Server keys only Gemini CLI writes. */
 const GEMINI_SERVER_KEYS = ['httpUrl', 'trust', 'includeTools', 'excludeTools', 'authProviderType'];
 
+/** Gemini CLI's top-level server lists before its settings moved them to `mcp.allowed` / `mcp.excluded`. */
+const GEMINI_OLD_SERVER_LISTS = ['allowMCPServers', 'excludeMCPServers'];
+
 /** A file Gemini CLI wrote: `.gemini/settings.json`, or Gemini-only keys. */
 function isGeminiFile(json: Json, servers: Json, file: string): boolean {
   if (basename(file) === 'settings.json' && basename(dirname(file)) === '.gemini') return true;
   if (isRecord(json.mcp) && ['allowed', 'excluded', 'serverCommand'].some((k) => k in (json.mcp as Json)))
     return true;
+  if (GEMINI_OLD_SERVER_LISTS.some((k) => k in json)) return true;
   return Object.values(servers).some((e) => isRecord(e) && GEMINI_SERVER_KEYS.some((k) => k in e));
 }
 
-/** Gemini CLI's `$VAR` to codecall's `${VAR}`, in every string. */
-function bracedVars(value: unknown): unknown {
-  if (typeof value === 'string') return value.replace(/\$([A-Za-z_][A-Za-z0-9_]*)/g, '${$1}');
-  if (Array.isArray(value)) return value.map(bracedVars);
+/**
+ * Gemini CLI's `$VAR` to codecall's `${VAR}`, in every string, when `env` has `VAR`. Gemini CLI
+ * leaves an unset `$VAR` as written, so it stays literal here too (braced, it would be an error).
+ */
+function bracedVars(value: unknown, env: NodeJS.ProcessEnv): unknown {
+  if (typeof value === 'string')
+    return value.replace(/\$([A-Za-z_][A-Za-z0-9_]*)/g, (written, name: string) =>
+      typeof env[name] === 'string' ? `\${${name}}` : written,
+    );
+  if (Array.isArray(value)) return value.map((item) => bracedVars(item, env));
   if (isRecord(value)) {
     const out: Json = {};
-    for (const [key, item] of Object.entries(value)) put(out, key, bracedVars(item));
+    for (const [key, item] of Object.entries(value)) put(out, key, bracedVars(item, env));
     return out;
   }
   return value;
@@ -164,7 +186,7 @@ function nativeEntry(shaper: Shaper, mapKey: string, name: string, entry: Json, 
     'autoApprove',
     'httpUrl',
   ]);
-  for (const [key, value] of Object.entries(gemini ? (bracedVars(entry) as Json) : entry)) {
+  for (const [key, value] of Object.entries(gemini ? (bracedVars(entry, shaper.env) as Json) : entry)) {
     if (!policyKeys.has(key) && !(gemini && key === 'timeout')) put(out, key, value);
   }
   if (entry.disabled === true)
@@ -197,7 +219,7 @@ function nativeEntry(shaper: Shaper, mapKey: string, name: string, entry: Json, 
         message:
           '"url" (an SSE endpoint in Gemini CLI) and "httpUrl" (Streamable HTTP) are both set. Fix: keep one of them.',
       });
-    out.url = gemini ? bracedVars(entry.httpUrl) : entry.httpUrl;
+    out.url = gemini ? bracedVars(entry.httpUrl, shaper.env) : entry.httpUrl;
     out.type ??= 'http';
   } else if (gemini && entry.url !== undefined && entry.type === undefined) out.type = 'sse';
   if (gemini && entry.timeout !== undefined) out.toolTimeoutMs ??= entry.timeout;
@@ -285,25 +307,41 @@ function claudePermissions(shaper: Shaper, json: Json, servers: Json): Set<strin
   return used;
 }
 
-/** Gemini CLI's top-level `mcp.allowed` / `mcp.excluded` server lists. */
+/**
+ * Gemini CLI's server lists: `mcp.allowed` / `mcp.excluded`, and the top-level
+ * `allowMCPServers` / `excludeMCPServers` older versions wrote (same meaning).
+ */
 function geminiServerLists(shaper: Shaper, json: Json, servers: Json): Set<string> {
-  const mcp = json.mcp;
-  if (!isRecord(mcp)) return new Set();
-  if (mcp.excluded !== undefined)
-    shaper.names(mcp.excluded, ['mcp', 'excluded'])?.forEach((name, index) => {
+  const used = new Set<string>();
+  const exclude = (value: unknown, path: JsonPath): void =>
+    shaper.names(value, path)?.forEach((name, index) => {
       const entry = Object.hasOwn(servers, name) ? servers[name] : undefined;
-      if (isRecord(entry) && entry.disabled !== true) shaper.disable(entry, name, ['mcp', 'excluded', index]);
+      if (isRecord(entry) && entry.disabled !== true) shaper.disable(entry, name, [...path, index]);
     });
-  if (mcp.allowed !== undefined) {
-    const allowed = shaper.names(mcp.allowed, ['mcp', 'allowed']);
+  const allow = (value: unknown, path: JsonPath): void => {
+    const allowed = shaper.names(value, path);
     if (allowed !== undefined)
       for (const [name, entry] of Object.entries(servers))
         if (!allowed.includes(name) && isRecord(entry) && entry.disabled !== true)
-          shaper.disable(entry, name, ['mcp', 'allowed'], 'server disabled (not in the allowed list)');
+          shaper.disable(entry, name, path, 'server disabled (not in the allowed list)');
+  };
+  const mcp = json.mcp;
+  if (isRecord(mcp)) {
+    used.add('mcp');
+    if (mcp.excluded !== undefined) exclude(mcp.excluded, ['mcp', 'excluded']);
+    if (mcp.allowed !== undefined) allow(mcp.allowed, ['mcp', 'allowed']);
+    for (const key of Object.keys(mcp))
+      if (key !== 'allowed' && key !== 'excluded') shaper.ignoredKeys.push(formatJsonPath(['mcp', key]));
   }
-  for (const key of Object.keys(mcp))
-    if (key !== 'allowed' && key !== 'excluded') shaper.ignoredKeys.push(formatJsonPath(['mcp', key]));
-  return new Set(['mcp']);
+  if (json.excludeMCPServers !== undefined) {
+    used.add('excludeMCPServers');
+    exclude(json.excludeMCPServers, ['excludeMCPServers']);
+  }
+  if (json.allowMCPServers !== undefined) {
+    used.add('allowMCPServers');
+    allow(json.allowMCPServers, ['allowMCPServers']);
+  }
+  return used;
 }
 
 function nativeShape(shaper: Shaper, json: Json, file: string): { json: Json; client?: string } {
@@ -532,14 +570,14 @@ function gooseShape(shaper: Shaper, extensions: Json): Json {
       if (entry.headers !== undefined) server.headers = entry.headers;
     } else {
       shaper.unreadable.push(
-        `${formatJsonPath(path)}: a Goose ${typeof type === 'string' ? `"${type}"` : 'untyped'} extension, not an MCP server codecall can start (only stdio, sse and streamable_http are)`,
+        `${formatJsonPath(path)}: a Goose ${typeof type === 'string' ? JSON.stringify(type) : 'untyped'} extension, not an MCP server codecall can start (only stdio, sse and streamable_http are)`,
       );
       continue;
     }
     if (entry.timeout !== undefined) server.toolTimeoutMs = secondsToMs(entry.timeout);
     if (entry.enabled === false) shaper.disable(server, name, [...path, 'enabled']);
     if (entry.available_tools !== undefined)
-      shaper.deny(name, [...path, 'available_tools'], entry.available_tools, 'allowOnly');
+      shaper.deny(name, [...path, 'available_tools'], entry.available_tools, 'allowOnly', true);
     const used = [
       'type',
       'cmd',
@@ -602,7 +640,7 @@ function continueShape(shaper: Shaper, list: unknown[]): Json {
     }
     if (entry.command === undefined && entry.url === undefined) {
       shaper.unreadable.push(
-        `${formatJsonPath(path)} (${name}): ${entry.uses !== undefined || entry.namespace !== undefined ? 'a Continue Hub block; codecall cannot fetch it' : 'no "command" or "url"'}`,
+        `${formatJsonPath(path)} (${JSON.stringify(name)}): ${entry.uses !== undefined || entry.namespace !== undefined ? 'a Continue Hub block; codecall cannot fetch it' : 'no "command" or "url"'}`,
       );
       return;
     }

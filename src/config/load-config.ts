@@ -301,7 +301,11 @@ function noServerIssue(
   client: string | undefined,
 ): ConfigIssue {
   const keys = Object.keys(json);
-  const listed = keys.slice(0, NO_SERVER_LISTED_KEYS).join(', ');
+  // Keys come from the file: quoted where not plain names, so no control character reaches a terminal.
+  const listed = keys
+    .slice(0, NO_SERVER_LISTED_KEYS)
+    .map((key) => formatJsonPath([key]))
+    .join(', ');
   const found =
     keys.length === 0
       ? 'the configuration is empty'
@@ -334,8 +338,11 @@ function clientPolicyNotice(all: readonly ClientPolicyMapping[]): string | undef
 /**
  * Applies another client's lists to a resolved server: deny and allow-only lists become
  * `clientRules` (enforced by the tool policy whatever codecall's own keys say); tools the client
- * runs without asking, or always asks about, get `requireApproval` unless codecall's own key
- * sets it. Records each mapping.
+ * always asks about get `requireApproval: true` unless codecall's own key for the tool (or, for
+ * the whole server, the server's) sets it. A pre-approval never lifts an approval that stands:
+ * it makes a tool's `requireApproval` false only when neither codecall's own key (the tool's or
+ * the server's) nor an ask of the client (for the tool or its server) says otherwise. Records
+ * each mapping.
  */
 function applyClientPolicy(
   server: ServerConfig,
@@ -350,23 +357,47 @@ function applyClientPolicy(
         from: rule.key,
         to:
           rule.effect === 'deny'
-            ? `${name}: ${rule.tools.join(', ') || '(none)'} never callable, from code included`
-            : `${name}: only ${rule.tools.join(', ')} callable; every other tool never callable`,
+            ? `${name}: ${rule.tools.join(', ')} never callable, from code included`
+            : rule.tools.length === 0
+              ? `${name}: every tool never callable (the list names none)`
+              : `${name}: only ${rule.tools.join(', ')} callable; every other tool never callable`,
       });
   }
-  const setApproval = (tool: string, value: boolean, key: string): void => {
-    const own = Object.hasOwn(server.tools, tool) ? server.tools[tool] : undefined;
-    if (own?.requireApproval !== undefined) {
-      out.push({
-        from: key,
-        to: `${name}.${tool}: no change (codecall's own requireApproval for it wins)`,
-      });
+  const ownServer = server.requireApproval;
+  const ownFor = (tool: string): ToolPolicyConfig | undefined =>
+    Object.hasOwn(server.tools, tool) ? server.tools[tool] : undefined;
+  /** Sets the tool's requireApproval, unless `stands` says why the approval in place stays. */
+  const setApproval = (tool: string, value: boolean, key: string, stands?: string): void => {
+    const own = ownFor(tool);
+    const why = own?.requireApproval !== undefined ? "codecall's own requireApproval for it wins" : stands;
+    if (why !== undefined) {
+      out.push({ from: key, to: `${name}.${tool}: no change (${why})` });
       return;
     }
-    server.tools[tool] = { ...own, requireApproval: value };
+    // A tool name from the file is an own key, `__proto__` included (never the prototype).
+    Object.defineProperty(server.tools, tool, {
+      value: { ...own, requireApproval: value },
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
     out.push({ from: key, to: `${name}.${tool}: requireApproval ${String(value)}` });
   };
-  for (const [tool, key] of policy.approve) if (!policy.ask.has(tool)) setApproval(tool, false, key);
+  for (const [tool, key] of policy.approve) {
+    const asked = policy.ask.get(tool);
+    setApproval(
+      tool,
+      false,
+      key,
+      asked !== undefined
+        ? `${asked} asks about it, and an ask wins`
+        : ownServer !== undefined
+          ? "codecall's own requireApproval for the server wins"
+          : policy.askAll !== undefined
+            ? `${policy.askAll} asks about every tool of ${name}, and an ask wins`
+            : undefined,
+    );
+  }
   for (const [tool, key] of policy.ask) setApproval(tool, true, key);
   if (policy.askAll !== undefined) {
     if (server.requireApproval === undefined) {

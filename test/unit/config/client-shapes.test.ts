@@ -14,6 +14,7 @@ import { loadConfig, parseConfig, type CodecallConfig } from '../../../src/confi
 import { sniffConfigFormat } from '../../../src/config/parse-config-text.js';
 import { isCodecallError, type CodecallError } from '../../../src/errors.js';
 import { assertCallerAllowed, clientDisabledBy, resolveAllowedCallers } from '../../../src/tools/policy.js';
+import { resolveRequireApproval } from '../../../src/tools/approval.js';
 import { tempDir } from '../../fixtures/temp-dir.js';
 
 const FIXTURES = resolve(dirname(fileURLToPath(import.meta.url)), '../../fixtures/client-configs');
@@ -155,7 +156,7 @@ describe("other clients' configuration files", () => {
     });
     expect(config.mcpServers.remote).toMatchObject({ headers: { Authorization: 'Bearer r1' } });
     expect(config.notices[0]).toBe(
-      'skipped mcpServers[3] (Linear MCP): a Continue Hub block; codecall cannot fetch it.',
+      'skipped mcpServers[3] ("Linear MCP"): a Continue Hub block; codecall cannot fetch it.',
     );
     expect(config.ignoredKeys).toEqual(['name', 'version', 'schema', 'models']);
   });
@@ -184,11 +185,15 @@ describe("other clients' configuration files", () => {
       'mcpServers.pythonTools.includeTools → pythonTools: only safe_tool, file_reader callable; every other tool never callable',
       'mcpServers.github.excludeTools → github: delete_repository never callable, from code included',
     ]);
-    // A $VAR that is not set is named, as ${VAR} is.
+    // A $VAR that is not set stays as written, as in Gemini CLI; a ${VAR} that is not set is named.
+    const unset = await load('gemini/.gemini/settings.json', { EXTERNAL_API_KEY: 'e1', GITHUB_TOKEN: 'g' });
+    expect(unset.mcpServers.pythonTools).toMatchObject({
+      env: { DATABASE_URL: '$DB_CONNECTION_STRING', API_KEY: 'e1' },
+    });
     const missing = await rejected(
-      load('gemini/.gemini/settings.json', { EXTERNAL_API_KEY: 'e1', GITHUB_TOKEN: 'g' }),
+      load('gemini/.gemini/settings.json', { DB_CONNECTION_STRING: 'db1', GITHUB_TOKEN: 'g' }),
     );
-    expect(missing.message).toContain('DB_CONNECTION_STRING');
+    expect(missing.message).toContain('EXTERNAL_API_KEY');
   });
 
   it('Claude Code: permissions.allow/ask/deny entries for mcp__server__tool and disabledMcpjsonServers in the same file', async () => {
@@ -378,5 +383,210 @@ describe('TOML and YAML files', () => {
       );
     const error = await rejected(loadConfig({ path: write('bomb.yaml', `${bomb.join('\n')}\n`), env: {} }));
     expect(error.message).toContain('is not valid YAML');
+  });
+});
+
+describe("other clients' lists never loosen what was asked for", () => {
+  const file = '/p/codecall.json';
+  /** The approval a destructive tool of `server` ends up with. */
+  const approval = (server: CodecallConfig['mcpServers'][string], tool: string): unknown =>
+    resolveRequireApproval({
+      tool: Object.hasOwn(server.tools, tool) ? server.tools[tool]!.requireApproval : undefined,
+      server: server.requireApproval,
+      annotations: { destructiveHint: true },
+    }).requireApproval;
+
+  it('a Claude Code ask for a server wins over an allow for one of its tools', () => {
+    const config = parseConfig(
+      {
+        permissions: { ask: ['mcp__gh'], allow: ['mcp__gh__delete_issue'] },
+        mcpServers: { gh: { command: 'x', alwaysAllow: ['close_issue'] } },
+      },
+      { file, env: {} },
+    );
+    const gh = config.mcpServers.gh!;
+    expect(gh.requireApproval).toBe(true);
+    expect(gh.tools).toEqual({});
+    expect(approval(gh, 'delete_issue')).toBe(true);
+    expect(approval(gh, 'close_issue')).toBe(true);
+    expect(mapping(config)).toEqual([
+      'mcpServers.gh.alwaysAllow[0] → gh.close_issue: no change (permissions.ask[0] asks about every tool of gh, and an ask wins)',
+      'permissions.allow[0] → gh.delete_issue: no change (permissions.ask[0] asks about every tool of gh, and an ask wins)',
+      'permissions.ask[0] → gh: requireApproval true (every tool)',
+    ]);
+  });
+
+  it("codecall's own server-level requireApproval wins over Cline's alwaysAllow", () => {
+    const config = parseConfig(
+      {
+        mcpServers: {
+          fs: { command: 'x', requireApproval: true, alwaysAllow: ['write_file'] },
+          db: {
+            command: 'x',
+            requireApproval: { pointer: '/table', values: ['users'] },
+            autoApprove: ['drop_table'],
+          },
+        },
+      },
+      { file, env: {} },
+    );
+    const { fs, db } = config.mcpServers;
+    expect(fs!.tools).toEqual({});
+    expect(approval(fs!, 'write_file')).toBe(true);
+    expect(db!.tools).toEqual({});
+    expect(approval(db!, 'drop_table')).toEqual({ pointer: '/table', values: ['users'] });
+    expect(mapping(config)).toEqual([
+      "mcpServers.fs.alwaysAllow[0] → fs.write_file: no change (codecall's own requireApproval for the server wins)",
+      "mcpServers.db.autoApprove[0] → db.drop_table: no change (codecall's own requireApproval for the server wins)",
+    ]);
+  });
+
+  it('an empty Gemini includeTools or Codex enabled_tools enables no tool; an empty deny list is no rule; an empty Goose available_tools is every tool', async () => {
+    const gemini = parseConfig(
+      {
+        mcpServers: {
+          g: { command: 'x', includeTools: [], excludeTools: [] },
+          w: { command: 'x', disabledTools: [] },
+        },
+      },
+      { file: '/p/.gemini/settings.json', env: {} },
+    );
+    const g = gemini.mcpServers.g!;
+    expect(g.clientRules).toEqual([{ key: 'mcpServers.g.includeTools', effect: 'allowOnly', tools: [] }]);
+    expect(clientDisabledBy(g, 'read_file')).toBe('mcpServers.g.includeTools');
+    expect(gemini.mcpServers.w!.clientRules).toBeUndefined();
+    expect(mapping(gemini)).toEqual([
+      'mcpServers.g.includeTools → g: every tool never callable (the list names none)',
+    ]);
+    const codex = await loadConfig({
+      path: write('config.toml', '[mcp_servers.c]\ncommand = "x"\nenabled_tools = []\ndisabled_tools = []\n'),
+      env: {},
+    });
+    const c = codex.mcpServers.c!;
+    expect(c.clientRules).toEqual([{ key: 'mcp_servers.c.enabled_tools', effect: 'allowOnly', tools: [] }]);
+    expect(clientDisabledBy(c, 'search')).toBe('mcp_servers.c.enabled_tools');
+    const goose = await loadConfig({
+      path: write('config.yaml', 'extensions:\n  e:\n    type: stdio\n    cmd: x\n    available_tools: []\n'),
+      env: {},
+    });
+    expect(goose.mcpServers.e!.clientRules).toBeUndefined();
+  });
+
+  it("Gemini CLI's $VAR is braced only when the variable is set; an unset one stays literal, as in Gemini CLI", () => {
+    const config = parseConfig(
+      {
+        mcpServers: {
+          g: {
+            command: 'x',
+            args: ['$SET', '$UNSET', '--dir=$UNSET/$SET'],
+            env: { A: '$UNSET', B: 'pre-$SET' },
+          },
+        },
+      },
+      { file: '/p/.gemini/settings.json', env: { SET: 'v' } },
+    );
+    const g = config.mcpServers.g as { args: string[]; env: Record<string, string> };
+    expect(g.args).toEqual(['v', '$UNSET', '--dir=$UNSET/v']);
+    expect(g.env).toEqual({ A: '$UNSET', B: 'pre-v' });
+  });
+
+  // eslint-disable-next-line no-control-regex
+  const RAW_CONTROLS = /[\u0007\u001b]/;
+
+  it('config names and values reach messages quoted, never as raw control characters', async () => {
+    const title = '\u001b]0;pwned\u0007';
+    const noServer = await rejected(
+      loadConfig({ path: write('c.json', JSON.stringify({ [title]: 1, theme: 'x' })), env: {} }),
+    );
+    expect(noServer.message).not.toMatch(RAW_CONTROLS);
+    expect(noServer.message).toContain(
+      'found top-level keys ["\\u001b]0;pwned\\u0007"], theme but no MCP server',
+    );
+    const goose = await rejected(
+      loadConfig({
+        path: write('config.yaml', `extensions:\n  e:\n    type: ${JSON.stringify(title)}\n    cmd: x\n`),
+        env: {},
+      }),
+    );
+    expect(goose.message).not.toMatch(RAW_CONTROLS);
+    expect(goose.message).toContain('extensions.e: a Goose "\\u001b]0;pwned\\u0007" extension');
+    const continued = await loadConfig({
+      path: write(
+        'config.yaml',
+        `mcpServers:\n  - name: ${JSON.stringify(title)}\n    uses: a/b\n  - name: ok\n    command: x\n`,
+      ),
+      env: {},
+    });
+    expect(continued.notices.join('\n')).not.toMatch(RAW_CONTROLS);
+    expect(continued.notices[0]).toBe(
+      'skipped mcpServers[0] ("\\u001b]0;pwned\\u0007"): a Continue Hub block; codecall cannot fetch it.',
+    );
+  });
+
+  it("Gemini CLI's older top-level excludeMCPServers and allowMCPServers switch servers off, as mcp.excluded and mcp.allowed do", () => {
+    const servers = { a: { command: 'x' }, b: { command: 'y' }, c: { command: 'z' } };
+    const excluded = parseConfig(
+      { excludeMCPServers: ['b'], mcpServers: servers },
+      { file: '/p/settings.json', env: {} },
+    );
+    expect(excluded.clientFormat).toBe('Gemini CLI');
+    expect(excluded.disabledServers).toEqual(['b']);
+    expect(excluded.ignoredKeys).toEqual([]);
+    const allowed = parseConfig(
+      { allowMCPServers: ['a'], mcpServers: servers },
+      { file: '/p/.gemini/settings.json', env: {} },
+    );
+    expect(allowed.disabledServers).toEqual(['b', 'c']);
+    expect(mapping(allowed)).toEqual([
+      'allowMCPServers → b: server disabled (not in the allowed list)',
+      'allowMCPServers → c: server disabled (not in the allowed list)',
+    ]);
+  });
+
+  it("switches codecall does not map: Claude Code's enabledMcpjsonServers and Zed's profiles are ignored keys", () => {
+    const claude = parseConfig(
+      {
+        enabledMcpjsonServers: ['a'],
+        enableAllProjectMcpServers: false,
+        mcpServers: { a: { command: 'x' }, b: { command: 'y' } },
+      },
+      { file: '/p/.claude/settings.json', env: {} },
+    );
+    expect(Object.keys(claude.mcpServers)).toEqual(['a', 'b']);
+    expect(claude.ignoredKeys).toEqual(['enabledMcpjsonServers', 'enableAllProjectMcpServers']);
+    const zed = parseConfig(
+      {
+        agent: { profiles: { ask: { context_servers: { a: { tools: { t: false } } } } } },
+        context_servers: { a: { command: 'x' } },
+      },
+      { file: '/p/settings.json', env: {} },
+    );
+    expect(zed.mcpServers.a!.clientRules).toBeUndefined();
+    expect(zed.ignoredKeys).toEqual(['agent']);
+  });
+
+  it('a tool named __proto__ gets its pre-approval as an ordinary tool name, and nothing else is touched', () => {
+    const config = parseConfig(
+      {
+        permissions: { allow: ['mcp__gh____proto__'], ask: ['mcp__fs____proto__'] },
+        mcpServers: {
+          fs: { command: 'x', alwaysAllow: ['__proto__', 'read_file'] },
+          gh: { command: 'x' },
+        },
+      },
+      { file, env: {} },
+    );
+    for (const [server, value] of [
+      ['fs', true],
+      ['gh', false],
+    ] as const) {
+      const tools = config.mcpServers[server]!.tools;
+      expect(Object.getPrototypeOf(tools)).toBe(Object.prototype);
+      expect(Object.getOwnPropertyDescriptor(tools, '__proto__')?.value).toEqual({ requireApproval: value });
+      expect((tools as Record<string, unknown>).requireApproval).toBeUndefined();
+    }
+    expect(Object.keys(config.mcpServers.fs!.tools)).toEqual(['read_file', '__proto__']);
+    expect(config.mcpServers.fs!.tools.read_file).toEqual({ requireApproval: false });
+    expect(({} as Record<string, unknown>).requireApproval).toBeUndefined();
   });
 });
