@@ -97,6 +97,7 @@ export const sandboxSchema = z.strictObject({
   maxWorkers: positiveInt.optional(),
   workerIdleMs: timerMs.optional(),
   workerSpinUs: z.number().int().min(0).max(1_000_000).optional(),
+  isolateRuns: z.number().int().min(1).max(1_000_000).optional(),
   wallTimeMs: timerMs.optional(),
   cpuTimeMs: timerMs.optional(),
   memoryMb: positiveInt.optional(),

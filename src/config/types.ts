@@ -128,6 +128,8 @@ export interface SandboxConfig {
    * call, instead of sleeping (0: never). See `SandboxPoolOptions.workerSpinUs`.
    */
   workerSpinUs: number;
+  /** Runs of one owner an isolate serves, each in a fresh context. See `SandboxPoolOptions.isolateRuns`. */
+  isolateRuns: number;
   /** Bytes of model code accepted for one run. */
   maxCodeBytes: number;
   /** Milliseconds an `execute_code` session may stay unused before it is dropped. */

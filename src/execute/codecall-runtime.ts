@@ -248,6 +248,7 @@ function sandboxOptionsOf(
     maxWorkers: config.sandbox.maxWorkers,
     workerIdleMs: config.sandbox.workerIdleMs,
     workerSpinUs: config.sandbox.workerSpinUs,
+    isolateRuns: config.sandbox.isolateRuns,
     limits: config.sandbox.limits,
     sessionTtlMs: config.sandbox.sessionTtlMs,
     maxSessions: config.sandbox.maxSessions,
