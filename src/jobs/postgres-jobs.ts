@@ -550,20 +550,34 @@ function pgBossAdapter(
           stopping.signal.removeEventListener('abort', onStop);
         }
       };
-      await boss.work<
-        PgJobData,
-        void,
-        { batchSize: 1; localConcurrency: number; includeMetadata: true; pollingIntervalSeconds: number }
-      >(
-        queue,
-        {
-          batchSize: 1,
-          localConcurrency: concurrency,
-          includeMetadata: true,
-          pollingIntervalSeconds: DEFAULT_JOBS_PG_WORKER_POLL_S,
-        },
-        handle,
-      );
+      // One pg-boss worker per slot, so each knows its own id: when its job is done it is woken to
+      // fetch again at once. pg-boss waits its polling interval (0.5 s at least) after every fetch,
+      // full or not (its burst mode needs a batch above one), which capped a slot at 2 jobs/s.
+      for (let slot = 0; slot < concurrency; slot++) {
+        // Set once `work` answers; a job handled before then is not followed by a wake-up.
+        const worker: { id?: string } = {};
+        worker.id = await boss.work<
+          PgJobData,
+          void,
+          { batchSize: 1; localConcurrency: 1; includeMetadata: true; pollingIntervalSeconds: number }
+        >(
+          queue,
+          {
+            batchSize: 1,
+            localConcurrency: 1,
+            includeMetadata: true,
+            pollingIntervalSeconds: DEFAULT_JOBS_PG_WORKER_POLL_S,
+          },
+          async (jobs) => {
+            try {
+              await handle(jobs);
+            } finally {
+              // Skips the wait before the next fetch (a fetch that finds nothing waits as usual).
+              if (worker.id !== undefined && !stopping.signal.aborted) boss.notifyWorker(worker.id);
+            }
+          },
+        );
+      }
     },
     async stop(graceMs: number) {
       const timer = setLongTimeout(() => stopping.abort(), graceMs);
