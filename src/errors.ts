@@ -46,6 +46,8 @@ export type CodecallErrorCode =
   | 'JOB_NOT_WAITING_APPROVAL'
   | 'JOB_CONFIG_UNKNOWN'
   | 'JOBS_BACKEND_UNAVAILABLE'
+  /** A `codecall serve` jobs API refused the request: no or a wrong bearer token (401), or its Host/Origin checks (403). */
+  | 'JOBS_AUTH_FAILED'
   | 'JOBS_QUEUE_FULL'
   | 'REPLAY_DIVERGED'
   | 'REPLAY_IN_DOUBT'
@@ -90,12 +92,12 @@ export interface CodecallErrorDetailsMap {
   };
   CONFIG_INVALID: CodecallErrorFacts & {
     file?: string | undefined;
-    issues?: CodecallErrorIssue[] | undefined;
+    issues: CodecallErrorIssue[];
   };
   CONFIG_ENV_MISSING: CodecallErrorFacts & {
     file?: string | undefined;
-    path?: string | undefined;
-    variable?: string | undefined;
+    path: string;
+    variable: string;
   };
   SERVER_START_FAILED: CodecallErrorFacts & {
     /** The server that failed (one server's start). */
@@ -143,13 +145,13 @@ export interface CodecallErrorDetailsMap {
     path?: string | undefined;
   };
   SEARCH_INVALID_QUERY: CodecallErrorFacts & {
-    query?: string | undefined;
+    query: string;
     pattern?: string | undefined;
     problem?: string | undefined;
   };
   INVALID_ARGUMENT: CodecallErrorFacts & {
     /** The option or field at fault (`maxSteps`, `state.sequences`…). */
-    field?: string | undefined;
+    field: string;
     value?: unknown;
   };
   CLOSED: CodecallErrorFacts;
@@ -174,11 +176,17 @@ export interface CodecallErrorDetailsMap {
   SERVE_TOKEN_REQUIRED: CodecallErrorFacts & { host: string };
   SERVE_LISTEN_FAILED: CodecallErrorFacts & { host: string; port: number };
   CONFIG_NOT_TRUSTED: CodecallErrorFacts & { file: string; sha256: string };
-  JOB_NOT_FOUND: CodecallErrorFacts & { id?: string | undefined };
-  JOB_WAIT_TIMEOUT: CodecallErrorFacts & { id?: string | undefined; timeoutMs?: number | undefined };
-  JOB_NOT_WAITING_APPROVAL: CodecallErrorFacts & { id?: string | undefined; state?: string | undefined };
-  JOB_CONFIG_UNKNOWN: CodecallErrorFacts & { config?: string | undefined; available?: string[] | undefined };
+  JOB_NOT_FOUND: CodecallErrorFacts & { id: string };
+  JOB_WAIT_TIMEOUT: CodecallErrorFacts & { id: string; timeoutMs: number };
+  JOB_NOT_WAITING_APPROVAL: CodecallErrorFacts & { id: string; state: string };
+  JOB_CONFIG_UNKNOWN: CodecallErrorFacts & { config: string; available: string[] };
   JOBS_BACKEND_UNAVAILABLE: CodecallErrorFacts & { timeoutMs?: number | undefined };
+  JOBS_AUTH_FAILED: CodecallErrorFacts & {
+    /** The server's address. */
+    url: string;
+    /** 401 (token missing or refused) or 403 (Host/Origin refused). */
+    status: number;
+  };
   JOBS_QUEUE_FULL: CodecallErrorFacts & { maxWaiting?: number | undefined; maxParked?: number | undefined };
   /** A replayed script made a call the journal does not have, or left journaled calls unmade. */
   REPLAY_DIVERGED: CodecallErrorFacts & {

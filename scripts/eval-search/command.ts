@@ -88,7 +88,7 @@ function readJsonLines(path: string, cwd: string, what: string): unknown[] {
       'INVALID_ARGUMENT',
       `Cannot read the ${what} file ${full}: ${(error as Error).message}. Check the path.`,
       {
-        details: { path: full },
+        details: { field: what, path: full },
         cause: error,
       },
     );
@@ -104,7 +104,7 @@ function readJsonLines(path: string, cwd: string, what: string): unknown[] {
       throw new CodecallError(
         'INVALID_ARGUMENT',
         `${full}:${i + 1}: not valid JSON (${(error as Error).message}). Each line must be one JSON object.`,
-        { details: { path: full, line: i + 1 } },
+        { details: { field: what, path: full, line: i + 1 } },
       );
     }
   }
@@ -116,7 +116,7 @@ function toTools(rows: unknown[], path: string): SearchableTool[] {
     const r = row as Record<string, unknown> | null;
     if (typeof r !== 'object' || r === null || typeof r.name !== 'string' || r.name === '') {
       throw new CodecallError('INVALID_ARGUMENT', `${path}: tool ${i + 1} needs a string "name".`, {
-        details: { path, index: i },
+        details: { field: 'tools', path, index: i },
       });
     }
     return r as unknown as SearchableTool;
@@ -131,7 +131,7 @@ function toQueries(rows: unknown[], path: string): EvalQuery[] {
       throw new CodecallError(
         'INVALID_ARGUMENT',
         `${path}: line ${i + 1} needs "tools": an array of tool names in call order.`,
-        { details: { path, index: i } },
+        { details: { field: 'sequences', path, index: i } },
       );
     }
     const query = !Array.isArray(row) && typeof r?.query === 'string' ? r.query : '';
@@ -266,7 +266,7 @@ export const evalSearchCommand: CliCommand = {
         throw new CodecallError(
           'INVALID_ARGUMENT',
           `No data set "${dataset}": ${toolsPath} is missing. Set --data-dir or ${DATA_DIR_ENV} to the data folder.`,
-          { details: { path: toolsPath } },
+          { details: { field: 'dataset', path: toolsPath } },
         );
       }
       const dev = join(folder, 'dev.jsonl');

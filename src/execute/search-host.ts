@@ -203,7 +203,7 @@ export class SearchWorkerHost {
     pending.reject(
       error.code === 'SEARCH_INVALID_QUERY'
         ? new CodecallError('SEARCH_INVALID_QUERY', error.message, {
-            ...(error.details !== undefined ? { details: error.details as { query?: string } } : {}),
+            details: { query: '', ...(error.details as { query?: string } | undefined) },
           })
         : new Error(error.message),
     );

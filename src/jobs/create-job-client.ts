@@ -102,7 +102,11 @@ export async function openJobBackend(options: OpenJobBackendOptions): Promise<Jo
       throw new CodecallError(
         'CONFIG_INVALID',
         'jobs.backend is "postgres" but jobs.connection is not set; add "connection": "postgres://user@host:5432/db".',
-        { details: { path: 'jobs.connection' } },
+        {
+          details: {
+            issues: [{ path: 'jobs.connection', message: 'required for the "postgres" backend' }],
+          },
+        },
       );
     return createPgJobClient({
       connection: jobs.connection,
@@ -114,7 +118,9 @@ export async function openJobBackend(options: OpenJobBackendOptions): Promise<Jo
       throw new CodecallError(
         'CONFIG_INVALID',
         'jobs.backend is "bullmq" but jobs.connection is not set; add "connection": "redis://127.0.0.1:6379" or pass --redis <url>.',
-        { details: { path: 'jobs.connection' } },
+        {
+          details: { issues: [{ path: 'jobs.connection', message: 'required for the "bullmq" backend' }] },
+        },
       );
     }
     return createJobClient({

@@ -41,7 +41,7 @@ export function parseApprovalInput(input: unknown): { approved: boolean; reason?
     throw new CodecallError(
       'INVALID_ARGUMENT',
       `Unknown field "${extra[0]}" in the approval; use "approved" (boolean) and "reason" (string).`,
-      { details: { field: extra[0] } },
+      { details: { field: extra[0]! } },
     );
   if (typeof approved !== 'boolean')
     throw new CodecallError(

@@ -47,7 +47,7 @@ export async function waitForJobEnd(
               'JOB_WAIT_TIMEOUT',
               `Job "${id}" did not finish within ${options.timeoutMs} ms; it goes on running.`,
               {
-                details: { id, timeoutMs: options.timeoutMs },
+                details: { id, timeoutMs: options.timeoutMs ?? 0 },
               },
             )
           : new CodecallError('ABORTED', `Stopped waiting for job "${id}"; it goes on running.`, {

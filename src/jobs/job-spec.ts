@@ -217,7 +217,7 @@ export function parseJobSpec(input: unknown): JobSpec {
       'INVALID_ARGUMENT',
       `Invalid job: ${problems.join('; ')}. A job is {"kind": "exec", "code": "..."} or ` +
         '{"kind": "run", "prompt": "..."} (or "messages": [...] instead of "prompt"), with optional config, idempotencyKey, priority, deadline, attempts.',
-      { details: { issues: problems } },
+      { details: { field: 'job', problems } },
     );
   }
   const { deadline, config, ...rest } = parsed.data;

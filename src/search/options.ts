@@ -205,7 +205,7 @@ function check(name: string, value: number | undefined, fallback: number, min: n
     throw new CodecallError(
       'INVALID_ARGUMENT',
       `Search option "${name}" must be a number from ${min} to ${max}; got ${String(value)}.`,
-      { details: { option: name, value } },
+      { details: { field: name, value } },
     );
   }
   return value;
@@ -217,7 +217,7 @@ function checkPolicy(value: ExpansionPolicy | undefined, fallback: ExpansionPoli
     throw new CodecallError(
       'INVALID_ARGUMENT',
       `Search option "expansionWhen" must be "cold-start", "no-feedback" or "always"; got ${JSON.stringify(value)}.`,
-      { details: { option: 'expansionWhen', value } },
+      { details: { field: 'expansionWhen', value } },
     );
   }
   return value;

@@ -26,7 +26,7 @@ function invalid(pattern: string, problem: string, fix: string): CodecallError {
     'SEARCH_INVALID_QUERY',
     `Invalid regex pattern ${JSON.stringify(pattern)}: ${problem}. ${fix}`,
     {
-      details: { pattern, problem },
+      details: { query: pattern, pattern, problem },
     },
   );
 }
@@ -64,7 +64,7 @@ export function compileRegexQuery(pattern: string, options: RegexQueryOptions = 
       'SEARCH_INVALID_QUERY',
       'The regex pattern is empty. Pass a pattern such as "weather" or "get_.*_data".',
       {
-        details: { pattern },
+        details: { query: pattern, pattern },
       },
     );
   }

@@ -319,6 +319,7 @@ export function createCodecallServer(options: CodecallServerOptions): Server {
     throw new CodecallError(
       'INVALID_ARGUMENT',
       `searchWaitForServersMs must be a number ≥ 0 (0 ranks at once); got ${searchWaitMs}.`,
+      { details: { field: 'searchWaitForServersMs', value: searchWaitMs } },
     );
   // This session's own store (`store: "session"`), made at its first run.
   let sessionStore: { store: ScriptStore; values: MemoryHistoryStore } | undefined;
@@ -343,6 +344,7 @@ export function createCodecallServer(options: CodecallServerOptions): Server {
     throw new CodecallError(
       'INVALID_ARGUMENT',
       `sequenceGapMs must be a number ≥ 0 (0 records nothing); got ${sequenceGapMs}.`,
+      { details: { field: 'sequenceGapMs', value: sequenceGapMs } },
     );
   // The last successful direct call of this session (one Server is one MCP session).
   let lastDirect: { name: string; endedAt: number } | undefined;
@@ -363,6 +365,7 @@ export function createCodecallServer(options: CodecallServerOptions): Server {
     throw new CodecallError(
       'INVALID_ARGUMENT',
       `maxQueuedNotificationBytes must be an integer ≥ 1; got ${maxQueuedNotificationBytes}.`,
+      { details: { field: 'maxQueuedNotificationBytes', value: maxQueuedNotificationBytes } },
     );
   const server = new BoundedServer(
     options.serverInfo ?? { name: 'codecall', version: packageVersion() },
@@ -377,6 +380,7 @@ export function createCodecallServer(options: CodecallServerOptions): Server {
     throw new CodecallError(
       'INVALID_ARGUMENT',
       `maxSubscriptions must be an integer ≥ 1; got ${maxSubscriptions}.`,
+      { details: { field: 'maxSubscriptions', value: maxSubscriptions } },
     );
   // The session's upstream calls carry its sandbox owner as their origin (what they log is its).
   const gateway = attachGateway(server, {

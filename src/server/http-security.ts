@@ -135,7 +135,9 @@ export function hasBearerToken(authorization: string | undefined, token: string)
  */
 export function assertSafeBinding(host: string, token: string | undefined): void {
   if (token !== undefined && token.trim() === '')
-    throw new CodecallError('INVALID_ARGUMENT', 'The bearer token is empty; give a long random secret.');
+    throw new CodecallError('INVALID_ARGUMENT', 'The bearer token is empty; give a long random secret.', {
+      details: { field: 'token' },
+    });
   if (token === undefined && !isLoopbackHost(host)) {
     throw new CodecallError(
       'SERVE_TOKEN_REQUIRED',

@@ -47,9 +47,16 @@ export class RunLimiter {
       throw new CodecallError(
         'INVALID_ARGUMENT',
         `maxConcurrent must be a positive integer; got ${this.maxConcurrent}.`,
+        { details: { field: 'maxConcurrent', value: this.maxConcurrent } },
       );
     if (!Number.isInteger(this.maxQueued) || this.maxQueued < 0)
-      throw new CodecallError('INVALID_ARGUMENT', `maxQueued must be an integer ≥ 0; got ${this.maxQueued}.`);
+      throw new CodecallError(
+        'INVALID_ARGUMENT',
+        `maxQueued must be an integer ≥ 0; got ${this.maxQueued}.`,
+        {
+          details: { field: 'maxQueued', value: this.maxQueued },
+        },
+      );
     this.#queue = new PQueue({ concurrency: this.maxConcurrent });
   }
 

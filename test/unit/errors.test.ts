@@ -51,6 +51,18 @@ describe('CodecallError', () => {
     expect(new CodecallError('TOOL_TIMEOUT', 'slow').details).toEqual({});
     // @ts-expect-error ...and complete.
     expect(new CodecallError('TOOL_TIMEOUT', 'slow', { details: { tool: 'a.b' } }).code).toBe('TOOL_TIMEOUT');
+    // @ts-expect-error INVALID_ARGUMENT names its field.
+    expect(new CodecallError('INVALID_ARGUMENT', 'bad', { details: {} }).code).toBe('INVALID_ARGUMENT');
+    // @ts-expect-error CONFIG_INVALID lists its issues.
+    expect(new CodecallError('CONFIG_INVALID', 'bad', { details: { file: 'x' } }).code).toBe(
+      'CONFIG_INVALID',
+    );
+    // @ts-expect-error The job codes name the job.
+    expect(new CodecallError('JOB_NOT_FOUND', 'gone').code).toBe('JOB_NOT_FOUND');
+    // @ts-expect-error A bad search query is given back.
+    expect(new CodecallError('SEARCH_INVALID_QUERY', 'bad', { details: { pattern: '(' } }).code).toBe(
+      'SEARCH_INVALID_QUERY',
+    );
     // A code without required fields takes no options at all.
     expect(new CodecallError('CLOSED', 'closed').details).toEqual({});
   });
