@@ -448,3 +448,29 @@ export const DEFAULT_MAX_SUGGESTION_LOOKUPS_PER_RUN = 5;
  * in between are counted into the next line, so a script of thousands of calls stays readable.
  */
 export const DEFAULT_EXEC_PROGRESS_INTERVAL_MS = 250;
+
+/**
+ * Time one request of `codecall jobs --url` (the jobs HTTP API of a running `codecall serve`)
+ * may take, from connecting to the last byte of the answer (to the headers, for an event
+ * stream), before it fails with `JOBS_BACKEND_UNAVAILABLE`.
+ */
+export const DEFAULT_JOBS_HTTP_TIMEOUT_MS = 10_000;
+/** Bytes of one answer (or one server-sent event) the jobs HTTP client reads. */
+export const DEFAULT_JOBS_HTTP_MAX_RESPONSE_BYTES = 16 * 1_048_576;
+/**
+ * Jobs the approvals page (`/admin/approvals`) lists at once; past it the page says that more
+ * wait (decide some and reload). Each listed call is shown whole, arguments uncut.
+ */
+export const DEFAULT_JOBS_APPROVALS_PAGE_MAX_JOBS = 100;
+
+/**
+ * Bytes of a configuration file read at most; a larger file is refused before it is read (a
+ * configuration path may name any file, a log or a device).
+ */
+export const DEFAULT_CONFIG_MAX_BYTES = 4 * 1024 * 1024;
+
+/**
+ * Characters of one tool name shown as a node's label in `codecall graph --format dot` and `svg`;
+ * a longer one is cut with "…" (a name comes from an MCP server: a picture stays a picture).
+ */
+export const DEFAULT_GRAPH_LABEL_MAX_CHARS = 200;

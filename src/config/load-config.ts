@@ -4,11 +4,11 @@
  * `CodecallError` whose message names the file, the JSON path inside it and the fix.
  */
 import { realpathSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import type { z } from 'zod';
-import { CodecallError } from '../errors.js';
+import { CodecallError, isCodecallError } from '../errors.js';
 import type { ToolCaller } from '../types.js';
 import {
   DEFAULT_HISTORY_MAX_RUNS,
@@ -23,6 +23,7 @@ import {
   DEFAULT_SANDBOX_WORKER_IDLE_MS,
   DEFAULT_SANDBOX_WORKER_SPIN_US,
   DEFAULT_SANDBOX_ISOLATE_RUNS,
+  DEFAULT_CONFIG_MAX_BYTES,
   DEFAULT_SERVER_CONNECT_TIMEOUT_MS,
   DEFAULT_SERVER_MAX_CONCURRENT_CALLS,
   DEFAULT_SERVER_MAX_MESSAGE_BYTES,
@@ -125,8 +126,18 @@ export async function loadConfig(options: LoadConfigOptions = {}): Promise<Codec
   for (const file of candidates) {
     let text: string;
     try {
+      // Bounded before it is read: a configuration path may name any file (a log, a device).
+      const size = (await stat(file)).size;
+      if (size > DEFAULT_CONFIG_MAX_BYTES)
+        throw new CodecallError(
+          'CONFIG_INVALID',
+          `${file} is ${size} bytes; a configuration is at most ${DEFAULT_CONFIG_MAX_BYTES} bytes ` +
+            '(DEFAULT_CONFIG_MAX_BYTES). Fix: point --config at the configuration file itself.',
+          { details: { file, issues: [{ path: '(root)', message: `${size} bytes` }] } },
+        );
       text = await readFile(file, 'utf8');
     } catch (error) {
+      if (isCodecallError(error)) throw error;
       const code = (error as NodeJS.ErrnoException).code;
       if (code === 'ENOENT' || code === 'ENOTDIR') continue;
       throw new CodecallError(

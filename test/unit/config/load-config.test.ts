@@ -1,8 +1,9 @@
-import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadConfig, parseConfig } from '../../../src/config/index.js';
 import {
+  DEFAULT_CONFIG_MAX_BYTES,
   DEFAULT_HISTORY_MAX_RUNS,
   DEFAULT_MAX_TOOL_RESULT_BYTES,
   DEFAULT_SANDBOX_MAX_WORKERS,
@@ -117,6 +118,18 @@ describe('loadConfig', () => {
     const missing = await rejected(loadConfig({ cwd, path: 'nope.json' }));
     expect(missing.code).toBe('CONFIG_NOT_FOUND');
     expect(missing.message).toContain(join(cwd, 'nope.json'));
+  });
+
+  it('refuses a file past DEFAULT_CONFIG_MAX_BYTES before reading it, naming its size and the fix', async () => {
+    const cwd = dir({});
+    const big = join(cwd, 'big.json');
+    // Sparse: the size is what the check reads, nothing is written.
+    writeFileSync(big, '');
+    truncateSync(big, DEFAULT_CONFIG_MAX_BYTES + 1);
+    const error = await rejected(loadConfig({ cwd, path: 'big.json' }));
+    expect(error.code).toBe('CONFIG_INVALID');
+    expect(error.message).toContain(`${DEFAULT_CONFIG_MAX_BYTES + 1} bytes`);
+    expect(error.message).toContain('Fix: point --config at the configuration file itself');
   });
 
   it('reports invalid JSON with the file name', async () => {
