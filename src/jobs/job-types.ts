@@ -126,12 +126,16 @@ export interface ListJobsOptions {
 }
 
 /**
- * Where jobs live: the embedded backend (in-process, `codecall serve --http` without Redis) or
- * the BullMQ backend (a Redis queue consumed by `codecall worker` processes).
+ * Where jobs live: the embedded backend (in-process, `codecall serve --http` without Redis), the
+ * BullMQ backend (a Redis queue consumed by `codecall worker` processes) or the pg-boss one; or a
+ * client of a running `codecall serve`'s jobs HTTP API, which holds one of those.
  */
 export interface JobBackend {
-  /** `local`, `bullmq` or `postgres`. */
-  readonly kind: 'local' | 'bullmq' | 'postgres';
+  /**
+   * `local`, `bullmq` or `postgres`; `http` for a client of a running `codecall serve`'s jobs API
+   * (whichever of the three that server keeps its jobs on).
+   */
+  readonly kind: 'local' | 'bullmq' | 'postgres' | 'http';
   /** Queues a job; throws `INVALID_ARGUMENT` for a bad spec. */
   submit(spec: JobSpecInput): Promise<JobSubmission>;
   /** The job, or `undefined` when there is none (never was, or removed by retention). */

@@ -3,8 +3,13 @@
  * `codecall jobs`: name, summary and usage text, loaded without the command's implementation
  * (`codecall --help` and `codecall jobs --help` read only this).
  */
-import { DEFAULT_JOBS_QUEUE } from '../../config/defaults.js';
+import {
+  DEFAULT_JOBS_HTTP_TIMEOUT_MS,
+  DEFAULT_JOBS_QUEUE,
+  DEFAULT_SERVE_PORT,
+} from '../../config/defaults.js';
 import type { CommandHelp } from '../command.js';
+import { SERVE_TOKEN_ENV } from './serve.help.js';
 
 /** Environment variable holding the Redis URL of the jobs queue. */
 export const REDIS_URL_ENV = 'CODECALL_REDIS_URL';
@@ -13,7 +18,7 @@ export const REDIS_URL_ENV = 'CODECALL_REDIS_URL';
 export const jobsHelp: CommandHelp = {
   name: 'jobs',
   summary:
-    'Submit and follow server-side jobs on a BullMQ queue (submit, status, wait, logs, cancel, approve, list)',
+    'Submit and follow server-side jobs on a running serve (--url), Redis or PostgreSQL (submit, status, wait, logs, cancel, approve, list)',
   usage: `Usage: codecall jobs <command> [options]
 
 Commands:
@@ -28,6 +33,20 @@ Commands:
                                 (it runs once) or deny it (the script sees APPROVAL_DENIED)
   list [--state <s>]... [--limit <n>]
 
+Backend (every command works on each; give at most one of --url, --redis, --postgres):
+  --url <address>       a running \`codecall serve --http\` (e.g. http://127.0.0.1:${DEFAULT_SERVE_PORT}), through its
+                        jobs HTTP API (/v1/jobs): its embedded backend, or the queue it was started on
+  --token <secret>      with --url: the serve's bearer token (default: $${SERVE_TOKEN_ENV})
+  --redis <url>         a BullMQ queue on Redis (default: $${REDIS_URL_ENV})
+  --postgres <url>      a pg-boss queue on PostgreSQL, as \`codecall worker --postgres\`
+  --queue <name>        with Redis or PostgreSQL: the queue (default: jobs.queue, else "${DEFAULT_JOBS_QUEUE}")
+  --config <path>       configuration file whose "jobs" section chooses the backend (default:
+                        ./codecall.json, then ./.mcp.json)
+Without a flag: $${REDIS_URL_ENV}, then the configuration: "jobs": {"backend": "bullmq" or "postgres",
+"connection": "<url>"}, or "backend": "local" for the codecall serve its "serve" section describes
+(host, port, token). A serve that cannot be reached, or does not answer within ${DEFAULT_JOBS_HTTP_TIMEOUT_MS / 1_000} s,
+and a refused token (401) are errors that name the backend used and how to choose another.
+
 Submit options:
   --config-name <name>  configuration the worker runs the job with (default: "default")
   --key <key>           idempotency key: submitting the same key again queues nothing new
@@ -41,14 +60,19 @@ Submit options:
   --max-steps <n>       run jobs: model requests before the run stops
   --wait                after submitting, wait as \`jobs wait\` does
 
-Common options:
-  --redis <url>         Redis (default: $${REDIS_URL_ENV}, else jobs.connection in the configuration)
-  --postgres <url>      a PostgreSQL (pg-boss) queue instead, as \`codecall worker --postgres\`
-  --queue <name>        queue (default: jobs.queue, else "${DEFAULT_JOBS_QUEUE}")
-  --config <path>       configuration file to read the "jobs" section from
+Other options:
   --timeout-ms <n>      wait: give up waiting after this long (the job goes on)
   --json                print JSON
 
-Exit status: 0 done (a waited job ended "ok"), 1 the job ended otherwise, 2 usage or configuration error.
+Examples:
+  codecall jobs submit exec report.ts --url http://127.0.0.1:${DEFAULT_SERVE_PORT} --token "$TOKEN" --wait
+  ${SERVE_TOKEN_ENV}=$TOKEN codecall jobs list --url http://127.0.0.1:${DEFAULT_SERVE_PORT} --state completed
+  codecall jobs logs 7f3c… --url https://codecall.internal:8443 --token "$TOKEN"
+  codecall jobs submit run "Summarise Q3 travel" --redis redis://127.0.0.1:6379 --model demo
+  codecall jobs wait 7f3c… --postgres postgres://codecall@db.internal:5432/app --timeout-ms 60000
+  codecall jobs approve 7f3c… --deny --reason "not this one" --config codecall.json
+
+Exit status: 0 done (a waited job ended "ok"), 1 the job ended otherwise, 2 usage, configuration
+or backend error (unreachable, refused token).
 `,
 };

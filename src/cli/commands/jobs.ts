@@ -1,9 +1,11 @@
 /**
  * @module
- * `codecall jobs submit|status|wait|logs|cancel|list`: submits jobs to the BullMQ queue that
- * `codecall worker` processes consume, and follows them. `wait` prints progress on stderr and
- * the job's output on stdout (an `exec` job's stdout, a `run` job's answer); `--json` prints the
- * job record instead.
+ * `codecall jobs submit|status|wait|logs|cancel|approve|list`: submits jobs and follows them on
+ * any backend: a running `codecall serve --http` through its jobs HTTP API (`--url`, `--token`;
+ * its embedded backend or whatever queue it uses), a BullMQ queue on Redis (`--redis`), or a
+ * pg-boss queue on PostgreSQL (`--postgres`); see jobs-target.ts for how one is chosen. `wait`
+ * prints progress on stderr and the job's output on stdout (an `exec` job's stdout, a `run`
+ * job's answer); `--json` prints the job record instead.
  */
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
@@ -11,20 +13,13 @@ import { DEFAULT_JOBS_QUEUE } from '../../config/defaults.js';
 import { loadConfig } from '../../config/index.js';
 import { isCodecallError } from '../../errors.js';
 import { escapeInvisible, renderApprovalArguments } from '../../tools/approval-text.js';
-import {
-  createJobClient,
-  createPgJobClient,
-  type JobBackend,
-  type JobProgress,
-  type JobRecord,
-  type JobMessage,
-  type JobSpecInput,
-} from '../../jobs/index.js';
+import type { JobBackend, JobProgress, JobRecord, JobMessage, JobSpecInput } from '../../jobs/index.js';
 import { parseCommandArgs, UsageError, type CliCommand, type CliIo } from '../command.js';
 import { jobsHelp, REDIS_URL_ENV } from './jobs.help.js';
 export { REDIS_URL_ENV } from './jobs.help.js';
 import { configNoticeWriter } from '../config-notices.js';
 import { setLongTimeout } from '../../util/long-timeout.js';
+import { openJobTarget, resolveJobTarget, withTargetHint } from './jobs-target.js';
 
 /** Parses a positive integer option; `undefined` when absent. */
 export function positiveOption(flag: string, value: string | undefined): number | undefined {
@@ -35,7 +30,11 @@ export function positiveOption(flag: string, value: string | undefined): number 
   return n;
 }
 
-/** Where the queue is, from flags, then `$CODECALL_REDIS_URL`, then the configuration's `jobs` section. */
+/**
+ * Where a Redis queue is, from flags, then `$CODECALL_REDIS_URL`, then the configuration's `jobs`
+ * section (what `codecall worker` uses; `codecall jobs` chooses among every backend with
+ * `resolveJobTarget`).
+ */
 export async function resolveJobConnection(
   options: { redis?: string; queue?: string; config?: string },
   io: CliIo,
@@ -107,6 +106,8 @@ export function formatRecord(record: JobRecord): string {
 }
 
 const OPTIONS = {
+  url: { type: 'string' },
+  token: { type: 'string' },
   redis: { type: 'string' },
   postgres: { type: 'string' },
   queue: { type: 'string' },
@@ -252,19 +253,23 @@ async function run(argv: string[], io: CliIo): Promise<number> {
     throw new UsageError(`jobs ${command} takes one job id.`);
   const spec = command === 'submit' ? await buildSpec(words, values, io) : undefined;
   const limit = positiveOption('--limit', values.limit);
-  const connection = await resolveJobConnection(
+  const target = await resolveJobTarget(
     {
-      ...(values.redis !== undefined ? { redis: values.redis } : {}),
-      ...(values.postgres !== undefined ? { redis: values.postgres } : {}),
-      ...(values.queue !== undefined ? { queue: values.queue } : {}),
-      ...(values.config !== undefined ? { config: values.config } : {}),
+      url: values.url,
+      token: values.token,
+      redis: values.redis,
+      postgres: values.postgres,
+      queue: values.queue,
+      config: values.config,
     },
     io,
   );
-  // A PostgreSQL URL (--postgres, or jobs.connection of a "postgres" backend) is a pg-boss queue.
-  const client = /^postgres(ql)?:\/\//.test(connection.url)
-    ? await createPgJobClient({ connection: connection.url, queue: connection.queue })
-    : await createJobClient({ connection: connection.url, queue: connection.queue });
+  let client: JobBackend;
+  try {
+    client = await openJobTarget(target);
+  } catch (error) {
+    throw withTargetHint(error, target);
+  }
   try {
     switch (command) {
       case 'submit': {
@@ -323,6 +328,8 @@ async function run(argv: string[], io: CliIo): Promise<number> {
         return 0;
       }
     }
+  } catch (error) {
+    throw withTargetHint(error, target);
   } finally {
     await client.close();
   }
