@@ -18,6 +18,7 @@ import type { RankingOptions, SearchFieldWeights } from '../../src/search/option
 import type { Stemming } from '../../src/search/tokenize.js';
 import type { SearchableTool } from '../../src/search/tool-search.js';
 import { parseCommandArgs, UsageError, type CliCommand, type CliIo } from '../../src/cli/command.js';
+import { evaluateColdStart, formatColdStart } from './cold-start.js';
 import { evalSearchHelp } from './help.js';
 
 /** Environment variable naming the development data folder. */
@@ -202,7 +203,7 @@ function table(result: EvaluateSearchResult, tools: number): string {
   lines.push(
     '',
     "Percentages; change in points (+feedback against BM25). Completeness@k: all of a query's tools in the top k.",
-    'BM25: the lexical ranking, with RM3 query expansion unless --expansion-docs 0; +graph and +feedback use RM3 only as --expansion-when says (default: for queries without learned feedback).',
+    'BM25: the lexical ranking, with RM3 query expansion unless --expansion-docs 0 (by default only where the first pass is not flat); +graph and +feedback use RM3 only as --expansion-when says (default: for queries without learned feedback whose first pass is not flat).',
   );
   return `${lines.join('\n')}\n`;
 }
@@ -238,6 +239,8 @@ export const evalSearchCommand: CliCommand = {
         'expansion-terms': { type: 'string' },
         'expansion-weight': { type: 'string' },
         'expansion-when': { type: 'string' },
+        'expansion-flat-share': { type: 'string' },
+        'cold-start': { type: 'boolean' },
         'expansion-rerank-docs': { type: 'string' },
         'field-weights': { type: 'string' },
         'learn-field-weights': { type: 'boolean' },
@@ -310,10 +313,14 @@ export const evalSearchCommand: CliCommand = {
     set('expansionTerms', 'expansion-terms', true);
     set('expansionWeight', 'expansion-weight', false);
     set('expansionRerankDocs', 'expansion-rerank-docs', true);
+    set('expansionFlatShare', 'expansion-flat-share', false);
     const when = values['expansion-when'] as string | undefined;
     if (when !== undefined) {
-      if (when !== 'cold-start' && when !== 'no-feedback' && when !== 'always')
-        throw new UsageError(`--expansion-when must be cold-start, no-feedback or always; got "${when}".`);
+      if (when !== 'selective' && when !== 'no-feedback' && when !== 'cold-start' && when !== 'always') {
+        throw new UsageError(
+          `--expansion-when must be selective, no-feedback, cold-start or always; got "${when}".`,
+        );
+      }
       ranking.expansionWhen = when;
     }
     const indexOptions: EvalIndexOptions = {};
@@ -348,6 +355,25 @@ export const evalSearchCommand: CliCommand = {
           )
         : [];
     const seed = number(values.seed as string | undefined, '--seed', true);
+    if (values['cold-start'] === true) {
+      if (learnFieldWeights)
+        throw new UsageError('--cold-start measures fixed options: drop --learn-field-weights.');
+      const coldStart = evaluateColdStart({
+        tools,
+        queries: test,
+        folds: folds ?? 1,
+        ks,
+        ranking,
+        index: indexOptions,
+        ...(seed !== undefined ? { seed } : {}),
+      });
+      io.stdout.write(
+        values.json
+          ? `${JSON.stringify({ tools: tools.length, ranking, index: indexOptions, ...coldStart }, null, 2)}\n`
+          : formatColdStart(coldStart, tools.length, ranking),
+      );
+      return 0;
+    }
     io.stderr.write(
       `eval-search: ${tools.length} tools, ${test.length} queries${train.length ? `, ${train.length} training chains` : ''}${
         folds && folds > 1 ? `, ${folds} folds` : ''

@@ -50,16 +50,23 @@ Options:
   --expansion-docs <n>   RM3 pseudo-relevance feedback: top hits read (default 3; 0 = off)
   --expansion-terms <n>  RM3: terms added (default 10)
   --expansion-weight <x> RM3: weight of the added terms against the query (default 0.2)
-  --expansion-when <p>   when the hybrid ranking uses RM3: no-feedback (default), cold-start, always
+  --expansion-when <p>   when RM3 runs: selective (default: queries without learned feedback
+                         whose first pass is not flat), no-feedback, cold-start, always
+  --expansion-flat-share <x>  selective: a first pass is flat when its 10th hit scores at
+                         least this share of the best (default 0.5)
   --expansion-rerank-docs <n>  RM3: best first-pass hits re-scored (default 100)
   --field-weights <list> BM25F weights, e.g. name=3,server=2,description=1,parameterNames=1,
                          parameterDescriptions=0.5 (unnamed fields keep their default)
   --learn-field-weights  learn BM25F field weights per fold by grid search on the fold's
                          training queries (BM25 NDCG at the first cut-off); prints them
+  --cold-start           measure the ranking a fresh catalog gets (no graph, no query
+                         feedback) against BM25F with RM3 off, per fold: NDCG@k of all queries,
+                         completeness@k of those that need several tools
 
 Examples:
   npm run eval-search -- --dataset ultratool
   npm run eval-search -- --dataset toolbench --stemming porter
+  npm run eval-search -- --dataset toolbench --cold-start --expansion-when no-feedback
   npm run eval-search -- --tools tools.jsonl --test queries.jsonl --train chains.jsonl
 `,
 };

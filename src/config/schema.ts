@@ -133,7 +133,8 @@ export const searchSchema = z.strictObject({
   verbNormalization: z.boolean().optional(),
   expansionDocs: z.number().int().min(0).max(100).optional(),
   expansionTerms: z.number().int().min(1).max(100).optional(),
-  expansionWhen: z.enum(['cold-start', 'no-feedback', 'always']).optional(),
+  expansionWhen: z.enum(['selective', 'cold-start', 'no-feedback', 'always']).optional(),
+  expansionFlatShare: z.number().min(0).max(1).optional(),
   expansionRerankDocs: z.number().int().min(1).max(100_000).optional(),
   expansionWeight: z.number().min(0).max(1).optional(),
   embeddings: z

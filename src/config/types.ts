@@ -165,7 +165,8 @@ export interface SearchConfig {
   verbNormalization?: boolean;
   expansionDocs?: number;
   expansionTerms?: number;
-  expansionWhen?: 'cold-start' | 'no-feedback' | 'always';
+  expansionWhen?: 'selective' | 'cold-start' | 'no-feedback' | 'always';
+  expansionFlatShare?: number;
   expansionRerankDocs?: number;
   expansionWeight?: number;
   /** Optional embeddings (see `openEmbeddings` in the search module). */

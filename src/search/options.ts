@@ -83,20 +83,34 @@ export const DEFAULT_LEXICAL_GUARD_HITS = 2;
 export const DEFAULT_LEXICAL_GUARD_SHARE = 0.9;
 /**
  * Top lexical hits that RM3 pseudo-relevance feedback reads to expand the query (0 = off). RM3
- * shapes the lexical ranking (`mode: 'bm25'`) always, and the hybrid ranking only while nothing
- * has been learned: on 5-fold cross-validation it raised BM25's completeness@5 on UltraTool
- * (39.8 → 49.4) and ToolBench (62.0 → 65.0), and lowered UltraTool's graph ranking once usage
- * existed (docs/search.md). 3 / 10 / 0.2 were the best of 8 settings tried on those folds.
+ * stands in for learned evidence: it shapes queries without learned feedback, and only those
+ * whose first pass is not flat (`expansionWhen`); with usage it lowered UltraTool's graph ranking
+ * (docs/search.md). 3 / 10 / 0.2 were the best of 8 settings tried on 5-fold cross-validation.
  */
 export const DEFAULT_EXPANSION_DOCS = 3;
 /**
- * When the hybrid ranking uses RM3: `'cold-start'` until the first run or use is recorded,
- * `'no-feedback'` for queries without learned feedback (the tested default: docs/search.md),
- * `'always'`. The lexical ranking (`mode: 'bm25'`) uses it whenever `expansionDocs > 0`.
+ * When the hybrid ranking uses RM3: `'selective'` for queries without learned feedback whose first
+ * pass is not flat (the tested default: see {@link DEFAULT_EXPANSION_FLAT_SHARE}), `'no-feedback'`
+ * for every query without learned feedback, `'cold-start'` until the first run or use is
+ * recorded, `'always'`. The lexical ranking (`mode: 'bm25'`) uses it whenever
+ * `expansionDocs > 0`, except that under `'selective'` it skips flat first passes too.
  */
-export type ExpansionPolicy = 'cold-start' | 'no-feedback' | 'always';
+export type ExpansionPolicy = 'selective' | 'no-feedback' | 'cold-start' | 'always';
 /** Tested default of {@link RankingOptions.expansionWhen}. */
-export const DEFAULT_EXPANSION_WHEN: ExpansionPolicy = 'no-feedback';
+export const DEFAULT_EXPANSION_WHEN: ExpansionPolicy = 'selective';
+/**
+ * Rank of the first-pass hit that tells a flat first pass from one with a head (the default
+ * search limit: a page of results).
+ */
+export const DEFAULT_EXPANSION_FLAT_RANK = 10;
+/**
+ * Share of the best first-pass score from which a first pass is flat under `'selective'`: when
+ * the {@link DEFAULT_EXPANSION_FLAT_RANK}th hit scores at least this share of the best, a page
+ * of tools matches about as well as the top three, which are then no evidence of what the query
+ * is about, and feeding their terms back drifts the query. Chosen on one development set and
+ * checked on the other (leave-one-dataset-out; docs/search.md).
+ */
+export const DEFAULT_EXPANSION_FLAT_SHARE = 0.5;
 /**
  * Best first-pass hits RM3's expanded query re-scores (a rerank: the long postings of expansion
  * terms are never walked, which keeps a query under 1 ms at 50,000 tools).
@@ -170,6 +184,13 @@ export interface RankingOptions {
    */
   expansionWhen?: ExpansionPolicy;
   /**
+   * Under `expansionWhen: 'selective'`, RM3 skips a query whose
+   * {@link DEFAULT_EXPANSION_FLAT_RANK}th first-pass hit scores at least this share of the best
+   * (0–1; 0 skips every query with that many hits, 1 only those whose hits all tie).
+   * @defaultValue {@link DEFAULT_EXPANSION_FLAT_SHARE}
+   */
+  expansionFlatShare?: number;
+  /**
    * Best first-pass hits RM3's expanded query re-scores.
    * @defaultValue {@link DEFAULT_EXPANSION_RERANK_DOCS}
    */
@@ -211,12 +232,14 @@ function check(name: string, value: number | undefined, fallback: number, min: n
   return value;
 }
 
+const POLICIES: readonly ExpansionPolicy[] = ['selective', 'no-feedback', 'cold-start', 'always'];
+
 function checkPolicy(value: ExpansionPolicy | undefined, fallback: ExpansionPolicy): ExpansionPolicy {
   if (value === undefined) return fallback;
-  if (value !== 'cold-start' && value !== 'no-feedback' && value !== 'always') {
+  if (!POLICIES.includes(value)) {
     throw new CodecallError(
       'INVALID_ARGUMENT',
-      `Search option "expansionWhen" must be "cold-start", "no-feedback" or "always"; got ${JSON.stringify(value)}.`,
+      `Search option "expansionWhen" must be "selective", "no-feedback", "cold-start" or "always"; got ${JSON.stringify(value)}.`,
       { details: { field: 'expansionWhen', value } },
     );
   }
@@ -240,6 +263,7 @@ export function resolveRankingOptions(
     lexicalGuard: DEFAULT_LEXICAL_GUARD,
     expansionDocs: DEFAULT_EXPANSION_DOCS,
     expansionWhen: DEFAULT_EXPANSION_WHEN,
+    expansionFlatShare: DEFAULT_EXPANSION_FLAT_SHARE,
     expansionRerankDocs: DEFAULT_EXPANSION_RERANK_DOCS,
     expansionTerms: DEFAULT_EXPANSION_TERMS,
     expansionWeight: DEFAULT_EXPANSION_WEIGHT,
@@ -258,6 +282,7 @@ export function resolveRankingOptions(
     lexicalGuard: Math.floor(check('lexicalGuard', options.lexicalGuard, b.lexicalGuard, 0, 100)),
     expansionDocs: Math.floor(check('expansionDocs', options.expansionDocs, b.expansionDocs, 0, 100)),
     expansionWhen: checkPolicy(options.expansionWhen, b.expansionWhen),
+    expansionFlatShare: check('expansionFlatShare', options.expansionFlatShare, b.expansionFlatShare, 0, 1),
     expansionRerankDocs: Math.floor(
       check('expansionRerankDocs', options.expansionRerankDocs, b.expansionRerankDocs, 1, 100_000),
     ),

@@ -1,7 +1,7 @@
 /**
  * @module
- * Pseudo-relevance feedback for the lexical ranking (RM3), and the bounded top-k selection of
- * scored ids it and the ranking share.
+ * Pseudo-relevance feedback for the lexical ranking (RM3), the per-query test of whether it pays
+ * (a flat first pass), and the bounded top-k selection of scored ids they and the ranking share.
  */
 import type { ResolvedRankingOptions } from './options.js';
 
@@ -51,6 +51,28 @@ export function expandQuery(
       weights.set(term, (weights.get(term) ?? 0) + (ranking.expansionWeight * distinct.size * p) / mass);
   }
   return weights;
+}
+
+/**
+ * True when the first pass is flat: at least `rank` hits score `share` of the best or more, so
+ * the top hits RM3 would read stand for no more than any other hit of the page, and their terms
+ * would pull the query toward an arbitrary few. A first pass with a head (fewer such hits, as
+ * when one or a few tools match clearly more of the query than the rest) is worth expanding.
+ * Reads the first pass's scores only: two linear passes over the matched ids.
+ */
+export function isFlatFirstPass(
+  ids: readonly number[],
+  scores: Float64Array,
+  rank: number,
+  share: number,
+): boolean {
+  if (ids.length < rank) return false;
+  let best = 0;
+  for (const id of ids) if (scores[id]! > best) best = scores[id]!;
+  const floor = share * best;
+  let level = 0;
+  for (const id of ids) if (scores[id]! >= floor && ++level >= rank) return true;
+  return false;
 }
 
 /**

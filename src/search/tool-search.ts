@@ -19,6 +19,7 @@ import {
 } from './embeddings.js';
 import {
   DEFAULT_CHAIN_LIMIT,
+  DEFAULT_EXPANSION_FLAT_RANK,
   DEFAULT_FIELD_WEIGHTS,
   DEFAULT_LEXICAL_GUARD_HITS,
   DEFAULT_LEXICAL_GUARD_SHARE,
@@ -27,7 +28,7 @@ import {
   type ResolvedRankingOptions,
   type SearchFieldWeights,
 } from './options.js';
-import { expandQuery, selectTop } from './query-expansion.js';
+import { expandQuery, isFlatFirstPass, selectTop } from './query-expansion.js';
 import { QueryFeedback } from './query-feedback.js';
 import { indexedFields, SearchEntries } from './search-entries.js';
 import { describeStep, lexicalReason, originalWords, round } from './search-reasons.js';
@@ -367,17 +368,13 @@ class ToolSearchIndex implements ToolSearch {
       for (const [name, value] of learned) if (this.#entries.has(name)) feedback.set(name, value);
     }
 
-    // Lexical scores (normalised to 0–1 by the best one when read), after RM3 at cold start:
+    // Lexical scores (normalised to 0–1 by the best one when read), after RM3 where it pays:
     // pseudo-relevance feedback stands in for learned evidence, so by default the hybrid ranking
-    // uses it only until the first run or use is recorded (with usage it lowered UltraTool's
-    // graph ranking; see `expansionWhen`).
+    // uses it only for queries that learned feedback does not cover (with usage it lowered
+    // UltraTool's graph ranking), and only when the first pass is not flat (see `expansionWhen`).
     const { scores, ids } = this.#index.score(terms, ranking);
-    const expand =
-      mode === 'bm25' ||
-      ranking.expansionWhen === 'always' ||
-      (ranking.expansionWhen === 'no-feedback' && feedback.size === 0) ||
-      (this.#graph.sequences === 0 && this.#feedback.empty);
-    if (ranking.expansionDocs > 0 && ids.length > 0 && expand) {
+    const expand = this.#expands(mode, ranking, feedback.size > 0, ids, scores);
+    if (expand) {
       // The expanded query re-scores the best first-pass hits: the query's own terms weigh
       // (1 − w) everywhere (scaling keeps the order of the rest), the expansion on top.
       const candidates = selectTop(ids, scores, Math.max(ranking.expansionRerankDocs, ranking.expansionDocs));
@@ -472,6 +469,32 @@ class ToolSearchIndex implements ToolSearch {
       return { name, score: round(score), reasons };
     });
     return { hits, chains, truncated: false };
+  }
+
+  /**
+   * Whether RM3 expands this query: by `expansionWhen`, from what has been learned (feedback is
+   * only ever read in the hybrid mode) and, under `'selective'`, from the first pass's own
+   * scores (a flat first pass is not expanded, in either mode).
+   */
+  #expands(
+    mode: 'hybrid' | 'bm25',
+    ranking: ResolvedRankingOptions,
+    hasFeedback: boolean,
+    ids: readonly number[],
+    scores: Float64Array,
+  ): boolean {
+    if (ranking.expansionDocs === 0 || ids.length === 0) return false;
+    const when = ranking.expansionWhen;
+    if (when === 'selective') {
+      if (hasFeedback) return false;
+      return !isFlatFirstPass(ids, scores, DEFAULT_EXPANSION_FLAT_RANK, ranking.expansionFlatShare);
+    }
+    return (
+      mode === 'bm25' ||
+      when === 'always' ||
+      (when === 'no-feedback' && !hasFeedback) ||
+      (this.#graph.sequences === 0 && this.#feedback.empty)
+    );
   }
 
   /** The BM25F field weights in index order. */

@@ -132,6 +132,20 @@ describe('loadConfig', () => {
     expect(error.message).toContain('Fix: point --config at the configuration file itself');
   });
 
+  it("reads the search section's expansion gate and refuses a share outside 0-1", () => {
+    const file = join(dir({}), 'codecall.json');
+    const config = parseConfig(
+      { mcpServers: {}, search: { expansionWhen: 'selective', expansionFlatShare: 0.4 } },
+      { file, env: {} },
+    );
+    expect(config.search).toMatchObject({ expansionWhen: 'selective', expansionFlatShare: 0.4 });
+    const error = thrown(() =>
+      parseConfig({ mcpServers: {}, search: { expansionFlatShare: 2 } }, { file, env: {} }),
+    );
+    expect(error.code).toBe('CONFIG_INVALID');
+    expect(error.message).toContain('search.expansionFlatShare');
+  });
+
   it('reports invalid JSON with the file name', async () => {
     const cwd = dir({ 'codecall.json': '{ "mcpServers": { , } }' });
     const error = await rejected(loadConfig({ cwd }));

@@ -111,7 +111,9 @@ describe('codecall search and codecall graph', () => {
 
     const dot = io();
     expect(await graphCommand.run(['--format', 'dot', '--history', history], dot.io)).toBe(0);
-    expect(dot.out()).toContain('"expenses.get_team_members" -> "expenses.get_expenses" [label="5 (100%)"');
+    expect(dot.out()).toContain('  t2 [label="expenses.get_team_members"];\n');
+    expect(dot.out()).toContain('  t0 [label="expenses.get_expenses"];\n');
+    expect(dot.out()).toContain('  t2 -> t0 [label="5 (100%)", penwidth=4.00];\n');
 
     const none = io();
     expect(await graphCommand.run(['--min-count', '6'], none.io)).toBe(0);
@@ -171,7 +173,12 @@ describe('codecall search and codecall graph', () => {
   it('rejects bad usage', async () => {
     await expect(searchCommand.run([], io().io)).rejects.toThrow(UsageError);
     await expect(searchCommand.run(['x', '--limit', '0'], io().io)).rejects.toThrow(/--limit/);
-    await expect(graphCommand.run(['--format', 'svg'], io().io)).rejects.toThrow(/--format must be one of/);
+    await expect(graphCommand.run(['--format', 'png'], io().io)).rejects.toThrow(
+      '--format must be one of text, mermaid, dot, svg, json; got "png".',
+    );
+    await expect(graphCommand.run(['--format', 'svg', '--out='], io().io)).rejects.toThrow(
+      '--out needs a file path: --out <file>.',
+    );
     await expect(graphCommand.run(['--min-count', 'lots'], io().io)).rejects.toThrow(/--min-count/);
     // The CLI's one parser (parseCommandArgs): errors name the flag.
     await expect(searchCommand.run(['x', '--limt', '3'], io().io)).rejects.toThrow(
