@@ -48,6 +48,9 @@ USER node
 WORKDIR /data
 VOLUME ["/data"]
 EXPOSE 3737
+# `serve --http` is healthy while its port answers HTTP; any other command (worker) while it runs.
+HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
+  CMD ["node", "/app/deploy/healthcheck.mjs"]
 ENTRYPOINT ["codecall"]
 # Binding 0.0.0.0 needs a token: set CODECALL_SERVE_TOKEN. Mount your configuration at
 # /config/codecall.json (read-only is fine: history and state go to /data).

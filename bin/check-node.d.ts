@@ -4,5 +4,5 @@ export declare const NODE_ENGINES: string;
 export declare function supportsNode(version: string): boolean;
 /** The message for an unsupported Node, naming the version, the range and how to get one. */
 export declare function unsupportedNodeMessage(version: string, what: string): string;
-/** Exits with status 2 and the message when this Node is too old. */
-export declare function exitUnlessSupportedNode(what: string): void;
+/** Exits with status 2 and the message when `version` (by default this Node's) is too old. */
+export declare function exitUnlessSupportedNode(what: string, version?: string): void;

@@ -1,6 +1,6 @@
 // The Node.js versions codecall runs on, checked before anything that would fail on an older
 // Node is loaded (bin/codecall.js, the test setup). Keep this file free of newer syntax and APIs:
-// it must run, and explain, on old Node versions.
+// it must run, and explain, on old Node versions. bin/preinstall.js runs it at install time.
 //
 // Why this floor: node:sqlite (the usage history) works without a flag from 22.13 and 23.4;
 // running the .ts examples with plain `node` (type stripping on by default) needs 22.18 or 23.6.
@@ -26,9 +26,9 @@ export function unsupportedNodeMessage(version, what) {
   );
 }
 
-/** Exits with status 2 and the message when this Node is too old. */
-export function exitUnlessSupportedNode(what) {
-  if (supportsNode(process.versions.node)) return;
-  process.stderr.write(unsupportedNodeMessage(process.version, what));
+/** Exits with status 2 and the message when `version` (by default this Node's) is too old. */
+export function exitUnlessSupportedNode(what, version = process.version) {
+  if (supportsNode(version)) return;
+  process.stderr.write(unsupportedNodeMessage(version, what));
   process.exit(2);
 }

@@ -1,12 +1,13 @@
 #!/usr/bin/env node
 // What a user's `npm install codecall` costs, and whether the commands work in that install:
-// builds a clean copy of this checkout (bin, sandbox, src, scripts: `npm run build` there, so a
+// builds a clean copy of this checkout (bin, examples, sandbox, src, scripts: `npm run build` there, so a
 // stale dist/ here never counts) and packs it (`npm pack`), installs the tarball
 // into an empty project from the registry (production dependencies only, install scripts as npm
 // runs them by default), sums the bytes of node_modules (files and symlinks, each hard-linked
 // file once, like `du -sb` without directory entries) with the ten largest packages, and compares the total with the
-// target. Then runs, inside that install, `codecall run --model demo`, `exec`, `search` and
-// `serve` (stdio: initialize + tools/list) against the example expense server, and reports each
+// target. Then runs, inside that install, `codecall demo` and, in the folder it writes,
+// `codecall run --model demo`, `exec`, `search` and `serve` (stdio: initialize + tools/list)
+// against the example expense server, and reports each
 // ok or failed. Everything happens in one temporary folder, removed at the end.
 //
 //   npm run size            # or: node scripts/install-size.mjs [--json] [--keep] [--dist]
@@ -47,6 +48,7 @@ const fromDist = args.has('--dist');
 /** What the build and the tarball need from the checkout. */
 const BUILD_INPUTS = [
   'bin',
+  'examples',
   'sandbox',
   'src',
   'scripts',
@@ -231,35 +233,32 @@ try {
   for (const { name, bytes } of packages.slice(0, TOP_PACKAGES))
     log(`  ${(bytes / MB).toFixed(1).padStart(6)} MB  ${name}`);
 
-  // The example expense server, started from the installed package's test servers.
-  writeFileSync(
-    join(project, 'expense-server.mjs'),
-    "import { runTestServer } from 'codecall/testing';\nawait runTestServer({ server: 'expenses' });\n",
-  );
-  writeFileSync(
-    join(project, 'codecall.json'),
-    JSON.stringify({ mcpServers: { expenses: { command: 'node', args: ['expense-server.mjs'] } } }),
-  );
-  writeFileSync(
-    join(project, 'count-members.ts'),
-    'const { members } = await tools.expenses.get_team_members({});\nconsole.log(`members: ${members.length}`);\n',
-  );
+  // The example expense server and its configuration, as a user gets them: `codecall demo`.
   const bin = join(nodeModules, 'codecall', 'bin', 'codecall.js');
+  const demo = join(project, 'demo');
   const config = ['--config', 'codecall.json'];
   const commands = [
+    smoke('demo', project, bin, ['demo', 'demo'], (out) => out.startsWith('codecall demo: wrote ')),
+  ];
+  mkdirSync(demo, { recursive: true });
+  writeFileSync(
+    join(demo, 'count-members.ts'),
+    'const { members } = await tools.expenses.get_team_members({});\nconsole.log(`members: ${members.length}`);\n',
+  );
+  commands.push(
     smoke(
       'run',
-      project,
+      demo,
       bin,
       ['run', 'Which team members exceeded their Q3 travel budget?', '--model', 'demo', ...config],
       (out) => /exceeded their Q3 travel budget/.test(out),
     ),
-    smoke('exec', project, bin, ['exec', 'count-members.ts', ...config], (out) => /members: \d+/.test(out)),
-    smoke('search', project, bin, ['search', 'expenses of a team member', ...config], (out) =>
+    smoke('exec', demo, bin, ['exec', 'count-members.ts', ...config], (out) => /members: \d+/.test(out)),
+    smoke('search', demo, bin, ['search', 'expenses of a team member', ...config], (out) =>
       /get_expenses/.test(out),
     ),
-    await smokeServe(project, bin),
-  ];
+    await smokeServe(demo, bin),
+  );
   for (const command of commands) {
     log(`${command.ok ? 'ok    ' : 'failed'}  ${command.command}`);
     if (!command.ok) log(command.detail.replace(/^/gm, '        '));

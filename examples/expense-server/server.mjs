@@ -2,8 +2,10 @@
 // The example expense MCP server: ~20 team members, 2,400 expense line items, budgets by level.
 //   node examples/expense-server/server.mjs                 stdio
 //   node examples/expense-server/server.mjs --http [--port N]   Streamable HTTP on 127.0.0.1
-// Built from src/testing/servers (run `npm run build` first; `npm ci` does it).
-import { runTestServer } from '../../dist/testing/servers/index.js';
+// Imports the installed package (`codecall demo <dir>` writes this file and its configuration into
+// a folder of your own); in a checkout the import refers to the checkout itself (run `npm run
+// build` first; `npm ci` does it).
+import { runTestServer } from 'codecall/testing';
 
 const args = process.argv.slice(2);
 const http = args.includes('--http');

@@ -16,6 +16,7 @@ import {
   type CommandHelp,
 } from './command.js';
 import { configHelp } from './commands/config.help.js';
+import { demoHelp } from './commands/demo.help.js';
 import { approvalsHelp } from './commands/approvals.help.js';
 import { execHelp } from './commands/exec.help.js';
 import { graphHelp } from './commands/graph.help.js';
@@ -46,6 +47,7 @@ const COMMANDS: readonly CommandEntry[] = [
   { ...jobsHelp, load: async () => (await import('./commands/jobs.js')).jobsCommand },
   { ...configHelp, load: async () => (await import('./commands/config.js')).configCommand },
   { ...approvalsHelp, load: async () => (await import('./commands/approvals.js')).approvalsCommand },
+  { ...demoHelp, load: async () => (await import('./commands/demo.js')).demoCommand },
 ];
 
 /** Commands that left the user CLI, and where each went. */

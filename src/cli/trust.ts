@@ -170,6 +170,18 @@ export async function ensureConfigTrusted(io: CliIo, options: EnsureTrustedOptio
   );
 }
 
+/**
+ * Records `file`, with its content as it is now, as approved: for a configuration codecall wrote
+ * itself at the user's request (`codecall demo`), whose servers the user asked to run.
+ */
+export async function rememberTrustedConfig(env: NodeJS.ProcessEnv, file: string): Promise<void> {
+  const content = await readFile(file);
+  const dir = stateDirectory(env);
+  const approvals = await readApprovals(join(dir, TRUST_FILE_NAME));
+  approvals.approved[await realpath(file)] = createHash('sha256').update(content).digest('hex');
+  await writeApprovals(dir, approvals);
+}
+
 /** True when the command may prompt: stdin and stderr are terminals. */
 export function canPrompt(io: CliIo): boolean {
   return (

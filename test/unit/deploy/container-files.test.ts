@@ -10,6 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { serveHelp } from '../../../src/cli/commands/serve.help.js';
 import { workerHelp } from '../../../src/cli/commands/worker.help.js';
+import { DEFAULT_SERVE_PORT } from '../../../src/config/defaults.js';
 import { parseConfig } from '../../../src/config/index.js';
 
 const ROOT = resolve(import.meta.dirname, '../../..');
@@ -118,6 +119,19 @@ describe('Dockerfile', () => {
     const cmd = JSON.parse(/^CMD (\[.*\])$/m.exec(dockerfile)![1]!) as string[];
     expect(cmd.slice(0, 2)).toEqual(['serve', '--http']);
     for (const word of cmd.filter((w) => w.startsWith('--'))) expect(serveHelp.usage).toContain(`${word} `);
+  });
+
+  it('has a HEALTHCHECK running deploy/healthcheck.mjs, which the image holds, on the port serve defaults to', () => {
+    const instruction = /^HEALTHCHECK\b(?:.*\\\n)*.*/m.exec(runtime)?.[0].replace(/\\\n\s*/g, ' ');
+    expect(instruction).toMatch(/^HEALTHCHECK --interval=\d+s --timeout=\d+s /);
+    const cmd = JSON.parse(/ CMD (\[.*\])$/.exec(instruction!)![1]!) as string[];
+    expect(cmd).toEqual(['node', '/app/deploy/healthcheck.mjs']);
+    expect(existsSync(join(ROOT, 'deploy', 'healthcheck.mjs'))).toBe(true);
+    expect(runtime).toMatch(/^COPY --from=build \/src\/deploy \.\/deploy$/m);
+    // Without --port it asks serve's default port, the one the image exposes.
+    const port = /^const DEFAULT_SERVE_PORT = (\d+);$/m.exec(read('deploy/healthcheck.mjs'))?.[1];
+    expect(Number(port)).toBe(DEFAULT_SERVE_PORT);
+    expect(runtime).toMatch(new RegExp(`^EXPOSE ${DEFAULT_SERVE_PORT}$`, 'm'));
   });
 
   it('copies only what exists or is built, and sets only environment variables codecall reads', () => {
