@@ -2,26 +2,24 @@
  * @module
  * The BullMQ dashboard (`@bull-board`) that `codecall serve --http --dashboard` mounts at
  * `/admin/queues`: the queue's counts, its jobs, their data, results, logs and errors, in a UI
- * BullMQ users already know. Loaded lazily (bull-board, its Express adapter and BullMQ load only
- * when the dashboard is enabled).
+ * BullMQ users already know, with a style sheet of ours that keeps a job's script readable and
+ * every tab in view, and a link to the approvals page (see `job-dashboard-additions.ts`). Loaded
+ * lazily (bull-board, its Express adapter and BullMQ load only when the dashboard is enabled).
  *
  * Authentication: the server's `Host`/`Origin` checks apply as for `/mcp`, then this module
- * checks the same token the rest of the server needs (the server hands it over instead of
- * checking it itself, see `HttpRoutes.ownAuth`). A browser cannot send an `Authorization` header
- * when it navigates, so the dashboard accepts, in order: `Authorization: Bearer <token>`; a
- * cookie it set; or `?token=<token>` on the first visit, which sets that cookie (HttpOnly,
- * SameSite=Strict, path `/admin/queues`, a digest of the token rather than the token) and
- * redirects to the same page without the token in the address bar.
+ * checks the same token the rest of the server needs, as every `/admin` page does (bearer, the
+ * cookie a `?token=` visit sets, see `admin-auth.ts`).
  */
-import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { DEFAULT_JOBS_DASHBOARD_COOKIE_MAX_AGE_S } from '../config/defaults.js';
+import { ADMIN_COOKIE, authenticateAdminRequest } from './admin-auth.js';
 import { queueName, redisConnection } from './bullmq-shared.js';
+import { JOB_APPROVALS_PAGE_PATH } from './job-approvals-page.js';
+import { addToDashboardPage } from './job-dashboard-additions.js';
 
 /** Path the dashboard is served at. */
 export const JOBS_DASHBOARD_PATH = '/admin/queues';
-/** Name of the cookie that carries the dashboard's credential. */
-export const JOBS_DASHBOARD_COOKIE = 'codecall_dashboard';
+/** Name of the cookie that carries the dashboard's credential (shared by every `/admin` page). */
+export const JOBS_DASHBOARD_COOKIE = ADMIN_COOKIE;
 
 /** Options of {@link createJobDashboardRoutes}. */
 export interface JobDashboardOptions {
@@ -48,31 +46,17 @@ export interface JobDashboardRoutes {
 
 type Handler = (request: IncomingMessage, response: ServerResponse, next: (error?: unknown) => void) => void;
 
-const digest = (value: string): Buffer => createHash('sha256').update(value, 'utf8').digest();
-/** The cookie's value: a digest of the token (the cookie never holds the token itself). */
-const cookieValue = (token: string): string =>
-  createHash('sha256').update(`codecall-dashboard:${token}`, 'utf8').digest('hex');
-const same = (a: string, b: string): boolean => timingSafeEqual(digest(a), digest(b));
+/** An Express view engine (`app.engine`): renders the file at `path` with `options`. */
+type RenderFile = (
+  path: string,
+  options: object,
+  callback: (error: Error | null, html?: string) => void,
+) => void;
 
-function cookieOf(request: IncomingMessage, name: string): string | undefined {
-  for (const part of (request.headers.cookie ?? '').split(';')) {
-    const eq = part.indexOf('=');
-    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
-  }
-  return undefined;
-}
-
-function refuse(response: ServerResponse): void {
-  response
-    .writeHead(401, {
-      'content-type': 'text/plain; charset=utf-8',
-      'cache-control': 'no-store',
-      'www-authenticate': 'Bearer',
-    })
-    .end(
-      `Unauthorized: this server needs its token. Open ${JOBS_DASHBOARD_PATH}?token=<token> once in the ` +
-        'browser (it sets a cookie and drops the token from the address), or send "Authorization: Bearer <token>".\n',
-    );
+/** The part of bull-board's Express app used here. */
+interface ExpressApp extends Handler {
+  engines: Record<string, RenderFile | undefined>;
+  engine(extension: string, render: RenderFile): unknown;
 }
 
 /**
@@ -98,38 +82,33 @@ export async function createJobDashboardRoutes(options: JobDashboardOptions): Pr
   createBullBoard({
     queues: [new BullMQAdapter(queue, { readOnlyMode: options.readOnly === true })],
     serverAdapter: adapter,
-    options: { uiConfig: { boardTitle: 'codecall jobs' } },
+    options: {
+      uiConfig: {
+        boardTitle: 'codecall jobs',
+        miscLinks: [{ text: 'Approvals', url: JOB_APPROVALS_PAGE_PATH }],
+      },
+    },
   });
-  const app = adapter.getRouter() as Handler;
+  const app = adapter.getRouter() as ExpressApp;
+  // bull-board renders its page with the `ejs` engine it registered: our additions go in there.
+  const render = app.engines['.ejs'];
+  if (render)
+    app.engine('ejs', (path, renderOptions, callback) =>
+      render(path, renderOptions, (error, html) =>
+        callback(
+          error,
+          html === undefined ? html : addToDashboardPage(html, { approvalsPath: JOB_APPROVALS_PAGE_PATH }),
+        ),
+      ),
+    );
   let closing: Promise<void> | undefined;
 
   const matches = (pathname: string): boolean =>
     pathname === JOBS_DASHBOARD_PATH || pathname.startsWith(`${JOBS_DASHBOARD_PATH}/`);
 
   const handle: JobDashboardRoutes['handle'] = async (request, response, { token }) => {
-    const url = new URL(request.url ?? '/', 'http://localhost');
-    if (token !== undefined) {
-      const bearer = /^Bearer\s+(.+)$/i.exec(request.headers.authorization?.trim() ?? '')?.[1];
-      const cookie = cookieOf(request, JOBS_DASHBOARD_COOKIE);
-      const query = url.searchParams.get('token');
-      if (query !== null && request.method === 'GET' && same(query, token)) {
-        url.searchParams.delete('token');
-        response
-          .writeHead(303, {
-            location: `${url.pathname}${url.search}`,
-            'cache-control': 'no-store',
-            'set-cookie':
-              `${JOBS_DASHBOARD_COOKIE}=${cookieValue(token)}; Path=${JOBS_DASHBOARD_PATH}; HttpOnly; ` +
-              `SameSite=Strict; Max-Age=${DEFAULT_JOBS_DASHBOARD_COOKIE_MAX_AGE_S}`,
-          })
-          .end();
-        return;
-      }
-      const ok =
-        (bearer !== undefined && same(bearer, token)) ||
-        (cookie !== undefined && same(cookie, cookieValue(token)));
-      if (!ok) return refuse(response);
-    }
+    if (authenticateAdminRequest(request, response, { token, loginPath: JOBS_DASHBOARD_PATH }) === undefined)
+      return;
     // The board's routes are relative to its base path.
     request.url = request.url!.slice(JOBS_DASHBOARD_PATH.length) || '/';
     await new Promise<void>((resolve, reject) => {

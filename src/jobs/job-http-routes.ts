@@ -60,7 +60,8 @@ const STATES: ReadonlySet<string> = new Set([
   'failed',
   'waiting-approval',
 ]);
-const ID = /^[A-Za-z0-9_.-]{1,128}$/;
+/** What a job id looks like (ids outside it are answered `404` without asking the backend). */
+export const JOB_ID_PATTERN = /^[A-Za-z0-9_.-]{1,128}$/;
 
 const STATUS_OF_CODE: Record<string, number> = {
   INVALID_ARGUMENT: 400,
@@ -246,7 +247,8 @@ export function createJobRoutes(backend: JobBackend, options: JobRoutesOptions =
       );
     }
     const id = decodeURIComponent(parts[0]!);
-    if (!ID.test(id) || parts.length > 2) throw new HttpError(404, 'JOB_NOT_FOUND', `No job "${id}".`);
+    if (!JOB_ID_PATTERN.test(id) || parts.length > 2)
+      throw new HttpError(404, 'JOB_NOT_FOUND', `No job "${id}".`);
     const sub = parts[1];
     if (sub === undefined && method === 'GET') {
       const record = await backend.get(id);

@@ -154,7 +154,8 @@ const ALLOWED: Record<string, Set<string>> = {
   // Framework adapters: thin mappings over the runtime (tools) and the agent (models).
   adapters: new Set([...SHARED, 'meta', 'execute', 'agent', 'providers', 'tools']),
   testing: new Set([...SHARED, 'providers', 'tools']),
-  jobs: new Set([...SHARED, 'agent', 'execute', 'search', 'store']),
+  // tools: the one rendering of a call waiting for approval, shown by the approvals page.
+  jobs: new Set([...SHARED, 'agent', 'execute', 'search', 'store', 'tools']),
   cli: new Set(['*']),
 };
 

@@ -3,10 +3,10 @@
  * process, behind the server's token: the HTTP checks with fetch, then a real headless Chromium
  * (Debian's `chromium`, driven by puppeteer-core, no browser download) that opens
  * `/admin/queues?token=…` like a person would and must show the queue and a finished job, checked
- * in the DOM text and in a screenshot.
+ * in the DOM text and in a screenshot; and, at 1280, 1024 and 390 px, the job's script as code
+ * (its lines kept, monospace, every character, inert) and every state tab in view.
  */
-import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -19,20 +19,32 @@ import {
   type ProbeServer,
   type RedisHandle,
 } from '../integration/jobs/jobs-helpers.js';
+import {
+  bodyIncludes,
+  bodyText,
+  expectScreenshot,
+  findChromium,
+  launchChromium,
+  pageWidths,
+  screenshotFolder,
+  VIEWPORTS,
+  type Dom,
+} from './browser-helpers.js';
 import { spawnServe, type ServeProcess } from './serve-helpers.js';
 
 const TOKEN = 'dashboard-test-token-0123456789';
 const JOB_KEY = 'dashboard-report-1';
-
-/** Debian's chromium (CI installs it: .ci/run), or $CODECALL_CHROMIUM. */
-function findChromium(): string | undefined {
-  const candidates = [process.env.CODECALL_CHROMIUM, '/usr/bin/chromium', '/usr/bin/chromium-browser'];
-  for (const path of candidates) if (path && existsSync(path)) return path;
-  const which = spawnSync('sh', ['-c', 'command -v chromium || command -v chromium-browser'], {
-    encoding: 'utf8',
-  });
-  return which.status === 0 && which.stdout.trim() !== '' ? which.stdout.trim() : undefined;
-}
+/** A script of several lines, with indentation, a tab, a long line and markup that must stay text. */
+const JOB_CODE = [
+  '// Weekly report: one record per day, then a summary.',
+  'const markup = "</script><img src=x onerror=\\"globalThis.__pwned = 1\\">";',
+  'for (let day = 0; day < 2; day++) {',
+  '  await tools.probe.record({ key: "dashboard-" + day });',
+  '\tif (day > 5) console.log(markup);',
+  '}',
+  `const wide = "${'w'.repeat(300)}";`,
+  'console.log("report ready")',
+].join('\n');
 
 const chromium = findChromium();
 const redisMissing = !hasRedisServer();
@@ -42,11 +54,76 @@ const skipReason = redisMissing
     ? 'SKIP: chromium not found (apt-get install chromium, or set $CODECALL_CHROMIUM)'
     : '';
 
-/** What the page functions read (they run in the browser; the tests are typed without the DOM lib). */
-type BrowserGlobals = { document: { body: { innerText: string } } };
-const bodyText = (): string => (globalThis as unknown as BrowserGlobals).document.body.innerText;
-const bodyIncludes = (text: string): boolean =>
-  (globalThis as unknown as BrowserGlobals).document.body.innerText.includes(text);
+/** Where each state tab of the queue's page sits, and the strip that holds them (in the browser). */
+const statusTabs = (): {
+  strip: { left: number; right: number };
+  tabs: { text: string; left: number; right: number }[];
+} => {
+  const { document } = globalThis as unknown as Dom;
+  const strip = document.querySelector('[class*="statusTabs-"]')!.getBoundingClientRect();
+  const tabs = Array.from(document.querySelectorAll('[class*="statusTabs-"] > li'), (li) => {
+    const box = li.getBoundingClientRect();
+    return { text: (li.textContent ?? '').replace(/\d+$/, '').trim(), left: box.left, right: box.right };
+  });
+  return { strip: { left: strip.left, right: strip.right }, tabs };
+};
+
+/** The string value of the job's data that shows `code`, as the page renders it (in the browser). */
+const scriptElement = (
+  code: string,
+): {
+  count: number;
+  text: string;
+  whiteSpace: string;
+  fontFamily: string;
+  /** Width of the content of the box the script scrolls in, and of the box. */
+  boxScrollWidth: number;
+  boxClientWidth: number;
+  jobTabs: { text: string; left: number; right: number; boxLeft: number; boxRight: number }[];
+  injected: number;
+  pwned: unknown;
+  link: { href: string | null; right: number; bottom: number } | undefined;
+} => {
+  const window = globalThis as unknown as Dom & { __pwned?: unknown; innerHeight: number };
+  const { document } = window;
+  const quoted = `"${code}"`;
+  const matches = Array.from(document.querySelectorAll('[class*="stringValue-"]')).filter(
+    (element) => element.textContent === quoted,
+  );
+  const element = matches[0]!;
+  const style = window.getComputedStyle(element);
+  let box = element.parentElement!;
+  while (box.parentElement && !['auto', 'scroll', 'hidden'].includes(window.getComputedStyle(box).overflowX))
+    box = box.parentElement;
+  const strip = document.querySelector('[class*="tabActions-"]');
+  const stripBox = strip!.getBoundingClientRect();
+  const jobTabs = Array.from(strip!.querySelectorAll('button'), (button) => {
+    const rect = button.getBoundingClientRect();
+    return {
+      text: (button.textContent ?? '').trim(),
+      left: rect.left,
+      right: rect.right,
+      boxLeft: stripBox.left,
+      boxRight: stripBox.right,
+    };
+  });
+  const link = document.querySelector('#codecall-approvals-link');
+  const linkBox = link?.getBoundingClientRect();
+  return {
+    count: matches.length,
+    text: element.textContent ?? '',
+    whiteSpace: style.whiteSpace,
+    fontFamily: style.fontFamily,
+    boxScrollWidth: box.scrollWidth,
+    boxClientWidth: box.clientWidth,
+    jobTabs,
+    injected: document.querySelectorAll('img[src="x"]').length,
+    pwned: window.__pwned,
+    link: link
+      ? { href: link.getAttribute('href'), right: linkBox!.right, bottom: linkBox!.bottom }
+      : undefined,
+  };
+};
 
 async function stop(serve: ServeProcess | undefined): Promise<void> {
   if (!serve) return;
@@ -101,7 +178,7 @@ describe.skipIf(skipReason !== '')(
       client = await createJobClient({ connection: redis.url });
       const { id } = await client.submit({
         kind: 'exec',
-        code: 'await tools.probe.record({ key: "dashboard" }); console.log("report ready")',
+        code: JOB_CODE,
         idempotencyKey: JOB_KEY,
       });
       const done = await client.wait(id, { timeoutMs: 60_000 });
@@ -139,9 +216,8 @@ describe.skipIf(skipReason !== '')(
       expect(login.status).toBe(303);
       expect(login.headers.get('location')).toBe('/admin/queues');
       const cookie = login.headers.get('set-cookie') ?? '';
-      expect(cookie).toMatch(
-        /^codecall_dashboard=[0-9a-f]{64}; Path=\/admin\/queues; HttpOnly; SameSite=Strict/,
-      );
+      // Path /admin: the same cookie opens the approvals page beside the dashboard.
+      expect(cookie).toMatch(/^codecall_dashboard=[0-9a-f]{64}; Path=\/admin; HttpOnly; SameSite=Strict/);
       expect(cookie).not.toContain(TOKEN);
       const withCookie = await fetch(`${base}/admin/queues/api/queues`, {
         headers: { cookie: cookie.split(';')[0]! },
@@ -155,11 +231,7 @@ describe.skipIf(skipReason !== '')(
     });
 
     it('shows the queue and the finished job in a real browser', async () => {
-      const { default: puppeteer } = await import('puppeteer-core');
-      const browser = await puppeteer.launch({
-        executablePath: chromium!,
-        args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
-      });
+      const browser = await launchChromium(chromium!);
       try {
         const page = await browser.newPage();
         await page.setViewport({ width: 1280, height: 900 });
@@ -181,17 +253,88 @@ describe.skipIf(skipReason !== '')(
         expect(detail).toContain('status:"ok"');
         expect(detail).toContain('report ready');
 
-        const file = join(shots, 'dashboard.png');
+        const file = join(screenshotFolder(shots), 'dashboard.png');
         await page.screenshot({ path: file });
-        const png = readFileSync(file);
-        expect(png.subarray(0, 8)).toEqual(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]));
-        // IHDR: width and height of the viewport.
-        expect([png.readUInt32BE(16), png.readUInt32BE(20)]).toEqual([1280, 900]);
         // A blank or error page of this size compresses to a few KB; the board with a job is far larger.
-        expect(png.length).toBeGreaterThan(30_000);
+        expectScreenshot(file, 1280, 30_000);
       } finally {
         await browser.close();
       }
     });
+
+    it('shows the script as code and every tab in view at 1280, 1024 and 390 px', async () => {
+      const browser = await launchChromium(chromium!);
+      try {
+        const page = await browser.newPage();
+        await page.goto(`${base}/admin/queues?token=${encodeURIComponent(TOKEN)}`, {
+          waitUntil: 'networkidle0',
+        });
+        for (const viewport of VIEWPORTS) {
+          await page.setViewport({ width: viewport.width, height: viewport.height });
+          await page.goto(`${base}/admin/queues/queue/codecall?status=completed`, {
+            waitUntil: 'networkidle0',
+          });
+          await page.waitForFunction(bodyIncludes, { timeout: 30_000 }, JOB_KEY);
+          const where = `at ${viewport.width} px`;
+
+          // Every state tab, whole, inside the viewport and inside its strip (which clips what overflows it).
+          const { strip, tabs } = await page.evaluate(statusTabs);
+          expect(
+            tabs.map((tab) => tab.text),
+            where,
+          ).toEqual([
+            'LATEST',
+            'ACTIVE',
+            'WAITING',
+            'WAITING CHILDREN',
+            'PRIORITIZED',
+            'COMPLETED',
+            'FAILED',
+            'DELAYED',
+          ]);
+          for (const tab of tabs) {
+            expect(tab.left, `${tab.text} ${where}`).toBeGreaterThanOrEqual(Math.max(0, strip.left) - 0.5);
+            expect(tab.right, `${tab.text} ${where}`).toBeLessThanOrEqual(
+              Math.min(viewport.width, strip.right) + 0.5,
+            );
+          }
+
+          // The script: its exact text (between the JSON tree's quotes), its lines kept, monospace, inside its box.
+          const script = await page.evaluate(scriptElement, JOB_CODE);
+          expect(script.count, where).toBe(1);
+          expect(script.text, where).toBe(`"${JOB_CODE}"`);
+          expect(script.whiteSpace, where).toBe('pre-wrap');
+          expect(script.fontFamily, where).toMatch(/monospace/);
+          // Long lines wrap: the box it shows in needs no sideways scroll.
+          expect(script.boxScrollWidth, where).toBeLessThanOrEqual(script.boxClientWidth);
+          // The markup in it stayed text.
+          expect(script.injected, where).toBe(0);
+          expect(script.pwned, where).toBeUndefined();
+          // The job card's tabs, whole and in view.
+          expect(
+            script.jobTabs.map((tab) => tab.text),
+            where,
+          ).toEqual(expect.arrayContaining(['Data', 'Progress', 'Options', 'Logs', 'Error']));
+          for (const tab of script.jobTabs) {
+            expect(tab.left, `${tab.text} ${where}`).toBeGreaterThanOrEqual(Math.max(0, tab.boxLeft) - 0.5);
+            expect(tab.right, `${tab.text} ${where}`).toBeLessThanOrEqual(
+              Math.min(viewport.width, tab.boxRight) + 0.5,
+            );
+          }
+          // The link to the approvals page, in view.
+          expect(script.link?.href, where).toBe('/admin/approvals');
+          expect(script.link!.right, where).toBeLessThanOrEqual(viewport.width);
+          expect(script.link!.bottom, where).toBeLessThanOrEqual(viewport.height);
+          const widths = await page.evaluate(pageWidths);
+          expect(widths.scrollWidth, where).toBeLessThanOrEqual(widths.viewport);
+
+          const file = join(screenshotFolder(shots), `dashboard-${viewport.name}.png`);
+          await page.screenshot({ path: file });
+          expectScreenshot(file, viewport.width, 20_000);
+        }
+      } finally {
+        await browser.close();
+      }
+    }, 180_000);
   },
 );

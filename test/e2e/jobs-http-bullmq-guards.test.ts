@@ -204,6 +204,10 @@ describe.skipIf(!hasRedisServer())('jobs event streams and dashboard writes (Bul
     expect(error.message).toContain(`Origin "${other}" is not this server's origin`);
     expect((await add({ origin: other })).status).toBe(403);
     expect((await add({ 'sec-fetch-site': 'same-site' })).status).toBe(403);
+    // A cookie write that says nothing of where it comes from was not made by the board's page.
+    const bare = await add({});
+    expect(bare.status).toBe(403);
+    expect(await bare.text()).toContain('must come from the page itself');
     const pause = await fetch(`${base}/admin/queues/api/queues/codecall/pause`, {
       method: 'PUT',
       headers: { cookie, origin: other },

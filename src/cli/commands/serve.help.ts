@@ -37,8 +37,9 @@ Options:
                              POST /messages) for clients older than Streamable HTTP
   --redis <url>              with --http: keep jobs (/v1/jobs) on this Redis for \`codecall worker\`
                              processes, instead of running them in this process (see docs/jobs.md)
-  --dashboard                with --http and a BullMQ queue: the @bull-board dashboard at /admin/queues,
-                             behind the token (a browser opens /admin/queues?token=<token> once)
+  --dashboard                with --http and a BullMQ queue: the @bull-board dashboard at /admin/queues
+                             and the approvals page at /admin/approvals, behind the token (a browser
+                             opens /admin/queues?token=<token> once)
   --trust                    start the servers of a configuration found in the working directory
 
 Unset options come from the configuration's "serve" section (host, port, token, allowedOrigins,
