@@ -474,3 +474,9 @@ export const DEFAULT_CONFIG_MAX_BYTES = 4 * 1024 * 1024;
  * a longer one is cut with "…" (a name comes from an MCP server: a picture stays a picture).
  */
 export const DEFAULT_GRAPH_LABEL_MAX_CHARS = 200;
+/**
+ * Edges up to which `codecall graph --format dot` and `svg` leave Graphviz its full layout
+ * (crossing minimisation to convergence, curved edges); a larger graph asks for bounded passes
+ * and straight edges, whose time grows about linearly instead of steeply (docs/search.md).
+ */
+export const DEFAULT_GRAPH_DETAILED_LAYOUT_MAX_EDGES = 150;

@@ -68,8 +68,9 @@ export interface RuntimeParts {
   servers?: boolean;
   /**
    * When the sandbox pool starts: `'eager'` beside the MCP servers (the first run answers
-   * sooner), `'lazy'` at the first {@link CodecallRuntime.execute} (`codecall search`, `tools`
-   * and `graph` never start one).
+   * sooner), `'lazy'` at the first {@link CodecallRuntime.execute} or
+   * {@link CodecallRuntime.startSandbox} (`codecall search`, `tools` and `graph` never start one;
+   * stdio `serve` starts it once its client is initialized).
    * @defaultValue 'eager'
    */
   sandbox?: 'eager' | 'lazy';
@@ -561,6 +562,23 @@ export class CodecallRuntime {
       store: this.#options.store ?? (() => this.scriptStore),
     });
     return this.#executor;
+  }
+
+  /**
+   * Starts the sandbox pool now when it is lazy (`parts.sandbox: 'lazy'`) and not started yet,
+   * so the first run need not wait for it: a server answers its client first, then calls this.
+   * Resolves once the pool is ready; rejects with its start error, and the next run (or call)
+   * tries again. A no-op once started.
+   *
+   * @example
+   * ```ts
+   * const runtime = await CodecallRuntime.open({ parts: { sandbox: 'lazy' } });
+   * // … answer the client, then:
+   * runtime.startSandbox().catch((error) => console.error('sandbox:', error));
+   * ```
+   */
+  async startSandbox(): Promise<void> {
+    await this.#startedExecutor();
   }
 
   /** The executor, starting the sandbox first when it is lazy and not started yet. */

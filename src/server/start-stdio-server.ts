@@ -28,6 +28,11 @@ export interface StdioServerOptions extends CodecallServerOptions {
    * @defaultValue {@link DEFAULT_SERVE_MAX_BODY_BYTES}
    */
   maxMessageBytes?: number;
+  /**
+   * Told once the client has finished the handshake (its `notifications/initialized`, sent
+   * after the answer to `initialize`): the moment for work the answer must not wait for.
+   */
+  onInitialized?: () => void;
 }
 
 /** A running stdio server. */
@@ -50,8 +55,15 @@ export interface StdioServerHandle {
  * ```
  */
 export async function startStdioServer(options: StdioServerOptions): Promise<StdioServerHandle> {
-  const { stdin = process.stdin, stdout = process.stdout, maxMessageBytes, ...serverOptions } = options;
+  const {
+    stdin = process.stdin,
+    stdout = process.stdout,
+    maxMessageBytes,
+    onInitialized,
+    ...serverOptions
+  } = options;
   const server = createCodecallServer({ store: 'runtime', ...serverOptions });
+  if (onInitialized !== undefined) server.oninitialized = onInitialized;
   const transport = new StdioServerTransport(stdin, stdout, {
     maxBufferSize: maxMessageBytes ?? DEFAULT_SERVE_MAX_BODY_BYTES,
   });

@@ -79,6 +79,7 @@ const OPTIONAL_PACKAGES = [
   'ai',
   '@ai-sdk/provider',
   '@openai/agents',
+  '@viz-js/viz',
 ];
 const heavy = OPTIONAL_PACKAGES.map((name) => `pkg:${name}`);
 
@@ -341,6 +342,20 @@ for (const [name, open] of Object.entries(tries)) {
     expect(lines[2]).toMatch(/^dashboard PACKAGE_MISSING npm install bullmq The jobs dashboard/);
     expect(lines[3]).toMatch(/^postgres PACKAGE_MISSING npm install pg-boss The PostgreSQL jobs backend/);
     expect(lines[4]).toMatch(/^pgworker PACKAGE_MISSING npm install pg-boss /);
+  });
+
+  it('without @viz-js/viz: `codecall graph --format svg` names its install command and reads nothing', () => {
+    const history = join(tempDir('codecall-lazy-'), 'history.sqlite');
+    const svg = withoutOptional([main, 'graph', '--format', 'svg', '--history', history]);
+    expect(svg.status).toBe(2);
+    expect(svg.stdout).toBe('');
+    expect(svg.stderr).toBe(
+      'codecall graph: --format svg needs the @viz-js/viz package, which is not installed: run `npm install @viz-js/viz`.\n',
+    );
+    // The other formats need no package.
+    const dot = withoutOptional([main, 'graph', '--format', 'dot', '--history', history]);
+    expect(dot.status, dot.stderr).toBe(0);
+    expect(dot.stdout).toMatch(/^digraph codecall \{/);
   });
 
   it('without js-tiktoken: `codecall run --model demo` answers, its token counts labelled an estimate', () => {

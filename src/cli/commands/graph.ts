@@ -1,20 +1,25 @@
 /**
  * @module
- * `codecall graph [--format text|mermaid|dot|json] [--min-count N]`: what tool search learned
- * from usage: the tool graph's observed edges (runs in which one tool was called right after
- * another, with the probability `count / Σ count`), and with `--inferred` the cold-start edges the
- * schemas of the configured servers imply.
+ * `codecall graph [--format text|mermaid|dot|svg|json] [--min-count N] [--out <file>]`: what tool
+ * search learned from usage: the tool graph's observed edges (runs in which one tool was called
+ * right after another, with the probability `count / Σ count`), and with `--inferred` the
+ * cold-start edges the schemas of the configured servers imply. `svg` is drawn by Graphviz in
+ * WebAssembly (the optional `@viz-js/viz`), no system Graphviz needed.
  */
+import { writeFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
 import { loadConfig, parseConfig } from '../../config/index.js';
 import { CodecallRuntime } from '../../execute/index.js';
 import type { ToolGraphEdge } from '../../search/index.js';
 import { parseCommandArgs, UsageError, type CliCommand, type CliIo } from '../command.js';
 import { configNoticeWriter } from '../config-notices.js';
+import { renderDot } from '../graph-dot.js';
+import { loadGraphviz, renderSvg } from '../graph-svg.js';
 import { neutralizeControls } from '../terminal-text.js';
 import { withHistoryFile } from './search.js';
 import { graphHelp, DEFAULT_GRAPH_EDGE_LIMIT } from './graph.help.js';
 
-const FORMATS = ['text', 'mermaid', 'dot', 'json'] as const;
+const FORMATS = ['text', 'mermaid', 'dot', 'svg', 'json'] as const;
 type Format = (typeof FORMATS)[number];
 
 function percent(p: number): string {
@@ -25,10 +30,12 @@ function quote(text: string): string {
   return JSON.stringify(text);
 }
 
-function render(format: Format, edges: ToolGraphEdge[], sequences: number): string {
+function edgeLabel(e: ToolGraphEdge): string {
+  return e.kind === 'observed' ? `${e.count} (${percent(e.probability)})` : 'inferred';
+}
+
+function render(format: Exclude<Format, 'svg'>, edges: ToolGraphEdge[], sequences: number): string {
   if (format === 'json') return `${JSON.stringify({ sequences, edges }, null, 2)}\n`;
-  const label = (e: ToolGraphEdge): string =>
-    e.kind === 'observed' ? `${e.count} (${percent(e.probability)})` : 'inferred';
   if (format === 'mermaid') {
     const ids = new Map<string, string>();
     const id = (name: string): string => {
@@ -41,19 +48,11 @@ function render(format: Format, edges: ToolGraphEdge[], sequences: number): stri
       const from = id(e.from);
       const to = id(e.to);
       const arrow = e.kind === 'observed' ? '-->' : '-.->';
-      lines.push(`  ${from}[${quote(e.from)}] ${arrow}|${quote(label(e))}| ${to}[${quote(e.to)}]`);
+      lines.push(`  ${from}[${quote(e.from)}] ${arrow}|${quote(edgeLabel(e))}| ${to}[${quote(e.to)}]`);
     }
     return `${lines.join('\n')}\n`;
   }
-  if (format === 'dot') {
-    const lines = ['digraph codecall {', '  rankdir=LR;', '  node [shape=box, fontname="Helvetica"];'];
-    for (const e of edges) {
-      const style = e.kind === 'observed' ? `penwidth=${(1 + 3 * e.probability).toFixed(2)}` : 'style=dashed';
-      lines.push(`  ${quote(e.from)} -> ${quote(e.to)} [label=${quote(label(e))}, ${style}];`);
-    }
-    lines.push('}');
-    return `${lines.join('\n')}\n`;
-  }
+  if (format === 'dot') return renderDot(edges, edgeLabel);
   if (edges.length === 0)
     return 'No edges yet: tool search learns them from runs (codecall exec, codecall run, serve).\n';
   const rows = [['from', 'to', 'runs', 'probability', 'weight', 'kind']];
@@ -88,6 +87,7 @@ async function run(argv: string[], io: CliIo): Promise<number> {
       limit: { type: 'string' },
       config: { type: 'string' },
       history: { type: 'string' },
+      out: { type: 'string' },
     },
     allowPositionals: false,
   });
@@ -105,6 +105,9 @@ async function run(argv: string[], io: CliIo): Promise<number> {
   const minCount = integer('min-count', 1, 1);
   const limit = integer('limit', DEFAULT_GRAPH_EDGE_LIMIT, 1);
   const inferred = values.inferred === true;
+  if (values.out === '') throw new UsageError('--out needs a file path: --out <file>.');
+  // Before anything is read or started: without the package, the error names its install command.
+  const graphviz = format === 'svg' ? await loadGraphviz() : undefined;
 
   // A history file given and no inferred edges wanted: no configuration is read (defaults rank).
   const needConfig = values.history === undefined || inferred;
@@ -155,9 +158,23 @@ async function run(argv: string[], io: CliIo): Promise<number> {
       );
       edges = [...edges].sort((a, b) => b.count - a.count || b.weight - a.weight).slice(0, limit);
     }
-    const rendered = render(format, edges, sequences);
-    // Tool names come from MCP servers: human formats show their control characters, JSON stays exact.
-    io.stdout.write(format === 'json' ? rendered : neutralizeControls(rendered));
+    // Tool names come from MCP servers: human formats show their control characters, JSON stays
+    // exact, DOT and SVG escape each name where it is written (graph-dot.ts).
+    const output =
+      format === 'svg'
+        ? renderSvg(graphviz!, renderDot(edges, edgeLabel))
+        : format === 'json'
+          ? render(format, edges, sequences)
+          : neutralizeControls(render(format, edges, sequences));
+    if (values.out === undefined) {
+      io.stdout.write(output);
+    } else {
+      const file = resolve(io.cwd, values.out);
+      await writeFile(file, output);
+      io.stderr.write(
+        `codecall graph: wrote the ${format} of ${edges.length} edge${edges.length === 1 ? '' : 's'} to ${neutralizeControls(file)}.\n`,
+      );
+    }
     return 0;
   } finally {
     await runtime.close();

@@ -15,30 +15,23 @@ import {
   DEFAULT_STORE_SCOPE,
 } from '../../config/defaults.js';
 import { loadConfig, type ServeConfig } from '../../config/index.js';
+import { isCodecallError } from '../../errors.js';
 import { CodecallRuntime } from '../../execute/index.js';
-import {
-  createJobRoutes,
-  openJobBackend,
-  openJobDashboard,
-  RuntimeRegistry,
-  type JobBackend,
-  type JobDashboardRoutes,
-} from '../../jobs/index.js';
-import {
-  assertSafeBinding,
-  startHeapPolicy,
-  isLoopbackHost,
-  RunLimiter,
-  startHttpServer,
-  startStdioServer,
-  type ExecuteCodeEvent,
-  type HttpRoutes,
-} from '../../server/index.js';
+import type { JobBackend, JobDashboardRoutes } from '../../jobs/index.js';
+// The modules the stdio server needs, not the server barrel: `--http` loads the HTTP server, the
+// jobs routes and the agent they run on demand, so a stdio client's `initialize` waits for none of it.
+import type { ExecuteCodeEvent } from '../../server/create-codecall-server.js';
+import { startHeapPolicy } from '../../server/heap-policy.js';
+import { assertSafeBinding, isLoopbackHost } from '../../server/http-security.js';
+import { RunLimiter } from '../../server/run-limiter.js';
+import { startStdioServer } from '../../server/start-stdio-server.js';
+import type { HttpRoutes } from '../../server/start-http-server.js';
 import { parseCommandArgs, UsageError, type CliCommand, type CliIo } from '../command.js';
 import { configNoticeWriter } from '../config-notices.js';
 import { neutralizeControls } from '../terminal-text.js';
 import { canPrompt, ensureConfigTrusted } from '../trust.js';
 import { setLongTimeout, type LongTimeout } from '../../util/long-timeout.js';
+import { traceStartup } from '../../util/startup-trace.js';
 import { serveHelp, SERVE_TOKEN_ENV } from './serve.help.js';
 export { SERVE_TOKEN_ENV } from './serve.help.js';
 
@@ -163,6 +156,7 @@ function aborted(signal: AbortSignal): Promise<void> {
 }
 
 async function run(argv: string[], io: CliIo): Promise<number> {
+  traceStartup('serve: loaded');
   const parsed = parseServeArgs(argv, io.env);
   // Over stdio, stdin is the MCP channel: never prompt there.
   await ensureConfigTrusted(io, { config: parsed.config, interactive: parsed.http && canPrompt(io) });
@@ -182,6 +176,9 @@ async function run(argv: string[], io: CliIo): Promise<number> {
   // notifications/tools/list_changed as servers join (serve.waitForServersMs waits up to a bound).
   const runtime = await CodecallRuntime.open({
     config,
+    // Over stdio the sandbox starts once the client is initialized (below): a worker's start
+    // would otherwise hold the answer to `initialize`, which clients give a few seconds.
+    parts: { sandbox: args.http ? 'eager' : 'lazy' },
     tools: {
       background: true,
       // The whole message: a start error's stderr tail, environment names and hints are the
@@ -191,6 +188,7 @@ async function run(argv: string[], io: CliIo): Promise<number> {
     },
     onHistoryError: (error) => log(`usage history: ${(error as Error)?.message ?? String(error)}`),
   });
+  traceStartup('serve: runtime open');
   const waitMs = config.serve.waitForServersMs ?? DEFAULT_SERVE_WAIT_FOR_SERVERS_MS;
   if (waitMs > 0) {
     let timer: LongTimeout | undefined;
@@ -243,9 +241,12 @@ async function run(argv: string[], io: CliIo): Promise<number> {
   let close: (() => Promise<void>) | undefined;
   let jobs: JobBackend | undefined;
   let dashboard: JobDashboardRoutes | undefined;
+  let approvalsPage: HttpRoutes | undefined;
   let legacySse: (HttpRoutes & { close(): Promise<void> }) | undefined;
   try {
     if (args.http) {
+      const [{ startHttpServer }, { createJobRoutes, openJobBackend, openJobDashboard, RuntimeRegistry }] =
+        await Promise.all([import('../../server/start-http-server.js'), import('../../jobs/index.js')]);
       if (parsed.legacySse === true) {
         const { createLegacySseRoutes } = await import('../../server/legacy-sse-routes.js');
         legacySse = createLegacySseRoutes(serverOptions);
@@ -271,13 +272,22 @@ async function run(argv: string[], io: CliIo): Promise<number> {
           connection: jobsConfig.connection,
           ...(jobsConfig.queue !== undefined ? { queue: jobsConfig.queue } : {}),
         });
+        const { createJobApprovalsPage, JOB_APPROVALS_PAGE_PATH } =
+          await import('../../jobs/job-approvals-page.js');
+        approvalsPage = createJobApprovalsPage(jobs, { dashboardPath: '/admin/queues' });
         log(
-          `dashboard at /admin/queues${args.token !== undefined ? ' (open /admin/queues?token=<token> once in a browser)' : ''}`,
+          `dashboard at /admin/queues, approvals at ${JOB_APPROVALS_PAGE_PATH}` +
+            (args.token !== undefined ? ' (open /admin/queues?token=<token> once in a browser)' : ''),
         );
       }
       const http = await startHttpServer({
         ...serverOptions,
-        routes: [createJobRoutes(jobs), ...(dashboard ? [dashboard] : []), ...(legacySse ? [legacySse] : [])],
+        routes: [
+          createJobRoutes(jobs),
+          ...(dashboard ? [dashboard] : []),
+          ...(approvalsPage ? [approvalsPage] : []),
+          ...(legacySse ? [legacySse] : []),
+        ],
         host: args.host,
         port: args.port,
         allowedOrigins: args.allowedOrigins,
@@ -301,7 +311,17 @@ async function run(argv: string[], io: CliIo): Promise<number> {
         ...serverOptions,
         stdin: io.stdin as Readable,
         stdout: io.stdout as Writable,
+        // A failed start is told here and again by the first run, which tries again.
+        onInitialized: () => {
+          traceStartup('serve: client initialized');
+          void runtime.startSandbox().catch((error: unknown) => {
+            // Closed while starting: shutting down, nothing to tell.
+            if (isCodecallError(error) && error.code === 'CLOSED') return;
+            log(`sandbox: ${neutralizeControls((error as Error)?.message ?? String(error))}`);
+          });
+        },
       });
+      traceStartup('serve: stdio server started');
       close = stdio.close;
       log(`serving over stdio (${tools.length} tools from ${servers} servers${more})`);
       await Promise.race([stdio.closed, aborted(io.signal)]);
