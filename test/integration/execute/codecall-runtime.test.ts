@@ -182,6 +182,27 @@ describe('CodecallRuntime.open', () => {
     }
   });
 
+  it("with parts.sandbox 'lazy', startSandbox() starts it before any run, once", async () => {
+    const runtime = await CodecallRuntime.open({
+      load: { path: CONFIG },
+      history: false,
+      parts: { servers: false, sandbox: 'lazy' },
+    });
+    try {
+      expect(runtime.started().sandbox).toBe(false);
+      await Promise.all([runtime.startSandbox(), runtime.startSandbox()]);
+      expect(runtime.started().sandbox).toBe(true);
+      const pool = runtime.sandbox;
+      await runtime.startSandbox();
+      expect(runtime.sandbox).toBe(pool);
+      const result = await runtime.execute('console.log(1 + 1)');
+      expect(result.stdout).toBe('2\n');
+      expect(runtime.sandbox).toBe(pool);
+    } finally {
+      await runtime.close();
+    }
+  });
+
   it('with parts.servers false, starts no MCP server', async () => {
     const runtime = await CodecallRuntime.open({
       load: { path: CONFIG },
