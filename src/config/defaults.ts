@@ -156,11 +156,11 @@ export const DEFAULT_SANDBOX_HEARTBEAT_MS = 250;
 /** Time a sandbox worker may stay unresponsive past a run's CPU budget (or take to confirm a cancel) before it is killed. */
 export const DEFAULT_SANDBOX_KILL_GRACE_MS = 2_000;
 /**
- * Runs of one owner (a client of `codecall serve`, an agent run, a jobs worker) one isolate
- * serves, each in a fresh context, before it is disposed. Creating and disposing an isolate costs
- * about 6 ms of CPU, a context about 2 ms; runs of different owners never share an isolate, and
- * a run that ends by a limit, a cancel or a crash, or leaves a quarter of its heap limit in use,
- * disposes its isolate. `1`: an isolate per run.
+ * Runs of one owner (a client of `codecall serve`, a queue's jobs) one isolate serves, each in a
+ * fresh context, before it is disposed: creating and disposing an isolate per run was the largest
+ * part of a small job's CPU (`npm run bench -- jobs`, docs/jobs.md). Runs of different owners
+ * never share an isolate, and a run that ends by a limit, a cancel or a crash, or leaves a quarter
+ * of its heap limit in use, disposes its isolate. `1`: an isolate per run.
  */
 export const DEFAULT_SANDBOX_ISOLATE_RUNS = 64;
 /** Time an `execute_code` session may stay unused before its context is dropped (and its next run fails with `SESSION_EXPIRED`). */
