@@ -12,7 +12,7 @@ import { mkdir, readFile, realpath, rename, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline/promises';
-import { CONFIG_FILE_NAMES, configDocumentOf } from '../config/index.js';
+import { CONFIG_FILE_NAMES, configDocumentOf, readConfigBytes } from '../config/index.js';
 import { CodecallError } from '../errors.js';
 import type { CliIo } from './command.js';
 import { neutralizeControls } from './terminal-text.js';
@@ -110,7 +110,7 @@ export async function ensureConfigTrusted(io: CliIo, options: EnsureTrustedOptio
   let content: Buffer | undefined;
   for (const name of CONFIG_FILE_NAMES) {
     try {
-      content = await readFile(join(io.cwd, name));
+      content = await readConfigBytes(join(io.cwd, name));
       file = join(io.cwd, name);
       break;
     } catch {
@@ -175,7 +175,7 @@ export async function ensureConfigTrusted(io: CliIo, options: EnsureTrustedOptio
  * itself at the user's request (`codecall demo`), whose servers the user asked to run.
  */
 export async function rememberTrustedConfig(env: NodeJS.ProcessEnv, file: string): Promise<void> {
-  const content = await readFile(file);
+  const content = await readConfigBytes(file);
   const dir = stateDirectory(env);
   const approvals = await readApprovals(join(dir, TRUST_FILE_NAME));
   approvals.approved[await realpath(file)] = createHash('sha256').update(content).digest('hex');

@@ -3,7 +3,13 @@
  * Configuration: the `mcpServers` JSON MCP clients already use plus codecall's own keys, loaded,
  * `${VAR}`-expanded, validated and resolved into a {@link CodecallConfig}.
  */
-export { CONFIG_FILE_NAMES, configDocumentOf, loadConfig, parseConfig } from './load-config.js';
+export {
+  CONFIG_FILE_NAMES,
+  configDocumentOf,
+  loadConfig,
+  parseConfig,
+  readConfigBytes,
+} from './load-config.js';
 export type { ConfigIssue, LoadConfigOptions, ParseConfigOptions } from './load-config.js';
 export {
   parseConfigFile,

@@ -108,6 +108,29 @@ export interface ConfigIssue {
 }
 
 /**
+ * The bytes of a configuration file, refused before they are read when the path is not a regular
+ * file (a device such as `/dev/zero`, a FIFO) or is past {@link DEFAULT_CONFIG_MAX_BYTES}: a
+ * configuration path may name any file, and a cloned folder may link `.mcp.json` anywhere.
+ * File-system errors (`ENOENT`…) are thrown as they are.
+ */
+export async function readConfigBytes(file: string): Promise<Buffer> {
+  const stats = await stat(file);
+  const refuse = (problem: string): never => {
+    throw new CodecallError(
+      'CONFIG_INVALID',
+      `${file} ${problem}. Fix: shrink or replace the file, or pass --config <file> to use another.`,
+      { details: { file, issues: [{ path: '(root)', message: problem }] } },
+    );
+  };
+  if (!stats.isFile()) refuse('is not a regular file');
+  if (stats.size > DEFAULT_CONFIG_MAX_BYTES)
+    refuse(
+      `is ${stats.size} bytes; a configuration is at most ${DEFAULT_CONFIG_MAX_BYTES} (DEFAULT_CONFIG_MAX_BYTES)`,
+    );
+  return readFile(file);
+}
+
+/**
  * Finds and loads the configuration: `path` if given, else `codecall.json`, then `.mcp.json` in
  * `cwd`.
  *
@@ -126,16 +149,7 @@ export async function loadConfig(options: LoadConfigOptions = {}): Promise<Codec
   for (const file of candidates) {
     let text: string;
     try {
-      // Bounded before it is read: a configuration path may name any file (a log, a device).
-      const size = (await stat(file)).size;
-      if (size > DEFAULT_CONFIG_MAX_BYTES)
-        throw new CodecallError(
-          'CONFIG_INVALID',
-          `${file} is ${size} bytes; a configuration is at most ${DEFAULT_CONFIG_MAX_BYTES} bytes ` +
-            '(DEFAULT_CONFIG_MAX_BYTES). Fix: point --config at the configuration file itself.',
-          { details: { file, issues: [{ path: '(root)', message: `${size} bytes` }] } },
-        );
-      text = await readFile(file, 'utf8');
+      text = (await readConfigBytes(file)).toString('utf8');
     } catch (error) {
       if (isCodecallError(error)) throw error;
       const code = (error as NodeJS.ErrnoException).code;

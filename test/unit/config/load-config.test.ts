@@ -129,7 +129,12 @@ describe('loadConfig', () => {
     const error = await rejected(loadConfig({ cwd, path: 'big.json' }));
     expect(error.code).toBe('CONFIG_INVALID');
     expect(error.message).toContain(`${DEFAULT_CONFIG_MAX_BYTES + 1} bytes`);
-    expect(error.message).toContain('Fix: point --config at the configuration file itself');
+    expect(error.message).toContain('Fix: shrink or replace the file, or pass --config <file>');
+    // A device passes a size check (its size is 0): refused as not a regular file, unread.
+    symlinkSync('/dev/zero', join(cwd, 'codecall.json'));
+    const device = await rejected(loadConfig({ cwd }));
+    expect(device.code).toBe('CONFIG_INVALID');
+    expect(device.message).toContain('is not a regular file');
   });
 
   it("reads the search section's expansion gate and refuses a share outside 0-1", () => {
