@@ -100,7 +100,7 @@ function parseServerUrl(url: string): { display: string; api: string } {
 function errorOf(text: string): { code?: string; message: string } {
   try {
     const body = JSON.parse(text) as { error?: { code?: unknown; message?: unknown } };
-    const message = typeof body.error?.message === 'string' ? body.error.message : text;
+    const message = typeof body.error?.message === 'string' ? body.error.message : text.trim().slice(0, 200);
     return typeof body.error?.code === 'string' ? { code: body.error.code, message } : { message };
   } catch {
     return { message: text.trim().slice(0, 200) };

@@ -127,8 +127,8 @@ export function createJobApprovalsPage(
     const waiting = listed.filter((job): job is typeof job & WaitingJob => job.approval !== undefined);
     // The calls whose time runs out first come first.
     const jobs = waiting
-      .slice(0, maxJobs)
-      .sort((a, b) => a.approval.expiresAt - b.approval.expiresAt || a.createdAt - b.createdAt);
+      .sort((a, b) => a.approval.expiresAt - b.approval.expiresAt || a.createdAt - b.createdAt)
+      .slice(0, maxJobs);
     const html = renderApprovalsPage({
       jobs,
       more: listed.length > maxJobs,

@@ -25,13 +25,13 @@ import type { RuntimeRegistry } from './runtime-registry.js';
 import type { JobApprovalStore } from '../store/job-state.js';
 import { createJobApprover, JobWaitingApprovalError, type JobApprover } from './job-approvals.js';
 
-/** Reasons a running job is aborted with (the abort signal's `reason`). */
 /**
  * The sandbox owner of every job's script (see `ExecuteOptions.owner`): the jobs of a runtime come
  * through one queue behind one credential, so they take turns in an isolate, a fresh context each.
  */
 const JOBS_ISOLATE_OWNER = 'jobs';
 
+/** Reasons a running job is aborted with (the abort signal's `reason`). */
 export const JOB_ABORT_REASONS = {
   cancel: 'codecall:job-cancelled',
   shutdown: 'codecall:worker-shutdown',

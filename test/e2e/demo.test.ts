@@ -45,6 +45,9 @@ const ENV: NodeJS.ProcessEnv = {
   PATH: `${dirname(process.execPath)}:${process.env.PATH ?? ''}`,
   CODECALL_STATE_DIR: join(temp, 'state'),
   NODE_DISABLE_COMPILE_CACHE: '1',
+  // npm's cache and logs go to the suite's temp folder, never to ~/.npm.
+  npm_config_cache: join(temp, 'npm-cache'),
+  npm_config_logs_dir: join(temp, 'npm-cache', '_logs'),
 };
 delete ENV.CODECALL_TRUST;
 

@@ -17,6 +17,8 @@ import { REPO_ROOT } from './temp-root.js';
 
 const PREINSTALL = join(REPO_ROOT, 'bin', 'preinstall.js');
 const OLD_VERSION = 'v20.20.2';
+/** npm's cache and logs for this suite (removed with the suite's temp folders). */
+const NPM_CACHE = tempDir('codecall-install-floor-npm-');
 /** An npm command: long enough for a cold start on a loaded machine. */
 const NPM_TIMEOUT_MS = 120_000;
 /** A test runs up to three npm commands. */
@@ -38,7 +40,13 @@ async function spawnFor(
   return promisify(execFile)(command, args, {
     ...options,
     // npm turns on Node's compile cache, by default in the temp folder the suite checks is left empty.
-    env: { ...(options.env ?? process.env), NODE_DISABLE_COMPILE_CACHE: '1' },
+    // npm's cache and logs go to the suite's temp folder, never to ~/.npm.
+    env: {
+      ...(options.env ?? process.env),
+      NODE_DISABLE_COMPILE_CACHE: '1',
+      npm_config_cache: NPM_CACHE,
+      npm_config_logs_dir: join(NPM_CACHE, '_logs'),
+    },
     timeout: NPM_TIMEOUT_MS,
     killSignal: 'SIGKILL',
     maxBuffer: 16 * 1024 * 1024,

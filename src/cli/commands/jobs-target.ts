@@ -251,7 +251,7 @@ export async function openJobTarget(target: JobTarget): Promise<JobBackend> {
 export function withTargetHint(error: unknown, target: JobTarget): unknown {
   if (!CodecallError.isInstance(error, ['JOBS_BACKEND_UNAVAILABLE', 'JOBS_AUTH_FAILED'])) return error;
   const token =
-    error.code === 'JOBS_AUTH_FAILED' && target.backend === 'http'
+    error.code === 'JOBS_AUTH_FAILED' && error.details.status === 401 && target.backend === 'http'
       ? target.tokenSource !== undefined
         ? ` The token came from ${target.tokenSource}.`
         : ` No token was sent: pass --token <secret> or set $${SERVE_TOKEN_ENV}.`
