@@ -49,6 +49,9 @@ async function execOrThrow(multi: ChainableCommander, action: string): Promise<v
 }
 
 class RedisJobJournal implements RunJournal {
+  /** When this journal last set its key's TTL (0: never). */
+  #expirySetAt = 0;
+
   constructor(
     private readonly redis: Redis,
     private readonly key: string,
@@ -56,10 +59,19 @@ class RedisJobJournal implements RunJournal {
   ) {}
 
   async append(entry: RunJournalEntry): Promise<void> {
+    const text = JSON.stringify(entry);
+    const now = Date.now();
+    // One RPUSH per entry; the key's TTL is set with the first entry and renewed once a quarter
+    // of it has passed (a MULTI with PEXPIRE on every entry doubled the commands of a tool call).
+    if (now - this.#expirySetAt < this.ttlMs / 4) {
+      await this.redis.rpush(this.key, text);
+      return;
+    }
     await execOrThrow(
-      this.redis.multi().rpush(this.key, JSON.stringify(entry)).pexpire(this.key, this.ttlMs),
+      this.redis.multi().rpush(this.key, text).pexpire(this.key, this.ttlMs),
       'append to the run journal',
     );
+    this.#expirySetAt = now;
   }
 
   async entries(): Promise<readonly RunJournalEntry[]> {

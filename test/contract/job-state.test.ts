@@ -225,6 +225,25 @@ describe.skipIf(!hasRedisServer() && !ON_CI)('RedisJobStateStore: a write Redis 
       await store.close();
     }
   });
+
+  it("a journal's key expires with the jobs' retention age, set by its first entry and kept by the next ones", async () => {
+    const ttlMs = 3_600_000;
+    const store = await RedisJobStateStore.open({ redis: server.url, prefix: 'ttl:', ttlMs });
+    const raw = new Redis(server.url);
+    try {
+      const journal = store.journal('job-1');
+      await journal.append(started(0));
+      const first = await raw.pttl(store.journalKey('job-1'));
+      expect(first).toBeGreaterThan(ttlMs - 60_000);
+      expect(first).toBeLessThanOrEqual(ttlMs);
+      await journal.append(finished(0));
+      expect(await raw.pttl(store.journalKey('job-1'))).toBeGreaterThan(ttlMs - 60_000);
+      expect(await raw.llen(store.journalKey('job-1'))).toBe(2);
+    } finally {
+      raw.disconnect();
+      await store.close();
+    }
+  });
 });
 
 describe.skipIf(postgresBinDir() === undefined && !ON_CI)('PostgresJobStateStore: job logs', () => {
