@@ -480,3 +480,69 @@ export const DEFAULT_GRAPH_LABEL_MAX_CHARS = 200;
  * and straight edges, whose time grows about linearly instead of steeply (docs/search.md).
  */
 export const DEFAULT_GRAPH_DETAILED_LAYOUT_MAX_EDGES = 150;
+
+// Search. The ranking defaults were chosen by cross-validation (docs/search.md); the search
+// library re-exports them, and `config/` resolves the `search` section with them.
+
+/** Lexical hits that seed the graph walk, and paths kept per step of the beam search. */
+export const DEFAULT_BEAM_WIDTH = 5;
+
+/** Steps the beam search walks from each seed (successors; predecessors go one step). */
+export const DEFAULT_BEAM_DEPTH = 2;
+
+/**
+ * Weight of graph evidence against lexical evidence (lexical scores are normalised to 0–1;
+ * a tool reached from the best lexical hit over an edge of effective weight 1 gains this much).
+ */
+export const DEFAULT_GRAPH_WEIGHT = 0.6;
+
+/**
+ * Top lexical hits that RM3 pseudo-relevance feedback reads to expand the query (0 = off). RM3
+ * stands in for learned evidence: it shapes queries without learned feedback, and only those
+ * whose first pass is not flat (`expansionWhen`); with usage it lowered UltraTool's graph ranking
+ * (docs/search.md). 3 / 10 / 0.2 were the best of 8 settings tried on 5-fold cross-validation.
+ */
+export const DEFAULT_EXPANSION_DOCS = 3;
+
+/**
+ * Share of the best first-pass score from which a first pass is flat under `'selective'`: when
+ * the {@link DEFAULT_EXPANSION_FLAT_RANK}th hit scores at least this share of the best, a page
+ * of tools matches about as well as the top three, which are then no evidence of what the query
+ * is about, and feeding their terms back drifts the query. Chosen on one development set and
+ * checked on the other (leave-one-dataset-out; docs/search.md).
+ */
+export const DEFAULT_EXPANSION_FLAT_SHARE = 0.5;
+
+/**
+ * Best first-pass hits RM3's expanded query re-scores (a rerank: the long postings of expansion
+ * terms are never walked, which keeps a query under 1 ms at 50,000 tools).
+ */
+export const DEFAULT_EXPANSION_RERANK_DOCS = 100;
+
+/** Expansion terms RM3 adds (the most probable in the top hits). */
+export const DEFAULT_EXPANSION_TERMS = 10;
+
+/** Weight of the expansion terms against the original query in RM3 (1 − λ). */
+export const DEFAULT_EXPANSION_WEIGHT = 0.2;
+
+/** Texts sent to `embed` in one call. */
+export const DEFAULT_EMBEDDING_BATCH_SIZE = 64;
+
+/** Time one `embed` call may take before search gives up on embeddings for that query. */
+export const DEFAULT_EMBEDDING_TIMEOUT_MS = 30_000;
+
+/** Vectors kept in one cache file (the least recently written are evicted beyond it). */
+export const DEFAULT_EMBEDDING_CACHE_MAX_ENTRIES = 100_000;
+
+/** Where the vector cache lives, relative to the configuration's folder, when not set. */
+export const DEFAULT_EMBEDDING_CACHE_PATH = '.codecall/embeddings.sqlite';
+/** Tested default of `search.stemming`: the light stemmer. */
+export const DEFAULT_STEMMING: 'light' | 'porter' | 'none' = 'light';
+/** Default of `search.verbNormalization` (verb classes mapped onto one verb): off. */
+export const DEFAULT_VERB_NORMALIZATION = false;
+/** Tested default of `search.expansionWhen` (see `ExpansionPolicy` in the search module). */
+export const DEFAULT_EXPANSION_WHEN: 'selective' | 'cold-start' | 'no-feedback' | 'always' = 'selective';
+/** Weight of the embedding ranking in the fusion with the lexical + graph ranking. */
+export const DEFAULT_EMBEDDING_WEIGHT = 1;
+/** The `store.namespace` of a configuration built in memory (no file to name it after). */
+export const IN_MEMORY_STORE_NAMESPACE = '(configuration built in memory)';

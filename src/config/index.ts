@@ -30,7 +30,10 @@ export type {
   SandboxConfig,
   SandboxLimitsConfig,
   SearchConfig,
+  SearchEmbeddingsConfig,
   ServeConfig,
+  StoreConfig,
+  StoreScope,
   ServeLearning,
   JobsConfig,
   ServerConfig,
@@ -38,3 +41,4 @@ export type {
   StdioServerConfig,
   ToolPolicyConfig,
 } from './types.js';
+export { toolPolicyOf } from './tool-policy.js';

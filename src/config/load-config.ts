@@ -29,6 +29,47 @@ import {
   DEFAULT_SERVER_MAX_MESSAGE_BYTES,
   DEFAULT_TOOL_CALL_TIMEOUT_MS,
 } from './defaults.js';
+import {
+  DEFAULT_AGENT_MAX_STEPS,
+  DEFAULT_APPROVAL_TIMEOUT_MS,
+  DEFAULT_BEAM_DEPTH,
+  DEFAULT_BEAM_WIDTH,
+  DEFAULT_EMBEDDING_BATCH_SIZE,
+  DEFAULT_EMBEDDING_CACHE_MAX_ENTRIES,
+  DEFAULT_EMBEDDING_CACHE_PATH,
+  DEFAULT_EMBEDDING_TIMEOUT_MS,
+  DEFAULT_EMBEDDING_WEIGHT,
+  DEFAULT_EXPANSION_DOCS,
+  DEFAULT_EXPANSION_FLAT_SHARE,
+  DEFAULT_EXPANSION_RERANK_DOCS,
+  DEFAULT_EXPANSION_TERMS,
+  DEFAULT_EXPANSION_WEIGHT,
+  DEFAULT_EXPANSION_WHEN,
+  DEFAULT_GRAPH_WEIGHT,
+  DEFAULT_JOBS_APPROVAL_TIMEOUT_MS,
+  DEFAULT_JOBS_LOCAL_CONCURRENCY,
+  DEFAULT_JOBS_LOCAL_MAX_PARKED,
+  DEFAULT_JOBS_LOCAL_MAX_WAITING,
+  DEFAULT_JOBS_QUEUE,
+  DEFAULT_SERVE_HOST,
+  DEFAULT_SERVE_IDLE_COLLECT_MS,
+  DEFAULT_SERVE_MAX_CONCURRENT_RUNS,
+  DEFAULT_SERVE_MAX_SESSIONS,
+  DEFAULT_SERVE_MAX_SESSIONS_PER_CLIENT,
+  DEFAULT_SERVE_MAX_SUBSCRIPTIONS_PER_SESSION,
+  DEFAULT_SERVE_PORT,
+  DEFAULT_SERVE_SEARCH_WAIT_FOR_SERVERS_MS,
+  DEFAULT_SERVE_SESSION_IDLE_MS,
+  DEFAULT_SERVE_WAIT_FOR_SERVERS_MS,
+  DEFAULT_SERVE_YOUNG_GENERATION_MAX_MB,
+  DEFAULT_STEMMING,
+  DEFAULT_STORE_MAX_NAMESPACE_BYTES,
+  DEFAULT_STORE_MAX_VALUE_BYTES,
+  DEFAULT_STORE_SCOPE,
+  DEFAULT_VERB_NORMALIZATION,
+  IN_MEMORY_STORE_NAMESPACE,
+} from './defaults.js';
+import { toolPolicyOf } from './tool-policy.js';
 import { ignoredKeysNotice, readClientFormat } from './client-formats.js';
 import { readClientShape, type ClientServerPolicy } from './client-shapes.js';
 import { expandEnvDeep } from './expand-env.js';
@@ -52,7 +93,9 @@ import {
 import type {
   ClientPolicyMapping,
   CodecallConfig,
+  JobsConfig,
   RequireApproval,
+  SearchConfig,
   ServeConfig,
   ServerConfig,
   ToolPolicyConfig,
@@ -284,6 +327,7 @@ function resolveConfig(json: unknown, options: ParseConfigOptions, fromFile: boo
     }
   }
   const serve = resolveServe(data.serve, issues);
+  const jobs = resolveJobs(data.jobs);
   const historyPath = resolveHistoryPath(data.history?.path, configDir, env, issues);
   const keyed = data.history?.path === undefined && !env[HISTORY_PATH_ENV] ? historyFileOf(file) : undefined;
   if (issues.length > 0) fail(file, issues);
@@ -297,23 +341,35 @@ function resolveConfig(json: unknown, options: ParseConfigOptions, fromFile: boo
       enabled: data.history?.enabled ?? true,
       path: keyed ? resolve(configDir, keyed.path) : historyPath,
       key: keyed ? keyed.key : data.history?.path !== undefined ? 'history.path' : HISTORY_PATH_ENV,
-      ...(keyed && keyed.path !== DEFAULT_HISTORY_PATH ? { migrateFrom: historyPath } : {}),
+      migrateFrom: keyed && keyed.path !== DEFAULT_HISTORY_PATH ? historyPath : undefined,
       maxRuns: data.history?.maxRuns ?? DEFAULT_HISTORY_MAX_RUNS,
     },
-    search: definedOnly({ ...data.search }),
-    agent: definedOnly({ ...data.agent }),
+    search: resolveSearch(data.search, configDir),
+    agent: {
+      model: data.agent?.model,
+      maxSteps: data.agent?.maxSteps ?? DEFAULT_AGENT_MAX_STEPS,
+    },
     serve,
-    jobs: definedOnly({ ...data.jobs }),
-    approvals: definedOnly({ ...data.approvals }),
-    store: definedOnly({ ...data.store }),
+    jobs,
+    approvals: {
+      timeoutMs: data.approvals?.timeoutMs ?? DEFAULT_APPROVAL_TIMEOUT_MS,
+      requireForDestructive: data.approvals?.requireForDestructive ?? true,
+    },
+    store: {
+      enabled: data.store?.enabled ?? true,
+      namespace: data.store?.namespace ?? (looksLikePath ? resolve(file) : IN_MEMORY_STORE_NAMESPACE),
+      scope: data.store?.scope ?? DEFAULT_STORE_SCOPE,
+      maxValueBytes: data.store?.maxValueBytes ?? DEFAULT_STORE_MAX_VALUE_BYTES,
+      maxNamespaceBytes: data.store?.maxNamespaceBytes ?? DEFAULT_STORE_MAX_NAMESPACE_BYTES,
+    },
     ignoredKeys,
     notices: [
       ...shape.unreadable.map((what) => `skipped ${what}.`),
       ignoredKeysNotice(ignoredKeys),
       clientPolicyNotice(clientPolicy),
     ].filter((n): n is string => n !== undefined),
-    ...(shape.client !== undefined ? { clientFormat: shape.client } : {}),
-    ...(clientPolicy.length > 0 ? { clientPolicy } : {}),
+    clientFormat: shape.client,
+    clientPolicy,
   };
 }
 
@@ -402,7 +458,7 @@ function applyClientPolicy(
     }
     // A tool name from the file is an own key, `__proto__` included (never the prototype).
     Object.defineProperty(server.tools, tool, {
-      value: { ...own, requireApproval: value },
+      value: { ...(own ?? toolPolicyOf(server, tool)), requireApproval: value },
       enumerable: true,
       writable: true,
       configurable: true,
@@ -544,26 +600,95 @@ function reservedServerNameIssues(
 }
 
 function resolveServe(section: ConfigFile['serve'], issues: ConfigIssue[]): ServeConfig {
-  const { token, allowedOrigins, ...rest } = section ?? {};
-  const serve: ServeConfig = definedOnly(rest);
-  if (token !== undefined && token !== '') serve.token = token;
-  if (allowedOrigins !== undefined) {
-    allowedOrigins.forEach((origin, index) => {
-      let exact: string | undefined;
-      try {
-        exact = new URL(origin).origin;
-      } catch {
-        // Reported below.
-      }
-      if (exact !== origin)
-        issues.push({
-          path: formatJsonPath(['serve', 'allowedOrigins', index]),
-          message: `${JSON.stringify(origin)} is not an origin (browsers send scheme://host[:port], no path or trailing slash).${exact && exact !== 'null' ? ` Fix: write ${JSON.stringify(exact)}.` : ' Fix: write e.g. "https://app.example.com".'}`,
-        });
-    });
-    serve.allowedOrigins = [...allowedOrigins];
-  }
-  return serve;
+  const given = section ?? {};
+  const allowedOrigins = given.allowedOrigins ?? [];
+  allowedOrigins.forEach((origin, index) => {
+    let exact: string | undefined;
+    try {
+      exact = new URL(origin).origin;
+    } catch {
+      // Reported below.
+    }
+    if (exact !== origin)
+      issues.push({
+        path: formatJsonPath(['serve', 'allowedOrigins', index]),
+        message: `${JSON.stringify(origin)} is not an origin (browsers send scheme://host[:port], no path or trailing slash).${exact && exact !== 'null' ? ` Fix: write ${JSON.stringify(exact)}.` : ' Fix: write e.g. "https://app.example.com".'}`,
+      });
+  });
+  return {
+    host: given.host ?? DEFAULT_SERVE_HOST,
+    port: given.port ?? DEFAULT_SERVE_PORT,
+    token: given.token === '' ? undefined : given.token,
+    allowedOrigins: [...allowedOrigins],
+    maxConcurrentRuns: given.maxConcurrentRuns ?? DEFAULT_SERVE_MAX_CONCURRENT_RUNS,
+    maxSessions: given.maxSessions ?? DEFAULT_SERVE_MAX_SESSIONS,
+    maxSessionsPerClient: given.maxSessionsPerClient ?? DEFAULT_SERVE_MAX_SESSIONS_PER_CLIENT,
+    sessionIdleMs: given.sessionIdleMs ?? DEFAULT_SERVE_SESSION_IDLE_MS,
+    learning: given.learning ?? 'shared',
+    waitForServersMs: given.waitForServersMs ?? DEFAULT_SERVE_WAIT_FOR_SERVERS_MS,
+    searchWaitForServersMs: given.searchWaitForServersMs ?? DEFAULT_SERVE_SEARCH_WAIT_FOR_SERVERS_MS,
+    originalNames: given.originalNames ?? false,
+    maxSubscriptionsPerSession:
+      given.maxSubscriptionsPerSession ?? DEFAULT_SERVE_MAX_SUBSCRIPTIONS_PER_SESSION,
+    youngGenerationMaxMb: given.youngGenerationMaxMb ?? DEFAULT_SERVE_YOUNG_GENERATION_MAX_MB,
+    idleCollectMs: given.idleCollectMs ?? DEFAULT_SERVE_IDLE_COLLECT_MS,
+  };
+}
+
+function resolveJobs(section: ConfigFile['jobs']): JobsConfig {
+  const given = section ?? {};
+  // A connection without a backend names its queue by its scheme (as `codecall worker` does).
+  const backend =
+    given.backend ??
+    (given.connection === undefined
+      ? 'local'
+      : /^postgres(ql)?:/i.test(given.connection)
+        ? 'postgres'
+        : 'bullmq');
+  return {
+    backend,
+    connection: given.connection,
+    queue: given.queue ?? DEFAULT_JOBS_QUEUE,
+    concurrency: given.concurrency ?? DEFAULT_JOBS_LOCAL_CONCURRENCY,
+    dashboard: given.dashboard ?? false,
+    approvalTimeoutMs: given.approvalTimeoutMs ?? DEFAULT_JOBS_APPROVAL_TIMEOUT_MS,
+    maxWaiting: given.maxWaiting ?? DEFAULT_JOBS_LOCAL_MAX_WAITING,
+    maxParked: given.maxParked ?? DEFAULT_JOBS_LOCAL_MAX_PARKED,
+  };
+}
+
+function resolveSearch(section: ConfigFile['search'], configDir: string): SearchConfig {
+  const given = section ?? {};
+  const embeddings = given.embeddings;
+  const cache = embeddings?.cache ?? DEFAULT_EMBEDDING_CACHE_PATH;
+  return {
+    limit: given.limit,
+    beamWidth: given.beamWidth ?? DEFAULT_BEAM_WIDTH,
+    beamDepth: given.beamDepth ?? DEFAULT_BEAM_DEPTH,
+    graphWeight: given.graphWeight ?? DEFAULT_GRAPH_WEIGHT,
+    stemming: given.stemming ?? DEFAULT_STEMMING,
+    verbNormalization: given.verbNormalization ?? DEFAULT_VERB_NORMALIZATION,
+    expansionDocs: given.expansionDocs ?? DEFAULT_EXPANSION_DOCS,
+    expansionTerms: given.expansionTerms ?? DEFAULT_EXPANSION_TERMS,
+    expansionWhen: given.expansionWhen ?? DEFAULT_EXPANSION_WHEN,
+    expansionFlatShare: given.expansionFlatShare ?? DEFAULT_EXPANSION_FLAT_SHARE,
+    expansionRerankDocs: given.expansionRerankDocs ?? DEFAULT_EXPANSION_RERANK_DOCS,
+    expansionWeight: given.expansionWeight ?? DEFAULT_EXPANSION_WEIGHT,
+    embeddings:
+      embeddings === undefined
+        ? undefined
+        : {
+            baseUrl: embeddings.baseUrl,
+            model: embeddings.model,
+            apiKey: embeddings.apiKey === '' ? undefined : embeddings.apiKey,
+            dimensions: embeddings.dimensions,
+            cache: cache === false || cache === ':memory:' ? cache : resolve(configDir, cache),
+            maxCacheEntries: embeddings.maxCacheEntries ?? DEFAULT_EMBEDDING_CACHE_MAX_ENTRIES,
+            batchSize: embeddings.batchSize ?? DEFAULT_EMBEDDING_BATCH_SIZE,
+            timeoutMs: embeddings.timeoutMs ?? DEFAULT_EMBEDDING_TIMEOUT_MS,
+            weight: embeddings.weight ?? DEFAULT_EMBEDDING_WEIGHT,
+          },
+  };
 }
 
 /** Drops `undefined` fields (zod's optional output allows them; exact optional types do not). */
@@ -713,22 +838,24 @@ function resolveServer(
       });
   }
   if (issues.length > before || kind === undefined) return undefined;
+  const deferLoading = entry.deferLoading ?? true;
+  const toolTimeoutMs = entry.toolTimeoutMs ?? DEFAULT_TOOL_CALL_TIMEOUT_MS;
   const base = {
     name,
-    ...(entry.allowedCallers !== undefined
-      ? { allowedCallers: [...entry.allowedCallers] as ToolCaller[] }
-      : {}),
-    ...(entry.requireApproval !== undefined ? { requireApproval: copyRule(entry.requireApproval) } : {}),
-    deferLoading: entry.deferLoading ?? true,
+    allowedCallers:
+      entry.allowedCallers !== undefined ? ([...entry.allowedCallers] as ToolCaller[]) : undefined,
+    requireApproval: entry.requireApproval !== undefined ? copyRule(entry.requireApproval) : undefined,
+    deferLoading,
     connectTimeoutMs: entry.connectTimeoutMs ?? DEFAULT_SERVER_CONNECT_TIMEOUT_MS,
-    toolTimeoutMs: entry.toolTimeoutMs ?? DEFAULT_TOOL_CALL_TIMEOUT_MS,
+    toolTimeoutMs,
     maxConcurrentCalls: entry.maxConcurrentCalls ?? DEFAULT_SERVER_MAX_CONCURRENT_CALLS,
     tools: Object.fromEntries(
       Object.entries(entry.tools ?? {}).map(([tool, policy]): [string, ToolPolicyConfig] => [
         tool,
-        copyPolicy(policy),
+        copyPolicy(policy, { deferLoading, toolTimeoutMs }),
       ]),
     ),
+    clientRules: [],
   };
   if (kind === 'stdio') {
     return {
@@ -744,14 +871,17 @@ function resolveServer(
   return { ...base, transport: kind, url: url!, headers: { ...entry.headers } };
 }
 
-function copyPolicy(policy: z.infer<typeof toolPolicySchema>): ToolPolicyConfig {
-  const out: ToolPolicyConfig = {};
-  if (policy.allowedCallers !== undefined) out.allowedCallers = [...policy.allowedCallers];
-  if (policy.requireApproval !== undefined) out.requireApproval = copyRule(policy.requireApproval);
-  if (policy.deferLoading !== undefined) out.deferLoading = policy.deferLoading;
-  if (policy.inputExamples !== undefined) out.inputExamples = policy.inputExamples;
-  if (policy.timeoutMs !== undefined) out.timeoutMs = policy.timeoutMs;
-  return out;
+function copyPolicy(
+  policy: z.infer<typeof toolPolicySchema>,
+  server: { deferLoading: boolean; toolTimeoutMs: number },
+): ToolPolicyConfig {
+  return {
+    allowedCallers: policy.allowedCallers !== undefined ? [...policy.allowedCallers] : undefined,
+    requireApproval: policy.requireApproval !== undefined ? copyRule(policy.requireApproval) : undefined,
+    deferLoading: policy.deferLoading ?? server.deferLoading,
+    inputExamples: policy.inputExamples ?? [],
+    timeoutMs: policy.timeoutMs ?? server.toolTimeoutMs,
+  };
 }
 
 function copyRule(rule: boolean | { pointer: string; values: unknown[] }): RequireApproval {

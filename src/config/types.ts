@@ -2,6 +2,10 @@
  * @module
  * The resolved configuration: every `${VAR}` expanded, every path absolute, every default filled
  * in. Produced by `loadConfig` / `parseConfig`; everything downstream reads only this form.
+ *
+ * Every field is required. A setting that may truly be absent (a token nobody set, a model the
+ * environment picks, a policy that falls back to the tool's annotations) is typed `… | undefined`
+ * and still present as a key, so a reader always handles the absence; no reader supplies a default.
  */
 import type { SandboxLimits } from '../types.js';
 import type { ToolCaller } from '../types.js';
@@ -18,21 +22,28 @@ export interface ApprovalRule {
 /** `requireApproval`: always, never, or when the arguments match a rule. */
 export type RequireApproval = boolean | ApprovalRule;
 
-/** Per-tool policy from `mcpServers.<server>.tools.<tool>`; unset fields fall back to the server. */
+/**
+ * Per-tool policy from `mcpServers.<server>.tools.<tool>`, resolved against its server: a tool
+ * the file does not list gets its server's values ({@link toolPolicyOf}).
+ */
 export interface ToolPolicyConfig {
-  /** Who may call the tool. Unset: the server's `allowedCallers`, else the annotation default. */
-  allowedCallers?: ToolCaller[];
   /**
-   * Whether a call waits for a person's approval. Unset: the server's `requireApproval`, else
-   * `true` for a tool annotated `destructiveHint: true` that code may call, else `false`.
+   * Who may call the tool, when the tool itself says; `undefined`: the server's `allowedCallers`,
+   * else the annotation default (kept apart so refusals can name the key that decided).
    */
-  requireApproval?: RequireApproval;
-  /** Keep the tool out of the model's initial context (found through search). */
-  deferLoading?: boolean;
-  /** Example argument objects, shown to the model as `@example`s. */
-  inputExamples?: Record<string, unknown>[];
-  /** Time one call of this tool may take. */
-  timeoutMs?: number;
+  allowedCallers: ToolCaller[] | undefined;
+  /**
+   * Whether a call waits for a person's approval, when the tool itself says; `undefined`: the
+   * server's `requireApproval`, else `true` for a tool annotated `destructiveHint: true` that code
+   * may call (unless `approvals.requireForDestructive` is `false`), else `false`.
+   */
+  requireApproval: RequireApproval | undefined;
+  /** Keep the tool out of the model's initial context (found through search): the tool's, else the server's. */
+  deferLoading: boolean;
+  /** Example argument objects, shown to the model as `@example`s (empty: none). */
+  inputExamples: Record<string, unknown>[];
+  /** Time one call of this tool may take: the tool's, else the server's `toolTimeoutMs`. */
+  timeoutMs: number;
 }
 
 /**
@@ -62,10 +73,10 @@ export interface ClientPolicyMapping {
 interface ServerConfigBase {
   /** The key in `mcpServers`. */
   name: string;
-  /** Who may call this server's tools, unless a tool says otherwise; unset: annotation default. */
-  allowedCallers?: ToolCaller[];
-  /** Whether this server's tools need approval, unless a tool says otherwise; unset: annotation default. */
-  requireApproval?: RequireApproval;
+  /** Who may call this server's tools, unless a tool says otherwise; `undefined`: the annotation default. */
+  allowedCallers: ToolCaller[] | undefined;
+  /** Whether this server's tools need approval, unless a tool says otherwise; `undefined`: the annotation default. */
+  requireApproval: RequireApproval | undefined;
   /** Default `deferLoading` of this server's tools. */
   deferLoading: boolean;
   /** Time to connect and list tools. */
@@ -76,8 +87,8 @@ interface ServerConfigBase {
   maxConcurrentCalls: number;
   /** Per-tool policy, keyed by the tool's MCP name. */
   tools: Record<string, ToolPolicyConfig>;
-  /** Other clients' allow- and deny-lists for this server's tools (absent: none). */
-  clientRules?: ClientToolRule[];
+  /** Other clients' allow- and deny-lists for this server's tools (empty: none). */
+  clientRules: ClientToolRule[];
 }
 
 /** A server started as a child process speaking MCP over stdin/stdout. */
@@ -149,132 +160,155 @@ export interface HistoryConfig {
    * configuration (the default), `history.path` or `CODECALL_HISTORY_PATH` when one of them set it.
    */
   key: string;
-  /** The folder's shared store from before history was kept per configuration, copied once into a new `path`. */
-  migrateFrom?: string;
+  /**
+   * The folder's shared store from before history was kept per configuration, copied once into a
+   * new `path`; `undefined` when `path` is that store or was set explicitly.
+   */
+  migrateFrom: string | undefined;
   /** Runs kept (older ones are pruned). @defaultValue {@link DEFAULT_HISTORY_MAX_RUNS} */
   maxRuns: number;
 }
 
-/** `search` section, passed through for the search module to resolve. */
-export interface SearchConfig {
-  limit?: number;
-  beamWidth?: number;
-  beamDepth?: number;
-  graphWeight?: number;
-  stemming?: 'light' | 'porter' | 'none';
-  verbNormalization?: boolean;
-  expansionDocs?: number;
-  expansionTerms?: number;
-  expansionWhen?: 'selective' | 'cold-start' | 'no-feedback' | 'always';
-  expansionFlatShare?: number;
-  expansionRerankDocs?: number;
-  expansionWeight?: number;
-  /** Optional embeddings (see `openEmbeddings` in the search module). */
-  embeddings?: {
-    baseUrl: string;
-    model: string;
-    apiKey?: string | undefined;
-    dimensions?: number | undefined;
-    cache?: string | false | undefined;
-    maxCacheEntries?: number | undefined;
-    batchSize?: number | undefined;
-    timeoutMs?: number | undefined;
-    weight?: number | undefined;
-  };
+/** Resolved `search.embeddings`: an OpenAI-compatible embedder fused with the lexical + graph ranking. */
+export interface SearchEmbeddingsConfig {
+  /** The API base up to `/v1` (OpenAI, Ollama, vLLM, LM Studio…). */
+  baseUrl: string;
+  model: string;
+  /** `undefined`: no key is sent (local servers). */
+  apiKey: string | undefined;
+  /** `undefined`: the model's own size. */
+  dimensions: number | undefined;
+  /** Absolute path of the vector cache, `':memory:'`, or `false` for none. @defaultValue {@link DEFAULT_EMBEDDING_CACHE_PATH} in the configuration's folder */
+  cache: string | false;
+  /** Vectors the cache keeps. @defaultValue {@link DEFAULT_EMBEDDING_CACHE_MAX_ENTRIES} */
+  maxCacheEntries: number;
+  /** Texts per request. @defaultValue {@link DEFAULT_EMBEDDING_BATCH_SIZE} */
+  batchSize: number;
+  /** Deadline of one request. @defaultValue {@link DEFAULT_EMBEDDING_TIMEOUT_MS} */
+  timeoutMs: number;
+  /** Weight of the embedding ranking in the fusion. @defaultValue {@link DEFAULT_EMBEDDING_WEIGHT} */
+  weight: number;
 }
 
-/** `agent` section, passed through for the agent module to resolve. */
+/** Resolved `search` section: the ranking every surface uses (docs/search.md explains each). */
+export interface SearchConfig {
+  /** Hits per query; `undefined`: each surface's own page (`search_tools` 8, `codecall search` 10). */
+  limit: number | undefined;
+  /** @defaultValue {@link DEFAULT_BEAM_WIDTH} */
+  beamWidth: number;
+  /** @defaultValue {@link DEFAULT_BEAM_DEPTH} */
+  beamDepth: number;
+  /** @defaultValue {@link DEFAULT_GRAPH_WEIGHT} */
+  graphWeight: number;
+  /** @defaultValue {@link DEFAULT_STEMMING} */
+  stemming: 'light' | 'porter' | 'none';
+  /** @defaultValue {@link DEFAULT_VERB_NORMALIZATION} */
+  verbNormalization: boolean;
+  /** @defaultValue {@link DEFAULT_EXPANSION_DOCS} */
+  expansionDocs: number;
+  /** @defaultValue {@link DEFAULT_EXPANSION_TERMS} */
+  expansionTerms: number;
+  /** @defaultValue {@link DEFAULT_EXPANSION_WHEN} */
+  expansionWhen: 'selective' | 'cold-start' | 'no-feedback' | 'always';
+  /** @defaultValue {@link DEFAULT_EXPANSION_FLAT_SHARE} */
+  expansionFlatShare: number;
+  /** @defaultValue {@link DEFAULT_EXPANSION_RERANK_DOCS} */
+  expansionRerankDocs: number;
+  /** @defaultValue {@link DEFAULT_EXPANSION_WEIGHT} */
+  expansionWeight: number;
+  /** `undefined`: lexical + graph ranking only. */
+  embeddings: SearchEmbeddingsConfig | undefined;
+}
+
+/** Resolved `agent` section. */
 export interface AgentConfig {
-  model?: string;
-  maxSteps?: number;
+  /** `provider:model`; `undefined`: `--model`, then `$CODECALL_MODEL` decide. */
+  model: string | undefined;
+  /** @defaultValue {@link DEFAULT_AGENT_MAX_STEPS} */
+  maxSteps: number;
 }
 
 /**
- * `serve` section, passed through for `codecall serve` to resolve (its flags and
- * `$CODECALL_SERVE_TOKEN` win over these). An empty `token` (e.g. `"${TOKEN:-}"`) is left out.
+ * Resolved `serve` section of `codecall serve` (its flags and `$CODECALL_SERVE_TOKEN` win over
+ * these). An empty `token` (e.g. `"${TOKEN:-}"`) is `undefined`.
  */
 export interface ServeConfig {
-  /** Interface `--http` binds to. */
-  host?: string;
-  /** Port of `--http` (0 picks a free one). */
-  port?: number;
-  /** Bearer token every HTTP request must carry; use `${VAR}`, not a literal secret. */
-  token?: string;
+  /** Interface `--http` binds to. @defaultValue {@link DEFAULT_SERVE_HOST} */
+  host: string;
+  /** Port of `--http` (0 picks a free one). @defaultValue {@link DEFAULT_SERVE_PORT} */
+  port: number;
+  /** Bearer token every HTTP request must carry; use `${VAR}`, not a literal secret. `undefined`: none set here. */
+  token: string | undefined;
   /** Browser origins accepted besides loopback ones, exact (`https://app.example.com`). */
-  allowedOrigins?: string[];
-  /** `execute_code` runs in flight at once. */
-  maxConcurrentRuns?: number;
-  /** Open HTTP sessions of the process. */
-  maxSessions?: number;
-  /** Open HTTP sessions of one client (remote address + token). */
-  maxSessionsPerClient?: number;
-  /** Milliseconds an HTTP session may stay idle before it is closed. */
-  sessionIdleMs?: number;
-  /** Whether sessions teach the shared tool graph (`"shared"`, the default) or not (`"off"`). */
-  learning?: ServeLearning;
-  /** Milliseconds to wait for the MCP servers before answering clients (0: answer at once). */
-  waitForServersMs?: number;
-  /**
-   * Milliseconds a `search_tools` call waits for MCP servers still starting before it ranks (0: at once).
-   * @defaultValue 10000 (`DEFAULT_SERVE_SEARCH_WAIT_FOR_SERVERS_MS`)
-   */
-  searchWaitForServersMs?: number;
+  allowedOrigins: string[];
+  /** `execute_code` runs in flight at once. @defaultValue {@link DEFAULT_SERVE_MAX_CONCURRENT_RUNS} */
+  maxConcurrentRuns: number;
+  /** Open HTTP sessions of the process. @defaultValue {@link DEFAULT_SERVE_MAX_SESSIONS} */
+  maxSessions: number;
+  /** Open HTTP sessions of one client (remote address + token). @defaultValue {@link DEFAULT_SERVE_MAX_SESSIONS_PER_CLIENT} */
+  maxSessionsPerClient: number;
+  /** Milliseconds an HTTP session may stay idle before it is closed. @defaultValue {@link DEFAULT_SERVE_SESSION_IDLE_MS} */
+  sessionIdleMs: number;
+  /** Whether sessions teach the shared tool graph (`"shared"`) or not (`"off"`). @defaultValue `"shared"` */
+  learning: ServeLearning;
+  /** Milliseconds to wait for the MCP servers before answering clients (0: answer at once). @defaultValue {@link DEFAULT_SERVE_WAIT_FOR_SERVERS_MS} */
+  waitForServersMs: number;
+  /** Milliseconds a `search_tools` call waits for MCP servers still starting before it ranks (0: at once). @defaultValue {@link DEFAULT_SERVE_SEARCH_WAIT_FOR_SERVERS_MS} */
+  searchWaitForServersMs: number;
   /**
    * Expose upstream tools under their original names when unique across servers (and prompts
-   * and resource URIs when one server alone offers them); `false` (the default) namespaces them.
+   * and resource URIs when one server alone offers them); `false` namespaces them. @defaultValue false
    */
-  originalNames?: boolean;
-  /** Resource subscriptions one session may hold. */
-  maxSubscriptionsPerSession?: number;
-  /**
-   * Largest young generation of the server process in MB (0: V8's default).
-   * @defaultValue 64 (`DEFAULT_SERVE_YOUNG_GENERATION_MAX_MB`)
-   */
-  youngGenerationMaxMb?: number;
-  /**
-   * Idle milliseconds after which the server process runs one full garbage collection (0: never).
-   * @defaultValue 5000 (`DEFAULT_SERVE_IDLE_COLLECT_MS`)
-   */
-  idleCollectMs?: number;
+  originalNames: boolean;
+  /** Resource subscriptions one session may hold. @defaultValue {@link DEFAULT_SERVE_MAX_SUBSCRIPTIONS_PER_SESSION} */
+  maxSubscriptionsPerSession: number;
+  /** Advanced: largest young generation of the server process in MB (0: V8's default). @defaultValue {@link DEFAULT_SERVE_YOUNG_GENERATION_MAX_MB} */
+  youngGenerationMaxMb: number;
+  /** Advanced: idle milliseconds after which the server process runs one full garbage collection (0: never). @defaultValue {@link DEFAULT_SERVE_IDLE_COLLECT_MS} */
+  idleCollectMs: number;
 }
 
 /** Who learns from `codecall serve` sessions: all of them, into one shared graph, or nobody. */
 export type ServeLearning = 'shared' | 'off';
 /**
- * `jobs` section: where jobs live. `local` (the default) runs them inside `codecall serve --http`;
- * `bullmq` puts them on a Redis queue that `codecall worker` processes consume.
+ * Resolved `jobs` section: where jobs live. `local` runs them inside `codecall serve --http`;
+ * `bullmq` puts them on a Redis queue and `postgres` in PostgreSQL (pg-boss), which
+ * `codecall worker` processes consume.
  */
 export interface JobsConfig {
-  /** `local`, `bullmq` or `postgres` (pg-boss); `bullmq` and `postgres` need `connection`. */
-  backend?: 'local' | 'bullmq' | 'postgres';
-  /** Redis URL (`redis://host:6379`), or for `postgres` a `postgres://` URL; use `${VAR}` for a password. */
-  connection?: string;
-  /** Queue name. */
-  queue?: string;
-  /** Jobs run at once by the local backend. */
-  concurrency?: number;
-  /** Mount the BullMQ dashboard at `/admin/queues` on `codecall serve --http` (BullMQ backend only). */
-  dashboard?: boolean;
-  /** Time an exec job's call waits for `codecall jobs approve` before the job ends. */
-  approvalTimeoutMs?: number;
+  /** @defaultValue `"local"` */
+  backend: 'local' | 'bullmq' | 'postgres';
+  /**
+   * Redis URL (`redis://host:6379`), or for `postgres` a `postgres://` URL; use `${VAR}` for a
+   * password. `undefined`: none in the file (`--redis` / `$CODECALL_REDIS_URL` may give one).
+   */
+  connection: string | undefined;
+  /** Queue name. @defaultValue {@link DEFAULT_JOBS_QUEUE} */
+  queue: string;
+  /** Jobs run at once by the local backend. @defaultValue {@link DEFAULT_JOBS_LOCAL_CONCURRENCY} */
+  concurrency: number;
+  /** Mount the BullMQ dashboard (and the approvals page) on `codecall serve --http`. @defaultValue false */
+  dashboard: boolean;
+  /** Time an exec job's call waits for `codecall jobs approve` before the job ends. @defaultValue {@link DEFAULT_JOBS_APPROVAL_TIMEOUT_MS} */
+  approvalTimeoutMs: number;
   /** Jobs the local backend keeps queued; past it `submit` is refused (503). @defaultValue {@link DEFAULT_JOBS_LOCAL_MAX_WAITING} */
-  maxWaiting?: number;
+  maxWaiting: number;
   /**
    * Jobs the local backend keeps parked waiting for an approval; past it `submit` is refused
    * (503) and a job that asks for one more ends `failed`. @defaultValue {@link DEFAULT_JOBS_LOCAL_MAX_PARKED}
    */
-  maxParked?: number;
+  maxParked: number;
 }
 
 /** Resolved `approvals` section. */
 export interface ApprovalsConfig {
   /** Time a call that needs approval waits for an answer. @defaultValue {@link DEFAULT_APPROVAL_TIMEOUT_MS} */
-  timeoutMs?: number;
+  timeoutMs: number;
   /**
    * Whether tools annotated `destructiveHint: true` that code may call need approval unless
    * `requireApproval` says otherwise. @defaultValue true
    */
-  requireForDestructive?: boolean;
+  requireForDestructive: boolean;
 }
 
 /** Whose `store` the scripts of a `codecall serve` client use (see {@link StoreConfig.scope}). */
@@ -283,23 +317,23 @@ export type StoreScope = 'client' | 'shared';
 /** Resolved `store` section: JSON values scripts keep across runs (`store.set` / `store.get`). */
 export interface StoreConfig {
   /** Whether scripts get `store`. @defaultValue true */
-  enabled?: boolean;
+  enabled: boolean;
   /**
    * Whose values: scripts of configurations with another namespace never see them.
-   * @defaultValue the configuration file's absolute path
+   * @defaultValue the configuration file's absolute path (`"(configuration built in memory)"` without a file)
    */
-  namespace?: string;
+  namespace: string;
   /**
    * Whose values the scripts of a `codecall serve` client read: `client`, that client's own (over
    * HTTP each MCP session's, kept in memory while it lasts; over stdio, the one client's, in
    * `namespace`); `shared`, `namespace` for every client.
    * @defaultValue `"client"` (`DEFAULT_STORE_SCOPE`)
    */
-  scope?: StoreScope;
+  scope: StoreScope;
   /** Bytes of one value's JSON. @defaultValue {@link DEFAULT_STORE_MAX_VALUE_BYTES} */
-  maxValueBytes?: number;
+  maxValueBytes: number;
   /** Bytes the namespace may hold (values' JSON plus keys). @defaultValue {@link DEFAULT_STORE_MAX_NAMESPACE_BYTES} */
-  maxNamespaceBytes?: number;
+  maxNamespaceBytes: number;
 }
 
 /** A fully resolved codecall configuration. */
@@ -317,10 +351,8 @@ export interface CodecallConfig {
   agent: AgentConfig;
   serve: ServeConfig;
   jobs: JobsConfig;
-  /** How approvals wait (absent in configurations built by hand: defaults apply). */
-  approvals?: ApprovalsConfig;
-  /** The script store (absent in configurations built by hand: defaults apply). */
-  store?: StoreConfig;
+  approvals: ApprovalsConfig;
+  store: StoreConfig;
   /**
    * JSON paths of keys that other clients write and codecall does not use (`alwaysAllow`,
    * `preferences`, …), removed before validation.
@@ -330,9 +362,9 @@ export interface CodecallConfig {
   notices: string[];
   /**
    * The client that wrote the file's shape (`Zed`, `opencode`, `Codex`, `Goose`, `Continue`,
-   * `Gemini CLI`), when it is not the `mcpServers` / `servers` map codecall reads natively.
+   * `Gemini CLI`); `undefined` for the `mcpServers` / `servers` map codecall reads natively.
    */
-  clientFormat?: string;
-  /** Other clients' allow/deny lists and switches in the file, and the codecall rule each became. */
-  clientPolicy?: ClientPolicyMapping[];
+  clientFormat: string | undefined;
+  /** Other clients' allow/deny lists and switches in the file, and the codecall rule each became (empty: none). */
+  clientPolicy: ClientPolicyMapping[];
 }

@@ -16,7 +16,7 @@
 import { traceStartup } from '../util/startup-trace.js';
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { createScriptStore, storeNamespaceOf, type ScriptStore } from './script-store.js';
+import { createScriptStore, type ScriptStore } from './script-store.js';
 import { renderDeclarations, type RenderDeclarationsOptions } from '../compile/index.js';
 import { loadConfig, type CodecallConfig, type LoadConfigOptions } from '../config/index.js';
 import { CodecallError } from '../errors.js';
@@ -420,15 +420,14 @@ export class CodecallRuntime {
     this.history = history.store;
     this.historyFile = history.file;
     const storeConfig = config.store;
-    this.scriptStore =
-      storeConfig?.enabled === false
-        ? undefined
-        : createScriptStore({
-            history: history.store,
-            namespace: storeNamespaceOf(config),
-            maxValueBytes: storeConfig?.maxValueBytes,
-            maxNamespaceBytes: storeConfig?.maxNamespaceBytes,
-          });
+    this.scriptStore = storeConfig.enabled
+      ? createScriptStore({
+          history: history.store,
+          namespace: storeConfig.namespace,
+          maxValueBytes: storeConfig.maxValueBytes,
+          maxNamespaceBytes: storeConfig.maxNamespaceBytes,
+        })
+      : undefined;
     const { limit: _limit, embeddings: _embeddings, ...ranking } = config.search;
     this.#search = createToolSearch({ tools: [], state: history.state, ...ranking });
     if (sandbox) this.#useSandbox(sandbox);

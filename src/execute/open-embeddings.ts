@@ -7,9 +7,8 @@ import { isAbsolute, resolve } from 'node:path';
 import { CodecallError } from '../errors.js';
 import { createOpenAIEmbedder, type EmbedFunction, type EmbeddingCache } from '../search/index.js';
 import { SqliteEmbeddingCache } from '../store/index.js';
-
-/** Where the vector cache lives, relative to the configuration's folder, when not set. */
-export const DEFAULT_EMBEDDING_CACHE_PATH = '.codecall/embeddings.sqlite';
+import { DEFAULT_EMBEDDING_CACHE_PATH } from '../config/defaults.js';
+export { DEFAULT_EMBEDDING_CACHE_PATH };
 
 /** The `search.embeddings` section of the configuration. */
 export interface EmbeddingsConfig {

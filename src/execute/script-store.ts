@@ -13,7 +13,6 @@ import {
   DEFAULT_STORE_MAX_NAMESPACE_BYTES,
   DEFAULT_STORE_MAX_VALUE_BYTES,
 } from '../config/defaults.js';
-import type { StoreConfig } from '../config/types.js';
 import { CodecallError } from '../errors.js';
 import type { ScriptValueStore } from '../store/index.js';
 import type { SandboxToolBinding } from '../types.js';
@@ -50,14 +49,6 @@ export interface ScriptStoreOptions {
 export interface ScriptStore {
   /** Answers one call of `store.get` / `store.set` with the arguments the script passed. */
   answer(name: string, args: unknown): Promise<unknown>;
-}
-
-/** The namespace of a configuration's store: `store.namespace`, else the file's path. */
-export function storeNamespaceOf(config: {
-  configPath: string | undefined;
-  store?: StoreConfig | undefined;
-}): string {
-  return config.store?.namespace ?? config.configPath ?? '(configuration built in memory)';
 }
 
 function badKey(key: unknown): CodecallError<'INVALID_ARGUMENT'> | undefined {

@@ -97,42 +97,27 @@ export interface OpenJobBackendOptions {
 /** The BullMQ backend when `jobs.backend` is `bullmq`, the pg-boss one for `postgres`, else the embedded one. */
 export async function openJobBackend(options: OpenJobBackendOptions): Promise<JobBackend> {
   const { jobs } = options;
-  if (jobs.backend === 'postgres') {
-    if (jobs.connection === undefined)
-      throw new CodecallError(
-        'CONFIG_INVALID',
-        'jobs.backend is "postgres" but jobs.connection is not set; add "connection": "postgres://user@host:5432/db".',
-        {
-          details: {
-            issues: [{ path: 'jobs.connection', message: 'required for the "postgres" backend' }],
-          },
-        },
-      );
-    return createPgJobClient({
-      connection: jobs.connection,
-      ...(jobs.queue !== undefined ? { queue: jobs.queue } : {}),
+  if (jobs.backend === 'local')
+    return createLocalJobBackend({
+      runtimes: options.runtimes,
+      concurrency: jobs.concurrency,
+      maxWaiting: jobs.maxWaiting,
+      maxParked: jobs.maxParked,
+      ...(options.env ? { env: options.env } : {}),
     });
-  }
-  if (jobs.backend === 'bullmq' || (jobs.backend === undefined && jobs.connection !== undefined)) {
-    if (jobs.connection === undefined) {
-      throw new CodecallError(
-        'CONFIG_INVALID',
-        'jobs.backend is "bullmq" but jobs.connection is not set; add "connection": "redis://127.0.0.1:6379" or pass --redis <url>.',
-        {
-          details: { issues: [{ path: 'jobs.connection', message: 'required for the "bullmq" backend' }] },
+  if (jobs.connection === undefined)
+    throw new CodecallError(
+      'CONFIG_INVALID',
+      jobs.backend === 'postgres'
+        ? 'jobs.backend is "postgres" but jobs.connection is not set; add "connection": "postgres://user@host:5432/db".'
+        : 'jobs.backend is "bullmq" but jobs.connection is not set; add "connection": "redis://127.0.0.1:6379" or pass --redis <url>.',
+      {
+        details: {
+          issues: [{ path: 'jobs.connection', message: `required for the "${jobs.backend}" backend` }],
         },
-      );
-    }
-    return createJobClient({
-      connection: jobs.connection,
-      ...(jobs.queue !== undefined ? { queue: jobs.queue } : {}),
-    });
-  }
-  return createLocalJobBackend({
-    runtimes: options.runtimes,
-    ...(jobs.concurrency !== undefined ? { concurrency: jobs.concurrency } : {}),
-    ...(jobs.maxWaiting !== undefined ? { maxWaiting: jobs.maxWaiting } : {}),
-    ...(jobs.maxParked !== undefined ? { maxParked: jobs.maxParked } : {}),
-    ...(options.env ? { env: options.env } : {}),
-  });
+      },
+    );
+  if (jobs.backend === 'postgres')
+    return createPgJobClient({ connection: jobs.connection, queue: jobs.queue });
+  return createJobClient({ connection: jobs.connection, queue: jobs.queue });
 }

@@ -14,7 +14,6 @@
  * so the backend puts the job back in the queue for another worker.
  */
 import { createOrchestrator, type AgentEvent, type RunInput } from '../agent/index.js';
-import { DEFAULT_JOBS_APPROVAL_TIMEOUT_MS } from '../config/defaults.js';
 import { isCodecallError } from '../errors.js';
 import type { RunJournal } from '../store/index.js';
 import type { SandboxLimits } from '../types.js';
@@ -220,10 +219,7 @@ export async function runJob(options: RunJobOptions): Promise<JobResult> {
       approvals = createJobApprover({
         store: options.approvals.store,
         journal: options.journal,
-        timeoutMs:
-          options.approvals.timeoutMs ??
-          runtime.config.jobs?.approvalTimeoutMs ??
-          DEFAULT_JOBS_APPROVAL_TIMEOUT_MS,
+        timeoutMs: options.approvals.timeoutMs ?? runtime.config.jobs.approvalTimeoutMs,
         stop: () => controller.abort(JOB_ABORT_REASONS.approval),
         now,
       });

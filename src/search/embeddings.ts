@@ -7,6 +7,8 @@
  */
 import { createHash } from 'node:crypto';
 import { CodecallError, isCodecallError } from '../errors.js';
+import { DEFAULT_EMBEDDING_BATCH_SIZE, DEFAULT_EMBEDDING_TIMEOUT_MS } from '../config/defaults.js';
+export { DEFAULT_EMBEDDING_BATCH_SIZE, DEFAULT_EMBEDDING_TIMEOUT_MS };
 
 /**
  * Turns texts into vectors, one per text, in order, all of one dimension. Any provider fits:
@@ -28,10 +30,6 @@ export interface EmbeddingCache {
 
 /** Characters of one tool's text that are embedded (name, description, parameter names). */
 export const DEFAULT_EMBEDDING_TEXT_CHARS = 2_000;
-/** Texts sent to `embed` in one call. */
-export const DEFAULT_EMBEDDING_BATCH_SIZE = 64;
-/** Time one `embed` call may take before search gives up on embeddings for that query. */
-export const DEFAULT_EMBEDDING_TIMEOUT_MS = 30_000;
 /** Largest vector dimension accepted from an embedder. */
 export const DEFAULT_MAX_EMBEDDING_DIMENSIONS = 8_192;
 /** The `k` of reciprocal-rank fusion: a hit at rank `r` of one list adds `1 / (k + r)`. */

@@ -7,6 +7,28 @@
  */
 import { CodecallError } from '../errors.js';
 import { DEFAULT_FEEDBACK_MIN_COUNT } from './query-feedback.js';
+import {
+  DEFAULT_BEAM_WIDTH,
+  DEFAULT_BEAM_DEPTH,
+  DEFAULT_GRAPH_WEIGHT,
+  DEFAULT_EXPANSION_DOCS,
+  DEFAULT_EXPANSION_FLAT_SHARE,
+  DEFAULT_EXPANSION_RERANK_DOCS,
+  DEFAULT_EXPANSION_TERMS,
+  DEFAULT_EXPANSION_WEIGHT,
+} from '../config/defaults.js';
+import { DEFAULT_EXPANSION_WHEN } from '../config/defaults.js';
+export { DEFAULT_EXPANSION_WHEN };
+export {
+  DEFAULT_BEAM_WIDTH,
+  DEFAULT_BEAM_DEPTH,
+  DEFAULT_GRAPH_WEIGHT,
+  DEFAULT_EXPANSION_DOCS,
+  DEFAULT_EXPANSION_FLAT_SHARE,
+  DEFAULT_EXPANSION_RERANK_DOCS,
+  DEFAULT_EXPANSION_TERMS,
+  DEFAULT_EXPANSION_WEIGHT,
+};
 
 /** BM25 term-frequency saturation. */
 export const DEFAULT_BM25_K1 = 1.2;
@@ -35,15 +57,6 @@ export const DEFAULT_FIELD_WEIGHTS: Readonly<SearchFieldWeights> = Object.freeze
   parameterDescriptions: 0.5,
 });
 
-/** Lexical hits that seed the graph walk, and paths kept per step of the beam search. */
-export const DEFAULT_BEAM_WIDTH = 5;
-/** Steps the beam search walks from each seed (successors; predecessors go one step). */
-export const DEFAULT_BEAM_DEPTH = 2;
-/**
- * Weight of graph evidence against lexical evidence (lexical scores are normalised to 0–1;
- * a tool reached from the best lexical hit over an edge of effective weight 1 gains this much).
- */
-export const DEFAULT_GRAPH_WEIGHT = 0.6;
 /**
  * Pseudo-count κ of the evidence shrinkage: an edge observed `c` times out of `n` transitions
  * from its source counts as `c / (n + κ)`, so one lucky observation weighs little and a
@@ -82,13 +95,6 @@ export const DEFAULT_LEXICAL_GUARD_HITS = 2;
 /** Normalised lexical score (best hit = 1) from which a hit counts as a strong match for the guard. */
 export const DEFAULT_LEXICAL_GUARD_SHARE = 0.9;
 /**
- * Top lexical hits that RM3 pseudo-relevance feedback reads to expand the query (0 = off). RM3
- * stands in for learned evidence: it shapes queries without learned feedback, and only those
- * whose first pass is not flat (`expansionWhen`); with usage it lowered UltraTool's graph ranking
- * (docs/search.md). 3 / 10 / 0.2 were the best of 8 settings tried on 5-fold cross-validation.
- */
-export const DEFAULT_EXPANSION_DOCS = 3;
-/**
  * When the hybrid ranking uses RM3: `'selective'` for queries without learned feedback whose first
  * pass is not flat (the tested default: see {@link DEFAULT_EXPANSION_FLAT_SHARE}), `'no-feedback'`
  * for every query without learned feedback, `'cold-start'` until the first run or use is
@@ -96,30 +102,11 @@ export const DEFAULT_EXPANSION_DOCS = 3;
  * `expansionDocs > 0`, except that under `'selective'` it skips flat first passes too.
  */
 export type ExpansionPolicy = 'selective' | 'no-feedback' | 'cold-start' | 'always';
-/** Tested default of {@link RankingOptions.expansionWhen}. */
-export const DEFAULT_EXPANSION_WHEN: ExpansionPolicy = 'selective';
 /**
  * Rank of the first-pass hit that tells a flat first pass from one with a head (the default
  * search limit: a page of results).
  */
 export const DEFAULT_EXPANSION_FLAT_RANK = 10;
-/**
- * Share of the best first-pass score from which a first pass is flat under `'selective'`: when
- * the {@link DEFAULT_EXPANSION_FLAT_RANK}th hit scores at least this share of the best, a page
- * of tools matches about as well as the top three, which are then no evidence of what the query
- * is about, and feeding their terms back drifts the query. Chosen on one development set and
- * checked on the other (leave-one-dataset-out; docs/search.md).
- */
-export const DEFAULT_EXPANSION_FLAT_SHARE = 0.5;
-/**
- * Best first-pass hits RM3's expanded query re-scores (a rerank: the long postings of expansion
- * terms are never walked, which keeps a query under 1 ms at 50,000 tools).
- */
-export const DEFAULT_EXPANSION_RERANK_DOCS = 100;
-/** Expansion terms RM3 adds (the most probable in the top hits). */
-export const DEFAULT_EXPANSION_TERMS = 10;
-/** Weight of the expansion terms against the original query in RM3 (1 − λ). */
-export const DEFAULT_EXPANSION_WEIGHT = 0.2;
 /** Most likely chains returned by `searchDetailed`. */
 export const DEFAULT_CHAIN_LIMIT = 3;
 /** Hits returned by `search` when no `limit` is given. */

@@ -9,6 +9,8 @@
  * term). Pure.
  */
 import { stemmer as porterStem } from 'stemmer';
+import { DEFAULT_STEMMING } from '../config/defaults.js';
+export { DEFAULT_STEMMING };
 
 /**
  * Words too common to carry meaning in a tool query. Query sentences from models are full of
@@ -81,9 +83,6 @@ export function stem(word: string): string {
 
 /** How words are reduced to terms: the light stemmer (default), Porter's, or not at all. */
 export type Stemming = 'light' | 'porter' | 'none';
-
-/** Tested default of {@link TokenizeOptions.stemming}. */
-export const DEFAULT_STEMMING: Stemming = 'light';
 
 /**
  * Verb classes that {@link TokenizeOptions.verbNormalization} maps onto their first member: the

@@ -333,8 +333,8 @@ export function createCodecallServer(options: CodecallServerOptions): Server {
         store: createScriptStore({
           history: values,
           namespace: 'session',
-          maxValueBytes: limits?.maxValueBytes,
-          maxNamespaceBytes: limits?.maxNamespaceBytes,
+          maxValueBytes: limits.maxValueBytes,
+          maxNamespaceBytes: limits.maxNamespaceBytes,
         }),
       };
     }
@@ -475,7 +475,7 @@ export function createCodecallServer(options: CodecallServerOptions): Server {
     const { name, arguments: args } = request.params;
     // Calls that need approval: the runtime's approver, else this client through elicitation.
     const approver =
-      runtime.tools.approver ?? elicitationApprover(server, extra, runtime.config.approvals?.timeoutMs);
+      runtime.tools.approver ?? elicitationApprover(server, extra, runtime.config.approvals.timeoutMs);
     if (name === SEARCH_TOOLS_NAME) {
       const input = parseSearchToolsInput(args ?? {});
       if ('error' in input) return textResult(input.error, true);

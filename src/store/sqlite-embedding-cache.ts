@@ -10,9 +10,8 @@ import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import { CodecallError } from '../errors.js';
 import type { VectorCache } from './contracts.js';
 import { DEFAULT_HISTORY_BUSY_TIMEOUT_MS, loadSqlite } from './sqlite-history-store.js';
-
-/** Vectors kept in one cache file (the least recently written are evicted beyond it). */
-export const DEFAULT_EMBEDDING_CACHE_MAX_ENTRIES = 100_000;
+import { DEFAULT_EMBEDDING_CACHE_MAX_ENTRIES } from '../config/defaults.js';
+export { DEFAULT_EMBEDDING_CACHE_MAX_ENTRIES };
 
 /** Options of {@link SqliteEmbeddingCache.open}. */
 export interface SqliteEmbeddingCacheOptions {

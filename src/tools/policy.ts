@@ -79,10 +79,10 @@ export function matchesToolPattern(pattern: string, tool: string): boolean {
  * matches it, an `allowOnly` list that does not), or undefined.
  */
 export function clientDisabledBy(
-  server: { clientRules?: readonly ClientToolRule[] | undefined },
+  server: { clientRules: readonly ClientToolRule[] },
   tool: string,
 ): string | undefined {
-  for (const rule of server.clientRules ?? []) {
+  for (const rule of server.clientRules) {
     const listed = rule.tools.some((pattern) => matchesToolPattern(pattern, tool));
     if (rule.effect === 'deny' ? listed : !listed) return rule.key;
   }

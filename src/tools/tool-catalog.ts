@@ -5,7 +5,7 @@
  * lookup by qualified or sandbox name with a "did you mean" for unknown names, and the change
  * handed to catalog listeners. A server whose listing did not change keeps its tool objects.
  */
-import type { ToolPolicyConfig } from '../config/types.js';
+import { toolPolicyOf, type ToolPolicyConfig } from '../config/index.js';
 import { CodecallError } from '../errors.js';
 import type { JsonSchema } from '../types.js';
 import { NameIndex } from '../util/edit-distance.js';
@@ -222,8 +222,7 @@ export class ToolCatalog {
           continue;
         }
       }
-      const policy: ToolPolicyConfig =
-        (Object.hasOwn(config.tools, listed.name) ? config.tools[listed.name] : undefined) ?? {};
+      const policy: ToolPolicyConfig = toolPolicyOf(config, listed.name);
       const callers = resolveAllowedCallers({
         tool: policy.allowedCallers,
         server: config.allowedCallers,
@@ -248,13 +247,13 @@ export class ToolCatalog {
         allowedCallersSource: callers.source,
         requireApproval: approval.requireApproval,
         requireApprovalSource: approval.source,
-        deferLoading: policy.deferLoading ?? config.deferLoading,
-        timeoutMs: policy.timeoutMs ?? config.toolTimeoutMs,
+        deferLoading: policy.deferLoading,
+        timeoutMs: policy.timeoutMs,
       };
       if (listed.title !== undefined) tool.title = listed.title;
       if (listed.outputSchema !== undefined) tool.outputSchema = listed.outputSchema;
       if (listed.annotations !== undefined) tool.annotations = listed.annotations;
-      if (policy.inputExamples !== undefined) tool.inputExamples = policy.inputExamples;
+      if (policy.inputExamples.length > 0) tool.inputExamples = policy.inputExamples;
       if (callers.disabledBy !== undefined) tool.disabledBy = callers.disabledBy;
       Object.freeze(tool);
       const entry: CatalogEntry = { tool, connection };
@@ -266,9 +265,7 @@ export class ToolCatalog {
       const kept = previous?.entries.find((entry) => entry.synthetic === 'read_resource');
       if (kept !== undefined && kept.tool.namespace === namespace) server.entries.push(kept);
       else {
-        const policy: ToolPolicyConfig =
-          (Object.hasOwn(config.tools, READ_RESOURCE_TOOL) ? config.tools[READ_RESOURCE_TOOL] : undefined) ??
-          {};
+        const policy: ToolPolicyConfig = toolPolicyOf(config, READ_RESOURCE_TOOL);
         const tool: CatalogTool = Object.freeze({
           name: qualifiedName(connection.name, READ_RESOURCE_TOOL),
           server: connection.name,
@@ -283,8 +280,8 @@ export class ToolCatalog {
             ...(policy.allowedCallers ?? config.allowedCallers ?? (['code_execution'] as const)),
           ],
           allowedCallersSource: policy.allowedCallers ? 'tool' : config.allowedCallers ? 'server' : 'default',
-          deferLoading: policy.deferLoading ?? config.deferLoading,
-          timeoutMs: policy.timeoutMs ?? config.toolTimeoutMs,
+          deferLoading: policy.deferLoading,
+          timeoutMs: policy.timeoutMs,
         });
         server.entries.push({ tool, connection, synthetic: 'read_resource' });
       }

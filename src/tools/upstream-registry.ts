@@ -53,6 +53,9 @@ function placeholderConfig(name: string): ServerConfig {
     toolTimeoutMs: DEFAULT_TOOL_CALL_TIMEOUT_MS,
     maxConcurrentCalls: DEFAULT_SERVER_MAX_CONCURRENT_CALLS,
     tools: {},
+    allowedCallers: undefined,
+    requireApproval: undefined,
+    clientRules: [],
   };
 }
 

@@ -132,9 +132,10 @@ function reportServer(server: ServerConfig, written: Record<string, unknown> | u
     tools[name] = {
       ...(policy.allowedCallers ? { allowedCallers: policy.allowedCallers } : {}),
       ...(policy.requireApproval !== undefined ? { requireApproval: policy.requireApproval } : {}),
-      ...(policy.deferLoading !== undefined ? { deferLoading: policy.deferLoading } : {}),
-      ...(policy.timeoutMs !== undefined ? { timeoutMs: policy.timeoutMs } : {}),
-      ...(policy.inputExamples ? { inputExamples: policy.inputExamples.length } : {}),
+      // What the tool changes from its server's values.
+      ...(policy.deferLoading !== server.deferLoading ? { deferLoading: policy.deferLoading } : {}),
+      ...(policy.timeoutMs !== server.toolTimeoutMs ? { timeoutMs: policy.timeoutMs } : {}),
+      ...(policy.inputExamples.length > 0 ? { inputExamples: policy.inputExamples.length } : {}),
     };
   }
   const common = {

@@ -6,7 +6,7 @@
  * configuration's `jobs.backend` / `jobs.connection`; every choice remembers where it came from,
  * so that an error can say which backend was used and how to pick another.
  */
-import { DEFAULT_JOBS_QUEUE, DEFAULT_SERVE_HOST, DEFAULT_SERVE_PORT } from '../../config/defaults.js';
+import { DEFAULT_JOBS_QUEUE } from '../../config/defaults.js';
 import { loadConfig, type CodecallConfig } from '../../config/index.js';
 import { CodecallError, isCodecallError } from '../../errors.js';
 import { createJobClient, createPgJobClient, type JobBackend } from '../../jobs/index.js';
@@ -106,12 +106,12 @@ async function readConfig(flags: JobTargetFlags, io: CliIo): Promise<CodecallCon
 
 /** `http://host:port` of the serve a configuration describes (wildcard binds reached on loopback). */
 function serveUrlOf(config: CodecallConfig, file: string): string {
-  const port = config.serve.port ?? DEFAULT_SERVE_PORT;
+  const port = config.serve.port;
   if (port === 0)
     throw new UsageError(
       `jobs.backend is "local" in ${file} but serve.port is 0 (a port picked at start); pass --url with the address codecall serve printed.`,
     );
-  let host = config.serve.host ?? DEFAULT_SERVE_HOST;
+  let host = config.serve.host;
   if (host === '0.0.0.0') host = '127.0.0.1';
   else if (host === '::' || host === '[::]') host = '::1';
   if (host.includes(':') && !host.startsWith('[')) host = `[${host}]`;
@@ -204,11 +204,7 @@ export async function resolveJobTarget(flags: JobTargetFlags, io: CliIo): Promis
       ...httpToken(config.serve.token, file),
     };
   }
-  if (backend === undefined && connection === undefined)
-    throw new UsageError(
-      `no jobs backend chosen (no "jobs" backend or connection in ${file}): ${CHOOSE_BACKEND}.`,
-    );
-  const kind = backend === 'postgres' ? 'postgres' : 'bullmq';
+  const kind = backend;
   if (connection === undefined)
     throw new CodecallError(
       'CONFIG_INVALID',
@@ -227,8 +223,8 @@ export async function resolveJobTarget(flags: JobTargetFlags, io: CliIo): Promis
   return {
     backend: kind,
     url: connection,
-    queue: flags.queue ?? config.jobs.queue ?? DEFAULT_JOBS_QUEUE,
-    source: backend === undefined ? `jobs.connection in ${file}` : `jobs.backend "${backend}" in ${file}`,
+    queue: flags.queue ?? config.jobs.queue,
+    source: `jobs.backend "${backend}" in ${file}`,
   };
 }
 

@@ -42,7 +42,10 @@ export async function resolveJobConnection(
   let url = options.redis ?? (io.env[REDIS_URL_ENV] || undefined);
   let queue = options.queue;
   if (url === undefined || queue === undefined) {
-    let jobs: { connection?: string; queue?: string } = {};
+    let jobs: { connection: string | undefined; queue: string | undefined } = {
+      connection: undefined,
+      queue: undefined,
+    };
     try {
       jobs = (
         await loadConfig({

@@ -22,8 +22,7 @@ const DESCRIPTION_CHARS = 110;
  * folder's shared one.
  */
 export function withHistoryFile(config: CodecallConfig, path: string): CodecallConfig {
-  const { migrateFrom: _shared, ...history } = config.history;
-  return { ...config, history: { ...history, enabled: true, path } };
+  return { ...config, history: { ...config.history, enabled: true, path, migrateFrom: undefined } };
 }
 
 function oneLine(text: string, max: number): string {

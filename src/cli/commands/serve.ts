@@ -7,13 +7,6 @@
  * flushed; then the command resolves with 0.
  */
 import type { Readable, Writable } from 'node:stream';
-import {
-  DEFAULT_SERVE_HOST,
-  DEFAULT_SERVE_MAX_CONCURRENT_RUNS,
-  DEFAULT_SERVE_PORT,
-  DEFAULT_SERVE_WAIT_FOR_SERVERS_MS,
-  DEFAULT_STORE_SCOPE,
-} from '../../config/defaults.js';
 import { loadConfig, type ServeConfig } from '../../config/index.js';
 import { isCodecallError } from '../../errors.js';
 import { CodecallRuntime } from '../../execute/index.js';
@@ -133,17 +126,15 @@ export function parseServeArgs(argv: string[], env: NodeJS.ProcessEnv = {}): Ser
  * Merges the command line (flags, then `$CODECALL_SERVE_TOKEN`, both in `args`) over the
  * configuration's `serve` section, over the defaults.
  */
-export function resolveServeSettings(args: ServeArgs, config: ServeConfig = {}): ServeSettings {
+export function resolveServeSettings(args: ServeArgs, config: ServeConfig): ServeSettings {
   const token = args.token ?? (args.http ? config.token : undefined);
   return {
     http: args.http,
-    host: args.host ?? config.host ?? DEFAULT_SERVE_HOST,
-    port: args.port ?? config.port ?? DEFAULT_SERVE_PORT,
+    host: args.host ?? config.host,
+    port: args.port ?? config.port,
     ...(token !== undefined ? { token } : {}),
-    allowedOrigins:
-      args.allowedOrigins.length > 0 ? [...args.allowedOrigins] : [...(config.allowedOrigins ?? [])],
-    maxConcurrentRuns:
-      args.maxConcurrentRuns ?? config.maxConcurrentRuns ?? DEFAULT_SERVE_MAX_CONCURRENT_RUNS,
+    allowedOrigins: args.allowedOrigins.length > 0 ? [...args.allowedOrigins] : [...config.allowedOrigins],
+    maxConcurrentRuns: args.maxConcurrentRuns ?? config.maxConcurrentRuns,
     passThrough: args.passThrough,
   };
 }
@@ -189,7 +180,7 @@ async function run(argv: string[], io: CliIo): Promise<number> {
     onHistoryError: (error) => log(`usage history: ${(error as Error)?.message ?? String(error)}`),
   });
   traceStartup('serve: runtime open');
-  const waitMs = config.serve.waitForServersMs ?? DEFAULT_SERVE_WAIT_FOR_SERVERS_MS;
+  const waitMs = config.serve.waitForServersMs;
   if (waitMs > 0) {
     let timer: LongTimeout | undefined;
     await Promise.race([
@@ -216,16 +207,12 @@ async function run(argv: string[], io: CliIo): Promise<number> {
     onError: (error: unknown) => log(`unexpected error: ${(error as Error)?.stack ?? String(error)}`),
     passThrough: args.passThrough,
     runLimiter: new RunLimiter({ maxConcurrent: args.maxConcurrentRuns }),
-    ...(config.serve.learning !== undefined ? { learning: config.serve.learning } : {}),
-    ...(config.serve.originalNames !== undefined ? { originalNames: config.serve.originalNames } : {}),
-    ...(config.serve.maxSubscriptionsPerSession !== undefined
-      ? { maxSubscriptions: config.serve.maxSubscriptionsPerSession }
-      : {}),
-    ...(config.serve.searchWaitForServersMs !== undefined
-      ? { searchWaitForServersMs: config.serve.searchWaitForServersMs }
-      : {}),
+    learning: config.serve.learning,
+    originalNames: config.serve.originalNames,
+    maxSubscriptions: config.serve.maxSubscriptionsPerSession,
+    searchWaitForServersMs: config.serve.searchWaitForServersMs,
     // Each client its own store (an HTTP session's, stdio's one client's), unless "shared".
-    ...((config.store?.scope ?? DEFAULT_STORE_SCOPE) === 'shared' ? { store: 'runtime' as const } : {}),
+    ...(config.store.scope === 'shared' ? { store: 'runtime' as const } : {}),
   };
   const tools = runtime.catalog();
   const servers = new Set(tools.map((t) => t.server)).size;
@@ -233,10 +220,8 @@ async function run(argv: string[], io: CliIo): Promise<number> {
   const more = starting > 0 ? `; ${starting} more starting` : '';
   // A long-running server: a bounded young generation, and memory given back when idle.
   const heap = startHeapPolicy({
-    ...(config.serve.youngGenerationMaxMb !== undefined
-      ? { youngGenerationMaxMb: config.serve.youngGenerationMaxMb }
-      : {}),
-    ...(config.serve.idleCollectMs !== undefined ? { idleCollectMs: config.serve.idleCollectMs } : {}),
+    youngGenerationMaxMb: config.serve.youngGenerationMaxMb,
+    idleCollectMs: config.serve.idleCollectMs,
   });
   let close: (() => Promise<void>) | undefined;
   let jobs: JobBackend | undefined;
@@ -263,15 +248,12 @@ async function run(argv: string[], io: CliIo): Promise<number> {
       log(
         `jobs at /v1/jobs (${jobs.kind === 'local' ? 'run in this process' : jobs.kind === 'postgres' ? 'on PostgreSQL for codecall worker' : 'on BullMQ for codecall worker'})`,
       );
-      if (parsed.dashboard ?? jobsConfig.dashboard ?? false) {
+      if (parsed.dashboard ?? jobsConfig.dashboard) {
         if (jobs.kind !== 'bullmq' || jobsConfig.connection === undefined)
           throw new UsageError(
             'the dashboard (--dashboard, jobs.dashboard) shows a BullMQ queue: add --redis <url> or set jobs.connection.',
           );
-        dashboard = await openJobDashboard({
-          connection: jobsConfig.connection,
-          ...(jobsConfig.queue !== undefined ? { queue: jobsConfig.queue } : {}),
-        });
+        dashboard = await openJobDashboard({ connection: jobsConfig.connection, queue: jobsConfig.queue });
         const { createJobApprovalsPage, JOB_APPROVALS_PAGE_PATH } =
           await import('../../jobs/job-approvals-page.js');
         approvalsPage = createJobApprovalsPage(jobs, { dashboardPath: '/admin/queues' });
@@ -291,11 +273,9 @@ async function run(argv: string[], io: CliIo): Promise<number> {
         host: args.host,
         port: args.port,
         allowedOrigins: args.allowedOrigins,
-        ...(config.serve.maxSessions !== undefined ? { maxSessions: config.serve.maxSessions } : {}),
-        ...(config.serve.maxSessionsPerClient !== undefined
-          ? { maxSessionsPerClient: config.serve.maxSessionsPerClient }
-          : {}),
-        ...(config.serve.sessionIdleMs !== undefined ? { sessionIdleMs: config.serve.sessionIdleMs } : {}),
+        maxSessions: config.serve.maxSessions,
+        maxSessionsPerClient: config.serve.maxSessionsPerClient,
+        sessionIdleMs: config.serve.sessionIdleMs,
         ...(args.token !== undefined ? { token: args.token } : {}),
       });
       close = http.close;

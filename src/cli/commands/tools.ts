@@ -95,7 +95,7 @@ async function run(argv: string[], io: CliIo): Promise<number> {
   try {
     const tools = pool.catalog();
     const servers = pool.serverStatus();
-    const served = servedNames(tools, pool.upstreams(), config.serve.originalNames ?? false);
+    const served = servedNames(tools, pool.upstreams(), config.serve.originalNames);
     if (args.declarations) {
       // Names, descriptions and server errors come from MCP servers: no raw control sequences.
       io.stdout.write(

@@ -14,6 +14,7 @@ import {
   type JobEvent,
   type JobWorkerHandle,
 } from '../../../src/jobs/index.js';
+import { parseConfig } from '../../../src/config/index.js';
 import { probeConfig, spawnWorker, startProbeServer, type ProbeServer } from './jobs-helpers.js';
 import { postgresBinDir, startPostgres, type PostgresHandle } from './postgres-helpers.js';
 
@@ -151,7 +152,8 @@ describe.skipIf(missing)(
 
     it('is what jobs.backend "postgres" opens, and reports unknown jobs', async () => {
       const backend = await openJobBackend({
-        jobs: { backend: 'postgres', connection: pg.url, queue },
+        jobs: parseConfig({ jobs: { backend: 'postgres', connection: pg.url, queue } }, { file: 'memory' })
+          .jobs,
         runtimes: new RuntimeRegistry({ configs: {} }),
       });
       try {

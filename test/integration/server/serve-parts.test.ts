@@ -20,7 +20,7 @@ import type { CatalogTool } from '../../../src/tools/index.js';
 describe('parseServeArgs', () => {
   it('defaults to stdio; --http takes host, port, token, origins', () => {
     expect(parseServeArgs([])).toEqual({ http: false, allowedOrigins: [], passThrough: true });
-    expect(resolveServeSettings(parseServeArgs([]))).toEqual({
+    expect(resolveServeSettings(parseServeArgs([]), parseConfig({}, { file: 'memory' }).serve)).toEqual({
       http: false,
       host: '127.0.0.1',
       port: 3737,
@@ -112,7 +112,7 @@ describe('parseServeArgs', () => {
     // stdio ignores the HTTP token; an empty expanded token is no token.
     expect(resolveServeSettings(parseServeArgs([], {}), serve).token).toBeUndefined();
     const empty = parseConfig({ serve: { token: '${CFG_TOKEN:-}' } }, { file: '/p/c.json', env: {} });
-    expect(empty.serve).toEqual({});
+    expect(empty.serve.token).toBeUndefined();
     expect(resolveServeSettings(parseServeArgs(['--http'], {}), empty.serve).token).toBeUndefined();
   });
 

@@ -5,6 +5,11 @@ import { describe, expect, it } from 'vitest';
 import { loadConfig, parseConfig, type CodecallConfig } from '../../../src/config/index.js';
 import { isCodecallError, type CodecallError } from '../../../src/errors.js';
 
+/** Each listed tool's own `requireApproval` (what a client's list set), by tool name. */
+function approvalsOf(tools: Record<string, { requireApproval: unknown }>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(tools).map(([name, policy]) => [name, policy.requireApproval]));
+}
+
 const FIXTURES = resolve(dirname(fileURLToPath(import.meta.url)), '../../fixtures/client-configs');
 
 function load(name: string, env: NodeJS.ProcessEnv = {}): Promise<CodecallConfig> {
@@ -123,7 +128,7 @@ describe('configuration files written by other MCP clients load unchanged', () =
       remote: 'http https://mcp.example.com/mcp',
     });
     expect(config.disabledServers).toEqual(['legacy-sse']);
-    expect(config.mcpServers.weather!.tools).toEqual({ get_forecast: { requireApproval: false } });
+    expect(approvalsOf(config.mcpServers.weather!.tools)).toEqual({ get_forecast: false });
     expect(config.ignoredKeys).toEqual(['mcpServers.weather.timeout']);
     expect(config.clientPolicy).toEqual([
       {

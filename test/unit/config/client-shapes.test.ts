@@ -17,6 +17,11 @@ import { assertCallerAllowed, clientDisabledBy, resolveAllowedCallers } from '..
 import { resolveRequireApproval } from '../../../src/tools/approval.js';
 import { tempDir } from '../../fixtures/temp-dir.js';
 
+/** Each listed tool's own `requireApproval` (what a client's list set), by tool name. */
+function approvalsOf(tools: Record<string, { requireApproval: unknown }>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(tools).map(([name, policy]) => [name, policy.requireApproval]));
+}
+
 const FIXTURES = resolve(dirname(fileURLToPath(import.meta.url)), '../../fixtures/client-configs');
 
 function load(name: string, env: NodeJS.ProcessEnv = {}): Promise<CodecallConfig> {
@@ -140,7 +145,7 @@ describe("other clients' configuration files", () => {
       toolTimeoutMs: 120_000,
     });
     // An empty available_tools means every tool (Goose's default): no rule.
-    expect(config.mcpServers.github!.clientRules).toBeUndefined();
+    expect(config.mcpServers.github!.clientRules).toEqual([]);
     expect(config.disabledServers).toEqual(['events']);
     expect(config.notices[0]).toContain('skipped extensions.developer: a Goose "builtin" extension');
     expect(config.ignoredKeys).toEqual(['GOOSE_PROVIDER', 'GOOSE_MODEL']);
@@ -204,8 +209,8 @@ describe("other clients' configuration files", () => {
       { key: 'permissions.deny[0]', effect: 'deny', tools: ['delete_repository'] },
       { key: 'permissions.deny[1]', effect: 'deny', tools: ['merge_*'] },
     ]);
-    expect(config.mcpServers.github!.tools).toEqual({ get_issue: { requireApproval: false } });
-    expect(config.mcpServers.filesystem!.tools).toEqual({ write_file: { requireApproval: true } });
+    expect(approvalsOf(config.mcpServers.github!.tools)).toEqual({ get_issue: false });
+    expect(approvalsOf(config.mcpServers.filesystem!.tools)).toEqual({ write_file: true });
     expect(mapping(config)).toEqual([
       'permissions.deny[2] → puppeteer: server disabled (never started; none of its tools is callable)',
       'permissions.allow[2] → filesystem: no change (codecall asks no approval for tools not marked destructive; a destructive tool still needs approval unless named exactly)',
@@ -238,8 +243,8 @@ describe("other clients' configuration files", () => {
       { file: '/p/codecall.json', env: {} },
     );
     const fs = config.mcpServers.fs!;
-    expect(fs.tools.write_file).toEqual({ requireApproval: true });
-    expect(fs.tools.read_file).toEqual({ requireApproval: false });
+    expect(approvalsOf(fs.tools).write_file).toBe(true);
+    expect(approvalsOf(fs.tools).read_file).toBe(false);
     const disabledBy = clientDisabledBy(fs, 'delete_file');
     expect(disabledBy).toBe('mcpServers.fs.disabledTools');
     const callers = resolveAllowedCallers({ tool: fs.tools.delete_file!.allowedCallers, disabledBy });
@@ -273,7 +278,7 @@ describe("other clients' configuration files", () => {
     expect(
       clientDisabledBy({ clientRules: [{ key: 'k', effect: 'deny', tools: ['a.b*'] }] }, 'axb'),
     ).toBeUndefined();
-    expect(clientDisabledBy({}, 'anything')).toBeUndefined();
+    expect(clientDisabledBy({ clientRules: [] }, 'anything')).toBeUndefined();
   });
 });
 
@@ -454,7 +459,7 @@ describe("other clients' lists never loosen what was asked for", () => {
     const g = gemini.mcpServers.g!;
     expect(g.clientRules).toEqual([{ key: 'mcpServers.g.includeTools', effect: 'allowOnly', tools: [] }]);
     expect(clientDisabledBy(g, 'read_file')).toBe('mcpServers.g.includeTools');
-    expect(gemini.mcpServers.w!.clientRules).toBeUndefined();
+    expect(gemini.mcpServers.w!.clientRules).toEqual([]);
     expect(mapping(gemini)).toEqual([
       'mcpServers.g.includeTools → g: every tool never callable (the list names none)',
     ]);
@@ -469,7 +474,7 @@ describe("other clients' lists never loosen what was asked for", () => {
       path: write('config.yaml', 'extensions:\n  e:\n    type: stdio\n    cmd: x\n    available_tools: []\n'),
       env: {},
     });
-    expect(goose.mcpServers.e!.clientRules).toBeUndefined();
+    expect(goose.mcpServers.e!.clientRules).toEqual([]);
   });
 
   it("Gemini CLI's $VAR is braced only when the variable is set; an unset one stays literal, as in Gemini CLI", () => {
@@ -561,7 +566,7 @@ describe("other clients' lists never loosen what was asked for", () => {
       },
       { file: '/p/settings.json', env: {} },
     );
-    expect(zed.mcpServers.a!.clientRules).toBeUndefined();
+    expect(zed.mcpServers.a!.clientRules).toEqual([]);
     expect(zed.ignoredKeys).toEqual(['agent']);
   });
 
@@ -582,11 +587,13 @@ describe("other clients' lists never loosen what was asked for", () => {
     ] as const) {
       const tools = config.mcpServers[server]!.tools;
       expect(Object.getPrototypeOf(tools)).toBe(Object.prototype);
-      expect(Object.getOwnPropertyDescriptor(tools, '__proto__')?.value).toEqual({ requireApproval: value });
+      expect(Object.getOwnPropertyDescriptor(tools, '__proto__')?.value).toMatchObject({
+        requireApproval: value,
+      });
       expect((tools as Record<string, unknown>).requireApproval).toBeUndefined();
     }
     expect(Object.keys(config.mcpServers.fs!.tools)).toEqual(['read_file', '__proto__']);
-    expect(config.mcpServers.fs!.tools.read_file).toEqual({ requireApproval: false });
+    expect(approvalsOf(config.mcpServers.fs!.tools).read_file).toBe(false);
     expect(({} as Record<string, unknown>).requireApproval).toBeUndefined();
   });
 });

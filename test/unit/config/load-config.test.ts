@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadConfig, parseConfig } from '../../../src/config/index.js';
 import {
+  DEFAULT_BEAM_WIDTH,
   DEFAULT_CONFIG_MAX_BYTES,
   DEFAULT_HISTORY_MAX_RUNS,
   DEFAULT_MAX_TOOL_RESULT_BYTES,
@@ -414,9 +415,10 @@ describe('parseConfig', () => {
       enabled: false,
       path: '/project/h.sqlite',
       key: 'history.path',
+      migrateFrom: undefined,
       maxRuns: 50,
     });
-    expect(config.search).toEqual({ limit: 3 });
+    expect(config.search).toMatchObject({ limit: 3, beamWidth: DEFAULT_BEAM_WIDTH, embeddings: undefined });
     expect(config.agent).toEqual({ model: 'm', maxSteps: 4 });
   });
 
