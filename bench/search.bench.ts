@@ -17,6 +17,7 @@ import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createToolSearch, type SearchableTool } from '../src/search/tool-search.js';
 import { tokenize } from '../src/search/tokenize.js';
+import { FloorBm25 } from './floor-bm25.js';
 import { figure, finish, nowUs, percentile, sample, skip } from './harness.js';
 
 /** Heap used after a full collection, in bytes. */
@@ -65,6 +66,7 @@ const LARGE_TOOLS = 50_000;
 const WORKFLOWS = 2_000;
 const RUNS = 50_000;
 const QUERIES = 2_000;
+const USES = 100_000;
 
 function gc(): void {
   (globalThis as { gc?: () => void }).gc?.();
@@ -94,6 +96,15 @@ async function main(): Promise<void> {
     return out;
   };
   const tools = replicate(TOOLS);
+  const textOf = (t: SearchableTool): string =>
+    [
+      t.name,
+      t.server ?? '',
+      t.description ?? '',
+      ...Object.entries((t.inputSchema?.properties ?? {}) as Record<string, { description?: string }>).map(
+        ([k, v]) => `${k} ${v?.description ?? ''}`,
+      ),
+    ].join(' ');
   const names = tools.map((t) => t.name);
   const rand = seededRandom(42);
   const pick = <T>(items: readonly T[]): T => items[Math.floor(rand() * items.length)]!;
@@ -202,18 +213,69 @@ async function main(): Promise<void> {
   figure('ratio: hybrid p50 / linear name scan p50', p50 / scan50, '×');
   figure('ratio: hybrid p50 / bm25 p50 (cost of the graph walk)', p50 / percentile(bm25, 50), '×');
 
+  // The floor of ranked retrieval: a minimal typed-array BM25 (bench/floor-bm25.ts) over the same
+  // tools' text and the same queries, tokenised the same way (its time includes tokenising).
+  console.log('  -- floor: minimal typed-array BM25, same catalog, same queries --');
+  const floor = new FloorBm25(tools.map((t) => tokenize(textOf(t))));
+  const floorTimes = await sample(() => floor.search(tokenize(next()), 10), QUERIES, 200);
+  const floor50 = percentile(floorTimes, 50);
+  const fresh = createToolSearch({ tools });
+  const lexical = await sample(() => fresh.search(next(), { limit: 10 }), QUERIES, 200);
+  const lexical50 = percentile(lexical, 50);
+
+  // Query feedback at fleet scale: 100,000 recorded uses (a query in the words of its workflow's
+  // tools, and the tools it used) on top of the learned graph.
+  const byName = new Map(tools.map((t) => [t.name, t]));
+  const describe = (name: string): string[] =>
+    (byName.get(name)?.description ?? name).split(/\s+/).filter((w) => w.length > 2);
+  const wordsOf = workflows.map((flow) => flow.flatMap(describe));
+  const usages = Array.from({ length: USES }, () => {
+    const i = Math.floor(WORKFLOWS * rand() ** 2);
+    const words = wordsOf[i]!;
+    const query = Array.from({ length: 3 + Math.floor(rand() * 5) }, () => pick(words)).join(' ');
+    return { query, tools: workflows[i]! };
+  });
+  const recordUsageStart = nowUs();
+  for (const usage of usages) search.recordUsage(usage);
+  const recordUsageUs = (nowUs() - recordUsageStart) / USES;
+  gc();
+  const heapWithFeedback = process.memoryUsage().heapUsed;
+  const withFeedback = await sample(() => search.search(next(), { limit: 10 }), QUERIES, 200);
+  const usageQueries = usages.slice(0, QUERIES).map((usage) => usage.query);
+  let u = 0;
+  const nextUsage = (): string => usageQueries[u++ % usageQueries.length]!;
+  const learnedQueries = await sample(() => search.search(nextUsage(), { limit: 10 }), QUERIES, 200);
+  const learnedCold = await sample(() => fresh.search(nextUsage(), { limit: 10 }), QUERIES, 200);
+  figure('floor: typed-array BM25 p50', floor50, 'µs');
+  figure('floor: typed-array BM25 p99 (raw)', percentile(floorTimes, 99), 'µs');
+  figure('search, no history (lexical, default options) p50', lexical50, 'µs');
+  figure('search, no history, p99 (raw)', percentile(lexical, 99), 'µs');
+  figure(`recordUsage, mean per use over ${USES.toLocaleString('en')}`, recordUsageUs, 'µs', { max: 50 });
+  figure('feedback heap after them (heapUsed delta)', (heapWithFeedback - heapWithGraph) / 1_048_576, 'MB');
+  figure('search hybrid (graph + feedback) p50', percentile(withFeedback, 50), 'µs');
+  figure('search hybrid (graph + feedback) p99 (raw)', percentile(withFeedback, 99), 'µs');
+  figure('search hybrid, queries like the learned ones, p50', percentile(learnedQueries, 50), 'µs');
+  figure('ratio: lexical p50 / floor p50', lexical50 / floor50, '×', { max: 3 });
+  figure('ratio: bm25 mode p50 / floor p50', percentile(bm25, 50) / floor50, '×');
+  figure('ratio: hybrid (graph + feedback) p50 / floor p50', percentile(withFeedback, 50) / floor50, '×', {
+    max: 5,
+  });
+  figure(
+    'ratio: with 100k uses / no history, p50 (queries like the learned)',
+    percentile(learnedQueries, 50) / percentile(learnedCold, 50),
+    '×',
+    { max: 1.5 },
+  );
+  figure(
+    'ratio: with 100k uses / no history, p99 (queries like the learned)',
+    percentile(learnedQueries, 99) / percentile(learnedCold, 99),
+    '×',
+    { max: 2 },
+  );
+
   // Peers on the same 10,000 documents and the same queries: flexsearch and wink-bm25-text-search
   // (devDependencies), each given the whole tool text (name, description, parameters).
   console.log('  -- peers: same documents, same queries, fresh indexes (no learned graph) --');
-  const textOf = (t: SearchableTool): string =>
-    [
-      t.name,
-      t.server ?? '',
-      t.description ?? '',
-      ...Object.entries((t.inputSchema?.properties ?? {}) as Record<string, { description?: string }>).map(
-        ([k, v]) => `${k} ${v?.description ?? ''}`,
-      ),
-    ].join(' ');
   // Recall is measured on the tool-name queries (their one right answer is known).
   const named = queries.filter((_, i) => i % 3 === 2);
   const namedRelevant = sources.filter((_, i) => i % 3 === 2);
