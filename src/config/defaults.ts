@@ -480,3 +480,14 @@ export const DEFAULT_GRAPH_LABEL_MAX_CHARS = 200;
  * and straight edges, whose time grows about linearly instead of steeply (docs/search.md).
  */
 export const DEFAULT_GRAPH_DETAILED_LAYOUT_MAX_EDGES = 150;
+
+/**
+ * Term–tool pairs query feedback keeps in memory (the forgetting rule of docs/search.md: past
+ * this bound by a tenth, the pairs with the smallest decayed counts are forgotten down to it).
+ */
+export const DEFAULT_MAX_FEEDBACK_PAIRS = 100_000;
+/**
+ * Tools with feedback evidence that one query reads into the ranking, the strongest first (the
+ * rest could not reach the results: their learned share is a fraction of the strongest ones').
+ */
+export const DEFAULT_FEEDBACK_CANDIDATES = 32;
