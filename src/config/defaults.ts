@@ -491,3 +491,8 @@ export const DEFAULT_MAX_FEEDBACK_PAIRS = 100_000;
  * rest could not reach the results: their learned share is a fraction of the strongest ones').
  */
 export const DEFAULT_FEEDBACK_CANDIDATES = 32;
+/**
+ * Tools whose tokenised fields query expansion keeps between queries (it reads the fields of a
+ * query's best hits, and the same tools lead many queries); the oldest kept is dropped first.
+ */
+export const DEFAULT_EXPANSION_FIELDS_CACHE_DOCS = 1_000;
