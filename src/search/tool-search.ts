@@ -405,8 +405,12 @@ class ToolSearchIndex implements ToolSearch {
       const entry = this.#entries.get(name)!;
       return this.#index.matched(entry.id) ? scores[entry.id]! / best : 0;
     };
-    const topLexical = (k: number): Array<[string, number]> =>
-      selectTop(ids, scores, k).map((id) => [this.#entries.byId(id)!.name, scores[id]! / best]);
+    // The best k lexical hits; the longest list selected so far serves every shorter request.
+    let selected: number[] = [];
+    const topLexical = (k: number): Array<[string, number]> => {
+      if (k > selected.length && selected.length < ids.length) selected = selectTop(ids, scores, k);
+      return selected.slice(0, k).map((id) => [this.#entries.byId(id)!.name, scores[id]! / best]);
+    };
     const exact = this.#entries.exactNames(text);
 
     /** Lexical plus feedback score of the best `k` such tools (the walk's seeds). */
