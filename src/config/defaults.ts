@@ -546,3 +546,19 @@ export const DEFAULT_EXPANSION_WHEN: 'selective' | 'cold-start' | 'no-feedback' 
 export const DEFAULT_EMBEDDING_WEIGHT = 1;
 /** The `store.namespace` of a configuration built in memory (no file to name it after). */
 export const IN_MEMORY_STORE_NAMESPACE = '(configuration built in memory)';
+
+/**
+ * Term–tool pairs query feedback keeps in memory (the forgetting rule of docs/search.md: past
+ * this bound by a tenth, the pairs with the smallest decayed counts are forgotten down to it).
+ */
+export const DEFAULT_MAX_FEEDBACK_PAIRS = 100_000;
+/**
+ * Tools with feedback evidence that one query reads into the ranking, the strongest first (the
+ * rest could not reach the results: their learned share is a fraction of the strongest ones').
+ */
+export const DEFAULT_FEEDBACK_CANDIDATES = 32;
+/**
+ * Tools whose tokenised fields query expansion keeps between queries (it reads the fields of a
+ * query's best hits, and the same tools lead many queries); the oldest kept is dropped first.
+ */
+export const DEFAULT_EXPANSION_FIELDS_CACHE_DOCS = 1_000;

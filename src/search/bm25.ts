@@ -80,6 +80,8 @@ export class Bm25Index {
   #accumulator = new Float64Array(0);
   #stamp = new Uint32Array(0);
   #query = 0;
+  /** Marks the candidates of {@link addToCandidates} (all zero between calls). */
+  #mark = new Uint8Array(0);
 
   constructor(fieldWeights: readonly number[]) {
     this.#weights = [...fieldWeights];
@@ -307,24 +309,37 @@ export class Bm25Index {
     const slope = this.#lengthSums.map((sum) => b / Math.max(sum / n, 1e-9));
     const bits = this.#bits;
     const max = this.#maxFrequency;
+    const alive = this.#alive;
+    // Candidates are marked once; a term whose postings are shorter than the binary searches
+    // they would take is read by one scan instead.
+    if (this.#mark.length < this.#accumulator.length) this.#mark = new Uint8Array(this.#accumulator.length);
+    const mark = this.#mark;
+    for (const id of candidates) if (alive[id]) mark[id] = 1;
+    const add = (id: number, packed: number, idf: number): void => {
+      let tf = 0;
+      const lengthOffset = id * fields;
+      for (let f = 0; packed !== 0; f++, packed >>>= bits) {
+        const raw = packed & max;
+        if (raw !== 0) tf += (weights[f]! * raw) / (base + slope[f]! * lengths[lengthOffset + f]!);
+      }
+      scores[id]! += (idf * tf) / (k1 + tf);
+    };
     for (const [term, weight] of terms) {
       const posting = this.#postings.get(term);
       if (!posting || weight === 0) continue;
       const df = posting.live;
       const idf = weight * Math.log(1 + (n - df + 0.5) / (df + 0.5));
+      const data = posting.data;
+      if (data.length >> 1 <= candidates.length * Math.log2(Math.max(2, data.length >> 1))) {
+        for (let i = 0; i < data.length; i += 2) if (mark[data[i]!] === 1) add(data[i]!, data[i + 1]!, idf);
+        continue;
+      }
       for (const id of candidates) {
-        if (!this.#alive[id]) continue;
-        const at = search(posting.data, id);
-        if (at < 0) continue;
-        let packed = posting.data[(at << 1) + 1]!;
-        let tf = 0;
-        const lengthOffset = id * fields;
-        for (let f = 0; packed !== 0; f++, packed >>>= bits) {
-          const raw = packed & max;
-          if (raw !== 0) tf += (weights[f]! * raw) / (base + slope[f]! * lengths[lengthOffset + f]!);
-        }
-        scores[id]! += (idf * tf) / (k1 + tf);
+        if (mark[id] !== 1) continue;
+        const at = search(data, id);
+        if (at >= 0) add(id, data[(at << 1) + 1]!, idf);
       }
     }
+    for (const id of candidates) mark[id] = 0;
   }
 }

@@ -6,6 +6,7 @@
  * the tools a multi-step task needs, with a reason for each. Pure: no I/O; the usage history is
  * persisted by a {@link UsageHistoryStore}.
  */
+import { DEFAULT_EXPANSION_FIELDS_CACHE_DOCS } from '../config/defaults.js';
 import { CodecallError } from '../errors.js';
 import { Bm25Index } from './bm25.js';
 import { listGraphEdges, walkGraph, type Credit, type GraphView } from './beam-walk.js';
@@ -91,6 +92,8 @@ class ToolSearchIndex implements ToolSearch {
   /** Raw uses for `serialize()`, bounded by {@link DEFAULT_MAX_SERIALIZED_USES}. */
   #usages: Array<[string, string[]]> = [];
   readonly #entries = new SearchEntries();
+  /** Tokenised fields of recent expansion documents, by id (ids are never reused; removal drops one). */
+  readonly #fieldsCache = new Map<number, string[][]>();
   /** What the graph walk reads (see beam-walk.ts). */
   readonly #view: GraphView = {
     graph: this.#graph,
@@ -221,6 +224,7 @@ class ToolSearchIndex implements ToolSearch {
     const entry = this.#entries.get(name);
     if (!entry) return;
     this.#index.remove(entry.id, indexedFields(entry, this.#lexical));
+    this.#fieldsCache.delete(entry.id);
     this.#catalogLinks?.remove(name);
     this.#embeddings?.delete(name);
     this.#entries.remove(name);
@@ -384,10 +388,7 @@ class ToolSearchIndex implements ToolSearch {
         scores,
         ranking,
         this.#fieldWeights(),
-        (id) => {
-          const entry = this.#entries.byId(id);
-          return entry && indexedFields(entry, this.#lexical);
-        },
+        (id) => this.#fieldsOf(id),
       );
       const keep = 1 - ranking.expansionWeight;
       for (const id of ids) scores[id]! *= keep;
@@ -404,8 +405,12 @@ class ToolSearchIndex implements ToolSearch {
       const entry = this.#entries.get(name)!;
       return this.#index.matched(entry.id) ? scores[entry.id]! / best : 0;
     };
-    const topLexical = (k: number): Array<[string, number]> =>
-      selectTop(ids, scores, k).map((id) => [this.#entries.byId(id)!.name, scores[id]! / best]);
+    // The best k lexical hits; the longest list selected so far serves every shorter request.
+    let selected: number[] = [];
+    const topLexical = (k: number): Array<[string, number]> => {
+      if (k > selected.length && selected.length < ids.length) selected = selectTop(ids, scores, k);
+      return selected.slice(0, k).map((id) => [this.#entries.byId(id)!.name, scores[id]! / best]);
+    };
     const exact = this.#entries.exactNames(text);
 
     /** Lexical plus feedback score of the best `k` such tools (the walk's seeds). */
@@ -495,6 +500,19 @@ class ToolSearchIndex implements ToolSearch {
       (when === 'no-feedback' && !hasFeedback) ||
       (this.#graph.sequences === 0 && this.#feedback.empty)
     );
+  }
+
+  /** The indexed tokens of tool `id` per field, from a small cache (RM3 reads the same top tools often). */
+  #fieldsOf(id: number): string[][] | undefined {
+    const cached = this.#fieldsCache.get(id);
+    if (cached) return cached;
+    const entry = this.#entries.byId(id);
+    if (!entry) return undefined;
+    const fields = indexedFields(entry, this.#lexical);
+    if (this.#fieldsCache.size >= DEFAULT_EXPANSION_FIELDS_CACHE_DOCS)
+      this.#fieldsCache.delete(this.#fieldsCache.keys().next().value!);
+    this.#fieldsCache.set(id, fields);
+    return fields;
   }
 
   /** The BM25F field weights in index order. */

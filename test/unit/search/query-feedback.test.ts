@@ -111,6 +111,42 @@ describe('query feedback (recordUsage)', () => {
     expect(learn(10).uses).toBe(34);
   });
 
+  it('keeps memory bounded by the forgetting rule: the weakest pairs go, the strongest stay', () => {
+    const feedback = new QueryFeedback({ halfLifeUses: 1_000, maxPairs: 100, maxToolsPerTerm: 40 });
+    // One habit repeated throughout, among 2,000 one-off uses of new term–tool pairs.
+    for (let i = 0; i < 2_000; i++) {
+      feedback.record([`term${i % 30}`], [`tool${i}`]);
+      if (i % 10 === 0) feedback.record(['plot'], ['chart']);
+    }
+    expect(feedback.pairs).toBeGreaterThan(0);
+    expect(feedback.pairs).toBeLessThanOrEqual(110);
+    expect(feedback.terms).toBeLessThanOrEqual(31);
+    const plot = feedback.score(['plot'], { evidencePrior: 2, minCount: 2 });
+    expect([...plot.keys()]).toEqual(['chart']);
+    // The newest one-offs are what is left of them: the oldest were forgotten first.
+    const seen = new QueryFeedback({ halfLifeUses: 1, maxPairs: 10 });
+    for (let i = 0; i < 100; i++) {
+      seen.record([`t${i}`], [`x${i}`]);
+      seen.record([`t${i}`], [`x${i}`]);
+    }
+    const kept = [...seen.score(['t0', 't99'], { evidencePrior: 2, minCount: 2 }).keys()];
+    expect(kept).toEqual(['x99']);
+  });
+
+  it('returns the strongest tools up to its limit, and its counts stay finite over many half-lives', () => {
+    const feedback = new QueryFeedback(1);
+    for (let round = 0; round < 200; round++)
+      for (let tool = 0; tool < 10; tool++)
+        for (let i = 0; i <= tool; i++) feedback.record(['plot'], [`chart${tool}`]);
+    const all = feedback.score(['plot'], { evidencePrior: 0, minCount: 2, limit: 100 });
+    expect(all.size).toBe(10);
+    for (const { score } of all.values()) expect(Number.isFinite(score)).toBe(true);
+    const top = feedback.score(['plot'], { evidencePrior: 0, minCount: 2, limit: 3 });
+    expect([...top.keys()].sort()).toEqual(['chart7', 'chart8', 'chart9']);
+    // With a half-life of one use, the newest pairing dominates.
+    expect(all.get('chart9')!.score).toBeGreaterThan(0.5);
+  });
+
   it('serializes and restores what it learned, and rejects broken usages by field', () => {
     const search = createToolSearch({ tools });
     for (let i = 0; i < 2; i++) search.recordUsage({ query, tools: ['charts.generate_word_cloud_chart'] });
