@@ -51,7 +51,12 @@ import {
   DEFAULT_SERVE_SESSION_IDLE_MS,
 } from '../config/defaults.js';
 import { CodecallError, isErrorLike } from '../errors.js';
-import { createCodecallServer, type CodecallServerOptions } from './create-codecall-server.js';
+import {
+  CODECALL_SERVER_INSTRUCTIONS,
+  createCodecallServer,
+  packageVersion,
+  type CodecallServerOptions,
+} from './create-codecall-server.js';
 import {
   assertSafeBinding,
   checkHostAndOrigin,
@@ -60,6 +65,7 @@ import {
   isLoopbackHost,
   type HostOriginPolicy,
 } from './http-security.js';
+import { createModernHttpHandler, isModernPost, serveModern } from './modern-http.js';
 import { RunLimiter } from './run-limiter.js';
 
 /** Path of the MCP endpoint. */
@@ -363,6 +369,20 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
   const sessions = new Map<string, Session>();
   const live = new Set<Session>();
   let closed = false;
+  // The 2026-07-28 leg: stateless, one SDK v2 server per request (see modern-http.ts).
+  const modern = createModernHttpHandler({
+    runtime: serverOptions.runtime,
+    runLimiter,
+    serverInfo: serverOptions.serverInfo ?? { name: 'codecall', version: packageVersion() },
+    instructions: CODECALL_SERVER_INSTRUCTIONS,
+    passThrough: serverOptions.passThrough,
+    originalNames: serverOptions.originalNames,
+    learning: serverOptions.learning,
+    searchWaitForServersMs: serverOptions.searchWaitForServersMs,
+    maxBodyBytes,
+    onError: serverOptions.onError,
+    onExecute: serverOptions.onExecute,
+  });
 
   /**
    * Makes room for one more session of `client`, or says why not: past its own share the
@@ -493,6 +513,8 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
       } catch {
         return sendJsonRpcError(response, 400, 'Parse error: the body is not JSON.', {}, -32700);
       }
+      // A 2026-07-28 request (the SDK's classifier): answered statelessly, no session.
+      if (await isModernPost(request, text, body)) return serveModern(modern, request, response, text, body);
     }
     const sessionId = request.headers['mcp-session-id'];
     if (typeof sessionId === 'string') {
@@ -618,7 +640,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
       closed = true;
       clearInterval(sweep);
       const stopped = new Promise<void>((resolve) => http.close(() => resolve()));
-      await Promise.allSettled([...live].map((s) => s.server.close()));
+      await Promise.allSettled([...[...live].map((s) => s.server.close()), modern.close()]);
       http.closeAllConnections();
       await stopped;
     })();
