@@ -18,11 +18,14 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
 import {
+  CLIENT_CAPABILITIES_META_KEY,
   Server as ModernServer,
   createMcpHandler,
   isLegacyRequest,
   type CallToolResult,
+  type InputRequiredResult,
   type McpHttpHandler,
+  type RequestStateCodec,
   type Tool,
 } from '@modelcontextprotocol/server';
 import {
@@ -37,10 +40,19 @@ import {
 import { DEFAULT_SERVE_SEARCH_WAIT_FOR_SERVERS_MS } from '../config/defaults.js';
 import { isCodecallError } from '../errors.js';
 import { formatResultForModel, type CodecallRuntime } from '../execute/index.js';
+import { hashCode } from '../store/index.js';
+import { MemoryJobStateStore, type JobStateStore } from '../store/job-state.js';
 import type { CatalogTool } from '../tools/index.js';
 import type { ServeLearning } from '../config/index.js';
 import type { ExecuteCodeEvent } from './create-codecall-server.js';
 import { passThroughTools } from './gateway-names.js';
+import {
+  approvalRound,
+  createApprovalStateCodec,
+  createRoundApprover,
+  decisionOf,
+  type PausedCall,
+} from './modern-approvals.js';
 import type { RunLimiter } from './run-limiter.js';
 import {
   failedServersText,
@@ -70,6 +82,23 @@ export interface ModernHttpOptions {
   maxBodyBytes: number;
   onError?: ((error: unknown) => void) | undefined;
   onExecute?: ((event: ExecuteCodeEvent) => void) | undefined;
+  /**
+   * HMAC key (≥ 32 bytes) that signs the `requestState` of approvals; every node behind one
+   * address needs the same (`CODECALL_REQUEST_STATE_KEY` for `codecall serve`).
+   * @defaultValue a random per-process key (one node)
+   */
+  requestStateKey?: string | undefined;
+  /**
+   * Where runs paused on an approval keep their journal until the client answers.
+   * @defaultValue an in-process store (one node)
+   */
+  journals?: JobStateStore | undefined;
+}
+
+/** What one request's server shares with every other of its handler. */
+interface ModernShared {
+  codec: RequestStateCodec<PausedCall>;
+  journals: JobStateStore;
 }
 
 function textResult(text: string, isError = false): CallToolResult {
@@ -128,7 +157,7 @@ function listTools(runtime: CodecallRuntime, direct: Map<string, CatalogTool>): 
 }
 
 /** One request's server: answers `tools/list` and `tools/call` from `options.runtime`. */
-function createModernServer(options: ModernHttpOptions): ModernServer {
+function createModernServer(options: ModernHttpOptions, shared: ModernShared): ModernServer {
   const { runtime, runLimiter: limiter } = options;
   const learn = (options.learning ?? 'shared') === 'shared';
   const originalNames = options.originalNames ?? false;
@@ -140,88 +169,163 @@ function createModernServer(options: ModernHttpOptions): ModernServer {
   const server = new ModernServer(options.serverInfo, {
     capabilities: { tools: { listChanged: true } },
     instructions: options.instructions,
+    requestState: { verify: shared.codec.verify },
   });
   server.setRequestHandler('tools/list', () => ({ tools: listTools(runtime, direct) }));
-  server.setRequestHandler('tools/call', async (request, ctx): Promise<CallToolResult> => {
-    const { name, arguments: args } = request.params;
-    const signal = ctx.mcpReq.signal;
-    if (name === SEARCH_TOOLS_NAME) {
-      const input = parseSearchToolsInput(args ?? {});
-      if ('error' in input) return textResult(input.error, true);
-      try {
-        await waitForStartingServers(runtime.tools, searchWaitMs, signal);
-        const found = await runtime.findTools(input.query, {
-          ...(input.limit !== undefined ? { limit: input.limit } : {}),
-          ...(input.regex !== undefined ? { regex: input.regex } : {}),
-        });
-        const directNameOf = (tool: CatalogTool): string | undefined => {
-          for (const [exposed, candidate] of direct) if (candidate.name === tool.name) return exposed;
-          return undefined;
-        };
-        return textResult(renderSearchResult(found, { query: input.query, directName: directNameOf }));
-      } catch (error) {
-        return textResult(errorText(error, options.onError), true);
+  server.setRequestHandler(
+    'tools/call',
+    async (request, ctx): Promise<CallToolResult | InputRequiredResult> => {
+      const { name, arguments: args } = request.params;
+      const signal = ctx.mcpReq.signal;
+      if (name === SEARCH_TOOLS_NAME) {
+        const input = parseSearchToolsInput(args ?? {});
+        if ('error' in input) return textResult(input.error, true);
+        try {
+          await waitForStartingServers(runtime.tools, searchWaitMs, signal);
+          const found = await runtime.findTools(input.query, {
+            ...(input.limit !== undefined ? { limit: input.limit } : {}),
+            ...(input.regex !== undefined ? { regex: input.regex } : {}),
+          });
+          const directNameOf = (tool: CatalogTool): string | undefined => {
+            for (const [exposed, candidate] of direct) if (candidate.name === tool.name) return exposed;
+            return undefined;
+          };
+          return textResult(renderSearchResult(found, { query: input.query, directName: directNameOf }));
+        } catch (error) {
+          return textResult(errorText(error, options.onError), true);
+        }
       }
-    }
-    if (name === EXECUTE_CODE_NAME) {
-      const input = parseExecuteCodeInput(args ?? {});
-      if ('error' in input) return textResult(input.error, true);
-      if (input.session !== undefined)
-        return textResult(
-          `"session" is not available to ${MODERN_PROTOCOL_VERSION} clients: a REPL session lives in one ` +
-            'server process, and a stateless request may reach another. Nothing ran; drop "session" and keep ' +
-            'what must outlive the call in `store` (store.set / store.get).',
-          true,
-        );
-      try {
-        const release = await limiter.acquire(signal);
-        if (release === 'busy')
+      if (name === EXECUTE_CODE_NAME) {
+        const input = parseExecuteCodeInput(args ?? {});
+        if ('error' in input) return textResult(input.error, true);
+        if (input.session !== undefined)
           return textResult(
-            `codecall is busy: ${limiter.running} runs in flight and ${limiter.queued} waiting (the most this ` +
-              'server accepts). Nothing ran; try again shortly.',
+            `"session" is not available to ${MODERN_PROTOCOL_VERSION} clients: a REPL session lives in one ` +
+              'server process, and a stateless request may reach another. Nothing ran; drop "session" and keep ' +
+              'what must outlive the call in `store` (store.set / store.get).',
             true,
           );
-        if (release === 'aborted')
-          return textResult('Cancelled before the script started; nothing ran.', true);
         try {
-          const owner = `mcp-${MODERN_PROTOCOL_VERSION}:${randomUUID()}`;
-          const result = await runtime.execute(input.code, { signal, learn, runId: randomUUID(), owner });
+          const release = await limiter.acquire(signal);
+          if (release === 'busy')
+            return textResult(
+              `codecall is busy: ${limiter.running} runs in flight and ${limiter.queued} waiting (the most this ` +
+                'server accepts). Nothing ran; try again shortly.',
+              true,
+            );
+          if (release === 'aborted')
+            return textResult('Cancelled before the script started; nothing ran.', true);
           try {
-            options.onExecute?.({ result });
-          } catch {
-            // A listener's failure must not fail the run.
+            const owner = `mcp-${MODERN_PROTOCOL_VERSION}:${randomUUID()}`;
+            const codeHash = hashCode(input.code);
+            // A retry after an approval round: its state was verified (signature, age, size) by the SDK.
+            const decided = ctx.mcpReq.requestState<PausedCall>();
+            if (decided !== undefined && decided.code !== codeHash)
+              return textResult(
+                'This retry carries the approval state of another script; nothing ran. Retry with the same code, or call execute_code again without it.',
+                true,
+              );
+            const runKey = decided?.run ?? randomUUID();
+            const journalKey = `mcp-${MODERN_PROTOCOL_VERSION}:${runKey}`;
+            const journal = shared.journals.journal(journalKey);
+            if (decided !== undefined && (await journal.entries()).length === 0)
+              return textResult(
+                'The run this approval belongs to is not known here (its journal is gone: it expired, or it was ' +
+                  'kept by another codecall node without a shared store). Nothing ran; call execute_code again.',
+                true,
+              );
+            const controller = new AbortController();
+            const onAbort = (): void => controller.abort(signal.reason);
+            signal.addEventListener('abort', onAbort, { once: true });
+            const round = createRoundApprover({
+              journal,
+              decided,
+              decision: decided !== undefined ? decisionOf(ctx.mcpReq.inputResponses) : undefined,
+              stop: () => controller.abort(new Error('paused for an approval')),
+            });
+            // The client's capabilities come with each 2026 request (the _meta envelope the SDK lifts out).
+            const envelope = ctx.mcpReq.envelope as Record<string, unknown> | undefined;
+            const capabilities = envelope?.[CLIENT_CAPABILITIES_META_KEY] as
+              { elicitation?: unknown } | undefined;
+            const elicits = capabilities?.elicitation !== undefined;
+            let result;
+            try {
+              result = await runtime.execute(input.code, {
+                signal: controller.signal,
+                learn,
+                runId: runKey,
+                owner,
+                journal: round.journal,
+                ...(decided !== undefined ? { replay: true, replayInDoubt: 'repeat' as const } : {}),
+                approver:
+                  runtime.tools.approver ??
+                  (elicits
+                    ? round.approver
+                    : () => ({
+                        approved: false,
+                        decidedBy: 'policy' as const,
+                        reason:
+                          'the MCP client did not declare the elicitation capability, so codecall cannot ask for approval',
+                      })),
+              });
+            } finally {
+              signal.removeEventListener('abort', onAbort);
+            }
+            const paused = round.paused();
+            if (paused !== undefined && !signal.aborted)
+              return await approvalRound(
+                shared.codec,
+                {
+                  run: runKey,
+                  code: codeHash,
+                  call: paused.call,
+                  tool: paused.request.tool,
+                  args: paused.args,
+                },
+                paused.request,
+                ctx,
+              );
+            await shared.journals.forget(journalKey);
+            try {
+              options.onExecute?.({ result });
+            } catch {
+              // A listener's failure must not fail the run.
+            }
+            return textResult(formatResultForModel(result), result.status === 'error');
+          } finally {
+            release();
           }
-          return textResult(formatResultForModel(result), result.status === 'error');
-        } finally {
-          release();
+        } catch (error) {
+          return textResult(errorText(error, options.onError), true);
         }
+      }
+      let tool = direct.get(name);
+      if (!tool) {
+        await waitForServers(runtime.tools, ownersOfDirectName(runtime.tools, name, originalNames), signal);
+        tool = passThroughTools(runtime.tools.catalog(), originalNames).get(name);
+      }
+      if (!tool) {
+        const failed = failedServersText(
+          runtime.tools,
+          ownersOfDirectName(runtime.tools, name, originalNames),
+        );
+        return textResult(
+          `Unknown tool "${name}"${failed !== undefined ? `: ${failed}` : ''}. This server has ` +
+            `${SEARCH_TOOLS_NAME}, ${EXECUTE_CODE_NAME}${direct.size > 0 ? ` and ${[...direct.keys()].join(', ')}` : ''}.`,
+          true,
+        );
+      }
+      try {
+        const result = await runtime.callToolResult(tool.name, args ?? {}, { signal, caller: 'direct' });
+        const passed: CallToolResult = { content: Array.isArray(result.content) ? result.content : [] };
+        if (result.structuredContent !== undefined) passed.structuredContent = result.structuredContent;
+        if (result.isError === true) passed.isError = true;
+        return passed;
       } catch (error) {
         return textResult(errorText(error, options.onError), true);
       }
-    }
-    let tool = direct.get(name);
-    if (!tool) {
-      await waitForServers(runtime.tools, ownersOfDirectName(runtime.tools, name, originalNames), signal);
-      tool = passThroughTools(runtime.tools.catalog(), originalNames).get(name);
-    }
-    if (!tool) {
-      const failed = failedServersText(runtime.tools, ownersOfDirectName(runtime.tools, name, originalNames));
-      return textResult(
-        `Unknown tool "${name}"${failed !== undefined ? `: ${failed}` : ''}. This server has ` +
-          `${SEARCH_TOOLS_NAME}, ${EXECUTE_CODE_NAME}${direct.size > 0 ? ` and ${[...direct.keys()].join(', ')}` : ''}.`,
-        true,
-      );
-    }
-    try {
-      const result = await runtime.callToolResult(tool.name, args ?? {}, { signal, caller: 'direct' });
-      const passed: CallToolResult = { content: Array.isArray(result.content) ? result.content : [] };
-      if (result.structuredContent !== undefined) passed.structuredContent = result.structuredContent;
-      if (result.isError === true) passed.isError = true;
-      return passed;
-    } catch (error) {
-      return textResult(errorText(error, options.onError), true);
-    }
-  });
+    },
+  );
   return server;
 }
 
@@ -230,7 +334,11 @@ function createModernServer(options: ModernHttpOptions): ModernServer {
  * the sessionful leg).
  */
 export function createModernHttpHandler(options: ModernHttpOptions): McpHttpHandler {
-  return createMcpHandler(() => createModernServer(options), {
+  const shared: ModernShared = {
+    codec: createApprovalStateCodec({ key: options.requestStateKey }),
+    journals: options.journals ?? new MemoryJobStateStore(),
+  };
+  return createMcpHandler(() => createModernServer(options, shared), {
     legacy: 'reject',
     maxRequestBodySize: options.maxBodyBytes,
     onerror: (error) => report(options.onError, error),

@@ -67,6 +67,7 @@ import {
 } from './http-security.js';
 import { createModernHttpHandler, isModernPost, serveModern } from './modern-http.js';
 import { RunLimiter } from './run-limiter.js';
+import type { JobStateStore } from '../store/job-state.js';
 
 /** Path of the MCP endpoint. */
 export const MCP_HTTP_PATH = '/mcp';
@@ -101,6 +102,16 @@ export interface HttpServerOptions extends CodecallServerOptions {
   sessionIdleMs?: number;
   /** Extra routes (e.g. the jobs API, the jobs dashboard); called only after the same checks as `/mcp`. */
   routes?: HttpRoutes | HttpRoutes[];
+  /**
+   * HMAC key (≥ 32 bytes) signing the `requestState` of approvals asked of 2026-07-28 clients;
+   * every node behind one address needs the same. @defaultValue a random per-process key
+   */
+  requestStateKey?: string;
+  /**
+   * Where 2026-07-28 runs paused on an approval keep their journal (shared between nodes when it
+   * is Redis or Postgres). @defaultValue an in-process store
+   */
+  journals?: JobStateStore;
 }
 
 /** Extra routes served beside `/mcp`, behind the same token, Host/Origin checks and body bound (e.g. the jobs API). */
@@ -355,6 +366,8 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
     maxSessionsPerClient = DEFAULT_SERVE_MAX_SESSIONS_PER_CLIENT,
     sessionIdleMs = DEFAULT_SERVE_SESSION_IDLE_MS,
     routes,
+    requestStateKey,
+    journals,
     ...serverOptions
   } = options;
   assertSafeBinding(host, token);
@@ -382,6 +395,8 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
     maxBodyBytes,
     onError: serverOptions.onError,
     onExecute: serverOptions.onExecute,
+    requestStateKey,
+    journals,
   });
 
   /**
