@@ -120,6 +120,31 @@ describe('approvals for 2026-07-28 clients through input_required', () => {
     expect(asked).toHaveLength(2);
     expect(probe.counts.records.get('denied')).toBeUndefined();
     expect(probe.counts.sleeps.get('before-denied')).toBe(1);
+
+    // A forged requestState (and one past the size bound) is refused before anything runs.
+    const forged: string[] = [];
+    for (const requestState of ['v1.forged.mac', 'x'.repeat(5_000)]) {
+      const answer = await no
+        .request({
+          method: 'tools/call',
+          params: {
+            name: 'execute_code',
+            arguments: { code: script('forged') },
+            requestState,
+            inputResponses: { approval: { action: 'accept', content: { approve: true } } },
+          },
+        })
+        .then(
+          () => 'answered',
+          (error: { code?: unknown; message?: unknown }) => `${String(error.code)} ${String(error.message)}`,
+        );
+      forged.push(answer);
+    }
+    expect(forged).toEqual([
+      '-32602 Invalid or expired requestState',
+      '-32602 Invalid or expired requestState',
+    ]);
+    expect(probe.counts.sleeps.get('before-forged')).toBeUndefined();
     await no.close();
   }, 180_000);
 
