@@ -242,6 +242,13 @@ export const DEFAULT_SERVE_MAX_SUBSCRIPTIONS_PER_SESSION = 1_000;
  * client that does not read its stream costs.
  */
 export const DEFAULT_SERVE_MAX_QUEUED_NOTIFICATION_BYTES = 1_048_576;
+/**
+ * Age past which a `requestState` codecall minted for a 2026-07-28 client (a run paused on an
+ * approval through `input_required`) is refused: the time a person has to decide. Issue 28.
+ */
+export const DEFAULT_SERVE_REQUEST_STATE_TTL_MS = 10 * 60_000;
+/** Bytes of a `requestState` a 2026-07-28 client sends back; a longer one is refused unread. Issue 28. */
+export const DEFAULT_SERVE_REQUEST_STATE_MAX_BYTES = 4_096;
 /** Model requests (steps) one agent run may make before it stops with `MAX_STEPS_EXCEEDED`. */
 export const DEFAULT_AGENT_MAX_STEPS = 20;
 /** Wall time of one agent run (model requests, scripts and tool calls); past it the run stops with `RUN_TIMEOUT`. */

@@ -219,7 +219,8 @@ export const CODECALL_SERVER_INSTRUCTIONS = [
   'prints only the answer with console.log: only what the script prints comes back.',
 ].join(' ');
 
-function packageVersion(): string {
+/** codecall's version from its package.json (`0.0.0` when unreadable). */
+export function packageVersion(): string {
   try {
     const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
       name?: unknown;

@@ -51,7 +51,12 @@ import {
   DEFAULT_SERVE_SESSION_IDLE_MS,
 } from '../config/defaults.js';
 import { CodecallError, isErrorLike } from '../errors.js';
-import { createCodecallServer, type CodecallServerOptions } from './create-codecall-server.js';
+import {
+  CODECALL_SERVER_INSTRUCTIONS,
+  createCodecallServer,
+  packageVersion,
+  type CodecallServerOptions,
+} from './create-codecall-server.js';
 import {
   assertSafeBinding,
   checkHostAndOrigin,
@@ -60,7 +65,9 @@ import {
   isLoopbackHost,
   type HostOriginPolicy,
 } from './http-security.js';
+import { createModernHttpHandler, isModernPost, serveModern } from './modern-http.js';
 import { RunLimiter } from './run-limiter.js';
+import type { JobStateStore } from '../store/job-state.js';
 
 /** Path of the MCP endpoint. */
 export const MCP_HTTP_PATH = '/mcp';
@@ -95,6 +102,16 @@ export interface HttpServerOptions extends CodecallServerOptions {
   sessionIdleMs?: number;
   /** Extra routes (e.g. the jobs API, the jobs dashboard); called only after the same checks as `/mcp`. */
   routes?: HttpRoutes | HttpRoutes[];
+  /**
+   * HMAC key (≥ 32 bytes) signing the `requestState` of approvals asked of 2026-07-28 clients;
+   * every node behind one address needs the same. @defaultValue a random per-process key
+   */
+  requestStateKey?: string;
+  /**
+   * Where 2026-07-28 runs paused on an approval keep their journal (shared between nodes when it
+   * is Redis or Postgres). @defaultValue an in-process store
+   */
+  journals?: JobStateStore;
 }
 
 /** Extra routes served beside `/mcp`, behind the same token, Host/Origin checks and body bound (e.g. the jobs API). */
@@ -349,6 +366,8 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
     maxSessionsPerClient = DEFAULT_SERVE_MAX_SESSIONS_PER_CLIENT,
     sessionIdleMs = DEFAULT_SERVE_SESSION_IDLE_MS,
     routes,
+    requestStateKey,
+    journals,
     ...serverOptions
   } = options;
   assertSafeBinding(host, token);
@@ -363,6 +382,22 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
   const sessions = new Map<string, Session>();
   const live = new Set<Session>();
   let closed = false;
+  // The 2026-07-28 leg: stateless, one SDK v2 server per request (see modern-http.ts).
+  const modern = createModernHttpHandler({
+    runtime: serverOptions.runtime,
+    runLimiter,
+    serverInfo: serverOptions.serverInfo ?? { name: 'codecall', version: packageVersion() },
+    instructions: CODECALL_SERVER_INSTRUCTIONS,
+    passThrough: serverOptions.passThrough,
+    originalNames: serverOptions.originalNames,
+    learning: serverOptions.learning,
+    searchWaitForServersMs: serverOptions.searchWaitForServersMs,
+    maxBodyBytes,
+    onError: serverOptions.onError,
+    onExecute: serverOptions.onExecute,
+    requestStateKey,
+    journals,
+  });
 
   /**
    * Makes room for one more session of `client`, or says why not: past its own share the
@@ -493,6 +528,8 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
       } catch {
         return sendJsonRpcError(response, 400, 'Parse error: the body is not JSON.', {}, -32700);
       }
+      // A 2026-07-28 request (the SDK's classifier): answered statelessly, no session.
+      if (await isModernPost(request, text, body)) return serveModern(modern, request, response, text, body);
     }
     const sessionId = request.headers['mcp-session-id'];
     if (typeof sessionId === 'string') {
@@ -618,7 +655,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
       closed = true;
       clearInterval(sweep);
       const stopped = new Promise<void>((resolve) => http.close(() => resolve()));
-      await Promise.allSettled([...live].map((s) => s.server.close()));
+      await Promise.allSettled([...[...live].map((s) => s.server.close()), modern.close()]);
       http.closeAllConnections();
       await stopped;
     })();

@@ -166,6 +166,7 @@ const PACKAGE_HOMES: Record<string, string[]> = {
   '@anthropic-ai/sdk': ['providers'],
   openai: ['providers'],
   '@modelcontextprotocol/sdk': ['tools', 'server', 'testing'],
+  '@modelcontextprotocol/server': ['server'],
   ajv: ['tools'],
   'ajv-formats': ['tools'],
   'js-tiktoken': ['agent'],

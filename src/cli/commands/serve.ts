@@ -19,6 +19,7 @@ import { assertSafeBinding, isLoopbackHost } from '../../server/http-security.js
 import { RunLimiter } from '../../server/run-limiter.js';
 import { startStdioServer } from '../../server/start-stdio-server.js';
 import type { HttpRoutes } from '../../server/start-http-server.js';
+import type { JobStateStore } from '../../store/job-state.js';
 import { parseCommandArgs, UsageError, type CliCommand, type CliIo } from '../command.js';
 import { configNoticeWriter } from '../config-notices.js';
 import { neutralizeControls } from '../terminal-text.js';
@@ -228,6 +229,8 @@ async function run(argv: string[], io: CliIo): Promise<number> {
   let dashboard: JobDashboardRoutes | undefined;
   let approvalsPage: HttpRoutes | undefined;
   let legacySse: (HttpRoutes & { close(): Promise<void> }) | undefined;
+  // Issue 28: journals of 2026-07-28 runs paused on an approval, shared when the jobs backend is.
+  let journals: JobStateStore | undefined;
   try {
     if (args.http) {
       const [{ startHttpServer }, { createJobRoutes, openJobBackend, openJobDashboard, RuntimeRegistry }] =
@@ -262,8 +265,23 @@ async function run(argv: string[], io: CliIo): Promise<number> {
             (args.token !== undefined ? ' (open /admin/queues?token=<token> once in a browser)' : ''),
         );
       }
+      if (jobsConfig.connection !== undefined && jobsConfig.backend === 'bullmq') {
+        const { RedisJobStateStore } = await import('../../store/job-state-redis.js');
+        journals = await RedisJobStateStore.open({
+          redis: jobsConfig.connection,
+          prefix: 'codecall:mcp-2026:',
+        });
+      } else if (jobsConfig.connection !== undefined && jobsConfig.backend === 'postgres') {
+        const { PostgresJobStateStore } = await import('../../store/job-state-postgres.js');
+        journals = await PostgresJobStateStore.open({ connection: jobsConfig.connection, scope: 'mcp-2026' });
+      }
       const http = await startHttpServer({
         ...serverOptions,
+        // Issue 28: what lets any node resume a 2026-07-28 run paused on an approval.
+        ...(io.env.CODECALL_REQUEST_STATE_KEY !== undefined
+          ? { requestStateKey: io.env.CODECALL_REQUEST_STATE_KEY }
+          : {}),
+        ...(journals !== undefined ? { journals } : {}),
         routes: [
           createJobRoutes(jobs),
           ...(dashboard ? [dashboard] : []),
@@ -315,6 +333,7 @@ async function run(argv: string[], io: CliIo): Promise<number> {
     await dashboard?.close();
     await legacySse?.close();
     await jobs?.close();
+    await journals?.close();
     await runtime.close();
   }
 }

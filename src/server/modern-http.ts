@@ -1,0 +1,405 @@
+/**
+ * @module
+ * The 2026-07-28 leg of `codecall serve --http`: a request that carries the 2026 per-request `_meta`
+ * envelope is answered statelessly by a fresh `@modelcontextprotocol/server` (SDK v2) server built for
+ * that request alone, so any `serve` node can answer any 2026 request (nodes behind a round-robin
+ * proxy are interchangeable). 2025-era traffic never reaches this leg: `startHttpServer` routes it
+ * to its sessionful SDK 1.x transport as before, using the SDK's own classifier
+ * (`isLegacyRequest`), the composition the SDK documents for a server that keeps a sessionful 2025
+ * deployment beside its 2026 entry.
+ *
+ * A stateless request has no session, so nothing here is keyed to one: `execute_code` uses the
+ * runtime's `store` (shared between nodes when the usage history is Redis or Postgres), REPL
+ * sessions are refused (a live isolate cannot follow a request to another node), and calls that
+ * need approval are decided by the runtime's approver.
+ */
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { Readable } from 'node:stream';
+import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
+import {
+  CLIENT_CAPABILITIES_META_KEY,
+  Server as ModernServer,
+  createMcpHandler,
+  isLegacyRequest,
+  type CallToolResult,
+  type InputRequiredResult,
+  type McpHttpHandler,
+  type RequestStateCodec,
+  type Tool,
+} from '@modelcontextprotocol/server';
+import {
+  EXECUTE_CODE_NAME,
+  SEARCH_TOOLS_NAME,
+  executeCodeDefinition,
+  parseExecuteCodeInput,
+  parseSearchToolsInput,
+  renderSearchResult,
+  searchToolsDefinition,
+} from '../meta/index.js';
+import { DEFAULT_SERVE_SEARCH_WAIT_FOR_SERVERS_MS } from '../config/defaults.js';
+import { isCodecallError } from '../errors.js';
+import { formatResultForModel, type CodecallRuntime } from '../execute/index.js';
+import { hashCode } from '../store/index.js';
+import { MemoryJobStateStore, type JobStateStore } from '../store/job-state.js';
+import type { CatalogTool } from '../tools/index.js';
+import type { ServeLearning } from '../config/index.js';
+import type { ExecuteCodeEvent } from './create-codecall-server.js';
+import { passThroughTools } from './gateway-names.js';
+import {
+  approvalRound,
+  createApprovalStateCodec,
+  createRoundApprover,
+  decisionOf,
+  type PausedCall,
+} from './modern-approvals.js';
+import type { RunLimiter } from './run-limiter.js';
+import {
+  failedServersText,
+  ownersOfDirectName,
+  waitForServers,
+  waitForStartingServers,
+} from './starting-servers.js';
+
+/** The protocol revision this leg serves. */
+export const MODERN_PROTOCOL_VERSION = '2026-07-28';
+
+/** Options of {@link createModernHttpHandler}. */
+export interface ModernHttpOptions {
+  runtime: CodecallRuntime;
+  runLimiter: RunLimiter;
+  serverInfo: { name: string; version: string };
+  instructions: string;
+  /** @defaultValue true */
+  passThrough?: boolean | undefined;
+  /** @defaultValue false */
+  originalNames?: boolean | undefined;
+  /** @defaultValue `"shared"` */
+  learning?: ServeLearning | undefined;
+  /** @defaultValue {@link DEFAULT_SERVE_SEARCH_WAIT_FOR_SERVERS_MS} */
+  searchWaitForServersMs?: number | undefined;
+  /** Bytes of one request body (the handler reads none itself; the HTTP server bounds them first). */
+  maxBodyBytes: number;
+  onError?: ((error: unknown) => void) | undefined;
+  onExecute?: ((event: ExecuteCodeEvent) => void) | undefined;
+  /**
+   * HMAC key (≥ 32 bytes) that signs the `requestState` of approvals; every node behind one
+   * address needs the same (`CODECALL_REQUEST_STATE_KEY` for `codecall serve`).
+   * @defaultValue a random per-process key (one node)
+   */
+  requestStateKey?: string | undefined;
+  /**
+   * Where runs paused on an approval keep their journal until the client answers.
+   * @defaultValue an in-process store (one node)
+   */
+  journals?: JobStateStore | undefined;
+}
+
+/** What one request's server shares with every other of its handler. */
+interface ModernShared {
+  codec: RequestStateCodec<PausedCall>;
+  journals: JobStateStore;
+}
+
+function textResult(text: string, isError = false): CallToolResult {
+  return { content: [{ type: 'text', text }], ...(isError ? { isError: true } : {}) };
+}
+
+function report(onError: ((error: unknown) => void) | undefined, error: unknown): void {
+  try {
+    onError?.(error);
+  } catch {
+    // A listener's failure must not fail the call.
+  }
+}
+
+/** What the client sees of a failure: a CodecallError's message, else only the error's name. */
+function errorText(error: unknown, onError: ((error: unknown) => void) | undefined): string {
+  if (isCodecallError(error)) return error.message;
+  report(onError, error);
+  const name = error instanceof Error ? error.name : typeof error;
+  return `codecall failed unexpectedly (${name}); the server's log has the details.`;
+}
+
+/** The tool list: `search_tools`, `execute_code`, then the pass-through tools, in a stable order. */
+function listTools(runtime: CodecallRuntime, direct: Map<string, CatalogTool>): Tool[] {
+  const search = searchToolsDefinition();
+  const execute = executeCodeDefinition({
+    ...runtime.config.sandbox.limits,
+    store: runtime.scriptStore !== undefined,
+  });
+  const tools: Tool[] = [
+    {
+      name: search.name,
+      description: search.description,
+      inputSchema: search.inputSchema as Tool['inputSchema'],
+      annotations: { title: 'Search tools', readOnlyHint: true, openWorldHint: false },
+    },
+    {
+      name: execute.name,
+      description: execute.description,
+      inputSchema: execute.inputSchema as Tool['inputSchema'],
+      annotations: { title: 'Execute code' },
+    },
+  ];
+  for (const [name, tool] of direct) {
+    const entry: Tool = {
+      name,
+      description: tool.description,
+      inputSchema: tool.inputSchema as Tool['inputSchema'],
+    };
+    if (tool.title !== undefined) entry.title = tool.title;
+    if (tool.outputSchema !== undefined) entry.outputSchema = tool.outputSchema as Tool['outputSchema'];
+    if (tool.annotations !== undefined) entry.annotations = { ...tool.annotations };
+    tools.push(entry);
+  }
+  return tools;
+}
+
+/** One request's server: answers `tools/list` and `tools/call` from `options.runtime`. */
+function createModernServer(options: ModernHttpOptions, shared: ModernShared): ModernServer {
+  const { runtime, runLimiter: limiter } = options;
+  const learn = (options.learning ?? 'shared') === 'shared';
+  const originalNames = options.originalNames ?? false;
+  const searchWaitMs = options.searchWaitForServersMs ?? DEFAULT_SERVE_SEARCH_WAIT_FOR_SERVERS_MS;
+  const direct =
+    (options.passThrough ?? true)
+      ? passThroughTools(runtime.tools.catalog(), originalNames)
+      : new Map<string, CatalogTool>();
+  const server = new ModernServer(options.serverInfo, {
+    capabilities: { tools: { listChanged: true } },
+    instructions: options.instructions,
+    requestState: { verify: shared.codec.verify },
+  });
+  server.setRequestHandler('tools/list', () => ({ tools: listTools(runtime, direct) }));
+  server.setRequestHandler(
+    'tools/call',
+    async (request, ctx): Promise<CallToolResult | InputRequiredResult> => {
+      const { name, arguments: args } = request.params;
+      const signal = ctx.mcpReq.signal;
+      if (name === SEARCH_TOOLS_NAME) {
+        const input = parseSearchToolsInput(args ?? {});
+        if ('error' in input) return textResult(input.error, true);
+        try {
+          await waitForStartingServers(runtime.tools, searchWaitMs, signal);
+          const found = await runtime.findTools(input.query, {
+            ...(input.limit !== undefined ? { limit: input.limit } : {}),
+            ...(input.regex !== undefined ? { regex: input.regex } : {}),
+          });
+          const directNameOf = (tool: CatalogTool): string | undefined => {
+            for (const [exposed, candidate] of direct) if (candidate.name === tool.name) return exposed;
+            return undefined;
+          };
+          return textResult(renderSearchResult(found, { query: input.query, directName: directNameOf }));
+        } catch (error) {
+          return textResult(errorText(error, options.onError), true);
+        }
+      }
+      if (name === EXECUTE_CODE_NAME) {
+        const input = parseExecuteCodeInput(args ?? {});
+        if ('error' in input) return textResult(input.error, true);
+        if (input.session !== undefined)
+          return textResult(
+            `"session" is not available to ${MODERN_PROTOCOL_VERSION} clients: a REPL session lives in one ` +
+              'server process, and a stateless request may reach another. Nothing ran; drop "session" and keep ' +
+              'what must outlive the call in `store` (store.set / store.get).',
+            true,
+          );
+        try {
+          const release = await limiter.acquire(signal);
+          if (release === 'busy')
+            return textResult(
+              `codecall is busy: ${limiter.running} runs in flight and ${limiter.queued} waiting (the most this ` +
+                'server accepts). Nothing ran; try again shortly.',
+              true,
+            );
+          if (release === 'aborted')
+            return textResult('Cancelled before the script started; nothing ran.', true);
+          try {
+            const owner = `mcp-${MODERN_PROTOCOL_VERSION}:${randomUUID()}`;
+            const codeHash = hashCode(input.code);
+            // A retry after an approval round: its state was verified (signature, age, size) by the SDK.
+            const decided = ctx.mcpReq.requestState<PausedCall>();
+            if (decided !== undefined && decided.code !== codeHash)
+              return textResult(
+                'This retry carries the approval state of another script; nothing ran. Retry with the same code, or call execute_code again without it.',
+                true,
+              );
+            const runKey = decided?.run ?? randomUUID();
+            const journalKey = `mcp-${MODERN_PROTOCOL_VERSION}:${runKey}`;
+            const journal = shared.journals.journal(journalKey);
+            if (decided !== undefined && (await journal.entries()).length === 0)
+              return textResult(
+                'The run this approval belongs to is not known here (its journal is gone: it expired, or it was ' +
+                  'kept by another codecall node without a shared store). Nothing ran; call execute_code again.',
+                true,
+              );
+            const controller = new AbortController();
+            const onAbort = (): void => controller.abort(signal.reason);
+            signal.addEventListener('abort', onAbort, { once: true });
+            const round = createRoundApprover({
+              journal,
+              decided,
+              decision: decided !== undefined ? decisionOf(ctx.mcpReq.inputResponses) : undefined,
+              stop: () => controller.abort(new Error('paused for an approval')),
+            });
+            // The client's capabilities come with each 2026 request (the _meta envelope the SDK lifts out).
+            const envelope = ctx.mcpReq.envelope as Record<string, unknown> | undefined;
+            const capabilities = envelope?.[CLIENT_CAPABILITIES_META_KEY] as
+              { elicitation?: unknown } | undefined;
+            const elicits = capabilities?.elicitation !== undefined;
+            let result;
+            try {
+              result = await runtime.execute(input.code, {
+                signal: controller.signal,
+                learn,
+                runId: runKey,
+                owner,
+                journal: round.journal,
+                ...(decided !== undefined ? { replay: true, replayInDoubt: 'repeat' as const } : {}),
+                approver:
+                  runtime.tools.approver ??
+                  (elicits
+                    ? round.approver
+                    : () => ({
+                        approved: false,
+                        decidedBy: 'policy' as const,
+                        reason:
+                          'the MCP client did not declare the elicitation capability, so codecall cannot ask for approval',
+                      })),
+              });
+            } finally {
+              signal.removeEventListener('abort', onAbort);
+            }
+            const paused = round.paused();
+            if (paused !== undefined && !signal.aborted)
+              return await approvalRound(
+                shared.codec,
+                {
+                  run: runKey,
+                  code: codeHash,
+                  call: paused.call,
+                  tool: paused.request.tool,
+                  args: paused.args,
+                },
+                paused.request,
+                ctx,
+              );
+            await shared.journals.forget(journalKey);
+            try {
+              options.onExecute?.({ result });
+            } catch {
+              // A listener's failure must not fail the run.
+            }
+            return textResult(formatResultForModel(result), result.status === 'error');
+          } finally {
+            release();
+          }
+        } catch (error) {
+          return textResult(errorText(error, options.onError), true);
+        }
+      }
+      let tool = direct.get(name);
+      if (!tool) {
+        await waitForServers(runtime.tools, ownersOfDirectName(runtime.tools, name, originalNames), signal);
+        tool = passThroughTools(runtime.tools.catalog(), originalNames).get(name);
+      }
+      if (!tool) {
+        const failed = failedServersText(
+          runtime.tools,
+          ownersOfDirectName(runtime.tools, name, originalNames),
+        );
+        return textResult(
+          `Unknown tool "${name}"${failed !== undefined ? `: ${failed}` : ''}. This server has ` +
+            `${SEARCH_TOOLS_NAME}, ${EXECUTE_CODE_NAME}${direct.size > 0 ? ` and ${[...direct.keys()].join(', ')}` : ''}.`,
+          true,
+        );
+      }
+      try {
+        const result = await runtime.callToolResult(tool.name, args ?? {}, { signal, caller: 'direct' });
+        const passed: CallToolResult = { content: Array.isArray(result.content) ? result.content : [] };
+        if (result.structuredContent !== undefined) passed.structuredContent = result.structuredContent;
+        if (result.isError === true) passed.isError = true;
+        return passed;
+      } catch (error) {
+        return textResult(errorText(error, options.onError), true);
+      }
+    },
+  );
+  return server;
+}
+
+/**
+ * The SDK's 2026-07-28 HTTP handler over codecall's tools, refusing 2025-era requests (those go to
+ * the sessionful leg).
+ */
+export function createModernHttpHandler(options: ModernHttpOptions): McpHttpHandler {
+  const shared: ModernShared = {
+    codec: createApprovalStateCodec({ key: options.requestStateKey }),
+    journals: options.journals ?? new MemoryJobStateStore(),
+  };
+  return createMcpHandler(() => createModernServer(options, shared), {
+    legacy: 'reject',
+    maxRequestBodySize: options.maxBodyBytes,
+    onerror: (error) => report(options.onError, error),
+  });
+}
+
+/** A web `Request` of what `request` sent (its body already read into `text`). */
+function webRequest(request: IncomingMessage, text: string | undefined, signal: AbortSignal): Request {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(request.headers)) {
+    if (value === undefined) continue;
+    for (const one of Array.isArray(value) ? value : [value]) headers.append(name, one);
+  }
+  const method = request.method ?? 'GET';
+  return new Request(new URL(request.url ?? '/', `http://${request.headers.host ?? 'localhost'}`), {
+    method,
+    headers,
+    signal,
+    ...(text !== undefined && method !== 'GET' && method !== 'HEAD' ? { body: text } : {}),
+  });
+}
+
+/**
+ * True when the SDK classifies this POST as a 2026-07-28 request (it carries the per-request
+ * `_meta` envelope claim). Only a POST without `mcp-session-id` can be one.
+ */
+export async function isModernPost(request: IncomingMessage, text: string, body: unknown): Promise<boolean> {
+  if (request.method !== 'POST' || request.headers['mcp-session-id'] !== undefined) return false;
+  return !(await isLegacyRequest(webRequest(request, text, new AbortController().signal), body));
+}
+
+/**
+ * Answers one 2026-07-28 POST through `handler` and writes its response (JSON or SSE) to
+ * `response`. A client that goes away before the answer aborts the request, which cancels its run.
+ */
+export async function serveModern(
+  handler: McpHttpHandler,
+  request: IncomingMessage,
+  response: ServerResponse,
+  text: string,
+  body: unknown,
+): Promise<void> {
+  const controller = new AbortController();
+  response.once('close', () => {
+    if (!response.writableFinished) controller.abort(new Error('the HTTP client disconnected'));
+  });
+  const answer = await handler.fetch(webRequest(request, text, controller.signal), { parsedBody: body });
+  const headers: Record<string, string> = {};
+  answer.headers.forEach((value, name) => {
+    headers[name] = value;
+  });
+  response.writeHead(answer.status, headers);
+  if (answer.body === null) {
+    response.end();
+    return;
+  }
+  const stream = Readable.fromWeb(answer.body as NodeReadableStream<Uint8Array>);
+  response.once('close', () => stream.destroy());
+  stream.pipe(response);
+  await new Promise<void>((resolve) => {
+    response.once('close', resolve);
+    stream.once('error', () => resolve());
+  });
+}
