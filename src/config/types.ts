@@ -187,6 +187,8 @@ export interface SearchConfig {
 export interface AgentConfig {
   model?: string;
   maxSteps?: number;
+  /** Output tokens asked of the provider per model request (`max_tokens`). */
+  maxOutputTokens?: number;
 }
 
 /**
