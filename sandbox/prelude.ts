@@ -682,7 +682,166 @@ function settle(id: number, ok: boolean, payload: string | undefined, code: stri
   } catch {
     return notJson(entry, payload, code);
   }
-  entry.resolve(value);
+  // Only the host sets this code: a server's result can never become a handle.
+  entry.resolve(code === HANDLE_PAYLOAD ? makeHandle(value as HandleDescriptor, undefined) : value);
+}
+
+/**
+ * A held result's descriptor (`HandleDescriptor` in src/util/held-result.ts): what the script
+ * reads of a result the host kept (docs/data.md).
+ */
+interface HandleDescriptor {
+  id: string;
+  tool: string;
+  bytes: number;
+  kind: string;
+  rowsAt: string;
+  length: number;
+  keys: string[];
+  spilled: boolean;
+}
+
+/** The call a handle's methods make, and the code of a handle's settle (src/util/held-result.ts). */
+const HANDLE_CALL = 'codecall:handle';
+const HANDLE_PAYLOAD = 'handle';
+const HANDLE_MARKER_KEY = '$codecall_handle';
+
+type HandleObject = HandleDescriptor & { readonly path: string; readonly base: string };
+
+function handleCall(handle: HandleObject, op: string, args: Record<string, unknown>): Promise<unknown> {
+  args.handle = handle.id;
+  args.op = op;
+  if (args.path === undefined) args.path = handle.path;
+  return callTool(HANDLE_CALL, args);
+}
+
+function whereOf(options: unknown): unknown {
+  return typeof options === 'object' && options !== null ? (options as { where?: unknown }).where : undefined;
+}
+
+/** Rows of a handle from `start`, a chunk (at most the host's chunk bytes) per call. */
+async function* rowsOf(handle: HandleObject, options: unknown): AsyncGenerator<unknown> {
+  const given = (typeof options === 'object' && options !== null ? options : {}) as {
+    start?: unknown;
+    end?: unknown;
+    where?: unknown;
+  };
+  let start: unknown = given.start ?? 0;
+  for (;;) {
+    const page = (await handleCall(handle, 'slice', { start, end: given.end, where: given.where })) as {
+      rows: unknown[];
+      next: number | null;
+    };
+    for (let index = 0; index < page.rows.length; index++) yield page.rows[index];
+    if (page.next === null || (typeof start === 'number' && page.next <= start)) return;
+    start = page.next;
+  }
+}
+
+/** The methods of every handle (the prototype of each; documented in docs/data.md). */
+const handleMethods = freeze(
+  createObject(null, {
+    value: {
+      value(this: HandleObject, pointer?: unknown) {
+        return handleCall(this, 'value', {
+          pointer: pointer === undefined ? this.base : StringCtor(pointer),
+        });
+      },
+    },
+    at: {
+      value(this: HandleObject, pointer: unknown) {
+        return makeHandle(this, StringCtor(pointer));
+      },
+    },
+    rows: {
+      value(this: HandleObject, options?: unknown) {
+        return rowsOf(this, options);
+      },
+    },
+    [Symbol.asyncIterator]: {
+      value(this: HandleObject) {
+        return rowsOf(this, undefined);
+      },
+    },
+    slice: {
+      async value(this: HandleObject, start?: unknown, end?: unknown) {
+        const out: unknown[] = [];
+        for await (const row of rowsOf(this, { start, end })) out[out.length] = row;
+        return out;
+      },
+    },
+    count: {
+      value(this: HandleObject, where?: unknown) {
+        return handleCall(this, 'count', { where });
+      },
+    },
+    pick: {
+      value(this: HandleObject, fields: unknown, options?: unknown) {
+        const limit =
+          typeof options === 'object' && options !== null
+            ? (options as { limit?: unknown }).limit
+            : undefined;
+        return handleCall(this, 'pick', { fields, where: whereOf(options), limit });
+      },
+    },
+    filter: {
+      value(this: HandleObject, where: unknown, options?: unknown) {
+        const limit =
+          typeof options === 'object' && options !== null
+            ? (options as { limit?: unknown }).limit
+            : undefined;
+        return handleCall(this, 'filter', { where, limit });
+      },
+    },
+    sum: {
+      value(this: HandleObject, field: unknown, where?: unknown) {
+        return handleCall(this, 'sum', { field, where });
+      },
+    },
+    min: {
+      value(this: HandleObject, field: unknown, where?: unknown) {
+        return handleCall(this, 'min', { field, where });
+      },
+    },
+    max: {
+      value(this: HandleObject, field: unknown, where?: unknown) {
+        return handleCall(this, 'max', { field, where });
+      },
+    },
+    groupBy: {
+      value(this: HandleObject, field: unknown, options?: unknown) {
+        const sum =
+          typeof options === 'object' && options !== null ? (options as { sum?: unknown }).sum : undefined;
+        return handleCall(this, 'groupBy', { field, sum, where: whereOf(options) });
+      },
+    },
+    toJSON: {
+      value(this: HandleObject) {
+        return { [HANDLE_MARKER_KEY]: this.id };
+      },
+    },
+  }),
+);
+
+/**
+ * The script's handle of a held result; `view` (a JSON pointer, from `at()`) makes a handle of a
+ * part of it whose rows and `value()` are that part.
+ */
+function makeHandle(descriptor: HandleDescriptor, view: string | undefined): HandleObject {
+  const handle = createObject(handleMethods) as Record<string, unknown>;
+  handle.isHandle = true;
+  handle.tool = descriptor.tool;
+  handle.kind = descriptor.kind;
+  handle.bytes = descriptor.bytes;
+  // A view's row count is the host's to tell: count() it.
+  handle.length = view === undefined ? descriptor.length : null;
+  handle.keys = view === undefined ? descriptor.keys : [];
+  handle.rowsAt = view ?? descriptor.rowsAt;
+  handle.spilled = descriptor.spilled;
+  defineProperty(handle, 'id', { value: descriptor.id });
+  defineProperty(handle, 'path', { value: view ?? descriptor.rowsAt });
+  defineProperty(handle, 'base', { value: view ?? '' });
+  return freeze(handle) as unknown as HandleObject;
 }
 
 /**
