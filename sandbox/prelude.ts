@@ -59,6 +59,8 @@ interface Pending {
   site: Error | undefined;
   /** What the call counts against the run's pending-arguments budget until it is answered. */
   cost: number;
+  /** The tool's name as the script called it (for the hints of {@link unfinishedNote} and {@link typeErrorHint}). */
+  name: string;
 }
 
 const scope = globalThis as unknown as Record<string, unknown>;
@@ -247,6 +249,23 @@ function untrack(id: number): Pending | undefined {
   return entry;
 }
 
+/**
+ * A note for stderr when calls were still in flight as the script ended: their promises were
+ * never awaited (the classic missing `await`), and their results are dropped.
+ */
+function unfinishedNote(): string | undefined {
+  let count = 0;
+  const names: string[] = [];
+  for (let index = 0; index <= slotMask; index++) {
+    const entry = slots[index];
+    if (entry === undefined) continue;
+    count++;
+    if (names.length < 3 && names.indexOf(entry.name) < 0) names[names.length] = entry.name;
+  }
+  if (count === 0) return undefined;
+  return `note: ${count} tool call${count === 1 ? '' : 's'} (${names.join(', ')}${count > names.length ? ', …' : ''}) had not finished when the script ended: did you forget \`await\`? Their results were dropped.`;
+}
+
 /** Forgets every call in flight (the run ended, or warming did). */
 function untrackAll(): void {
   slots = emptySlots(INITIAL_SLOTS);
@@ -405,7 +424,7 @@ function request(
   crossed++;
   pendingChars += cost;
   const id = nextId++;
-  track({ id, resolve, reject, site: sitesLeft-- > 0 ? new ErrorCtor() : undefined, cost });
+  track({ id, resolve, reject, site: sitesLeft-- > 0 ? new ErrorCtor() : undefined, cost, name });
   // Only tools that may need approval pay for the capture (the request names the line).
   const site = lineTools.size > 0 && lineTools.has(name) ? callSite() : undefined;
   if (site === undefined) call(id, name, json);
@@ -577,6 +596,65 @@ function clip(text: string, max: number): string {
 }
 
 /** Reads a thrown value into plain strings, surviving hostile getters and proxies. */
+/** Tool results kept (weakly) for {@link typeErrorHint}: the last few that were objects. */
+const RECENT_RESULTS = 4;
+const WeakRefCtor = typeof WeakRef === 'function' ? WeakRef : undefined;
+let recent: ({ name: string; ref: WeakRef<object> } | undefined)[] = [];
+let recentNext = 0;
+const keysOf = Object.keys;
+
+/** Keeps a weak reference to a tool's object result (it stays collectable). */
+function remember(name: string, value: object): void {
+  if (WeakRefCtor === undefined) return;
+  recent[recentNext++ % RECENT_RESULTS] = { name, ref: new WeakRefCtor(value) };
+}
+
+/** `an array of 20 objects`, `an object with keys items, total`, … (bounded; never a value). */
+function shapeOf(value: unknown, depth: number): string {
+  if (value === null) return 'null';
+  if (isArray(value)) {
+    const first: unknown = value.length > 0 ? value[0] : undefined;
+    const of =
+      first === undefined ? '' : ` ${first === null ? 'null' : isArray(first) ? 'array' : typeof first}s`;
+    return `an array of ${value.length}${of}`;
+  }
+  if (typeof value !== 'object') return typeof value;
+  const record = value as Record<string, unknown>;
+  if (record.isHandle === true)
+    return `a result handle (${StringCtor(record.length)} rows at "${StringCtor(record.rowsAt)}": use count/sum/groupBy/filter or for await)`;
+  const keys = keysOf(record);
+  const shown = keys.slice(0, 8);
+  const parts: string[] = [];
+  for (let index = 0; index < shown.length; index++) {
+    const key = shown[index]!;
+    parts[parts.length] = depth > 0 ? key : `${key}: ${shapeOf(record[key], depth + 1)}`;
+  }
+  return `an object { ${parts.join(', ')}${keys.length > shown.length ? ', …' : ''} }`;
+}
+
+/**
+ * For a TypeError (`x.filter is not a function`, `Cannot read properties of undefined`): what the
+ * run's latest tool results are, by type and keys, so the model sees the real shape.
+ */
+function typeErrorHint(): string | undefined {
+  const lines: string[] = [];
+  const named: string[] = [];
+  for (let step = 1; step <= RECENT_RESULTS && lines.length < 2; step++) {
+    const kept = recent[(recentNext - step + RECENT_RESULTS * 2) % RECENT_RESULTS];
+    if (kept === undefined || named.indexOf(kept.name) >= 0) continue;
+    const value = kept.ref.deref();
+    if (value === undefined) continue;
+    named[named.length] = kept.name;
+    try {
+      lines[lines.length] = `${kept.name}(…) returned ${shapeOf(value, 0)}`;
+    } catch {
+      // a getter the script defined: leave it out
+    }
+  }
+  if (lines.length === 0) return undefined;
+  return `Tool results in this run (check the value you used against their shape): ${lines.join('; ')}.`;
+}
+
 function describeThrown(thrown: unknown): string {
   const report: Record<string, string> = {};
   try {
@@ -591,6 +669,10 @@ function describeThrown(thrown: unknown): string {
         } catch {
           // a getter that throws: leave the field out
         }
+      }
+      if (report.name === 'TypeError' && report.message !== undefined) {
+        const hint = typeErrorHint();
+        if (hint !== undefined) report.message = clip(`${report.message}\n${hint}`, MAX_MESSAGE_CHARS);
       }
       if (report.message === undefined && report.name === undefined) {
         try {
@@ -615,6 +697,8 @@ function describeThrown(thrown: unknown): string {
 }
 
 function finish(ok: boolean, value: unknown): void {
+  const note = unfinishedNote();
+  if (note !== undefined) write(1, [note]);
   untrackAll();
   if (!ok) {
     done(false, describeThrown(value));
@@ -647,6 +731,8 @@ function start(configJson: string, main: unknown): void {
   sitesLeft = SITE_CAPTURED_CALLS;
   left[0] = limit[0] = config.maxStdoutBytes;
   left[1] = limit[1] = config.maxStderrBytes;
+  recent = [];
+  recentNext = 0;
   installConsole();
   installTools(config);
   if (typeof main !== 'function') {
@@ -683,7 +769,9 @@ function settle(id: number, ok: boolean, payload: string | undefined, code: stri
     return notJson(entry, payload, code);
   }
   // Only the host sets this code: a server's result can never become a handle.
-  entry.resolve(code === HANDLE_PAYLOAD ? makeHandle(value as HandleDescriptor, undefined) : value);
+  if (code === HANDLE_PAYLOAD) value = makeHandle(value as HandleDescriptor, undefined);
+  if (typeof value === 'object' && value !== null) remember(entry.name, value);
+  entry.resolve(value);
 }
 
 /**
