@@ -498,9 +498,61 @@ function stubOf(stubs: Members, namespace: string, member: string): unknown {
   const name = `${namespace}.${member}`;
   const stub = (args?: unknown) => callTool(name, args);
   defineProperty(stub, 'name', { value: member });
+  defineProperty(stub, 'pages', { value: (args?: unknown) => pagesOf(name, args) });
   // Kept for the run (a frozen namespace, the script's doing, only loses the caching).
   tryDefine(stubs, member, { value: stub, enumerable: true, configurable: true, writable: true });
   return stub;
+}
+
+/**
+ * Where a page says there is a next one, and the argument that asks for it: `nextCursor` →
+ * `cursor`, `nextOffset` → `offset`, `nextPage` → `page`, `nextPageToken` → `pageToken` (and
+ * their snake_case spellings). See docs/data.md.
+ */
+const PAGE_FIELDS: readonly (readonly [string, string])[] = [
+  ['nextCursor', 'cursor'],
+  ['next_cursor', 'cursor'],
+  ['nextOffset', 'offset'],
+  ['next_offset', 'offset'],
+  ['nextPage', 'page'],
+  ['next_page', 'page'],
+  ['nextPageToken', 'pageToken'],
+  ['next_page_token', 'page_token'],
+];
+
+/**
+ * `tools.<ns>.<tool>.pages(args)`: every page of a paginated tool, one call each, following the
+ * page's next cursor/offset/page into the next call's arguments until it is absent or null.
+ * Bounded by the run's `maxToolCalls`; a next value equal to the last one stops it with an error.
+ */
+async function* pagesOf(name: string, args: unknown): AsyncGenerator<unknown> {
+  let current = (args === undefined ? {} : args) as Record<string, unknown>;
+  if (typeof current !== 'object' || current === null || isArray(current))
+    throw new TypeErrorCtor(`${name}.pages takes the tool's arguments object, e.g. ${name}.pages({ … }).`);
+  let previous: unknown;
+  for (;;) {
+    const page = await callTool(name, current);
+    yield page;
+    if (typeof page !== 'object' || page === null) return;
+    let param: string | undefined;
+    let next: unknown;
+    for (let index = 0; index < PAGE_FIELDS.length; index++) {
+      const [field, argument] = PAGE_FIELDS[index]!;
+      if (hasOwn(page, field)) {
+        param = argument;
+        next = (page as Record<string, unknown>)[field];
+        break;
+      }
+    }
+    if (param === undefined || next === undefined || next === null || next === '' || next === false) return;
+    if (next === previous)
+      throw toolError(
+        `${name} returned the same next ${param} twice (${clip(StringCtor(next), 80)}): pages() stopped to avoid a loop.`,
+        'TOOL_ERROR',
+      );
+    previous = next;
+    current = { ...current, [param]: next };
+  }
 }
 
 /**
