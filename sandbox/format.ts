@@ -148,7 +148,8 @@ function formatValue(
     return spend(state, `Error: ${clip(String(message))}`);
   }
   if (tag === '[object RegExp]') return spend(state, clip(RegExp.prototype.toString.call(object)));
-  if (tag === '[object Promise]') return spend(state, 'Promise { … }');
+  // A promise printed is nearly always a tool call that was not awaited.
+  if (tag === '[object Promise]') return spend(state, 'Promise { … } (did you forget `await`?)');
   if (tag === '[object String]') {
     try {
       return spend(state, `[String: ${quote(stringValueOf.call(object))}]`);

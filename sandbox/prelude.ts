@@ -59,6 +59,8 @@ interface Pending {
   site: Error | undefined;
   /** What the call counts against the run's pending-arguments budget until it is answered. */
   cost: number;
+  /** The tool's name as the script called it (for the hints of {@link unfinishedNote} and {@link typeErrorHint}). */
+  name: string;
 }
 
 const scope = globalThis as unknown as Record<string, unknown>;
@@ -247,6 +249,23 @@ function untrack(id: number): Pending | undefined {
   return entry;
 }
 
+/**
+ * A note for stderr when calls were still in flight as the script ended: their promises were
+ * never awaited (the classic missing `await`), and their results are dropped.
+ */
+function unfinishedNote(): string | undefined {
+  let count = 0;
+  const names: string[] = [];
+  for (let index = 0; index <= slotMask; index++) {
+    const entry = slots[index];
+    if (entry === undefined) continue;
+    count++;
+    if (names.length < 3 && names.indexOf(entry.name) < 0) names[names.length] = entry.name;
+  }
+  if (count === 0) return undefined;
+  return `note: ${count} tool call${count === 1 ? '' : 's'} (${names.join(', ')}${count > names.length ? ', …' : ''}) had not finished when the script ended: did you forget \`await\`? Their results were dropped.`;
+}
+
 /** Forgets every call in flight (the run ended, or warming did). */
 function untrackAll(): void {
   slots = emptySlots(INITIAL_SLOTS);
@@ -405,7 +424,7 @@ function request(
   crossed++;
   pendingChars += cost;
   const id = nextId++;
-  track({ id, resolve, reject, site: sitesLeft-- > 0 ? new ErrorCtor() : undefined, cost });
+  track({ id, resolve, reject, site: sitesLeft-- > 0 ? new ErrorCtor() : undefined, cost, name });
   // Only tools that may need approval pay for the capture (the request names the line).
   const site = lineTools.size > 0 && lineTools.has(name) ? callSite() : undefined;
   if (site === undefined) call(id, name, json);
@@ -479,9 +498,61 @@ function stubOf(stubs: Members, namespace: string, member: string): unknown {
   const name = `${namespace}.${member}`;
   const stub = (args?: unknown) => callTool(name, args);
   defineProperty(stub, 'name', { value: member });
+  defineProperty(stub, 'pages', { value: (args?: unknown) => pagesOf(name, args) });
   // Kept for the run (a frozen namespace, the script's doing, only loses the caching).
   tryDefine(stubs, member, { value: stub, enumerable: true, configurable: true, writable: true });
   return stub;
+}
+
+/**
+ * Where a page says there is a next one, and the argument that asks for it: `nextCursor` →
+ * `cursor`, `nextOffset` → `offset`, `nextPage` → `page`, `nextPageToken` → `pageToken` (and
+ * their snake_case spellings). See docs/data.md.
+ */
+const PAGE_FIELDS: readonly (readonly [string, string])[] = [
+  ['nextCursor', 'cursor'],
+  ['next_cursor', 'cursor'],
+  ['nextOffset', 'offset'],
+  ['next_offset', 'offset'],
+  ['nextPage', 'page'],
+  ['next_page', 'page'],
+  ['nextPageToken', 'pageToken'],
+  ['next_page_token', 'page_token'],
+];
+
+/**
+ * `tools.<ns>.<tool>.pages(args)`: every page of a paginated tool, one call each, following the
+ * page's next cursor/offset/page into the next call's arguments until it is absent or null.
+ * Bounded by the run's `maxToolCalls`; a next value equal to the last one stops it with an error.
+ */
+async function* pagesOf(name: string, args: unknown): AsyncGenerator<unknown> {
+  let current = (args === undefined ? {} : args) as Record<string, unknown>;
+  if (typeof current !== 'object' || current === null || isArray(current))
+    throw new TypeErrorCtor(`${name}.pages takes the tool's arguments object, e.g. ${name}.pages({ … }).`);
+  let previous: unknown;
+  for (;;) {
+    const page = await callTool(name, current);
+    yield page;
+    if (typeof page !== 'object' || page === null) return;
+    let param: string | undefined;
+    let next: unknown;
+    for (let index = 0; index < PAGE_FIELDS.length; index++) {
+      const [field, argument] = PAGE_FIELDS[index]!;
+      if (hasOwn(page, field)) {
+        param = argument;
+        next = (page as Record<string, unknown>)[field];
+        break;
+      }
+    }
+    if (param === undefined || next === undefined || next === null || next === '' || next === false) return;
+    if (next === previous)
+      throw toolError(
+        `${name} returned the same next ${param} twice (${clip(StringCtor(next), 80)}): pages() stopped to avoid a loop.`,
+        'TOOL_ERROR',
+      );
+    previous = next;
+    current = { ...current, [param]: next };
+  }
 }
 
 /**
@@ -577,6 +648,65 @@ function clip(text: string, max: number): string {
 }
 
 /** Reads a thrown value into plain strings, surviving hostile getters and proxies. */
+/** Tool results kept (weakly) for {@link typeErrorHint}: the last few that were objects. */
+const RECENT_RESULTS = 4;
+const WeakRefCtor = typeof WeakRef === 'function' ? WeakRef : undefined;
+let recent: ({ name: string; ref: WeakRef<object> } | undefined)[] = [];
+let recentNext = 0;
+const keysOf = Object.keys;
+
+/** Keeps a weak reference to a tool's object result (it stays collectable). */
+function remember(name: string, value: object): void {
+  if (WeakRefCtor === undefined) return;
+  recent[recentNext++ % RECENT_RESULTS] = { name, ref: new WeakRefCtor(value) };
+}
+
+/** `an array of 20 objects`, `an object with keys items, total`, … (bounded; never a value). */
+function shapeOf(value: unknown, depth: number): string {
+  if (value === null) return 'null';
+  if (isArray(value)) {
+    const first: unknown = value.length > 0 ? value[0] : undefined;
+    const of =
+      first === undefined ? '' : ` ${first === null ? 'null' : isArray(first) ? 'array' : typeof first}s`;
+    return `an array of ${value.length}${of}`;
+  }
+  if (typeof value !== 'object') return typeof value;
+  const record = value as Record<string, unknown>;
+  if (record.isHandle === true)
+    return `a result handle (${StringCtor(record.length)} rows at "${StringCtor(record.rowsAt)}": use count/sum/groupBy/filter or for await)`;
+  const keys = keysOf(record);
+  const shown = keys.slice(0, 8);
+  const parts: string[] = [];
+  for (let index = 0; index < shown.length; index++) {
+    const key = shown[index]!;
+    parts[parts.length] = depth > 0 ? key : `${key}: ${shapeOf(record[key], depth + 1)}`;
+  }
+  return `an object { ${parts.join(', ')}${keys.length > shown.length ? ', …' : ''} }`;
+}
+
+/**
+ * For a TypeError (`x.filter is not a function`, `Cannot read properties of undefined`): what the
+ * run's latest tool results are, by type and keys, so the model sees the real shape.
+ */
+function typeErrorHint(): string | undefined {
+  const lines: string[] = [];
+  const named: string[] = [];
+  for (let step = 1; step <= RECENT_RESULTS && lines.length < 2; step++) {
+    const kept = recent[(recentNext - step + RECENT_RESULTS * 2) % RECENT_RESULTS];
+    if (kept === undefined || named.indexOf(kept.name) >= 0) continue;
+    const value = kept.ref.deref();
+    if (value === undefined) continue;
+    named[named.length] = kept.name;
+    try {
+      lines[lines.length] = `${kept.name}(…) returned ${shapeOf(value, 0)}`;
+    } catch {
+      // a getter the script defined: leave it out
+    }
+  }
+  if (lines.length === 0) return undefined;
+  return `Tool results in this run (check the value you used against their shape): ${lines.join('; ')}.`;
+}
+
 function describeThrown(thrown: unknown): string {
   const report: Record<string, string> = {};
   try {
@@ -591,6 +721,10 @@ function describeThrown(thrown: unknown): string {
         } catch {
           // a getter that throws: leave the field out
         }
+      }
+      if (report.name === 'TypeError' && report.message !== undefined) {
+        const hint = typeErrorHint();
+        if (hint !== undefined) report.message = clip(`${report.message}\n${hint}`, MAX_MESSAGE_CHARS);
       }
       if (report.message === undefined && report.name === undefined) {
         try {
@@ -615,6 +749,8 @@ function describeThrown(thrown: unknown): string {
 }
 
 function finish(ok: boolean, value: unknown): void {
+  const note = unfinishedNote();
+  if (note !== undefined) write(1, [note]);
   untrackAll();
   if (!ok) {
     done(false, describeThrown(value));
@@ -647,6 +783,8 @@ function start(configJson: string, main: unknown): void {
   sitesLeft = SITE_CAPTURED_CALLS;
   left[0] = limit[0] = config.maxStdoutBytes;
   left[1] = limit[1] = config.maxStderrBytes;
+  recent = [];
+  recentNext = 0;
   installConsole();
   installTools(config);
   if (typeof main !== 'function') {
@@ -682,7 +820,168 @@ function settle(id: number, ok: boolean, payload: string | undefined, code: stri
   } catch {
     return notJson(entry, payload, code);
   }
+  // Only the host sets this code: a server's result can never become a handle.
+  if (code === HANDLE_PAYLOAD) value = makeHandle(value as HandleDescriptor, undefined);
+  if (typeof value === 'object' && value !== null) remember(entry.name, value);
   entry.resolve(value);
+}
+
+/**
+ * A held result's descriptor (`HandleDescriptor` in src/util/held-result.ts): what the script
+ * reads of a result the host kept (docs/data.md).
+ */
+interface HandleDescriptor {
+  id: string;
+  tool: string;
+  bytes: number;
+  kind: string;
+  rowsAt: string;
+  length: number;
+  keys: string[];
+  spilled: boolean;
+}
+
+/** The call a handle's methods make, and the code of a handle's settle (src/util/held-result.ts). */
+const HANDLE_CALL = 'codecall:handle';
+const HANDLE_PAYLOAD = 'handle';
+const HANDLE_MARKER_KEY = '$codecall_handle';
+
+type HandleObject = HandleDescriptor & { readonly path: string; readonly base: string };
+
+function handleCall(handle: HandleObject, op: string, args: Record<string, unknown>): Promise<unknown> {
+  args.handle = handle.id;
+  args.op = op;
+  if (args.path === undefined) args.path = handle.path;
+  return callTool(HANDLE_CALL, args);
+}
+
+function whereOf(options: unknown): unknown {
+  return typeof options === 'object' && options !== null ? (options as { where?: unknown }).where : undefined;
+}
+
+/** Rows of a handle from `start`, a chunk (at most the host's chunk bytes) per call. */
+async function* rowsOf(handle: HandleObject, options: unknown): AsyncGenerator<unknown> {
+  const given = (typeof options === 'object' && options !== null ? options : {}) as {
+    start?: unknown;
+    end?: unknown;
+    where?: unknown;
+  };
+  let start: unknown = given.start ?? 0;
+  for (;;) {
+    const page = (await handleCall(handle, 'slice', { start, end: given.end, where: given.where })) as {
+      rows: unknown[];
+      next: number | null;
+    };
+    for (let index = 0; index < page.rows.length; index++) yield page.rows[index];
+    if (page.next === null || (typeof start === 'number' && page.next <= start)) return;
+    start = page.next;
+  }
+}
+
+/** The methods of every handle (the prototype of each; documented in docs/data.md). */
+const handleMethods = freeze(
+  createObject(null, {
+    value: {
+      value(this: HandleObject, pointer?: unknown) {
+        return handleCall(this, 'value', {
+          pointer: pointer === undefined ? this.base : StringCtor(pointer),
+        });
+      },
+    },
+    at: {
+      value(this: HandleObject, pointer: unknown) {
+        return makeHandle(this, StringCtor(pointer));
+      },
+    },
+    rows: {
+      value(this: HandleObject, options?: unknown) {
+        return rowsOf(this, options);
+      },
+    },
+    [Symbol.asyncIterator]: {
+      value(this: HandleObject) {
+        return rowsOf(this, undefined);
+      },
+    },
+    slice: {
+      async value(this: HandleObject, start?: unknown, end?: unknown) {
+        const out: unknown[] = [];
+        for await (const row of rowsOf(this, { start, end })) out[out.length] = row;
+        return out;
+      },
+    },
+    count: {
+      value(this: HandleObject, where?: unknown) {
+        return handleCall(this, 'count', { where });
+      },
+    },
+    pick: {
+      value(this: HandleObject, fields: unknown, options?: unknown) {
+        const limit =
+          typeof options === 'object' && options !== null
+            ? (options as { limit?: unknown }).limit
+            : undefined;
+        return handleCall(this, 'pick', { fields, where: whereOf(options), limit });
+      },
+    },
+    filter: {
+      value(this: HandleObject, where: unknown, options?: unknown) {
+        const limit =
+          typeof options === 'object' && options !== null
+            ? (options as { limit?: unknown }).limit
+            : undefined;
+        return handleCall(this, 'filter', { where, limit });
+      },
+    },
+    sum: {
+      value(this: HandleObject, field: unknown, where?: unknown) {
+        return handleCall(this, 'sum', { field, where });
+      },
+    },
+    min: {
+      value(this: HandleObject, field: unknown, where?: unknown) {
+        return handleCall(this, 'min', { field, where });
+      },
+    },
+    max: {
+      value(this: HandleObject, field: unknown, where?: unknown) {
+        return handleCall(this, 'max', { field, where });
+      },
+    },
+    groupBy: {
+      value(this: HandleObject, field: unknown, options?: unknown) {
+        const sum =
+          typeof options === 'object' && options !== null ? (options as { sum?: unknown }).sum : undefined;
+        return handleCall(this, 'groupBy', { field, sum, where: whereOf(options) });
+      },
+    },
+    toJSON: {
+      value(this: HandleObject) {
+        return { [HANDLE_MARKER_KEY]: this.id };
+      },
+    },
+  }),
+);
+
+/**
+ * The script's handle of a held result; `view` (a JSON pointer, from `at()`) makes a handle of a
+ * part of it whose rows and `value()` are that part.
+ */
+function makeHandle(descriptor: HandleDescriptor, view: string | undefined): HandleObject {
+  const handle = createObject(handleMethods) as Record<string, unknown>;
+  handle.isHandle = true;
+  handle.tool = descriptor.tool;
+  handle.kind = descriptor.kind;
+  handle.bytes = descriptor.bytes;
+  // A view's row count is the host's to tell: count() it.
+  handle.length = view === undefined ? descriptor.length : null;
+  handle.keys = view === undefined ? descriptor.keys : [];
+  handle.rowsAt = view ?? descriptor.rowsAt;
+  handle.spilled = descriptor.spilled;
+  defineProperty(handle, 'id', { value: descriptor.id });
+  defineProperty(handle, 'path', { value: view ?? descriptor.rowsAt });
+  defineProperty(handle, 'base', { value: view ?? '' });
+  return freeze(handle) as unknown as HandleObject;
 }
 
 /**

@@ -113,7 +113,11 @@ export interface OrchestratorOptions extends RunHooks {
   maxToolResultBytes?: number;
   /** Extra instructions appended to the system prompt. */
   system?: string;
-  /** Output tokens per model response. @defaultValue the provider's default */
+  /**
+   * Output tokens per model response (`max_tokens` on the wire); lower it for local servers with a
+   * small context window. @defaultValue config `agent.maxOutputTokens`, else
+   * `DEFAULT_PROVIDER_MAX_OUTPUT_TOKENS` (8,192)
+   */
   maxOutputTokens?: number;
   /** Sampling temperature. @defaultValue the provider's default */
   temperature?: number;

@@ -521,6 +521,26 @@ function requiresArgs(schema: JsonSchema | undefined): boolean {
   return isObject(schema) && Array.isArray(schema.required) && schema.required.length > 0;
 }
 
+/** Input parameters that mark a paginated tool (the prelude's `pages()` follows them; docs/data.md). */
+const PAGE_PARAMS: ReadonlySet<string> = new Set(['cursor', 'offset', 'page', 'pageToken', 'page_token']);
+
+/** Whether each input schema seen is paginated, so a kept rendering's schema is not read again. */
+const paginated = new WeakMap<object, boolean>();
+
+/** True when the tool's input schema has a cursor, offset or page parameter. */
+function isPaginated(schema: unknown): boolean {
+  if (typeof schema !== 'object' || schema === null) return false;
+  const known = paginated.get(schema);
+  if (known !== undefined) return known;
+  const properties = (schema as { properties?: unknown }).properties;
+  const found =
+    typeof properties === 'object' &&
+    properties !== null &&
+    Object.keys(properties).some((key) => PAGE_PARAMS.has(key));
+  paginated.set(schema, found);
+  return found;
+}
+
 /**
  * Renders `tools` as TypeScript declarations for the model's prompt and for `tsc`.
  *
@@ -579,6 +599,10 @@ export function renderDeclarations(
       if (tool.description) doc.push(truncate(tool.description, maxDescription));
       const sandboxName = `${tool.namespace}.${tool.member}`;
       if (sandboxName !== tool.name) doc.push(`MCP tool: ${tool.name}`);
+      if (isPaginated(tool.inputSchema))
+        doc.push(
+          `Paged: \`for await (const page of tools.${sandboxName}.pages(args))\` fetches every page (follows nextCursor/nextOffset/nextPage; one call each).`,
+        );
       for (const example of tool.inputExamples ?? []) {
         doc.push('@example', `await tools.${sandboxName}(${JSON.stringify(example)});`);
       }

@@ -569,3 +569,23 @@ export const DEFAULT_FEEDBACK_CANDIDATES = 32;
  * query's best hits, and the same tools lead many queries); the oldest kept is dropped first.
  */
 export const DEFAULT_EXPANSION_FIELDS_CACHE_DOCS = 1_000;
+
+// Result handles (issue 29, docs/data.md): a large tool result stays on the host.
+/** Bytes of a tool result from which the script gets a handle instead of a copy (smaller results are copied as always). */
+export const DEFAULT_RESULT_HANDLE_MIN_BYTES = 16 * 1_048_576;
+/** Bytes of a held result from which it is written to the run's temp file instead of kept in memory. */
+export const DEFAULT_RESULT_HANDLE_SPILL_BYTES = 128 * 1_048_576;
+/** Bytes of rows one step of a handle's iteration (`for await`, `slice`) brings into the sandbox at most. */
+export const DEFAULT_RESULT_HANDLE_CHUNK_BYTES = 1_048_576;
+/** Bytes a handle's `value()`, `pick()` or `filter()` may copy into the sandbox at once. */
+export const DEFAULT_RESULT_HANDLE_READ_MAX_BYTES = 8 * 1_048_576;
+/** Results one run may hold as handles (its temp file's results count too). */
+export const DEFAULT_RESULT_HANDLE_MAX_PER_RUN = 64;
+/** Bytes of held results one run keeps in memory; past it a new one is spilled whatever its size. */
+export const DEFAULT_RESULT_HANDLE_MAX_MEMORY_BYTES = 512 * 1_048_576;
+/** Groups `groupBy` returns at most; more is refused with a hint to group by a field with fewer values. */
+export const DEFAULT_RESULT_HANDLE_MAX_GROUPS = 10_000;
+/** Depth of a tool's arguments searched for handles to substitute. */
+export const DEFAULT_RESULT_HANDLE_MAX_ARGS_DEPTH = 64;
+/** Rows a reduction walks before it yields the host's event loop once. */
+export const DEFAULT_RESULT_HANDLE_YIELD_ROWS = 20_000;

@@ -51,6 +51,7 @@ import {
   DEFAULT_JOBS_LOCAL_MAX_PARKED,
   DEFAULT_JOBS_LOCAL_MAX_WAITING,
   DEFAULT_JOBS_QUEUE,
+  DEFAULT_PROVIDER_MAX_OUTPUT_TOKENS,
   DEFAULT_SERVE_HOST,
   DEFAULT_SERVE_IDLE_COLLECT_MS,
   DEFAULT_SERVE_MAX_CONCURRENT_RUNS,
@@ -348,6 +349,7 @@ function resolveConfig(json: unknown, options: ParseConfigOptions, fromFile: boo
     agent: {
       model: data.agent?.model,
       maxSteps: data.agent?.maxSteps ?? DEFAULT_AGENT_MAX_STEPS,
+      maxOutputTokens: data.agent?.maxOutputTokens ?? DEFAULT_PROVIDER_MAX_OUTPUT_TOKENS,
     },
     serve,
     jobs,

@@ -156,6 +156,7 @@ export const searchSchema = z.strictObject({
 export const agentSchema = z.strictObject({
   model: z.string().min(1).optional(),
   maxSteps: positiveInt.optional(),
+  maxOutputTokens: positiveInt.optional(),
 });
 
 /** `serve`: settings of `codecall serve --http` (command-line flags and the environment win). */

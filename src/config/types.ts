@@ -226,6 +226,8 @@ export interface AgentConfig {
   model: string | undefined;
   /** @defaultValue {@link DEFAULT_AGENT_MAX_STEPS} */
   maxSteps: number;
+  /** Tokens one model response may have (`max_tokens` on the wire). @defaultValue {@link DEFAULT_PROVIDER_MAX_OUTPUT_TOKENS} */
+  maxOutputTokens: number;
 }
 
 /**

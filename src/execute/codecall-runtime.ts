@@ -52,6 +52,7 @@ import {
   type UpstreamToolResult,
 } from '../tools/index.js';
 import type { ExecutionResult, ToolCaller } from '../types.js';
+import type { ResultHandleOptions } from './result-handles.js';
 import { createExecutor, type Executor, type SequenceListener, type ToolResultListener } from './executor.js';
 import type { ReplayInDoubtPolicy } from './journaled-invoker.js';
 
@@ -104,6 +105,11 @@ export interface CodecallRuntimeOptions {
    * @defaultValue {@link CodecallRuntime.scriptStore}
    */
   store?: () => ScriptStore | undefined;
+  /**
+   * When a large tool result stays on the host as a handle, and the bounds of handles
+   * (docs/data.md). @defaultValue the `DEFAULT_RESULT_HANDLE_*` constants
+   */
+  resultHandles?: ResultHandleOptions;
   /**
    * Stops opening: once aborted, `open` rejects at once with `ABORTED`, and the servers,
    * sandbox workers and history store still starting are closed as soon as their start settles.
@@ -559,6 +565,7 @@ export class CodecallRuntime {
         }
       },
       store: this.#options.store ?? (() => this.scriptStore),
+      resultHandles: this.#options.resultHandles,
     });
     return this.#executor;
   }

@@ -18,6 +18,13 @@ import {
 import type { Approver, CatalogTool, ToolPool } from '../tools/index.js';
 import type { ExecutionResult, SandboxToolBinding, ToolInvoker } from '../types.js';
 import { isStoreCall, STORE_BINDINGS, type ScriptStore } from './script-store.js';
+import {
+  HANDLE_BINDING,
+  HandleTable,
+  isHandleCall,
+  resolveResultHandleOptions,
+  type ResultHandleOptions,
+} from './result-handles.js';
 import { CodecallError } from '../errors.js';
 import { JsonText } from '../util/json-text.js';
 import { createJournaledInvoker, type ReplayInDoubtPolicy } from './journaled-invoker.js';
@@ -49,6 +56,11 @@ export interface ExecutorOptions {
    * after the executor). Without one, or when it returns undefined, scripts have no `store`.
    */
   store?: (() => ScriptStore | undefined) | undefined;
+  /**
+   * When a tool result stays on the host as a handle, and the bounds of handles (docs/data.md).
+   * @defaultValue the `DEFAULT_RESULT_HANDLE_*` constants
+   */
+  resultHandles?: ResultHandleOptions | undefined;
 }
 
 /** One tool call of a run, as the host saw it finish (see {@link ExecuteOptions.onToolResult}). */
@@ -291,6 +303,16 @@ export function createExecutor(options: ExecutorOptions): Executor {
   const maxCodeBytes = options.maxCodeBytes ?? DEFAULT_MAX_CODE_BYTES;
   // Validate limits once, up front: bad limits are a developer fault.
   if (options.limits) resolveSandboxLimits(options.limits);
+  const handleOptions = resolveResultHandleOptions(options.resultHandles);
+  /** The run's invoker with result handles: large results held, handle calls answered, handles in arguments replaced. */
+  const withHandles =
+    (handles: HandleTable, inner: ToolInvoker): ToolInvoker =>
+    async (invocation) => {
+      if (isHandleCall(invocation.name)) return handles.answer(invocation.args);
+      const args = await handles.substitute(invocation.args);
+      const value = await inner(args === invocation.args ? invocation : { ...invocation, args });
+      return handles.hold(invocation.name, value);
+    };
   /** The invoker of one run: its calls carry the run id and their index (approvals, audit). */
   const invokerOf = (
     approver: Approver | undefined,
@@ -339,10 +361,14 @@ export function createExecutor(options: ExecutorOptions): Executor {
   const bindingsOf = (catalog: readonly CatalogTool[], withStore: boolean): SandboxToolBinding[] => {
     if (bound?.catalog !== catalog || bound.withStore !== withStore) {
       const tools = catalog
-        // The store's names are the host's own: a tool of that name is never reached from code.
-        .filter((t) => !isStoreCall(t.name))
+        // The store's and handles' names are the host's own: a tool of that name is never reached from code.
+        .filter((t) => !isStoreCall(t.name) && !isHandleCall(t.name))
         .map(bindingOf);
-      bound = { catalog, withStore, tools: withStore ? [...STORE_BINDINGS, ...tools] : tools };
+      bound = {
+        catalog,
+        withStore,
+        tools: withStore ? [...STORE_BINDINGS, HANDLE_BINDING, ...tools] : [HANDLE_BINDING, ...tools],
+      };
     }
     return bound.tools;
   };
@@ -353,7 +379,7 @@ export function createExecutor(options: ExecutorOptions): Executor {
    * refused with the reason. Any other name stays unknown.
    */
   const resolveUnknown: UnknownToolResolver = (name, signal) => {
-    if (isStoreCall(name)) return undefined;
+    if (isStoreCall(name) || isHandleCall(name)) return undefined;
     const server = pool.serverOfTool(name);
     if (server === undefined) return undefined;
     const late = (): SandboxToolBinding | string | undefined => {
@@ -398,13 +424,17 @@ export function createExecutor(options: ExecutorOptions): Executor {
         ? await openJournal(source, executeOptions, pool, invoke)
         : undefined;
       const base = journaled?.invoker.invoke ?? invoke;
+      const handles = HandleTable.open(handleOptions);
       let result: ExecutionResult;
       try {
         const signal = journaled?.controller.signal ?? executeOptions.signal;
         result = await sandbox.run({
           code: compiled.code,
           tools,
-          invoke: executeOptions.onToolResult ? observed(executeOptions.onToolResult, base) : base,
+          invoke: withHandles(
+            handles,
+            executeOptions.onToolResult ? observed(executeOptions.onToolResult, base) : base,
+          ),
           resolveUnknown,
           ...(Object.keys(limits).length > 0 ? { limits } : {}),
           ...(signal ? { signal } : {}),
@@ -414,6 +444,8 @@ export function createExecutor(options: ExecutorOptions): Executor {
         });
       } finally {
         journaled?.dispose();
+        // Handles live as long as their run: held results and the temp folder go now.
+        await handles.close();
       }
       if (journaled) {
         if (journaled.stopped) throw journaled.stopped;
@@ -427,8 +459,10 @@ export function createExecutor(options: ExecutorOptions): Executor {
         }
       }
       if (onSequence && executeOptions.learn !== false && result.toolCalls.length > 0) {
-        // The store's calls are no tools: they never teach the tool graph.
-        const sequence = result.toolCalls.filter((c) => c.ok && !isStoreCall(c.tool)).map((c) => c.tool);
+        // The store's and handles' calls are no tools: they never teach the tool graph.
+        const sequence = result.toolCalls
+          .filter((c) => c.ok && !isStoreCall(c.tool) && !isHandleCall(c.tool))
+          .map((c) => c.tool);
         try {
           await onSequence(sequence, result);
         } catch {

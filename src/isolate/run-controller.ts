@@ -10,6 +10,7 @@ import { Buffer } from 'node:buffer';
 import { performance } from 'node:perf_hooks';
 
 import { isCodecallError } from '../errors.js';
+import { HANDLE_PAYLOAD, HeldResult } from '../util/held-result.js';
 import { JsonText } from '../util/json-text.js';
 import type {
   ExecutionErrorCode,
@@ -566,6 +567,7 @@ export class RunController implements EngineSink {
   #succeeded(call: QueuedCall, value: unknown): void {
     if (this.#ended) return;
     if (JsonText.isInstance(value)) return this.#succeededWithText(call, value);
+    if (HeldResult.isInstance(value)) return this.#succeededWithHandle(call, value);
     let json: string | undefined;
     try {
       json = value === undefined ? undefined : (JSON.stringify(value) as string | undefined);
@@ -598,6 +600,18 @@ export class RunController implements EngineSink {
     this.#resultBytes += bytes;
     call.ok = true;
     this.#backend?.settle(call.id, true, value.text, JSON_TEXT_PAYLOAD);
+  }
+
+  /**
+   * A result the host holds: only its descriptor crosses (the prelude makes the script's handle
+   * of it). The held bytes count against no per-result limit of the sandbox: they never enter it.
+   */
+  #succeededWithHandle(call: QueuedCall, value: HeldResult): void {
+    const json = JSON.stringify(value.descriptor);
+    call.resultBytes = Buffer.byteLength(json);
+    this.#resultBytes += call.resultBytes;
+    call.ok = true;
+    this.#backend?.settle(call.id, true, json, HANDLE_PAYLOAD);
   }
 
   #notJson(call: QueuedCall, error: unknown): void {

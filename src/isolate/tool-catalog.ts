@@ -59,7 +59,8 @@ export class SandboxToolCatalog {
   #list(tools: readonly SandboxToolBinding[]): string {
     this.#listJson ??= JSON.stringify(
       tools
-        .filter((tool) => !STORE_CALLS.has(tool.name))
+        // The host's own calls (store, result handles) are no tools of `tools`.
+        .filter((tool) => !tool.name.startsWith('codecall:'))
         .map((tool) =>
           tool.name === `${tool.namespace}.${tool.member}`
             ? [tool.namespace, tool.member]

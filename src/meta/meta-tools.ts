@@ -103,6 +103,10 @@ export function executeCodeDefinition(limits: MetaToolLimits): MetaToolDefinitio
       'Pass the same `session` to keep state between runs like a REPL: top-level variables, functions and',
       'fetched data of one run are there in the next, so do not fetch again. If a session expired,',
       'fix nothing: start over (fetch what you need again).',
+      'A result too large to copy arrives as a handle (`r.isHandle`, `r.length`, `r.keys`) that stays on the host:',
+      'reduce it there with `await r.count(where)`, `r.sum|min|max(field, where)`, `r.groupBy(field, { sum })`,',
+      '`r.filter(where)`, `r.pick(fields, { where, limit })` (where = `{ field: value }`), iterate',
+      '`for await (const row of r)`, or pass `r` to another tool; a handle lasts one run.',
       ...(limits.store === true
         ? [
             '`await store.set(key, value)` keeps a small JSON value for later runs and sessions;',

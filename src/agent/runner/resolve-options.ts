@@ -40,6 +40,11 @@ export interface ResolvedOptions {
   offerFoundDirectTools: boolean;
 }
 
+/** `value` when it is a positive integer, `undefined` when absent; throws `INVALID_ARGUMENT` otherwise. */
+function optionalInteger(field: string, value: number | undefined): number | undefined {
+  return value === undefined ? undefined : checkInteger(field, value, 0);
+}
+
 /** `value` when it is a positive integer, `fallback` when absent; throws `INVALID_ARGUMENT` otherwise. */
 export function checkInteger(field: string, value: number | undefined, fallback: number): number {
   if (value === undefined) return fallback;
@@ -87,10 +92,11 @@ export function resolveOptions(options: ResolvableOptions, config: CodecallConfi
       DEFAULT_AGENT_MAX_TOOL_RESULT_BYTES,
     ),
     system: systemPrompt(mode, options.system),
-    maxOutputTokens:
-      options.maxOutputTokens === undefined
-        ? undefined
-        : checkInteger('maxOutputTokens', options.maxOutputTokens, 0),
+    // The option, else the configuration's (DEFAULT_PROVIDER_MAX_OUTPUT_TOKENS unless the file sets it).
+    maxOutputTokens: optionalInteger(
+      'maxOutputTokens',
+      options.maxOutputTokens ?? config.agent.maxOutputTokens,
+    ),
     temperature: options.temperature,
     offerFoundDirectTools: options.offerFoundDirectTools ?? true,
   };

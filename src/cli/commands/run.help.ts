@@ -10,7 +10,7 @@ export const runHelp: CommandHelp = {
   name: 'run',
   summary: 'Run a task with a model: tool search + code execution over your MCP servers',
   usage: `Usage: codecall run "<task>" [--model <provider:model>] [--base-url <url>] [--max-steps <n>]
-                    [--mode code|direct] [--config <path>] [--json] [--approve <tool | all>]
+                    [--max-output-tokens <n>] [--mode code|direct] [--config <path>] [--json] [--approve <tool | all>]
 
 Runs a task with a language model over the configured MCP servers. In code mode (the default)
 the model finds tools with search_tools and calls them from code with execute_code; only what
@@ -24,6 +24,9 @@ Options:
                       configuration, else $CODECALL_MODEL.
   --base-url <url>    API root of the provider (a proxy, Ollama, vLLM…)
   --max-steps <n>     model requests before the run stops (default: agent.maxSteps, else 20)
+  --max-output-tokens <n>
+                      output tokens asked per model request (max_tokens); lower it for a local
+                      server with a small context (default: agent.maxOutputTokens, else 8192)
   --mode code|direct  how the model uses tools (default: code)
   --config <path>     configuration file (default: ./codecall.json, then ./.mcp.json)
   --json              print the full run result as one JSON object on stdout

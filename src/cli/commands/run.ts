@@ -25,6 +25,7 @@ interface RunArgs {
   model?: string;
   baseURL?: string;
   maxSteps?: number;
+  maxOutputTokens?: number;
   mode: AgentMode;
   config?: string;
   json: boolean;
@@ -36,6 +37,15 @@ interface RunArgs {
 const RUN_FAILURES = new Set(['MAX_STEPS_EXCEEDED', 'RUN_TIMEOUT', 'ABORTED', 'PROVIDER_REQUEST_FAILED']);
 /** Characters of an error shown on a progress line. */
 const MAX_PROGRESS_ERROR_CHARS = 160;
+
+/** The positive integer a flag names, `undefined` when absent; a `UsageError` otherwise. */
+function positiveFlag(flag: string, text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  const value = Number(text);
+  if (!/^\d+$/.test(text) || !Number.isSafeInteger(value) || value < 1)
+    throw new UsageError(`${flag} needs a positive integer, not "${text}".`);
+  return value;
+}
 
 /** Parses the arguments of `codecall run`. */
 export function parseRunArgs(argv: string[]): RunArgs {
@@ -49,6 +59,7 @@ export function parseRunArgs(argv: string[]): RunArgs {
       approve: { type: 'string', multiple: true },
       mode: { type: 'string' },
       'max-steps': { type: 'string' },
+      'max-output-tokens': { type: 'string' },
     },
     allowPositionals: true,
   });
@@ -65,13 +76,10 @@ export function parseRunArgs(argv: string[]): RunArgs {
       throw new UsageError(`--mode is code or direct, not "${values.mode}".`);
     out.mode = values.mode;
   }
-  const text = values['max-steps'];
-  if (text !== undefined) {
-    const steps = Number(text);
-    if (!/^\d+$/.test(text) || !Number.isSafeInteger(steps) || steps < 1)
-      throw new UsageError(`--max-steps needs a positive integer, not "${text}".`);
-    out.maxSteps = steps;
-  }
+  const steps = positiveFlag('--max-steps', values['max-steps']);
+  if (steps !== undefined) out.maxSteps = steps;
+  const outputTokens = positiveFlag('--max-output-tokens', values['max-output-tokens']);
+  if (outputTokens !== undefined) out.maxOutputTokens = outputTokens;
   const task = positionals.join(' ').trim();
   if (task === '')
     throw new UsageError(
@@ -169,6 +177,7 @@ async function run(argv: string[], io: CliIo): Promise<number> {
     },
     mode: args.mode,
     ...(args.maxSteps !== undefined ? { maxSteps: args.maxSteps } : {}),
+    ...(args.maxOutputTokens !== undefined ? { maxOutputTokens: args.maxOutputTokens } : {}),
   });
   const started = performance.now();
   try {

@@ -86,6 +86,10 @@ describe('commands read their arguments with it', () => {
     });
     expect(() => parseRunArgs(['task', '--mode', 'fast'])).toThrow('--mode is code or direct, not "fast".');
     expect(() => parseRunArgs(['task', '--max-steps', '0'])).toThrow(/--max-steps needs a positive integer/);
+    expect(parseRunArgs(['task', '--max-output-tokens', '1024']).maxOutputTokens).toBe(1024);
+    expect(() => parseRunArgs(['task', '--max-output-tokens', '1.5'])).toThrow(
+      /--max-output-tokens needs a positive integer, not "1.5"/,
+    );
     expect(() => parseRunArgs(['task', '--model'])).toThrow('--model needs a value: --model <value>.');
   });
 });
