@@ -236,6 +236,21 @@ export interface ServeConfig {
    * @defaultValue 5000 (`DEFAULT_SERVE_IDLE_COLLECT_MS`)
    */
   idleCollectMs?: number;
+  /**
+   * Models of the vendor endpoints (`/v1/messages`, `/v1/responses`): the request's `model` name
+   * to a codecall model spec (`"claude-sonnet-4-5": "anthropic:claude-sonnet-4-5"`). `demo` is
+   * always there. See docs/vendor-endpoints.md.
+   */
+  models?: Record<string, string>;
+  /**
+   * Key (16+ characters; use `${VAR}`) that signs vendor container ids, so another serve process
+   * with the same key resumes a paused script. @defaultValue a random key per process
+   */
+  vendorSecret?: string;
+  /** Folder of the journals of paused vendor scripts (durable; shared by serve processes). @defaultValue in memory */
+  vendorJournalDir?: string;
+  /** Milliseconds a paused script's container stays valid. @defaultValue 1800000 (`DEFAULT_VENDOR_CONTAINER_TTL_MS`) */
+  vendorContainerTtlMs?: number;
 }
 
 /** Who learns from `codecall serve` sessions: all of them, into one shared graph, or nobody. */

@@ -52,7 +52,13 @@ import {
   type UpstreamToolResult,
 } from '../tools/index.js';
 import type { ExecutionResult, ToolCaller } from '../types.js';
-import { createExecutor, type Executor, type SequenceListener, type ToolResultListener } from './executor.js';
+import {
+  createExecutor,
+  type Executor,
+  type ExtraTools,
+  type SequenceListener,
+  type ToolResultListener,
+} from './executor.js';
 import type { ReplayInDoubtPolicy } from './journaled-invoker.js';
 
 /** Default number of hits of {@link CodecallRuntime.searchTools}. */
@@ -204,6 +210,8 @@ export interface RuntimeExecuteOptions {
    * @defaultValue {@link CodecallRuntimeOptions.store}
    */
   store?: ScriptStore;
+  /** Tools answered by the caller, bound beside the catalog (see `ExecuteOptions.extraTools`). */
+  extraTools?: ExtraTools;
 }
 
 /** Options of {@link CodecallRuntime.callTool}. */

@@ -280,9 +280,13 @@ async function run(argv: string[], io: CliIo): Promise<number> {
             (args.token !== undefined ? ' (open /admin/queues?token=<token> once in a browser)' : ''),
         );
       }
+      const { openVendorRoutes } = await import('../vendor-mount.js');
+      const vendor = await openVendorRoutes(runtime, config, io.env);
+      log('Anthropic Messages endpoint at /v1/messages (docs/vendor-endpoints.md)');
       const http = await startHttpServer({
         ...serverOptions,
         routes: [
+          vendor,
           createJobRoutes(jobs),
           ...(dashboard ? [dashboard] : []),
           ...(approvalsPage ? [approvalsPage] : []),
