@@ -3,6 +3,7 @@
  * Opens the vendor endpoints (`/v1/messages`) for `codecall serve --http`: the request's model
  * name maps to `demo` or to a spec of the `serve.models` table, each model created once, lazily.
  */
+import { resolve } from 'node:path';
 import type { CodecallConfig } from '../config/index.js';
 import type { CodecallRuntime } from '../execute/index.js';
 import type { LanguageModel } from '../providers/language-model.js';
@@ -35,7 +36,11 @@ export async function openVendorRoutes(
     },
     modelNames: () => [...new Set([DEMO_MODEL_NAME, ...Object.keys(table)])],
     secret: config.serve.vendorSecret,
-    journalDir: config.serve.vendorJournalDir,
+    // A relative folder is read from the config file's folder, like other paths of the config.
+    journalDir:
+      config.serve.vendorJournalDir === undefined
+        ? undefined
+        : resolve(config.configDir, config.serve.vendorJournalDir),
     containerTtlMs: config.serve.vendorContainerTtlMs,
   });
 }

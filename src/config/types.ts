@@ -247,7 +247,7 @@ export interface ServeConfig {
    * with the same key resumes a paused script. @defaultValue a random key per process
    */
   vendorSecret?: string;
-  /** Folder of the journals of paused vendor scripts (durable; shared by serve processes). @defaultValue in memory */
+  /** Folder of the journals of paused vendor scripts (durable; shared by serve processes; relative to the config file). @defaultValue in memory */
   vendorJournalDir?: string;
   /** Milliseconds a paused script's container stays valid. @defaultValue 1800000 (`DEFAULT_VENDOR_CONTAINER_TTL_MS`) */
   vendorContainerTtlMs?: number;
