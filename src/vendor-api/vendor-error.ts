@@ -39,6 +39,21 @@ export class VendorError extends Error {
     return STATUS[this.type];
   }
 
+  /** OpenAI's body (https://platform.openai.com/docs/guides/error-codes). */
+  openaiBody(): { error: { message: string; type: string; param: string | null; code: string | null } } {
+    const type =
+      this.type === 'api_error' || this.type === 'overloaded_error'
+        ? 'server_error'
+        : 'invalid_request_error';
+    const code =
+      this.type === 'authentication_error'
+        ? 'invalid_api_key'
+        : this.type === 'not_found_error' && this.param === 'model'
+          ? 'model_not_found'
+          : null;
+    return { error: { message: this.message, type, param: this.param ?? null, code } };
+  }
+
   /** Anthropic's body. */
   anthropicBody(): { type: 'error'; error: { type: AnthropicErrorType; message: string } } {
     return { type: 'error', error: { type: this.type, message: this.message } };

@@ -11,12 +11,15 @@ import { DEFAULT_MAX_TOOL_RESULT_BYTES } from '../config/defaults.js';
 import type { CodecallRuntime } from '../execute/index.js';
 import type { LanguageModel } from '../providers/language-model.js';
 import { createMessage, type AnthropicMessage, type VendorContext } from './anthropic-messages.js';
+import { createResponse, responseEvents } from './openai-responses.js';
 import { ContainerSigner } from './container-token.js';
 import { FilePausedRuns, MemoryPausedRuns } from './paused-runs.js';
 import { VendorError } from './vendor-error.js';
 
 /** Path of the Messages endpoint. */
 export const MESSAGES_PATH = '/v1/messages';
+/** Path of the Responses endpoint. */
+export const RESPONSES_PATH = '/v1/responses';
 
 /** Options of {@link createVendorRoutes}. */
 export interface VendorRoutesOptions {
@@ -153,8 +156,11 @@ export function createVendorRoutes(options: VendorRoutesOptions): VendorRoutes {
   };
   return {
     ownAuth: true,
-    matches: (pathname) => pathname === MESSAGES_PATH,
+    matches: (pathname) => pathname === MESSAGES_PATH || pathname === RESPONSES_PATH,
     async handle(request, response, { maxBodyBytes, token }) {
+      const openai = new URL(request.url ?? '/', 'http://localhost').pathname === RESPONSES_PATH;
+      const errorBody = (error: VendorError): unknown =>
+        openai ? error.openaiBody() : error.anthropicBody();
       const controller = new AbortController();
       response.on('close', () => {
         if (!response.writableFinished) controller.abort(new Error('The client closed the connection.'));
@@ -167,7 +173,7 @@ export function createVendorRoutes(options: VendorRoutesOptions): VendorRoutes {
             'Send the serve token as "Authorization: Bearer <token>" or "x-api-key: <token>".',
           );
         if (request.method !== 'POST')
-          throw new VendorError('not_found_error', `${MESSAGES_PATH} answers POST only.`);
+          throw new VendorError('not_found_error', 'This endpoint answers POST only.');
         const body = await readBody(request, maxBodyBytes);
         streaming =
           typeof body === 'object' && body !== null && (body as { stream?: unknown }).stream === true;
@@ -179,12 +185,15 @@ export function createVendorRoutes(options: VendorRoutesOptions): VendorRoutes {
           });
           response.flushHeaders();
         }
-        const message = await createMessage(body, context, controller.signal);
+        const answer = openai
+          ? await createResponse(body, context, controller.signal)
+          : await createMessage(body, context, controller.signal);
         if (!streaming) {
-          sendJson(response, 200, message);
+          sendJson(response, 200, answer);
           return;
         }
-        for (const { event, data } of messageEvents(message))
+        const events = 'object' in answer ? responseEvents(answer) : messageEvents(answer);
+        for (const { event, data } of events)
           response.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
         response.end();
       } catch (error) {
@@ -196,10 +205,14 @@ export function createVendorRoutes(options: VendorRoutesOptions): VendorRoutes {
                 `codecall failed to answer: ${(error as Error)?.message ?? String(error)}`,
               );
         if (streaming && response.headersSent) {
-          response.end(`event: error\ndata: ${JSON.stringify(vendor.anthropicBody())}\n\n`);
+          const { message, param, code } = vendor.openaiBody().error;
+          const event = openai
+            ? { type: 'error', sequence_number: 0, message, param, code: code ?? vendor.type }
+            : vendor.anthropicBody();
+          response.end(`event: error\ndata: ${JSON.stringify(event)}\n\n`);
           return;
         }
-        if (!response.headersSent) sendJson(response, vendor.status, vendor.anthropicBody());
+        if (!response.headersSent) sendJson(response, vendor.status, errorBody(vendor));
         else response.end();
       }
     },
