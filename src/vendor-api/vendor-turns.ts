@@ -142,7 +142,13 @@ export async function runVendorTurns(options: RunVendorTurnsOptions): Promise<Tu
       const pending = await pendingClientCalls(opened.journal);
       const ids = new Map(pending.map((p) => [resume.idOf(p.index), p]));
       const byId = new Map(resume.answers.map((a) => [a.toolUseId, a]));
-      const stray = resume.answers.find((a) => !ids.has(a.toolUseId));
+      // Answers to calls of earlier pauses (a Responses client sends its whole history) are in the journal already.
+      const answered = new Set(
+        (await opened.journal.entries()).flatMap((e) =>
+          e.type === 'finished' ? [resume.idOf(e.index)] : [],
+        ),
+      );
+      const stray = resume.answers.find((a) => !ids.has(a.toolUseId) && !answered.has(a.toolUseId));
       if (stray !== undefined)
         throw invalid(
           resume.param,
