@@ -282,7 +282,7 @@ async function run(argv: string[], io: CliIo): Promise<number> {
       }
       const { openVendorRoutes } = await import('../vendor-mount.js');
       const vendor = await openVendorRoutes(runtime, config, io.env);
-      log('Anthropic Messages endpoint at /v1/messages (docs/vendor-endpoints.md)');
+      log('Anthropic Messages at /v1/messages, OpenAI Responses at /v1/responses (docs/vendor-endpoints.md)');
       const http = await startHttpServer({
         ...serverOptions,
         routes: [
