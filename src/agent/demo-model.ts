@@ -201,7 +201,7 @@ export class DemoLanguageModel implements LanguageModel {
     const offered = new Set(request.tools.map((t) => t.name));
     if (!offered.has(SEARCH_TOOLS_NAME) || !offered.has(EXECUTE_CODE_NAME))
       return respondDirect(request, task);
-    return respondCode(messages, task);
+    return respondCode(messages, task, clientPaths(request));
   }
 }
 
@@ -213,10 +213,35 @@ function clip(text: string): string {
   return line.length > MAX_QUOTED_TASK_CHARS ? `${line.slice(0, MAX_QUOTED_TASK_CHARS)}…` : line;
 }
 
-/** Code mode: search, one script, its stdout as the answer. */
-function respondCode(messages: readonly Message[], task: string): GenerateResponse {
+/**
+ * The paths of the needed tools when the client owns them (a vendor endpoint declares them in
+ * `execute_code`'s description as `tools.client.<name>`): no search is needed then.
+ */
+function clientPaths(request: GenerateRequest): Record<Needed, string> | undefined {
+  const text = request.tools.find((t) => t.name === EXECUTE_CODE_NAME)?.description ?? '';
+  if (!/\bclient: \{/.test(text)) return undefined;
+  const declared = NEEDED.every((name) => new RegExp(`\\b${name}\\(`).test(text));
+  return declared
+    ? (Object.fromEntries(NEEDED.map((name) => [name, `tools.client.${name}`])) as Record<Needed, string>)
+    : undefined;
+}
+
+/** Code mode: search (unless the client owns the tools), one script, its stdout as the answer. */
+function respondCode(
+  messages: readonly Message[],
+  task: string,
+  client?: Record<Needed, string>,
+): GenerateResponse {
   const step = messages.filter((m) => m.role === 'assistant').length + 1;
   const last = messages.at(-1);
+  if (last?.role !== 'tool' && client !== undefined) {
+    return call(
+      `demo_${step}`,
+      EXECUTE_CODE_NAME,
+      { code: demoScript(client, demoQuestion(task)) },
+      'I will read the members, their budgets and every expense line item with your tools in a script, and print only the answer.',
+    );
+  }
   if (last?.role !== 'tool') {
     return call(
       `demo_${step}`,

@@ -589,3 +589,18 @@ export const DEFAULT_RESULT_HANDLE_MAX_GROUPS = 10_000;
 export const DEFAULT_RESULT_HANDLE_MAX_ARGS_DEPTH = 64;
 /** Rows a reduction walks before it yields the host's event loop once. */
 export const DEFAULT_RESULT_HANDLE_YIELD_ROWS = 20_000;
+
+/** Tools (client tools plus server tools) one vendor-endpoint request may declare. */
+export const DEFAULT_VENDOR_MAX_TOOLS = 256;
+/** Messages (Anthropic) or input items (OpenAI) one vendor-endpoint request may carry. */
+export const DEFAULT_VENDOR_MAX_MESSAGES = 1_000;
+/** Model turns one vendor-endpoint request may take before it answers (`stop_reason: "max_tokens"`-free cut: `pause_turn`). */
+export const DEFAULT_VENDOR_MAX_MODEL_TURNS = 16;
+/** Scripts paused on client tool calls that one process keeps in memory (the oldest is dropped past it). */
+export const DEFAULT_VENDOR_MAX_PAUSED_RUNS = 256;
+/** Milliseconds a paused script's container stays valid (its `expires_at`). */
+export const DEFAULT_VENDOR_CONTAINER_TTL_MS = 30 * 60_000;
+/** Milliseconds a script that called a client tool may go on making client calls before it pauses (collects `Promise.all` calls). */
+export const DEFAULT_VENDOR_PAUSE_SETTLE_MS = 25;
+/** Characters of a container id (a signed journal cursor) accepted from a client. */
+export const DEFAULT_VENDOR_MAX_CONTAINER_ID_CHARS = 512;

@@ -68,6 +68,7 @@ import {
   DEFAULT_STORE_MAX_VALUE_BYTES,
   DEFAULT_STORE_SCOPE,
   DEFAULT_VERB_NORMALIZATION,
+  DEFAULT_VENDOR_CONTAINER_TTL_MS,
   IN_MEMORY_STORE_NAMESPACE,
 } from './defaults.js';
 import { toolPolicyOf } from './tool-policy.js';
@@ -327,7 +328,7 @@ function resolveConfig(json: unknown, options: ParseConfigOptions, fromFile: boo
       mcpServers[name] = server;
     }
   }
-  const serve = resolveServe(data.serve, issues);
+  const serve = resolveServe(data.serve, configDir, issues);
   const jobs = resolveJobs(data.jobs);
   const historyPath = resolveHistoryPath(data.history?.path, configDir, env, issues);
   const keyed = data.history?.path === undefined && !env[HISTORY_PATH_ENV] ? historyFileOf(file) : undefined;
@@ -601,7 +602,7 @@ function reservedServerNameIssues(
   }
 }
 
-function resolveServe(section: ConfigFile['serve'], issues: ConfigIssue[]): ServeConfig {
+function resolveServe(section: ConfigFile['serve'], configDir: string, issues: ConfigIssue[]): ServeConfig {
   const given = section ?? {};
   const allowedOrigins = given.allowedOrigins ?? [];
   allowedOrigins.forEach((origin, index) => {
@@ -634,6 +635,12 @@ function resolveServe(section: ConfigFile['serve'], issues: ConfigIssue[]): Serv
       given.maxSubscriptionsPerSession ?? DEFAULT_SERVE_MAX_SUBSCRIPTIONS_PER_SESSION,
     youngGenerationMaxMb: given.youngGenerationMaxMb ?? DEFAULT_SERVE_YOUNG_GENERATION_MAX_MB,
     idleCollectMs: given.idleCollectMs ?? DEFAULT_SERVE_IDLE_COLLECT_MS,
+    models: { ...given.models },
+    vendorSecret: given.vendorSecret,
+    // A relative folder is read from the config file's folder, like other paths of the config.
+    vendorJournalDir:
+      given.vendorJournalDir === undefined ? undefined : resolve(configDir, given.vendorJournalDir),
+    vendorContainerTtlMs: given.vendorContainerTtlMs ?? DEFAULT_VENDOR_CONTAINER_TTL_MS,
   };
 }
 

@@ -176,6 +176,10 @@ export const serveSchema = z.strictObject({
   maxSubscriptionsPerSession: positiveInt.optional(),
   youngGenerationMaxMb: z.number().int().min(0).optional(),
   idleCollectMs: z.number().int().min(0).optional(),
+  models: z.record(z.string().min(1), z.string().min(1)).optional(),
+  vendorSecret: z.string().min(16).optional(),
+  vendorJournalDir: z.string().min(1).optional(),
+  vendorContainerTtlMs: positiveInt.optional(),
 });
 
 /** `jobs`: where `codecall serve --http` and the job client keep jobs (local, or BullMQ on Redis). */

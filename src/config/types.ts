@@ -268,6 +268,24 @@ export interface ServeConfig {
   youngGenerationMaxMb: number;
   /** Advanced: idle milliseconds after which the server process runs one full garbage collection (0: never). @defaultValue {@link DEFAULT_SERVE_IDLE_COLLECT_MS} */
   idleCollectMs: number;
+  /**
+   * Models of the vendor endpoints (`/v1/messages`, `/v1/responses`): the request's `model` name
+   * to a codecall model spec (`"claude-sonnet-4-5": "anthropic:claude-sonnet-4-5"`). `demo` is
+   * always there. See docs/vendor-endpoints.md. @defaultValue `{}`
+   */
+  models: Record<string, string>;
+  /**
+   * Key (16+ characters; use `${VAR}`) that signs vendor container ids, so another serve process
+   * with the same key resumes a paused script. `undefined`: a random key per process.
+   */
+  vendorSecret: string | undefined;
+  /**
+   * Absolute folder of the journals of paused vendor scripts (durable; shared by serve processes;
+   * written relative to the config file). `undefined`: in memory.
+   */
+  vendorJournalDir: string | undefined;
+  /** Milliseconds a paused script's container stays valid. @defaultValue {@link DEFAULT_VENDOR_CONTAINER_TTL_MS} */
+  vendorContainerTtlMs: number;
 }
 
 /** Who learns from `codecall serve` sessions: all of them, into one shared graph, or nobody. */

@@ -53,7 +53,13 @@ import {
 } from '../tools/index.js';
 import type { ExecutionResult, ToolCaller } from '../types.js';
 import type { ResultHandleOptions } from './result-handles.js';
-import { createExecutor, type Executor, type SequenceListener, type ToolResultListener } from './executor.js';
+import {
+  createExecutor,
+  type Executor,
+  type ExtraTools,
+  type SequenceListener,
+  type ToolResultListener,
+} from './executor.js';
 import type { ReplayInDoubtPolicy } from './journaled-invoker.js';
 
 /** Default number of hits of {@link CodecallRuntime.searchTools}. */
@@ -210,6 +216,8 @@ export interface RuntimeExecuteOptions {
    * @defaultValue {@link CodecallRuntimeOptions.store}
    */
   store?: ScriptStore;
+  /** Tools answered by the caller, bound beside the catalog (see `ExecuteOptions.extraTools`). */
+  extraTools?: ExtraTools;
 }
 
 /** Options of {@link CodecallRuntime.callTool}. */

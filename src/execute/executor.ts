@@ -149,6 +149,18 @@ export interface ExecuteOptions {
    * @defaultValue the executor's `store`
    */
   store?: ScriptStore;
+  /**
+   * Tools the caller answers itself, bound beside the catalog (a vendor endpoint's client tools:
+   * `tools.<namespace>.<member>`): their calls go to `invoke` instead of the MCP pool, through
+   * the run's journal like any other call. @defaultValue none
+   */
+  extraTools?: ExtraTools;
+}
+
+/** Tools bound into one run and answered by the caller (see {@link ExecuteOptions.extraTools}). */
+export interface ExtraTools {
+  tools: readonly SandboxToolBinding[];
+  invoke: ToolInvoker;
 }
 
 /** Runs model code against MCP tools. */
@@ -409,7 +421,8 @@ export function createExecutor(options: ExecutorOptions): Executor {
       // Every tool is bound, so a call to one not opened to code reaches the host and is
       // refused there with a message naming the `allowedCallers` key that would open it.
       const store = executeOptions.store ?? options.store?.();
-      const tools = bindingsOf(pool.catalog(), store !== undefined);
+      const bindings = bindingsOf(pool.catalog(), store !== undefined);
+      const tools = executeOptions.extraTools ? [...bindings, ...executeOptions.extraTools.tools] : bindings;
       const limits = { ...options.limits, ...executeOptions.limits };
       if (executeOptions.replay && !executeOptions.journal)
         throw new CodecallError(
@@ -419,7 +432,13 @@ export function createExecutor(options: ExecutorOptions): Executor {
             details: { field: 'replay', value: true },
           },
         );
-      const invoke = invokerOf(executeOptions.approver, executeOptions.runId ?? randomUUID(), store);
+      const pooled = invokerOf(executeOptions.approver, executeOptions.runId ?? randomUUID(), store);
+      const extra = executeOptions.extraTools;
+      const extraNames = new Set(extra?.tools.map((t) => t.name));
+      const invoke: ToolInvoker =
+        extra === undefined
+          ? pooled
+          : (invocation) => (extraNames.has(invocation.name) ? extra.invoke(invocation) : pooled(invocation));
       const journaled = executeOptions.journal
         ? await openJournal(source, executeOptions, pool, invoke)
         : undefined;

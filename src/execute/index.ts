@@ -7,6 +7,7 @@ export type {
   ExecuteOptions,
   Executor,
   ExecutorOptions,
+  ExtraTools,
   SequenceListener,
   ToolResultEvent,
   ToolResultListener,

@@ -154,6 +154,18 @@ const ALLOWED: Record<string, Set<string>> = {
   // Framework adapters: thin mappings over the runtime (tools) and the agent (models).
   adapters: new Set([...SHARED, 'meta', 'execute', 'agent', 'providers', 'tools']),
   testing: new Set([...SHARED, 'providers', 'tools']),
+  // Vendor PTC endpoints (Anthropic Messages, OpenAI Responses): a model loop of their own over the runtime.
+  'vendor-api': new Set([
+    ...SHARED,
+    'meta',
+    'execute',
+    'agent',
+    'providers',
+    'compile',
+    'search',
+    'store',
+    'tools',
+  ]),
   // tools: the one rendering of a call waiting for approval, shown by the approvals page.
   jobs: new Set([...SHARED, 'agent', 'execute', 'search', 'store', 'tools']),
   cli: new Set(['*']),
@@ -221,7 +233,7 @@ function readAllowedTable(markdown: string): Record<string, string[]> {
   if (!block) throw new Error('docs/architecture.md has no ```text allowed-imports block');
   const table: Record<string, string[]> = {};
   for (const line of block[1]!.split('\n')) {
-    const row = /^\s*([a-z]+)\s*:\s*(.*?)\s*$/.exec(line);
+    const row = /^\s*([a-z][a-z-]*)\s*:\s*(.*?)\s*$/.exec(line);
     if (!row) continue;
     const targets = row[2] === '-' ? [] : row[2]!.split(/\s*,\s*/).filter((target) => target !== '');
     table[row[1]!] = targets.sort();

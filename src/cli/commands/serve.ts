@@ -275,6 +275,9 @@ async function run(argv: string[], io: CliIo): Promise<number> {
         const { PostgresJobStateStore } = await import('../../store/job-state-postgres.js');
         journals = await PostgresJobStateStore.open({ connection: jobsConfig.connection, scope: 'mcp-2026' });
       }
+      const { openVendorRoutes } = await import('../vendor-mount.js');
+      const vendor = await openVendorRoutes(runtime, config, io.env);
+      log('Anthropic Messages at /v1/messages, OpenAI Responses at /v1/responses (docs/vendor-endpoints.md)');
       const http = await startHttpServer({
         ...serverOptions,
         // Issue 28: what lets any node resume a 2026-07-28 run paused on an approval.
@@ -283,6 +286,7 @@ async function run(argv: string[], io: CliIo): Promise<number> {
           : {}),
         ...(journals !== undefined ? { journals } : {}),
         routes: [
+          vendor,
           createJobRoutes(jobs),
           ...(dashboard ? [dashboard] : []),
           ...(approvalsPage ? [approvalsPage] : []),
