@@ -50,7 +50,9 @@ import {
   DEFAULT_SERVE_PORT,
   DEFAULT_SERVE_SESSION_IDLE_MS,
 } from '../config/defaults.js';
-import { CodecallError, isErrorLike } from '../errors.js';
+import { CodecallError, isCodecallError, isErrorLike } from '../errors.js';
+import { explainImportError } from '../util/optional-package.js';
+import type * as ModernHttp from './modern-http.js';
 import {
   CODECALL_SERVER_INSTRUCTIONS,
   createCodecallServer,
@@ -65,7 +67,6 @@ import {
   isLoopbackHost,
   type HostOriginPolicy,
 } from './http-security.js';
-import { createModernHttpHandler, isModernPost, serveModern } from './modern-http.js';
 import { RunLimiter } from './run-limiter.js';
 import type { JobStateStore } from '../store/job-state.js';
 
@@ -139,6 +140,11 @@ export interface HttpServerHandle {
   readonly port: number;
   /** Open sessions. */
   sessions(): number;
+  /**
+   * MCP revisions this server answers over HTTP: `2025-11-25` (and older) always, `2026-07-28`
+   * when the optional `@modelcontextprotocol/server` package is installed.
+   */
+  readonly protocolRevisions: readonly string[];
   /** Stops listening, cancels in-flight runs, closes every session. Idempotent; leaves the runtime open. */
   close(): Promise<void>;
   [Symbol.asyncDispose](): Promise<void>;
@@ -354,6 +360,20 @@ function formatUrl(host: string, port: number): string {
  * console.error(`codecall listening on ${http.url}`);
  * ```
  */
+/** The package the 2026-07-28 leg runs on (an optional peer). */
+export const MODERN_LEG_PACKAGE = '@modelcontextprotocol/server';
+
+/** The 2026-07-28 leg's module, or `undefined` when its optional package is not installed. */
+async function loadModernLeg(): Promise<typeof ModernHttp | undefined> {
+  try {
+    return await import('./modern-http.js');
+  } catch (error) {
+    const explained = explainImportError(error, MODERN_LEG_PACKAGE, 'MCP 2026-07-28 over HTTP');
+    if (isCodecallError(explained) && explained.code === 'PACKAGE_MISSING') return undefined;
+    throw explained;
+  }
+}
+
 export async function startHttpServer(options: HttpServerOptions): Promise<HttpServerHandle> {
   const {
     host = DEFAULT_SERVE_HOST,
@@ -382,8 +402,11 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
   const sessions = new Map<string, Session>();
   const live = new Set<Session>();
   let closed = false;
-  // The 2026-07-28 leg: stateless, one SDK v2 server per request (see modern-http.ts).
-  const modern = createModernHttpHandler({
+  // The 2026-07-28 leg: stateless, one SDK v2 server per request (see modern-http.ts), when its
+  // optional package is installed; without it, every request takes the 2025-11-25 path (a 2026
+  // client in `auto` mode gets method-not-found for `server/discover` and falls back to it).
+  const leg = await loadModernLeg();
+  const modern = leg?.createModernHttpHandler({
     runtime: serverOptions.runtime,
     runLimiter,
     serverInfo: serverOptions.serverInfo ?? { name: 'codecall', version: packageVersion() },
@@ -529,7 +552,8 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
         return sendJsonRpcError(response, 400, 'Parse error: the body is not JSON.', {}, -32700);
       }
       // A 2026-07-28 request (the SDK's classifier): answered statelessly, no session.
-      if (await isModernPost(request, text, body)) return serveModern(modern, request, response, text, body);
+      if (leg && modern && (await leg.isModernPost(request, text, body)))
+        return leg.serveModern(modern, request, response, text, body);
     }
     const sessionId = request.headers['mcp-session-id'];
     if (typeof sessionId === 'string') {
@@ -655,7 +679,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
       closed = true;
       clearInterval(sweep);
       const stopped = new Promise<void>((resolve) => http.close(() => resolve()));
-      await Promise.allSettled([...[...live].map((s) => s.server.close()), modern.close()]);
+      await Promise.allSettled([...[...live].map((s) => s.server.close()), modern?.close()]);
       http.closeAllConnections();
       await stopped;
     })();
@@ -666,6 +690,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
     host,
     port: address.port,
     sessions: () => live.size,
+    protocolRevisions: leg ? ['2025-11-25', leg.MODERN_PROTOCOL_VERSION] : ['2025-11-25'],
     close,
     [Symbol.asyncDispose]: close,
   };

@@ -80,6 +80,7 @@ const OPTIONAL_PACKAGES = [
   '@ai-sdk/provider',
   '@openai/agents',
   '@viz-js/viz',
+  '@modelcontextprotocol/server',
 ];
 const heavy = OPTIONAL_PACKAGES.map((name) => `pkg:${name}`);
 

@@ -5,10 +5,13 @@
  */
 import { createServer, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { rmSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterAll, describe, expect, it } from 'vitest';
 import { spawnServe, tempServeConfig, type ServeProcess } from './serve-helpers.js';
+import { tempDir } from '../fixtures/temp-dir.js';
 
 const dirs: string[] = [];
 const serves: ServeProcess[] = [];
@@ -30,8 +33,11 @@ function text(result: unknown): string {
     .join('\n');
 }
 
-async function startServe(configPath: string): Promise<{ serve: ServeProcess; url: string }> {
-  const serve = spawnServe(['--http', '--port', '0', '--config', configPath]);
+async function startServe(
+  configPath: string,
+  env: NodeJS.ProcessEnv = {},
+): Promise<{ serve: ServeProcess; url: string }> {
+  const serve = spawnServe(['--http', '--port', '0', '--config', configPath], { env });
   serves.push(serve);
   const [, url] = (await serve.waitFor(/listening on (http:\/\/\S+)/)) as [string, string];
   return { serve, url };
@@ -146,4 +152,35 @@ describe('codecall serve --http to 2026-07-28 clients', () => {
     expect(proxy.hits[1]).toBeGreaterThanOrEqual(3);
     await client.close();
   }, 240_000);
+
+  it('without the optional @modelcontextprotocol/server: 2025-11-25 only, the install named; an auto client falls back', async () => {
+    // A resolve hook that makes the package unresolvable with Node's own error, as an install without it.
+    const hide = join(tempDir('codecall-no-v2-'), 'hide.mjs');
+    writeFileSync(
+      hide,
+      `import { registerHooks } from 'node:module';
+registerHooks({
+  resolve(spec, ctx, next) {
+    if (spec !== '@modelcontextprotocol/server' && !spec.startsWith('@modelcontextprotocol/server/')) return next(spec, ctx);
+    throw Object.assign(new Error("Cannot find package '@modelcontextprotocol/server' imported from " + ctx.parentURL), { code: 'ERR_MODULE_NOT_FOUND' });
+  },
+});
+`,
+    );
+    const temp = tempServeConfig();
+    dirs.push(temp.dir);
+    const { serve, url } = await startServe(temp.configPath, {
+      NODE_OPTIONS: `--import ${pathToFileURL(hide).href}`,
+    });
+    await serve.waitFor(/MCP 2025-11-25; for 2026-07-28 clients .*npm install @modelcontextprotocol\/server/);
+    const client = await connect(url, 'auto');
+    expect(client.getProtocolEra()).toBe('legacy');
+    const found = await client.callTool({
+      name: 'search_tools',
+      arguments: { query: 'team members expenses' },
+    });
+    expect(text(found)).toMatch(/get_team_members/);
+    await client.close();
+    await expect(connect(url, { pin: '2026-07-28' })).rejects.toThrow();
+  });
 });

@@ -303,6 +303,11 @@ async function run(argv: string[], io: CliIo): Promise<number> {
       close = http.close;
       log(`listening on ${http.url} (${tools.length} tools from ${servers} servers${more})`);
       log(
+        http.protocolRevisions.length > 1
+          ? `MCP ${http.protocolRevisions.join(' and ')} (the latter stateless)`
+          : 'MCP 2025-11-25; for 2026-07-28 clients (stateless, input_required): npm install @modelcontextprotocol/server',
+      );
+      log(
         isLoopbackHost(args.host)
           ? `loopback only${args.token !== undefined ? '; bearer token required' : ''}; Origin and Host are checked`
           : `bound to ${args.host}, reachable from other machines: every request needs "Authorization: Bearer <token>"`,
