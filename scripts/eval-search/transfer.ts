@@ -13,6 +13,8 @@
  *   are dropped from the other set's queries (leave-one-dataset-out).
  * - `compounds`: glued words of tool and parameter names (`songkick`, `chatroom`) split in two
  *   when both halves are words of the same catalog (nothing learned).
+ * - `prefix fallback`: a query word that no tool contains is completed to the catalog's words that
+ *   share its first five letters (at most three), e.g. `assistanc` → `assist`.
  * - `abbreviations`: a table of common abbreviations (`info`, `msg`, `repo`…) spelled out in tools
  *   and queries alike (nothing learned).
  *
@@ -43,6 +45,10 @@ const MIN_PAIR_COUNT = 3;
 const ASSOCIATIONS_PER_WORD = 3;
 /** A query word is judged for `salience` once this many query–tool pairs use it. */
 const MIN_SALIENCE_COUNT = 20;
+/** Letters a query word shares with the catalog words it is completed to (`prefix fallback`). */
+const PREFIX_CHARS = 5;
+/** A prefix that more catalog words share than this completes nothing. */
+const MAX_PREFIX_WORDS = 3;
 /** Halves of a compound are at least this long. */
 const MIN_COMPOUND_PART = 3;
 
@@ -241,6 +247,33 @@ function splitCompounds(tools: readonly SearchableTool[]): { tools: SearchableTo
   return { tools: out, split };
 }
 
+/** Rewrites a query: words no tool contains get the catalog words sharing their prefix. */
+function prefixFallback(tools: readonly SearchableTool[]): (query: string) => string {
+  const surface = new Map<string, string>();
+  for (const tool of tools) {
+    const text = `${toolText(tool)} ${tool.server ?? ''} ${JSON.stringify(tool.inputSchema ?? {})}`;
+    for (const word of words(text)) {
+      for (const term of tokenize(word, { keepStopWords: true }))
+        if (!surface.has(term)) surface.set(term, word);
+    }
+  }
+  const byPrefix = new Map<string, string[]>();
+  for (const term of surface.keys()) {
+    if (term.length < PREFIX_CHARS || /[0-9]/.test(term)) continue;
+    const key = term.slice(0, PREFIX_CHARS);
+    byPrefix.set(key, [...(byPrefix.get(key) ?? []), term]);
+  }
+  return (query) => {
+    const extra: string[] = [];
+    for (const term of new Set(tokenize(query))) {
+      if (surface.has(term) || term.length < PREFIX_CHARS) continue;
+      const completions = byPrefix.get(term.slice(0, PREFIX_CHARS)) ?? [];
+      if (completions.length <= MAX_PREFIX_WORDS) for (const c of completions) extra.push(surface.get(c)!);
+    }
+    return `${query} ${extra.join(' ')}`;
+  };
+}
+
 function spellOut(text: string): string {
   return text.replace(/\p{L}+/gu, (word) => ABBREVIATIONS[word.toLowerCase()] ?? word);
 }
@@ -282,6 +315,7 @@ for (const test of sets) {
     `  the same, for query words no tool has  ${score(test.tools, test.queries, (q) => expand(q, true))}`,
     `  salience learned on ${train.name.padEnd(18)} ${score(test.tools, test.queries, prune)}`,
     `  compounds split (${String(compounds.split).padStart(3)} words)            ${score(compounds.tools, test.queries)}`,
+    `  prefix fallback for unmatched words    ${score(test.tools, test.queries, prefixFallback(test.tools))}`,
     `  abbreviations spelled out               ${score(
       test.tools.map((t) => ({
         ...t,
