@@ -285,6 +285,18 @@ function nameAbbreviations(name: string): string {
     .join(' ');
 }
 
+const HELP = `Usage: node scripts/eval-transfer.ts
+
+Re-runs the experiments of issue 33 part 2 that were measured and not kept (docs/search.md,
+"Catalogs without history"): NDCG@10 and Recall@5 of the lexical ranking on ToolBench (dev.jsonl)
+and UltraTool (train.jsonl) with learned term associations and query-word salience (trained on the
+other set), compound splitting, prefix completion and abbreviations. No options; the data folder
+is $CODECALL_DATA_DIR, else ../shared/data next to the package.
+`;
+if (process.argv.includes('--help') || process.argv.includes('-h')) {
+  process.stdout.write(HELP);
+  process.exit(0);
+}
 const dataDir = defaultDataDir(process.env);
 const sets = [load(dataDir, 'toolbench', 'dev.jsonl'), load(dataDir, 'ultratool', 'train.jsonl')];
 const out: string[] = [];
