@@ -543,9 +543,12 @@ function pgBossAdapter(
             await requeue(id, attempt.retryCount, undefined);
           },
         };
+        // First claim ever (`retry_count` 0): its journal is known empty and is not read back.
+        state.firstClaim(stateKey, job!.retryCount === 0);
         try {
           await processor.process(claimed);
         } finally {
+          state.firstClaim(stateKey, false);
           clearInterval(watch);
           stopping.signal.removeEventListener('abort', onStop);
         }

@@ -12,6 +12,8 @@
  * Entries are kept as the JSON text the runtime wrote (not `jsonb`, which would reorder the keys of
  * a result a replay hands back to the script). Every write is its own statement, committed before
  * it resolves; a journal's appends are sent one after another, so their order is the script's.
+ * A journal view reads its rows once and then adds its own committed appends (an attempt reads
+ * twice before its first call); on a job's first claim it starts empty without a read.
  * Rows older than the retention age are deleted when a store opens (state a dead worker left).
  * `pg` is loaded when a store is opened, never before.
  */
@@ -101,12 +103,23 @@ RETURNING 1`;
 class PostgresJobJournal implements RunJournal {
   /** The last append in flight: the next one is sent after it, so rows keep the script's order. */
   #tail: Promise<unknown> = Promise.resolve();
+  /**
+   * The journal's rows as this view knows them (read once, then its own appends added once they
+   * are committed), or undefined until read or after an append failed (its row may or may not
+   * have landed, so the next read asks the database). An attempt reads its journal twice before
+   * its first call (the job runner, then the executor); the second is answered from here.
+   */
+  #known: string[] | undefined;
 
   constructor(
     private readonly pool: Pool,
     private readonly scope: string,
     private readonly key: string,
-  ) {}
+    /** The job was never claimed before (its first attempt): the journal is empty, no read needed. */
+    empty: boolean,
+  ) {
+    if (empty) this.#known = [];
+  }
 
   append(entry: RunJournalEntry): Promise<void> {
     const text = JSON.stringify(entry);
@@ -117,17 +130,25 @@ class PostgresJobJournal implements RunJournal {
         text,
       ]),
     );
-    this.#tail = write.catch(() => {});
+    this.#tail = write.then(
+      () => this.#known?.push(text),
+      () => {
+        this.#known = undefined;
+      },
+    );
     return write.then(() => {});
   }
 
   async entries(): Promise<readonly RunJournalEntry[]> {
     await this.#tail;
-    const { rows } = await this.pool.query<{ entry: string }>(
-      `SELECT entry FROM ${T_JOURNAL} WHERE scope = $1 AND job_key = $2 ORDER BY id`,
-      [this.scope, this.key],
-    );
-    return rows.map((row) => JSON.parse(row.entry) as RunJournalEntry);
+    if (this.#known === undefined) {
+      const { rows } = await this.pool.query<{ entry: string }>(
+        `SELECT entry FROM ${T_JOURNAL} WHERE scope = $1 AND job_key = $2 ORDER BY id`,
+        [this.scope, this.key],
+      );
+      this.#known = rows.map((row) => row.entry);
+    }
+    return this.#known.map((text) => JSON.parse(text) as RunJournalEntry);
   }
 }
 
@@ -185,6 +206,8 @@ export class PostgresJobStateStore implements JobStateStore {
   readonly #scope: string;
   /** Per job, its last log write in flight: the next is sent after it, so lines keep their order. */
   readonly #logTails = new Map<string, Promise<unknown>>();
+  /** Keys of jobs running their first claim in this process (see {@link firstClaim}). */
+  readonly #firstClaims = new Set<string>();
   #closing: Promise<void> | undefined;
 
   private constructor(pool: Pool, scope: string) {
@@ -238,8 +261,21 @@ export class PostgresJobStateStore implements JobStateStore {
     return new PostgresJobStateStore(pool, options.scope);
   }
 
+  /**
+   * The run journal of the job under `key`. A job marked by {@link firstClaim} has an empty
+   * journal (no worker ran it before, and keys are unique per submission): it is not read back.
+   */
   journal(key: string): RunJournal {
-    return new PostgresJobJournal(this.#pool, this.#scope, key);
+    return new PostgresJobJournal(this.#pool, this.#scope, key, this.#firstClaims.has(key));
+  }
+
+  /**
+   * Marks (`true`) or unmarks the job under `key` as claimed for the first time, for the
+   * {@link journal} views opened while it runs; the worker unmarks it when the attempt ends.
+   */
+  firstClaim(key: string, first: boolean): void {
+    if (first) this.#firstClaims.add(key);
+    else this.#firstClaims.delete(key);
   }
 
   approvals(key: string): JobApprovalStore {

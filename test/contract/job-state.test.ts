@@ -268,4 +268,31 @@ describe.skipIf(postgresBinDir() === undefined && !ON_CI)('PostgresJobStateStore
       await store.close();
     }
   });
+
+  it('a journal view reads once, then adds its own appends; a first claim starts it empty unread', async () => {
+    const store = await PostgresJobStateStore.open({ connection: server.url, scope: 'reads', poolSize: 2 });
+    const other = await PostgresJobStateStore.open({ connection: server.url, scope: 'reads', poolSize: 1 });
+    try {
+      const run: RunJournalEntry = { type: 'run', codeHash: 'c', at: 0 };
+      await other.journal('job-1').append(run);
+      const view = store.journal('job-1');
+      expect(await view.entries()).toEqual([run]);
+      await view.append(started(0));
+      // Another connection's write after the read is not seen: the view answers from what it read.
+      await other.journal('job-1').append(finished(0));
+      expect(await view.entries()).toEqual([run, started(0)]);
+      expect(await store.journal('job-1').entries()).toEqual([run, started(0), finished(0)]);
+      // Marked as a first claim: not read back (the row written by `other` is not there).
+      await other.journal('job-2').append(run);
+      store.firstClaim('job-2', true);
+      const first = store.journal('job-2');
+      expect(await first.entries()).toEqual([]);
+      await first.append(started(0));
+      expect(await first.entries()).toEqual([started(0)]);
+      store.firstClaim('job-2', false);
+      expect(await store.journal('job-2').entries()).toEqual([run, started(0)]);
+    } finally {
+      await Promise.all([store.close(), other.close()]);
+    }
+  });
 });
