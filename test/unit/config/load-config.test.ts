@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { loadConfig, parseConfig } from '../../../src/config/index.js';
 import {
   DEFAULT_BEAM_WIDTH,
+  DEFAULT_PROVIDER_MAX_OUTPUT_TOKENS,
   DEFAULT_CONFIG_MAX_BYTES,
   DEFAULT_HISTORY_MAX_RUNS,
   DEFAULT_MAX_TOOL_RESULT_BYTES,
@@ -419,7 +420,11 @@ describe('parseConfig', () => {
       maxRuns: 50,
     });
     expect(config.search).toMatchObject({ limit: 3, beamWidth: DEFAULT_BEAM_WIDTH, embeddings: undefined });
-    expect(config.agent).toEqual({ model: 'm', maxSteps: 4 });
+    expect(config.agent).toEqual({
+      model: 'm',
+      maxSteps: 4,
+      maxOutputTokens: DEFAULT_PROVIDER_MAX_OUTPUT_TOKENS,
+    });
   });
 
   it('sandbox.workerSpinUs: the default, 0 to turn the spin off, and a negative or fractional value named by its path', () => {

@@ -9,6 +9,7 @@ import {
   DEFAULT_EMBEDDING_BATCH_SIZE,
   DEFAULT_EXPANSION_WHEN,
   DEFAULT_JOBS_QUEUE,
+  DEFAULT_PROVIDER_MAX_OUTPUT_TOKENS,
   DEFAULT_SERVE_PORT,
   DEFAULT_STORE_MAX_VALUE_BYTES,
   DEFAULT_TOOL_CALL_TIMEOUT_MS,
@@ -60,7 +61,11 @@ describe('the resolved configuration', () => {
     expect(config.search.beamWidth).toBe(DEFAULT_BEAM_WIDTH);
     expect(config.search.expansionWhen).toBe(DEFAULT_EXPANSION_WHEN);
     expect(config.search.embeddings).toBeUndefined();
-    expect(config.agent).toEqual({ model: undefined, maxSteps: DEFAULT_AGENT_MAX_STEPS });
+    expect(config.agent).toEqual({
+      model: undefined,
+      maxSteps: DEFAULT_AGENT_MAX_STEPS,
+      maxOutputTokens: DEFAULT_PROVIDER_MAX_OUTPUT_TOKENS,
+    });
     expect(config.jobs.backend).toBe('local');
     expect(config.jobs.queue).toBe(DEFAULT_JOBS_QUEUE);
     expect(config.approvals).toEqual({ timeoutMs: DEFAULT_APPROVAL_TIMEOUT_MS, requireForDestructive: true });
