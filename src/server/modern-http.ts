@@ -330,15 +330,23 @@ function createModernServer(options: ModernHttpOptions, shared: ModernShared): M
 }
 
 /**
- * The SDK's 2026-07-28 HTTP handler over codecall's tools, refusing 2025-era requests (those go to
- * the sessionful leg).
+ * A factory of 2026-07-28 servers over codecall's tools, one per serving unit (an HTTP request, or
+ * a stdio connection), sharing one approval-state codec and one journal store.
  */
-export function createModernHttpHandler(options: ModernHttpOptions): McpHttpHandler {
+export function createModernServerFactory(options: ModernHttpOptions): () => ModernServer {
   const shared: ModernShared = {
     codec: createApprovalStateCodec({ key: options.requestStateKey }),
     journals: options.journals ?? new MemoryJobStateStore(),
   };
-  return createMcpHandler(() => createModernServer(options, shared), {
+  return () => createModernServer(options, shared);
+}
+
+/**
+ * The SDK's 2026-07-28 HTTP handler over codecall's tools, refusing 2025-era requests (those go to
+ * the sessionful leg).
+ */
+export function createModernHttpHandler(options: ModernHttpOptions): McpHttpHandler {
+  return createMcpHandler(createModernServerFactory(options), {
     legacy: 'reject',
     maxRequestBodySize: options.maxBodyBytes,
     onerror: (error) => report(options.onError, error),

@@ -1,0 +1,67 @@
+/**
+ * @module
+ * The 2026-07-28 leg of `codecall serve` over stdio: the SDK v2 `serveStdio` entry with the same
+ * tools as the stateless HTTP leg (modern-http.ts), pinned to the modern era. Loaded by
+ * start-stdio-server.ts only when a connection opens the 2026 way and `@modelcontextprotocol/server`
+ * (an optional peer) is installed.
+ */
+import type { Readable, Writable } from 'node:stream';
+import {
+  StdioServerTransport as ModernStdioServerTransport,
+  serveStdio,
+} from '@modelcontextprotocol/server/stdio';
+import {
+  CODECALL_SERVER_INSTRUCTIONS,
+  packageVersion,
+  type CodecallServerOptions,
+} from './create-codecall-server.js';
+import { createModernServerFactory } from './modern-http.js';
+import { RunLimiter } from './run-limiter.js';
+import type { StdioServerHandle } from './start-stdio-server.js';
+
+/** Serves a 2026-07-28 stdio connection through the SDK v2 `serveStdio` entry. */
+export function serveModernStdio(
+  options: CodecallServerOptions,
+  input: Readable,
+  stdout: Writable,
+  maxBufferSize: number,
+  onInitialized: (() => void) | undefined,
+): StdioServerHandle {
+  const factory = createModernServerFactory({
+    runtime: options.runtime,
+    runLimiter: options.runLimiter ?? new RunLimiter(),
+    serverInfo: options.serverInfo ?? { name: 'codecall', version: packageVersion() },
+    instructions: CODECALL_SERVER_INSTRUCTIONS,
+    passThrough: options.passThrough,
+    originalNames: options.originalNames,
+    learning: options.learning,
+    searchWaitForServersMs: options.searchWaitForServersMs,
+    maxBodyBytes: maxBufferSize,
+    onError: options.onError,
+    onExecute: options.onExecute,
+  });
+  const transport = new ModernStdioServerTransport(input, stdout, { maxBufferSize });
+  let resolveClosed!: () => void;
+  const closed = new Promise<void>((resolve) => (resolveClosed = resolve));
+  const handle = serveStdio(factory, {
+    legacy: 'reject',
+    transport,
+    onerror: (error) => options.onError?.(error),
+  });
+  let closing: Promise<void> | undefined;
+  const close = (): Promise<void> => {
+    closing ??= (async () => {
+      input.off('end', onEnd);
+      input.off('close', onEnd);
+      await handle.close().catch(() => {});
+      resolveClosed();
+    })();
+    return closing;
+  };
+  const onEnd = (): void => void close();
+  input.once('end', onEnd);
+  input.once('close', onEnd);
+  // No `initialized` notification in this era: the opening request is the moment.
+  onInitialized?.();
+  return { closed, close, [Symbol.asyncDispose]: close };
+}
