@@ -4,11 +4,15 @@
  * `auto` and `{ pin: '2026-07-28' }` land on the 2026-07-28 era (served by the SDK v2 `serveStdio`
  * entry), `legacy` on 2025-11-25 (the SDK 1.x server as before).
  */
-import { rmSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { afterAll, describe, expect, it } from 'vitest';
 import { BIN, tempServeConfig } from './serve-helpers.js';
+import { tempDir } from '../fixtures/temp-dir.js';
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -72,4 +76,67 @@ describe('codecall serve (stdio) to 2026-07-28 and 2025-11-25 clients', () => {
     }
     expect(seen).toEqual(['modern', 'modern', 'legacy']);
   }, 240_000);
+
+  it('without the optional @modelcontextprotocol/server: a 2026 opening gets method-not-found and the same connection goes on in 2025-11-25', async () => {
+    // A resolve hook that makes the package unresolvable with Node's own error, as an install without it.
+    const hide = join(tempDir('codecall-no-v2-stdio-'), 'hide.mjs');
+    writeFileSync(
+      hide,
+      `import { registerHooks } from 'node:module';
+registerHooks({
+  resolve(spec, ctx, next) {
+    if (spec !== '@modelcontextprotocol/server' && !spec.startsWith('@modelcontextprotocol/server/')) return next(spec, ctx);
+    throw Object.assign(new Error("Cannot find package '@modelcontextprotocol/server' imported from " + ctx.parentURL), { code: 'ERR_MODULE_NOT_FOUND' });
+  },
+});
+`,
+    );
+    const temp = tempServeConfig();
+    dirs.push(temp.dir);
+    const child = spawn(
+      process.execPath,
+      ['--import', pathToFileURL(hide).href, BIN, 'serve', '--config', temp.configPath],
+      { cwd: temp.workDir, stdio: ['pipe', 'pipe', 'pipe'] },
+    );
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const answer = async (id: number): Promise<Record<string, unknown>> => {
+      for (let waited = 0; waited < 60_000; waited += 50) {
+        const line = stdout.split('\n').find((l) => l.includes(`"id":${id}`));
+        if (line !== undefined) return JSON.parse(line) as Record<string, unknown>;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      throw new Error(`no answer to request ${id}; stderr: ${stderr}`);
+    };
+    try {
+      // What the SDK v2 client sends first in auto mode (its server/discover probe).
+      child.stdin.write(
+        JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'server/discover',
+          params: { _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28' } },
+        }) + '\n',
+      );
+      expect((await answer(1)).error).toMatchObject({ code: -32601 });
+      child.stdin.write(
+        JSON.stringify({
+          jsonrpc: '2.0',
+          id: 2,
+          method: 'initialize',
+          params: {
+            protocolVersion: '2025-11-25',
+            capabilities: {},
+            clientInfo: { name: 'raw', version: '1' },
+          },
+        }) + '\n',
+      );
+      expect((await answer(2)).result).toMatchObject({ protocolVersion: '2025-11-25' });
+      expect(stderr).not.toMatch(/unexpected error/);
+    } finally {
+      child.kill('SIGTERM');
+    }
+  }, 120_000);
 });
