@@ -262,4 +262,71 @@ describe('POST /v1/messages with @anthropic-ai/sdk', () => {
       .catch((e: unknown) => e);
     expect(denied).toBeInstanceOf(Anthropic.AuthenticationError);
   }, 120_000);
+
+  it('refuses an expired container with the Anthropic error shape (a serve whose containers last 1 ms)', async () => {
+    const shortLived = await startHttpServer({
+      runtime,
+      port: 0,
+      token: TOKEN,
+      routes: createVendorRoutes({
+        runtime,
+        model: (name) => (name === 'claude-scripted' ? scripted : undefined),
+        modelNames: () => ['claude-scripted'],
+        containerTtlMs: 1,
+      }),
+    });
+    const scripted = createLanguageModel('anthropic:claude-wire-scripted', {
+      apiKey: 'sk-wire',
+      baseURL: wire.origin,
+      maxRetries: 0,
+    });
+    try {
+      const short = new Anthropic({
+        apiKey: TOKEN,
+        baseURL: `http://127.0.0.1:${shortLived.port}`,
+        maxRetries: 0,
+      });
+      wire.enqueue('/v1/messages', {
+        body: anthropicMessage({
+          content: [{ type: 'tool_use', id: 'toolu_model_9', name: 'execute_code', input: { code: SCRIPT } }],
+          stopReason: 'tool_use',
+        }),
+      });
+      const question = { role: 'user' as const, content: 'Weather in Paris?' };
+      const first = await short.messages.create({
+        model: 'claude-scripted',
+        max_tokens: 64,
+        tools: [CODE_TOOL, WEATHER],
+        messages: [question],
+      });
+      const nested = first.content.find((b) => b.type === 'tool_use')!;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      const refused = await short.messages
+        .create({
+          model: 'claude-scripted',
+          max_tokens: 64,
+          tools: [CODE_TOOL, WEATHER],
+          container: first.container!.id,
+          messages: [
+            question,
+            { role: 'assistant', content: first.content },
+            {
+              role: 'user',
+              content: [{ type: 'tool_result', tool_use_id: nested.id, content: '{"temp": 3}' }],
+            },
+          ],
+        })
+        .catch((error: unknown) => error);
+      expect(refused).toBeInstanceOf(Anthropic.BadRequestError);
+      expect((refused as InstanceType<typeof Anthropic.BadRequestError>).error).toMatchObject({
+        type: 'error',
+        error: {
+          type: 'invalid_request_error',
+          message: expect.stringMatching(/^container: it expired; start the turn again/),
+        },
+      });
+    } finally {
+      await shortLived.close();
+    }
+  });
 });
