@@ -268,7 +268,7 @@ function errorText(error: unknown, onError: ((error: unknown) => void) | undefin
  * the results of `search_tools` and `execute_code`; undefined when all are. Reasons are the
  * pool's public ones: no command lines, paths or stderr.
  */
-function serverNote(runtime: CodecallRuntime): string | undefined {
+export function serverNote(runtime: CodecallRuntime): string | undefined {
   const starting: string[] = [];
   const failed: string[] = [];
   for (const status of runtime.tools.serverStatus()) {

@@ -44,7 +44,7 @@ import { hashCode } from '../store/index.js';
 import { MemoryJobStateStore, type JobStateStore } from '../store/job-state.js';
 import type { CatalogTool } from '../tools/index.js';
 import type { ServeLearning } from '../config/index.js';
-import type { ExecuteCodeEvent } from './create-codecall-server.js';
+import { serverNote, type ExecuteCodeEvent } from './create-codecall-server.js';
 import { passThroughTools } from './gateway-names.js';
 import {
   approvalRound,
@@ -103,6 +103,14 @@ interface ModernShared {
 
 function textResult(text: string, isError = false): CallToolResult {
   return { content: [{ type: 'text', text }], ...(isError ? { isError: true } : {}) };
+}
+
+/** `result` with the note on MCP servers not connected (if any) as a last text block, as for 2025 clients. */
+function withServerNote(result: CallToolResult, runtime: CodecallRuntime): CallToolResult {
+  const note = serverNote(runtime);
+  return note === undefined
+    ? result
+    : { ...result, content: [...result.content, { type: 'text', text: note }] };
 }
 
 function report(onError: ((error: unknown) => void) | undefined, error: unknown): void {
@@ -190,7 +198,10 @@ function createModernServer(options: ModernHttpOptions, shared: ModernShared): M
             for (const [exposed, candidate] of direct) if (candidate.name === tool.name) return exposed;
             return undefined;
           };
-          return textResult(renderSearchResult(found, { query: input.query, directName: directNameOf }));
+          return withServerNote(
+            textResult(renderSearchResult(found, { query: input.query, directName: directNameOf })),
+            runtime,
+          );
         } catch (error) {
           return textResult(errorText(error, options.onError), true);
         }
@@ -291,7 +302,10 @@ function createModernServer(options: ModernHttpOptions, shared: ModernShared): M
             } catch {
               // A listener's failure must not fail the run.
             }
-            return textResult(formatResultForModel(result), result.status === 'error');
+            return withServerNote(
+              textResult(formatResultForModel(result), result.status === 'error'),
+              runtime,
+            );
           } finally {
             release();
           }

@@ -104,6 +104,12 @@ export interface HttpServerOptions extends CodecallServerOptions {
   /** Extra routes (e.g. the jobs API, the jobs dashboard); called only after the same checks as `/mcp`. */
   routes?: HttpRoutes | HttpRoutes[];
   /**
+   * Also answer MCP 2026-07-28 clients, statelessly (needs the optional `@modelcontextprotocol/server`);
+   * experimental, so off by default: their era has no resources, prompts or progress here yet, and
+   * clients that negotiate automatically would land on it (docs/mcp-2026.md). @defaultValue false
+   */
+  mcp2026?: boolean;
+  /**
    * HMAC key (≥ 32 bytes) signing the `requestState` of approvals asked of 2026-07-28 clients;
    * every node behind one address needs the same. @defaultValue a random per-process key
    */
@@ -405,7 +411,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
   // The 2026-07-28 leg: stateless, one SDK v2 server per request (see modern-http.ts), when its
   // optional package is installed; without it, every request takes the 2025-11-25 path (a 2026
   // client in `auto` mode gets method-not-found for `server/discover` and falls back to it).
-  const leg = await loadModernLeg();
+  const leg = options.mcp2026 === true ? await loadModernLeg() : undefined;
   const modern = leg?.createModernHttpHandler({
     runtime: serverOptions.runtime,
     runLimiter,

@@ -46,6 +46,12 @@ export interface StdioServerOptions extends CodecallServerOptions {
    * @defaultValue `"runtime"`
    */
   store?: 'session' | 'runtime';
+  /**
+   * Also answer MCP 2026-07-28 clients (the first message decides the era); experimental, so off
+   * by default: their era has no resources, prompts or progress here yet (docs/mcp-2026.md).
+   * @defaultValue false
+   */
+  mcp2026?: boolean;
   /** @defaultValue `process.stdin` */
   stdin?: Readable;
   /** @defaultValue `process.stdout` */
@@ -87,6 +93,7 @@ export async function startStdioServer(options: StdioServerOptions): Promise<Std
     stdout = process.stdout,
     maxMessageBytes,
     onInitialized,
+    mcp2026,
     ...serverOptions
   } = options;
   const maxBufferSize = maxMessageBytes ?? DEFAULT_SERVE_MAX_BODY_BYTES;
@@ -108,7 +115,9 @@ export async function startStdioServer(options: StdioServerOptions): Promise<Std
     .then(async (first) => {
       if (stopped) return;
       const modern =
-        first.line !== undefined && isModernOpening(first.line) ? await loadModernStdio() : undefined;
+        mcp2026 === true && first.line !== undefined && isModernOpening(first.line)
+          ? await loadModernStdio()
+          : undefined;
       inner = modern
         ? modern.serveModernStdio(serverOptions, first.stream, stdout, maxBufferSize, onInitialized)
         : await serveLegacyStdio(serverOptions, first.stream, stdout, maxBufferSize, onInitialized);

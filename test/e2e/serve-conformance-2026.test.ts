@@ -48,7 +48,7 @@ describe('codecall serve --http under the 2026-07-28 conformance requirements', 
           serve: { originalNames: true, waitForServersMs: 60_000 },
         }),
       );
-      const serve = spawnServe(['--http', '--port', '0', '--config', configPath]);
+      const serve = spawnServe(['--http', '--mcp-2026', '--port', '0', '--config', configPath]);
       try {
         const [, url] = (await serve.waitFor(/listening on (http:\/\/\S+)/)) as [string, string];
         const result = await run(

@@ -46,7 +46,7 @@ function text(result: unknown): string {
 }
 
 async function startServe(configPath: string, args: string[] = [], env: NodeJS.ProcessEnv = {}) {
-  const serve = spawnServe(['--http', '--port', '0', '--config', configPath, ...args], { env });
+  const serve = spawnServe(['--http', '--mcp-2026', '--port', '0', '--config', configPath, ...args], { env });
   serves.push(serve);
   const [, url] = (await serve.waitFor(/listening on (http:\/\/\S+)/)) as [string, string];
   return { serve, url };

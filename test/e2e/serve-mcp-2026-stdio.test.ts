@@ -47,7 +47,7 @@ describe('codecall serve (stdio) to 2026-07-28 and 2025-11-25 clients', () => {
       await client.connect(
         new StdioClientTransport({
           command: process.execPath,
-          args: [BIN, 'serve', '--config', temp.configPath],
+          args: [BIN, 'serve', '--mcp-2026', '--config', temp.configPath],
           cwd: temp.workDir,
           stderr: 'pipe',
         }),
@@ -95,7 +95,7 @@ registerHooks({
     dirs.push(temp.dir);
     const child = spawn(
       process.execPath,
-      ['--import', pathToFileURL(hide).href, BIN, 'serve', '--config', temp.configPath],
+      ['--import', pathToFileURL(hide).href, BIN, 'serve', '--mcp-2026', '--config', temp.configPath],
       { cwd: temp.workDir, stdio: ['pipe', 'pipe', 'pipe'] },
     );
     let stdout = '';

@@ -37,7 +37,7 @@ async function startServe(
   configPath: string,
   env: NodeJS.ProcessEnv = {},
 ): Promise<{ serve: ServeProcess; url: string }> {
-  const serve = spawnServe(['--http', '--port', '0', '--config', configPath], { env });
+  const serve = spawnServe(['--http', '--mcp-2026', '--port', '0', '--config', configPath], { env });
   serves.push(serve);
   const [, url] = (await serve.waitFor(/listening on (http:\/\/\S+)/)) as [string, string];
   return { serve, url };

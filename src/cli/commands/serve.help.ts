@@ -35,6 +35,10 @@ Options:
   --no-pass-through          expose only search_tools and execute_code
   --legacy-sse               with --http: also serve the legacy HTTP+SSE transport (GET /sse,
                              POST /messages) for clients older than Streamable HTTP
+  --mcp-2026                 also answer MCP 2026-07-28 clients (stateless over --http; over stdio
+                             the first message decides); experimental: no resources, prompts or
+                             progress for them yet, so off by default (docs/mcp-2026.md); needs
+                             npm install @modelcontextprotocol/server
   --redis <url>              with --http: keep jobs (/v1/jobs) on this Redis for \`codecall worker\`
                              processes, instead of running them in this process (see docs/jobs.md)
   --dashboard                with --http and a BullMQ queue: the @bull-board dashboard at /admin/queues

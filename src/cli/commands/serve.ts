@@ -50,6 +50,8 @@ export interface ServeArgs {
   dashboard?: boolean;
   /** `--legacy-sse`: also serve the legacy HTTP+SSE transport at /sse and /messages. */
   legacySse?: boolean;
+  /** `--mcp-2026`: also answer MCP 2026-07-28 clients (experimental; see docs/mcp-2026.md). */
+  mcp2026?: boolean;
 }
 
 /** Settings of one `codecall serve`, every source merged: flag > environment > config > default. */
@@ -88,6 +90,7 @@ export function parseServeArgs(argv: string[], env: NodeJS.ProcessEnv = {}): Ser
       redis: { type: 'string' },
       dashboard: { type: 'boolean' },
       'legacy-sse': { type: 'boolean' },
+      'mcp-2026': { type: 'boolean' },
     },
     allowPositionals: false,
   });
@@ -98,6 +101,7 @@ export function parseServeArgs(argv: string[], env: NodeJS.ProcessEnv = {}): Ser
   };
   if (values.dashboard === true) args.dashboard = true;
   if (values['legacy-sse'] === true) args.legacySse = true;
+  if (values['mcp-2026'] === true) args.mcp2026 = true;
   if (values.config !== undefined) args.config = values.config;
   if (values.host !== undefined) args.host = values.host;
   if (values.port !== undefined) {
@@ -280,6 +284,7 @@ async function run(argv: string[], io: CliIo): Promise<number> {
       log('Anthropic Messages at /v1/messages, OpenAI Responses at /v1/responses (docs/vendor-endpoints.md)');
       const http = await startHttpServer({
         ...serverOptions,
+        mcp2026: parsed.mcp2026 === true,
         // Issue 28: what lets any node resume a 2026-07-28 run paused on an approval.
         ...(io.env.CODECALL_REQUEST_STATE_KEY !== undefined
           ? { requestStateKey: io.env.CODECALL_REQUEST_STATE_KEY }
@@ -304,8 +309,10 @@ async function run(argv: string[], io: CliIo): Promise<number> {
       log(`listening on ${http.url} (${tools.length} tools from ${servers} servers${more})`);
       log(
         http.protocolRevisions.length > 1
-          ? `MCP ${http.protocolRevisions.join(' and ')} (the latter stateless)`
-          : 'MCP 2025-11-25; for 2026-07-28 clients (stateless, input_required): npm install @modelcontextprotocol/server',
+          ? `MCP ${http.protocolRevisions.join(' and ')} (the latter stateless, experimental)`
+          : parsed.mcp2026 === true
+            ? 'MCP 2025-11-25; for 2026-07-28 clients (stateless, input_required): npm install @modelcontextprotocol/server'
+            : 'MCP 2025-11-25 (2026-07-28 clients too with --mcp-2026, experimental: docs/mcp-2026.md)',
       );
       log(
         isLoopbackHost(args.host)
@@ -316,6 +323,7 @@ async function run(argv: string[], io: CliIo): Promise<number> {
     } else {
       const stdio = await startStdioServer({
         ...serverOptions,
+        mcp2026: parsed.mcp2026 === true,
         stdin: io.stdin as Readable,
         stdout: io.stdout as Writable,
         // A failed start is told here and again by the first run, which tries again.
