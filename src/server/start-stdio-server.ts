@@ -192,10 +192,13 @@ async function peekFirstLine(
       const buffer = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
       chunks.push(buffer);
       size += buffer.length;
-      const all = Buffer.concat(chunks);
-      const newline = all.indexOf(0x0a);
-      if (newline >= 0) finish(all.subarray(0, newline).toString('utf8'));
-      else if (size > maxBytes) finish(undefined);
+      // Only the new chunk is searched, and the line joined once it is found: a first line sent in
+      // many small chunks costs one pass, not a concatenation per chunk.
+      const at = buffer.indexOf(0x0a);
+      if (at >= 0) {
+        const newline = size - buffer.length + at;
+        finish(Buffer.concat(chunks, size).subarray(0, newline).toString('utf8'));
+      } else if (size > maxBytes) finish(undefined);
     };
     const onEnd = (): void => {
       ended = true;
