@@ -641,6 +641,7 @@ function resolveServe(section: ConfigFile['serve'], configDir: string, issues: C
     vendorJournalDir:
       given.vendorJournalDir === undefined ? undefined : resolve(configDir, given.vendorJournalDir),
     vendorContainerTtlMs: given.vendorContainerTtlMs ?? DEFAULT_VENDOR_CONTAINER_TTL_MS,
+    telemetry: given.telemetry ?? false,
   };
 }
 

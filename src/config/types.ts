@@ -286,6 +286,13 @@ export interface ServeConfig {
   vendorJournalDir: string | undefined;
   /** Milliseconds a paused script's container stays valid. @defaultValue {@link DEFAULT_VENDOR_CONTAINER_TTL_MS} */
   vendorContainerTtlMs: number;
+  /**
+   * Make OpenTelemetry spans of the requests served and the upstream calls they make (loads
+   * `@opentelemetry/api`; spans go to the global tracer provider an SDK registered). Off, a
+   * client's `_meta` trace context still goes on to the upstream calls unchanged. See
+   * docs/server.md. @defaultValue false
+   */
+  telemetry: boolean;
 }
 
 /** Who learns from `codecall serve` sessions: all of them, into one shared graph, or nobody. */

@@ -52,6 +52,7 @@ import {
   type UpstreamToolResult,
 } from '../tools/index.js';
 import type { ExecutionResult, ToolCaller } from '../types.js';
+import type { CallTrace } from '../util/trace-context.js';
 import type { ResultHandleOptions } from './result-handles.js';
 import {
   createExecutor,
@@ -218,6 +219,8 @@ export interface RuntimeExecuteOptions {
   store?: ScriptStore;
   /** Tools answered by the caller, bound beside the catalog (see `ExecuteOptions.extraTools`). */
   extraTools?: ExtraTools;
+  /** Traces the run's MCP calls (see `ExecuteOptions.trace`). */
+  trace?: CallTrace | undefined;
 }
 
 /** Options of {@link CodecallRuntime.callTool}. */
@@ -235,6 +238,8 @@ export interface RuntimeCallOptions {
   asker?: ToolCallOptions['asker'];
   /** Whom the call is for: what its server sends meanwhile is that client's (gateway pass-through). */
   origin?: string;
+  /** Traces the call (its request carries the trace context; see `ToolCallOptions.trace`). */
+  trace?: CallTrace | undefined;
 }
 
 function abortedError(): CodecallError {
@@ -739,6 +744,7 @@ export class CodecallRuntime {
       ...(options.onProgress ? { onProgress: options.onProgress } : {}),
       ...(options.asker ? { asker: options.asker } : {}),
       ...(options.origin !== undefined ? { origin: options.origin } : {}),
+      ...(options.trace !== undefined ? { trace: options.trace } : {}),
     };
   }
 

@@ -17,6 +17,7 @@ import {
 } from '../isolate/index.js';
 import type { Approver, CatalogTool, ToolPool } from '../tools/index.js';
 import type { ExecutionResult, SandboxToolBinding, ToolInvoker } from '../types.js';
+import type { CallTrace } from '../util/trace-context.js';
 import { isStoreCall, STORE_BINDINGS, type ScriptStore } from './script-store.js';
 import {
   HANDLE_BINDING,
@@ -155,6 +156,8 @@ export interface ExecuteOptions {
    * the run's journal like any other call. @defaultValue none
    */
   extraTools?: ExtraTools;
+  /** Traces the run's MCP calls (their requests carry its trace context). @defaultValue none */
+  trace?: CallTrace | undefined;
 }
 
 /** Tools bound into one run and answered by the caller (see {@link ExecuteOptions.extraTools}). */
@@ -330,6 +333,7 @@ export function createExecutor(options: ExecutorOptions): Executor {
     approver: Approver | undefined,
     runId: string,
     store: ScriptStore | undefined,
+    trace: CallTrace | undefined,
   ): ToolInvoker => {
     let calls = 0;
     return ({ name, args, signal, line }) =>
@@ -345,6 +349,7 @@ export function createExecutor(options: ExecutorOptions): Executor {
             // A JSON text result goes to the sandbox unparsed (it parses it once, itself); the
             // host consumers that read values (the journal, `onToolResult`) parse it themselves.
             jsonText: true,
+            trace,
           });
   };
   const observed = (listener: ToolResultListener, inner: ToolInvoker): ToolInvoker => {
@@ -432,7 +437,12 @@ export function createExecutor(options: ExecutorOptions): Executor {
             details: { field: 'replay', value: true },
           },
         );
-      const pooled = invokerOf(executeOptions.approver, executeOptions.runId ?? randomUUID(), store);
+      const pooled = invokerOf(
+        executeOptions.approver,
+        executeOptions.runId ?? randomUUID(),
+        store,
+        executeOptions.trace,
+      );
       const extra = executeOptions.extraTools;
       const extraNames = new Set(extra?.tools.map((t) => t.name));
       const invoke: ToolInvoker =

@@ -59,6 +59,8 @@ import type { ServeLearning } from '../config/index.js';
 import { elicitationApprover } from './elicitation-approver.js';
 import { passThroughTools } from './gateway-names.js';
 import { attachGateway, type NotificationDroppedEvent } from './gateway.js';
+import type { CallTrace } from '../util/trace-context.js';
+import { requestTracing } from './request-tracing.js';
 import { RunLimiter } from './run-limiter.js';
 import {
   failedServersText,
@@ -313,6 +315,7 @@ export function createCodecallServer(options: CodecallServerOptions): Server {
   const passThrough = options.passThrough ?? true;
   const originalNames = options.originalNames ?? false;
   const progressIntervalMs = options.progressIntervalMs ?? DEFAULT_SERVE_PROGRESS_INTERVAL_MS;
+  const tracing = requestTracing(runtime.config.serve.telemetry);
   const sequenceGapMs = options.sequenceGapMs ?? DEFAULT_SERVE_SEQUENCE_GAP_MS;
   const learn = (options.learning ?? 'shared') === 'shared';
   const searchWaitMs = options.searchWaitForServersMs ?? DEFAULT_SERVE_SEARCH_WAIT_FOR_SERVERS_MS;
@@ -472,6 +475,7 @@ export function createCodecallServer(options: CodecallServerOptions): Server {
   const callTool = async (
     request: CallToolRequest,
     extra: RequestHandlerExtra<ServerRequest, ServerNotification>,
+    trace: CallTrace | undefined,
   ): Promise<CallToolResult> => {
     const { name, arguments: args } = request.params;
     // Calls that need approval: the runtime's approver, else this client through elicitation.
@@ -549,6 +553,7 @@ export function createCodecallServer(options: CodecallServerOptions): Server {
             ...(store !== undefined ? { store } : {}),
             runId: run.runId,
             owner: sandboxOwner,
+            ...(trace !== undefined ? { trace } : {}),
             ...(input.session !== undefined ? { session: input.session, sessionOwner: sandboxOwner } : {}),
           });
           // The run's history is written (runtime.execute waited for it); so is its query feedback.
@@ -603,6 +608,7 @@ export function createCodecallServer(options: CodecallServerOptions): Server {
         approver,
         asker: gateway.askerFor(extra),
         origin: sandboxOwner,
+        ...(trace !== undefined ? { trace } : {}),
         // The server's progress on this call reaches the client under the client's own token.
         ...(progressToken !== undefined
           ? {
@@ -649,7 +655,17 @@ export function createCodecallServer(options: CodecallServerOptions): Server {
   server.fallbackRequestHandler = async (request, extra) => {
     if (request.method !== CallToolRequestSchema.shape.method.value)
       throw protocolError(ErrorCode.MethodNotFound, `Method not found: ${request.method}.`);
-    return callTool(parseCallToolRequest(request), extra);
+    const call = parseCallToolRequest(request);
+    return tracing.request(
+      {
+        tool: call.params.name,
+        meta: call.params._meta,
+        sessionId: extra.sessionId,
+        requestId: extra.requestId,
+      },
+      (trace) => callTool(call, extra, trace),
+      (result) => result.isError === true,
+    );
   };
 
   return server;

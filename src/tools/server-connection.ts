@@ -38,6 +38,7 @@ import { CodecallError, isCodecallError } from '../errors.js';
 import type { JsonSchema } from '../types.js';
 import { backoffDelayMs } from '../util/backoff.js';
 import { setLongTimeout } from '../util/long-timeout.js';
+import type { TraceCarrier } from '../util/trace-context.js';
 import type { RawToolResult } from './normalize-result.js';
 import type { ToolAnnotations } from './policy.js';
 import { LinearStdioClientTransport } from './stdio-transport.js';
@@ -130,6 +131,8 @@ export interface ConnectionCallOptions {
   qualifiedName: string;
   /** Told of the server's progress notifications for this call (the request then carries a token). */
   onProgress?: ((progress: Progress) => void) | undefined;
+  /** Trace context for the request's `_meta` (`traceparent`, `tracestate`, `baggage`). */
+  trace?: TraceCarrier | undefined;
 }
 
 const ListToolsPageSchema = z.looseObject({
@@ -752,7 +755,9 @@ export class ServerConnection {
             params: {
               name: tool,
               arguments: args as Record<string, unknown>,
-              ...(progress ? { _meta: { progressToken: progress.token } } : {}),
+              ...(progress || options.trace
+                ? { _meta: { ...options.trace, ...(progress ? { progressToken: progress.token } : {}) } }
+                : {}),
             },
           },
           CallToolResultSchema,

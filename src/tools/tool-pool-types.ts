@@ -5,6 +5,7 @@
  */
 import type { CallToolResult, Progress, ServerCapabilities } from '@modelcontextprotocol/sdk/types.js';
 import type { RequireApproval } from '../config/types.js';
+import type { CallTrace } from '../util/trace-context.js';
 import type { JsonSchema, ToolCaller } from '../types.js';
 import type { ApprovalRecord, Approver, RequireApprovalSource } from './approval.js';
 import type { AllowedCallersSource, ToolAnnotations } from './policy.js';
@@ -151,6 +152,11 @@ export interface ToolCallOptions {
    * @defaultValue false
    */
   jsonText?: boolean | undefined;
+  /**
+   * Traces the call: its request's `_meta` carries the trace context this gives (W3C
+   * `traceparent`…), and its span ends when it settles. @defaultValue none
+   */
+  trace?: CallTrace | undefined;
 }
 
 /** Answers an upstream server's `sampling/createMessage` or `elicitation/create` request. */

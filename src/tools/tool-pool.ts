@@ -298,12 +298,21 @@ export class ToolPool {
         const value = { contents: read.contents };
         return { tool, raw: { content: [], structuredContent: value } as RawToolResult };
       }
-      const raw = await connection.call(tool.tool, input, {
-        signal: options.signal,
-        timeoutMs,
-        qualifiedName: tool.name,
-        onProgress: options.onProgress,
-      });
+      const traced = options.trace?.startCall({ tool: tool.name, server: connection.name });
+      let raw: RawToolResult;
+      try {
+        raw = await connection.call(tool.tool, input, {
+          signal: options.signal,
+          timeoutMs,
+          qualifiedName: tool.name,
+          onProgress: options.onProgress,
+          trace: traced?.meta,
+        });
+      } catch (error) {
+        traced?.end(error);
+        throw error;
+      }
+      traced?.end(raw.isError === true ? new Error(toolErrorText(raw)) : undefined);
       return { tool, raw };
     } finally {
       untrack();

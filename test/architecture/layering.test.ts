@@ -189,7 +189,7 @@ const PACKAGE_HOMES: Record<string, string[]> = {
   'node:sqlite': ['store'],
   '@bull-board/api': ['jobs'],
   '@bull-board/express': ['jobs'],
-  '@opentelemetry/api': ['agent'],
+  '@opentelemetry/api': ['agent', 'server'],
   ai: ['adapters'],
   '@ai-sdk/provider': ['adapters'],
   '@openai/agents': ['adapters'],

@@ -16,6 +16,7 @@ import type { JobBackend, JobDashboardRoutes } from '../../jobs/index.js';
 import type { ExecuteCodeEvent } from '../../server/create-codecall-server.js';
 import { startHeapPolicy } from '../../server/heap-policy.js';
 import { assertSafeBinding, isLoopbackHost } from '../../server/http-security.js';
+import { loadTracingApi } from '../../server/request-tracing.js';
 import { RunLimiter } from '../../server/run-limiter.js';
 import { startStdioServer } from '../../server/start-stdio-server.js';
 import type { HttpRoutes } from '../../server/start-http-server.js';
@@ -165,6 +166,8 @@ async function run(argv: string[], io: CliIo): Promise<number> {
   const args = resolveServeSettings(parsed, config.serve);
   // Before any MCP server is spawned: an unsafe binding never starts anything.
   if (args.http) assertSafeBinding(args.host, args.token);
+  // serve.telemetry without its package fails here, naming the setting, not on the first call.
+  if (config.serve.telemetry) await loadTracingApi();
   const log = (line: string): void => {
     io.stderr.write(`codecall serve: ${line}\n`);
   };
