@@ -125,6 +125,16 @@ export const DEFAULT_RECONNECT_MAX_DELAY_MS = 10_000;
 export const DEFAULT_RECONNECT_MAX_ATTEMPTS = 10;
 /** Pages of `tools/list` read from one server (bounds a server that paginates forever). */
 export const DEFAULT_TOOL_LIST_MAX_PAGES = 100;
+
+/**
+ * Bounds of polling an upstream tool that runs as a task (`execution.taskSupport: "required"`,
+ * MCP 2025-11-25): the server's `pollInterval` is clamped to [min, max] ms (a hostile 0 cannot
+ * spin, a huge one cannot stall the call past its timeout), and `tasks/cancel` on abort waits at
+ * most the cancel timeout.
+ */
+export const DEFAULT_UPSTREAM_TASK_MIN_POLL_MS = 50;
+export const DEFAULT_UPSTREAM_TASK_MAX_POLL_MS = 5_000;
+export const DEFAULT_UPSTREAM_TASK_CANCEL_TIMEOUT_MS = 5_000;
 /** Tools accepted from one server; the rest are dropped with a report. */
 export const DEFAULT_SERVER_MAX_TOOLS = 5_000;
 /** Bytes of a server's error text kept in the error a script sees. */

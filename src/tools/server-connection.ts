@@ -32,6 +32,9 @@ import {
   DEFAULT_SERVER_MAX_TOOLS,
   DEFAULT_SERVER_STDERR_TAIL_BYTES,
   DEFAULT_TOOL_LIST_MAX_PAGES,
+  DEFAULT_UPSTREAM_TASK_CANCEL_TIMEOUT_MS,
+  DEFAULT_UPSTREAM_TASK_MAX_POLL_MS,
+  DEFAULT_UPSTREAM_TASK_MIN_POLL_MS,
 } from '../config/defaults.js';
 import type { ServerConfig } from '../config/types.js';
 import { CodecallError, isCodecallError } from '../errors.js';
@@ -59,6 +62,11 @@ export interface ListedTool {
   inputSchema: JsonSchema;
   outputSchema?: JsonSchema;
   annotations?: ToolAnnotations;
+  /**
+   * `execution.taskSupport` (MCP 2025-11-25 tasks): `required` tools are called as tasks
+   * (`tools/call` with `task`, then `tasks/get` … `tasks/result`); absent means `forbidden`.
+   */
+  taskSupport?: 'optional' | 'required';
 }
 
 /** Reconnection bounds. */
@@ -176,8 +184,33 @@ function sanitizeTool(raw: unknown): ListedTool | string {
     if (typeof a.title === 'string') annotations.title = a.title;
     tool.annotations = annotations;
   }
+  if (isObject(raw.execution)) {
+    const support = raw.execution.taskSupport;
+    if (support === 'optional' || support === 'required') tool.taskSupport = support;
+  }
   return tool;
 }
+
+/** The names of the tools that must be called as tasks, per listed array (computed once each). */
+const taskToolsCache = new WeakMap<ListedTool[], ReadonlySet<string>>();
+function taskToolsOf(tools: ListedTool[]): ReadonlySet<string> {
+  let names = taskToolsCache.get(tools);
+  if (names === undefined) {
+    names = new Set(tools.filter((tool) => tool.taskSupport === 'required').map((tool) => tool.name));
+    taskToolsCache.set(tools, names);
+  }
+  return names;
+}
+
+/** A task's status as `tasks/get` and a task-creating `tools/call` report it (untrusted). */
+const UpstreamTaskSchema = z.looseObject({
+  taskId: z.string().min(1).max(512),
+  status: z.string(),
+  pollInterval: z.number().optional(),
+  statusMessage: z.string().optional(),
+});
+const CreateTaskPageSchema = z.looseObject({ task: UpstreamTaskSchema });
+const CancelTaskPageSchema = z.looseObject({});
 
 /**
  * A counting semaphore whose waits honour an abort signal: the per-call limit of one MCP server
@@ -749,6 +782,17 @@ export class ServerConnection {
       const requestOptions: RequestOptions = { signal: controller.signal, timeout: remaining };
       const progress = this.progressToken(options.onProgress);
       try {
+        if (
+          taskToolsOf(this.tools).size > 0 &&
+          taskToolsOf(this.tools).has(tool) &&
+          this.toolTasksServed(client)
+        )
+          return await this.callAsTask(client, tool, args, {
+            qualifiedName,
+            signal: controller.signal,
+            deadline: started + timeoutMs,
+            meta: { ...options.trace, ...(progress ? { progressToken: progress.token } : {}) },
+          });
         return (await client.request(
           {
             method: 'tools/call',
@@ -773,6 +817,88 @@ export class ServerConnection {
     } finally {
       if (acquired) this.semaphore.release();
       outer?.removeEventListener('abort', forward);
+    }
+  }
+
+  /** Whether the server serves task-augmented `tools/call` (`capabilities.tasks.requests.tools.call`). */
+  private toolTasksServed(client: Client): boolean {
+    const tasks = (
+      client.getServerCapabilities() as { tasks?: { requests?: { tools?: { call?: unknown } } } }
+    )?.tasks;
+    return isObject(tasks?.requests?.tools?.call);
+  }
+
+  /**
+   * Calls a tool the server runs as a task (MCP 2025-11-25, basic/utilities/tasks): creates the
+   * task, polls `tasks/get` at the server's `pollInterval` clamped to
+   * [{@link DEFAULT_UPSTREAM_TASK_MIN_POLL_MS}, {@link DEFAULT_UPSTREAM_TASK_MAX_POLL_MS}] until it
+   * is `completed`, `failed` or `input_required`, then reads `tasks/result` (which also delivers
+   * the server's queued elicitations). The whole call stays within the tool's timeout; on abort
+   * or timeout the task is cancelled (`tasks/cancel`, best effort).
+   */
+  private async callAsTask(
+    client: Client,
+    tool: string,
+    args: unknown,
+    options: { qualifiedName: string; signal: AbortSignal; deadline: number; meta: Record<string, unknown> },
+  ): Promise<RawToolResult> {
+    const { signal, deadline } = options;
+    const within = (): RequestOptions => ({ signal, timeout: Math.max(1, deadline - Date.now()) });
+    const meta = Object.keys(options.meta).length > 0 ? { _meta: options.meta } : {};
+    const created = await client.request(
+      {
+        method: 'tools/call',
+        params: { name: tool, arguments: args as Record<string, unknown>, task: {}, ...meta },
+      },
+      CreateTaskPageSchema,
+      within(),
+    );
+    const taskId = created.task.taskId;
+    let settled = false;
+    try {
+      let task = created.task;
+      for (;;) {
+        if (task.status === 'completed' || task.status === 'failed' || task.status === 'input_required') {
+          const result = (await client.request(
+            { method: 'tasks/result', params: { taskId } },
+            CallToolResultSchema,
+            within(),
+          )) as RawToolResult;
+          settled = true;
+          return result;
+        }
+        if (task.status === 'cancelled') {
+          settled = true;
+          throw new CodecallError(
+            'TOOL_CALL_FAILED',
+            `${options.qualifiedName} failed: MCP server "${this.name}" cancelled the task it ran the call as` +
+              `${task.statusMessage !== undefined ? ` (${task.statusMessage.slice(0, 200)})` : ''}.`,
+            { details: { server: this.name, tool: options.qualifiedName } },
+          );
+        }
+        const wait = Math.min(
+          Math.max(task.pollInterval ?? DEFAULT_UPSTREAM_TASK_MIN_POLL_MS, DEFAULT_UPSTREAM_TASK_MIN_POLL_MS),
+          DEFAULT_UPSTREAM_TASK_MAX_POLL_MS,
+        );
+        if (Date.now() + wait >= deadline)
+          throw new CodecallError('TOOL_TIMEOUT', `task ${taskId} still ${task.status.slice(0, 40)}`, {
+            details: { tool: options.qualifiedName, timeoutMs: Math.max(0, deadline - Date.now()) },
+          });
+        await sleep(wait, signal);
+        signal.throwIfAborted();
+        task = await client.request(
+          { method: 'tasks/get', params: { taskId } },
+          UpstreamTaskSchema,
+          within(),
+        );
+      }
+    } finally {
+      if (!settled)
+        void client
+          .request({ method: 'tasks/cancel', params: { taskId } }, CancelTaskPageSchema, {
+            timeout: DEFAULT_UPSTREAM_TASK_CANCEL_TIMEOUT_MS,
+          })
+          .catch(() => {});
     }
   }
 
