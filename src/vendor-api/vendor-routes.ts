@@ -15,6 +15,7 @@ import { createResponse, responseEvents } from './openai-responses.js';
 import { ContainerSigner } from './container-token.js';
 import { FilePausedRuns, MemoryPausedRuns } from './paused-runs.js';
 import { VendorError } from './vendor-error.js';
+import type { PausedRunStore } from '../store/index.js';
 
 /** Path of the Messages endpoint. */
 export const MESSAGES_PATH = '/v1/messages';
@@ -31,6 +32,11 @@ export interface VendorRoutesOptions {
   secret?: string | undefined;
   /** Folder of paused scripts' journals (durable, shared). @defaultValue in memory */
   journalDir?: string | undefined;
+  /**
+   * Where paused scripts live (Redis, PostgreSQL: `store/paused-run-store-*.ts`); wins over
+   * `journalDir`. Closed by the routes' `close()`. @defaultValue `journalDir`'s folder, else memory
+   */
+  paused?: PausedRunStore | undefined;
   /** @defaultValue `DEFAULT_VENDOR_CONTAINER_TTL_MS` */
   containerTtlMs?: number | undefined;
 }
@@ -39,6 +45,8 @@ export interface VendorRoutesOptions {
 export interface VendorRoutes {
   readonly ownAuth: true;
   matches(pathname: string): boolean;
+  /** Closes the store of paused scripts (idempotent). */
+  close(): Promise<void>;
   handle(
     request: IncomingMessage,
     response: ServerResponse,
@@ -150,13 +158,19 @@ export function createVendorRoutes(options: VendorRoutesOptions): VendorRoutes {
     modelNames: options.modelNames,
     signer: new ContainerSigner(options.secret),
     paused:
-      options.journalDir !== undefined ? new FilePausedRuns(options.journalDir) : new MemoryPausedRuns(),
+      options.paused ??
+      (options.journalDir !== undefined
+        ? new FilePausedRuns(options.journalDir, {
+            ...(options.containerTtlMs !== undefined ? { ttlMs: options.containerTtlMs } : {}),
+          })
+        : new MemoryPausedRuns()),
     ...(options.containerTtlMs !== undefined ? { containerTtlMs: options.containerTtlMs } : {}),
     maxToolResultBytes: DEFAULT_MAX_TOOL_RESULT_BYTES,
   };
   return {
     ownAuth: true,
     matches: (pathname) => pathname === MESSAGES_PATH || pathname === RESPONSES_PATH,
+    close: () => context.paused.close(),
     async handle(request, response, { maxBodyBytes, token }) {
       const openai = new URL(request.url ?? '/', 'http://localhost').pathname === RESPONSES_PATH;
       const errorBody = (error: VendorError): unknown =>
