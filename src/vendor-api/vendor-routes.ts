@@ -16,6 +16,7 @@ import { ContainerSigner } from './container-token.js';
 import { FilePausedRuns, MemoryPausedRuns } from './paused-runs.js';
 import { VendorError } from './vendor-error.js';
 import type { PausedRunStore } from '../store/index.js';
+import type { Approver } from '../tools/index.js';
 
 /** Path of the Messages endpoint. */
 export const MESSAGES_PATH = '/v1/messages';
@@ -39,7 +40,24 @@ export interface VendorRoutesOptions {
   paused?: PausedRunStore | undefined;
   /** @defaultValue `DEFAULT_VENDOR_CONTAINER_TTL_MS` */
   containerTtlMs?: number | undefined;
+  /**
+   * Decides scripts' calls of configured tools that need approval (`requireApproval`,
+   * destructive tools). @defaultValue the runtime's `onApproval`; without one such calls are
+   * refused, the script's error naming the tool and the setting ({@link refuseWithoutApprover})
+   */
+  onApproval?: Approver | undefined;
 }
+
+/**
+ * The approver of the vendor endpoints when nobody can approve: the wires have no message that
+ * asks the client for an approval, so a call that needs one is refused, never run unapproved.
+ */
+export const refuseWithoutApprover: Approver = () => ({
+  approved: false,
+  decidedBy: 'policy',
+  reason:
+    'the vendor endpoints (/v1/messages, /v1/responses) cannot ask anyone to approve a call: approve such calls through the jobs API or an MCP client of codecall serve, or lift the requirement in the configuration',
+});
 
 /** Routes shaped like the HTTP server's `HttpRoutes`. */
 export interface VendorRoutes {
@@ -166,6 +184,9 @@ export function createVendorRoutes(options: VendorRoutesOptions): VendorRoutes {
         : new MemoryPausedRuns()),
     ...(options.containerTtlMs !== undefined ? { containerTtlMs: options.containerTtlMs } : {}),
     maxToolResultBytes: DEFAULT_MAX_TOOL_RESULT_BYTES,
+    approver:
+      options.onApproval ??
+      (options.runtime.tools.approver === undefined ? refuseWithoutApprover : undefined),
   };
   return {
     ownAuth: true,
