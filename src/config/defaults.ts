@@ -610,6 +610,12 @@ export const DEFAULT_VENDOR_MAX_MODEL_TURNS = 16;
 export const DEFAULT_VENDOR_MAX_PAUSED_RUNS = 256;
 /** Milliseconds a paused script's container stays valid (its `expires_at`). */
 export const DEFAULT_VENDOR_CONTAINER_TTL_MS = 30 * 60_000;
+/** Milliseconds between two reads of `serve.vendorJournalDir` that remove expired paused journals (amortised over requests, never one per request). */
+export const DEFAULT_VENDOR_PAUSED_SWEEP_MS = 60_000;
+/** Files of `serve.vendorJournalDir` one sweep reads at most (the folder holds about `DEFAULT_VENDOR_MAX_PAUSED_RUNS`). */
+export const DEFAULT_VENDOR_PAUSED_SWEEP_MAX_FILES = 4 * 1_024;
+/** Milliseconds one serve process holds a paused run of Redis or PostgreSQL while it runs a turn of it (another process's request waits for it, then is refused); a process that died frees it after this. */
+export const DEFAULT_VENDOR_PAUSED_LEASE_MS = 5 * 60_000;
 /** Milliseconds a script that called a client tool may go on making client calls before it pauses (collects `Promise.all` calls). */
 export const DEFAULT_VENDOR_PAUSE_SETTLE_MS = 25;
 /** Characters of a container id (a signed journal cursor) accepted from a client. */

@@ -43,3 +43,4 @@ export type {
   RunJournalHeader,
   RunJournalStarted,
 } from './run-journal.js';
+export type { OpenedRunJournal, OpenPausedRunOptions, PausedRunStore } from './paused-run-store.js';

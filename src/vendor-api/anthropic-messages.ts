@@ -15,6 +15,7 @@ import type { ExecutionResult } from '../types.js';
 import { codeResultText, readAnthropicRequest, readConversation } from './anthropic-request.js';
 import type { ContainerSigner } from './container-token.js';
 import type { PausedRuns } from './paused-runs.js';
+import type { Approver } from '../tools/index.js';
 import { runVendorTurns, type ResumeScript } from './vendor-turns.js';
 import { invalid, VendorError } from './vendor-error.js';
 
@@ -33,6 +34,8 @@ export interface VendorContext {
   maxModelTurns?: number;
   /** Bytes of a meta-tool answer the model reads. */
   maxToolResultBytes: number;
+  /** Decides scripts' calls of configured tools that need approval. @defaultValue the runtime's */
+  approver?: Approver | undefined;
 }
 
 /** A content block of the response (shapes of the SDK's `ContentBlock`). */

@@ -12,6 +12,7 @@ import { DEFAULT_VENDOR_PAUSE_SETTLE_MS } from '../config/defaults.js';
 import { isCodecallError } from '../errors.js';
 import type { CodecallRuntime } from '../execute/index.js';
 import type { RunJournal, RunJournalStarted } from '../store/index.js';
+import type { Approver } from '../tools/index.js';
 import type { ExecutionResult, SandboxToolBinding, ToolInvoker } from '../types.js';
 
 /** Namespace of the client's tools inside the sandbox: `tools.client.<name>`. */
@@ -72,6 +73,8 @@ export interface RunScriptTurnOptions {
   signal?: AbortSignal | undefined;
   /** @defaultValue {@link DEFAULT_VENDOR_PAUSE_SETTLE_MS} */
   settleMs?: number;
+  /** Decides the script's calls of configured tools that need approval. @defaultValue the runtime's */
+  approver?: Approver | undefined;
 }
 
 const PAUSED = Symbol('paused on a client tool');
@@ -110,6 +113,7 @@ export async function runScriptTurn(options: RunScriptTurnOptions): Promise<Scri
       replay: options.replay,
       signal: controller.signal,
       extraTools: { tools, invoke },
+      ...(options.approver !== undefined ? { approver: options.approver } : {}),
     });
   } catch (error) {
     // The journal refused the replay (the script diverged, a call in doubt): the script's failure.

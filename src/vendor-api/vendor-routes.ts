@@ -15,6 +15,8 @@ import { createResponse, responseEvents } from './openai-responses.js';
 import { ContainerSigner } from './container-token.js';
 import { FilePausedRuns, MemoryPausedRuns } from './paused-runs.js';
 import { VendorError } from './vendor-error.js';
+import type { PausedRunStore } from '../store/index.js';
+import type { Approver } from '../tools/index.js';
 
 /** Path of the Messages endpoint. */
 export const MESSAGES_PATH = '/v1/messages';
@@ -31,14 +33,38 @@ export interface VendorRoutesOptions {
   secret?: string | undefined;
   /** Folder of paused scripts' journals (durable, shared). @defaultValue in memory */
   journalDir?: string | undefined;
+  /**
+   * Where paused scripts live (Redis, PostgreSQL: `store/paused-run-store-*.ts`); wins over
+   * `journalDir`. Closed by the routes' `close()`. @defaultValue `journalDir`'s folder, else memory
+   */
+  paused?: PausedRunStore | undefined;
   /** @defaultValue `DEFAULT_VENDOR_CONTAINER_TTL_MS` */
   containerTtlMs?: number | undefined;
+  /**
+   * Decides scripts' calls of configured tools that need approval (`requireApproval`,
+   * destructive tools). @defaultValue the runtime's `onApproval`; without one such calls are
+   * refused, the script's error naming the tool and the setting ({@link refuseWithoutApprover})
+   */
+  onApproval?: Approver | undefined;
 }
+
+/**
+ * The approver of the vendor endpoints when nobody can approve: the wires have no message that
+ * asks the client for an approval, so a call that needs one is refused, never run unapproved.
+ */
+export const refuseWithoutApprover: Approver = () => ({
+  approved: false,
+  decidedBy: 'policy',
+  reason:
+    'the vendor endpoints (/v1/messages, /v1/responses) cannot ask anyone to approve a call: approve such calls through the jobs API or an MCP client of codecall serve, or lift the requirement in the configuration',
+});
 
 /** Routes shaped like the HTTP server's `HttpRoutes`. */
 export interface VendorRoutes {
   readonly ownAuth: true;
   matches(pathname: string): boolean;
+  /** Closes the store of paused scripts (idempotent). */
+  close(): Promise<void>;
   handle(
     request: IncomingMessage,
     response: ServerResponse,
@@ -150,13 +176,22 @@ export function createVendorRoutes(options: VendorRoutesOptions): VendorRoutes {
     modelNames: options.modelNames,
     signer: new ContainerSigner(options.secret),
     paused:
-      options.journalDir !== undefined ? new FilePausedRuns(options.journalDir) : new MemoryPausedRuns(),
+      options.paused ??
+      (options.journalDir !== undefined
+        ? new FilePausedRuns(options.journalDir, {
+            ...(options.containerTtlMs !== undefined ? { ttlMs: options.containerTtlMs } : {}),
+          })
+        : new MemoryPausedRuns()),
     ...(options.containerTtlMs !== undefined ? { containerTtlMs: options.containerTtlMs } : {}),
     maxToolResultBytes: DEFAULT_MAX_TOOL_RESULT_BYTES,
+    approver:
+      options.onApproval ??
+      (options.runtime.tools.approver === undefined ? refuseWithoutApprover : undefined),
   };
   return {
     ownAuth: true,
     matches: (pathname) => pathname === MESSAGES_PATH || pathname === RESPONSES_PATH,
+    close: () => context.paused.close(),
     async handle(request, response, { maxBodyBytes, token }) {
       const openai = new URL(request.url ?? '/', 'http://localhost').pathname === RESPONSES_PATH;
       const errorBody = (error: VendorError): unknown =>

@@ -88,7 +88,7 @@ export interface RunVendorTurnsOptions {
 }
 
 const GONE =
-  'the paused script is gone (expired, or kept by another process without a shared serve.vendorJournalDir); start the turn again without it.';
+  "the paused script is gone (expired, pushed out by newer paused scripts, or kept by another process that shares no store with this one: serve.vendorJournalDir or the jobs backend's Redis/PostgreSQL); start the turn again without it.";
 
 /** Runs the turns of one request. */
 export async function runVendorTurns(options: RunVendorTurnsOptions): Promise<TurnsResult> {
@@ -119,6 +119,7 @@ export async function runVendorTurns(options: RunVendorTurnsOptions): Promise<Tu
         replay,
         clientTools: codeTools,
         signal,
+        approver: context.approver,
       });
     } finally {
       await opened.release();

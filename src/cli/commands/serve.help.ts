@@ -58,6 +58,11 @@ load balancer are interchangeable; approvals through input_required). Every node
 $CODECALL_REQUEST_STATE_KEY (32+ bytes) to resume a run another node paused on an approval, and
 --redis (or a jobs connection) to share its journal (see docs/mcp-2026.md).
 
+Vendor endpoints (--http): POST /v1/messages (Anthropic) and /v1/responses (OpenAI) with programmatic
+tool calling. A script paused on a client's tool resumes on any node with the same serve.vendorSecret
+and a shared store: serve.vendorJournalDir, else the jobs backend's Redis or PostgreSQL
+(jobs.connection, --redis), else memory (see docs/vendor-endpoints.md).
+
 Register it in an MCP client as: {"command": "codecall", "args": ["serve", "--config", "/abs/codecall.json"]}
 (after \`npm link\` or a global install of the packed tarball; see the README's install section).
 Logs go to stderr. Stops on SIGINT/SIGTERM (or when the stdio client disconnects).

@@ -238,6 +238,7 @@ async function run(argv: string[], io: CliIo): Promise<number> {
   let legacySse: (HttpRoutes & { close(): Promise<void> }) | undefined;
   // Issue 28: journals of 2026-07-28 runs paused on an approval, shared when the jobs backend is.
   let journals: JobStateStore | undefined;
+  let vendor: { close(): Promise<void> } | undefined;
   try {
     if (args.http) {
       const [{ startHttpServer }, { createJobRoutes, openJobBackend, openJobDashboard, RuntimeRegistry }] =
@@ -283,8 +284,11 @@ async function run(argv: string[], io: CliIo): Promise<number> {
         journals = await PostgresJobStateStore.open({ connection: jobsConfig.connection, scope: 'mcp-2026' });
       }
       const { openVendorRoutes } = await import('../vendor-mount.js');
-      const vendor = await openVendorRoutes(runtime, config, io.env);
-      log('Anthropic Messages at /v1/messages, OpenAI Responses at /v1/responses (docs/vendor-endpoints.md)');
+      const vendorRoutes = await openVendorRoutes(runtime, config, io.env, jobsConfig);
+      vendor = vendorRoutes;
+      log(
+        `Anthropic Messages at /v1/messages, OpenAI Responses at /v1/responses (paused scripts ${vendorRoutes.pausedWhere}; docs/vendor-endpoints.md)`,
+      );
       const http = await startHttpServer({
         ...serverOptions,
         mcp2026: parsed.mcp2026 === true,
@@ -294,7 +298,7 @@ async function run(argv: string[], io: CliIo): Promise<number> {
           : {}),
         ...(journals !== undefined ? { journals } : {}),
         routes: [
-          vendor,
+          vendorRoutes,
           createJobRoutes(jobs),
           ...(dashboard ? [dashboard] : []),
           ...(approvalsPage ? [approvalsPage] : []),
@@ -354,6 +358,7 @@ async function run(argv: string[], io: CliIo): Promise<number> {
     await legacySse?.close();
     await jobs?.close();
     await journals?.close();
+    await vendor?.close();
     await runtime.close();
   }
 }

@@ -218,4 +218,63 @@ describe('POST /v1/responses with openai', () => {
     expect(asked).toEqual(['Paris']);
     expect(result.finalOutput).toBe('Paris is at 21 degrees.');
   }, 120_000);
+
+  it('refuses an expired program fingerprint with the OpenAI error shape (a serve whose fingerprints last 1 ms)', async () => {
+    const scripted = createLanguageModel('openai:gpt-wire-scripted', {
+      apiKey: 'sk-wire',
+      baseURL: `${wire.origin}/v1`,
+      maxRetries: 0,
+    });
+    const shortLived = await startHttpServer({
+      runtime,
+      port: 0,
+      token: TOKEN,
+      routes: createVendorRoutes({
+        runtime,
+        model: (name) => (name === 'gpt-scripted' ? scripted : undefined),
+        modelNames: () => ['gpt-scripted'],
+        containerTtlMs: 1,
+      }),
+    });
+    try {
+      const short = new OpenAI({
+        apiKey: TOKEN,
+        baseURL: `http://127.0.0.1:${shortLived.port}/v1`,
+        maxRetries: 0,
+      });
+      enqueueScript();
+      const first = await short.responses.create({
+        model: 'gpt-scripted',
+        tools: TOOLS,
+        input: 'Weather in Paris?',
+      });
+      const program = first.output.find((item) => item.type === 'program')!;
+      const call = first.output.find((item) => item.type === 'function_call')!;
+      expect(program.fingerprint).toMatch(/^container_cc1_/);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      const before = wire.requestsTo(CHAT).length;
+      const refused = await short.responses
+        .create({
+          model: 'gpt-scripted',
+          tools: TOOLS,
+          input: [
+            { role: 'user', content: 'Weather in Paris?' },
+            ...(first.output as OpenAI.Responses.ResponseInputItem[]),
+            { type: 'function_call_output', call_id: call.call_id, output: '{"temp": 3}' },
+          ],
+        })
+        .catch((error: unknown) => error);
+      expect(refused).toBeInstanceOf(OpenAI.BadRequestError);
+      expect((refused as InstanceType<typeof OpenAI.BadRequestError>).error).toMatchObject({
+        type: 'invalid_request_error',
+        param: 'fingerprint',
+        code: null,
+        message: expect.stringMatching(/^fingerprint: it expired; start the turn again/),
+      });
+      // Refused before the model behind was asked.
+      expect(wire.requestsTo(CHAT).length).toBe(before);
+    } finally {
+      await shortLived.close();
+    }
+  }, 120_000);
 });
