@@ -180,6 +180,9 @@ export const serveSchema = z.strictObject({
   vendorSecret: z.string().min(16).optional(),
   vendorJournalDir: z.string().min(1).optional(),
   vendorContainerTtlMs: positiveInt.optional(),
+  taskTtlMs: positiveInt.optional(),
+  taskPollIntervalMs: positiveInt.optional(),
+  maxTasksPerClient: positiveInt.optional(),
 });
 
 /** `jobs`: where `codecall serve --http` and the job client keep jobs (local, or BullMQ on Redis). */

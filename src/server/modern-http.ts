@@ -58,7 +58,7 @@ import {
   declaresTasks,
   TASKS_EXTENSION,
   type ModernTasks,
-  type TaskBackend,
+  type ModernTasksOptions,
 } from './modern-tasks.js';
 import type { RunLimiter } from './run-limiter.js';
 import {
@@ -101,11 +101,11 @@ export interface ModernHttpOptions {
    */
   journals?: JobStateStore | undefined;
   /**
-   * The job backend `execute_code` tasks run on (the Tasks extension, `io.modelcontextprotocol/tasks`):
-   * without it the extension is not offered and every call is answered in its request.
+   * The job backend `execute_code` tasks run on (the Tasks extension, `io.modelcontextprotocol/tasks`),
+   * and their bounds: without it the extension is not offered and every call is answered in its request.
    * @defaultValue none
    */
-  tasks?: TaskBackend | undefined;
+  tasks?: ModernTasksOptions | undefined;
 }
 
 /** What one request's server shares with every other of its handler. */
@@ -380,7 +380,7 @@ export function createModernServerFactory(options: ModernHttpOptions): () => Mod
   const shared: ModernShared = {
     codec: createApprovalStateCodec({ key: options.requestStateKey }),
     journals: options.journals ?? new MemoryJobStateStore(),
-    tasks: options.tasks !== undefined ? createModernTasks({ backend: options.tasks }) : undefined,
+    tasks: options.tasks !== undefined ? createModernTasks(options.tasks) : undefined,
   };
   return () => createModernServer(options, shared);
 }

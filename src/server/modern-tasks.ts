@@ -267,7 +267,7 @@ export function createModernTasks(options: ModernTasksOptions): ModernTasks {
         return {
           refused:
             `This client has ${mine} execute_code tasks not finished yet, the most codecall accepts ` +
-            `(DEFAULT_SERVE_TASKS_PER_CLIENT = ${maxPerClient}). Nothing ran; wait for one to finish ` +
+            `(serve.maxTasksPerClient: ${maxPerClient}). Nothing ran; wait for one to finish ` +
             '(tasks/get) or cancel one (tasks/cancel), then call again.',
         };
       const { id } = await backend.submit({

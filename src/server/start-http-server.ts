@@ -53,7 +53,7 @@ import {
 import { CodecallError, isCodecallError, isErrorLike } from '../errors.js';
 import { explainImportError } from '../util/optional-package.js';
 import type * as ModernHttp from './modern-http.js';
-import type { TaskBackend } from './modern-tasks.js';
+import type { ModernTasksOptions } from './modern-tasks.js';
 import {
   CODECALL_SERVER_INSTRUCTIONS,
   createCodecallServer,
@@ -122,9 +122,9 @@ export interface HttpServerOptions extends CodecallServerOptions {
   journals?: JobStateStore;
   /**
    * The job backend 2026-07-28 clients' `execute_code` tasks run on (the Tasks extension,
-   * docs/mcp-2026.md); without it the extension is not offered. @defaultValue none
+   * docs/mcp-2026.md), and their bounds; without it the extension is not offered. @defaultValue none
    */
-  tasks?: TaskBackend;
+  tasks?: ModernTasksOptions;
 }
 
 /** Extra routes served beside `/mcp`, behind the same token, Host/Origin checks and body bound (e.g. the jobs API). */

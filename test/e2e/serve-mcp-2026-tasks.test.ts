@@ -242,6 +242,30 @@ describe('the Tasks extension for 2026-07-28 clients', () => {
     await client.close();
   }, 240_000);
 
+  it('bounds the unfinished tasks of one client (serve.maxTasksPerClient), and the ttlMs is the configured one', async () => {
+    probe ??= await startProbeServer();
+    const config = probeConfig(probe.url, {
+      serve: { maxTasksPerClient: 1, taskTtlMs: 120_000, taskPollIntervalMs: 250 },
+    });
+    const { url } = await startServe(config.path);
+    const client = await connect(url);
+    const first = await callAsTask(url, `await tools.probe.sleep({ ms: 60000, key: 'bound' });`);
+    expect(first).toMatchObject({ resultType: 'task', ttlMs: 120_000, pollIntervalMs: 250 });
+    const second = await callAsTask(url, `console.log('second')`);
+    expect(second.resultType).toBe('complete');
+    expect(second.isError).toBe(true);
+    expect(JSON.stringify(second.content)).toMatch(
+      /1 execute_code tasks not finished yet.*serve\.maxTasksPerClient: 1/,
+    );
+    await client.request({ method: 'tasks/cancel', params: { taskId: first.taskId } }, Ack);
+    await pollUntil(client, first.taskId as string, terminal, 30_000);
+    const third = await callAsTask(url, `console.log('third')`);
+    expect(third.resultType).toBe('task');
+    const { task } = await pollUntil(client, third.taskId as string, terminal);
+    expect(task.result?.content[0]?.text).toMatch(/^stdout:\nthird\n/);
+    await client.close();
+  }, 180_000);
+
   it.skipIf(!hasRedisServer() && process.env.CI !== 'true')(
     'a task survives the node that accepted it: kill -9 it mid-task, tasks/get through the other node completes it (BullMQ)',
     async () => {

@@ -291,7 +291,12 @@ async function run(argv: string[], io: CliIo): Promise<number> {
           : {}),
         ...(journals !== undefined ? { journals } : {}),
         // Issue 28: 2026-07-28 clients that declare the Tasks extension get execute_code as a task on these jobs.
-        tasks: jobs,
+        tasks: {
+          backend: jobs,
+          ttlMs: config.serve.taskTtlMs,
+          pollIntervalMs: config.serve.taskPollIntervalMs,
+          maxPerClient: config.serve.maxTasksPerClient,
+        },
         routes: [
           vendor,
           createJobRoutes(jobs),
