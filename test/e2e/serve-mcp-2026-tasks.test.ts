@@ -6,7 +6,8 @@
  * the `tasks/*` methods; the `tools/call` that creates a task is sent as the same 2026 request by
  * hand, because SDK 2.4's client refuses a `resultType: "task"` answer (it does not implement the
  * extension). Then two serve nodes on one Redis (BullMQ) with a `codecall worker`: the node that
- * accepted the task is killed (SIGKILL) mid-task, and `tasks/get` through the other completes it.
+ * accepted the task is killed (SIGKILL) mid-task, and `tasks/get` through the other completes it;
+ * the same on PostgreSQL (pg-boss).
  */
 import { randomBytes } from 'node:crypto';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
@@ -23,18 +24,21 @@ import {
   type RedisHandle,
   type WorkerProcess,
 } from '../integration/jobs/jobs-helpers.js';
+import { postgresBinDir, startPostgres, type PostgresHandle } from '../integration/jobs/postgres-helpers.js';
 
 const TASKS = 'io.modelcontextprotocol/tasks';
 const serves: ServeProcess[] = [];
 const workers: WorkerProcess[] = [];
 let probe: ProbeServer | undefined;
 let redis: RedisHandle | undefined;
+let pg: PostgresHandle | undefined;
 afterAll(async () => {
   for (const serve of serves) if (serve.child.exitCode === null) serve.child.kill('SIGTERM');
   for (const worker of workers) if (worker.child.exitCode === null) worker.child.kill('SIGTERM');
   await Promise.all([...serves.map((s) => s.exited), ...workers.map((w) => w.exited)]);
   await probe?.close();
   await redis?.stop();
+  await pg?.stop();
 });
 
 async function startServe(configPath: string, args: string[] = [], env: NodeJS.ProcessEnv = {}) {
@@ -301,6 +305,44 @@ describe('the Tasks extension for 2026-07-28 clients', () => {
       expect(task.result?.content[0]?.text).toMatch(/^stdout:\n\{"key":"fleet","count":1\}\n/);
       expect(seen[0]).toBe('working');
       expect(probe.counts.records.get('fleet')).toBe(1);
+      await client.close();
+    },
+    240_000,
+  );
+
+  it.skipIf(postgresBinDir() === undefined && process.env.CI !== 'true')(
+    'a task survives the node that accepted it on PostgreSQL (pg-boss) too: kill -9 it mid-task, the other node completes it',
+    async () => {
+      probe ??= await startProbeServer();
+      pg = await startPostgres();
+      const config = probeConfig(probe.url);
+      const queue = `tasks_${randomBytes(4).toString('hex')}`;
+      const worker = await spawnWorker([
+        '--postgres',
+        pg.url,
+        '--queue',
+        queue,
+        '--config',
+        config.path,
+        '--concurrency',
+        '1',
+      ]);
+      workers.push(worker);
+      const nodeConfig = probeConfig(probe.url, { jobs: { backend: 'postgres', connection: pg.url, queue } });
+      const [a, b] = await Promise.all([startServe(nodeConfig.path), startServe(nodeConfig.path)]);
+      const created = await callAsTask(
+        a.url,
+        `await tools.probe.sleep({ ms: 3000, key: 'pg-fleet' }); console.log(JSON.stringify(await tools.probe.record({ key: 'pg-fleet' })));`,
+      );
+      expect(created).toMatchObject({ resultType: 'task', status: 'working' });
+      await probe.sleepStarted('pg-fleet');
+      a.serve.child.kill('SIGKILL');
+      expect((await a.serve.exited).signal).toBe('SIGKILL');
+      const client = await connect(b.url);
+      const { task } = await pollUntil(client, created.taskId as string, terminal);
+      expect(task.status).toBe('completed');
+      expect(task.result?.content[0]?.text).toMatch(/^stdout:\n\{"key":"pg-fleet","count":1\}\n/);
+      expect(probe.counts.records.get('pg-fleet')).toBe(1);
       await client.close();
     },
     240_000,
