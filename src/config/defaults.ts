@@ -259,6 +259,19 @@ export const DEFAULT_SERVE_MAX_QUEUED_NOTIFICATION_BYTES = 1_048_576;
 export const DEFAULT_SERVE_REQUEST_STATE_TTL_MS = 10 * 60_000;
 /** Bytes of a `requestState` a 2026-07-28 client sends back; a longer one is refused unread. Issue 28. */
 export const DEFAULT_SERVE_REQUEST_STATE_MAX_BYTES = 4_096;
+/**
+ * Time-to-live of an MCP task (the Tasks extension, `io.modelcontextprotocol/tasks`) a 2026-07-28
+ * client gets for `execute_code`: its `ttlMs`, and the deadline of the job that runs it (a task
+ * still running then ends `failed`). Issue 28.
+ */
+export const DEFAULT_SERVE_TASK_TTL_MS = 60 * 60_000;
+/** The `pollIntervalMs` codecall suggests to a client polling a task with `tasks/get`. Issue 28. */
+export const DEFAULT_SERVE_TASK_POLL_INTERVAL_MS = 1_000;
+/**
+ * Tasks of one client (one bearer token) not yet finished; past it `execute_code` answers a tool
+ * error instead of a new task. Issue 28.
+ */
+export const DEFAULT_SERVE_TASKS_PER_CLIENT = 16;
 /** Model requests (steps) one agent run may make before it stops with `MAX_STEPS_EXCEEDED`. */
 export const DEFAULT_AGENT_MAX_STEPS = 20;
 /** Wall time of one agent run (model requests, scripts and tool calls); past it the run stops with `RUN_TIMEOUT`. */

@@ -181,6 +181,9 @@ export const serveSchema = z.strictObject({
   vendorJournalDir: z.string().min(1).optional(),
   vendorContainerTtlMs: positiveInt.optional(),
   telemetry: z.boolean().optional(),
+  taskTtlMs: positiveInt.optional(),
+  taskPollIntervalMs: positiveInt.optional(),
+  maxTasksPerClient: positiveInt.optional(),
 });
 
 /** `jobs`: where `codecall serve --http` and the job client keep jobs (local, or BullMQ on Redis). */

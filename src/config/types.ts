@@ -249,6 +249,12 @@ export interface ServeConfig {
   maxSessions: number;
   /** Open HTTP sessions of one client (remote address + token). @defaultValue {@link DEFAULT_SERVE_MAX_SESSIONS_PER_CLIENT} */
   maxSessionsPerClient: number;
+  /** `ttlMs` of an `execute_code` task of a 2026-07-28 client (its job's deadline too). @defaultValue {@link DEFAULT_SERVE_TASK_TTL_MS} */
+  taskTtlMs: number;
+  /** `pollIntervalMs` suggested to clients polling a task. @defaultValue {@link DEFAULT_SERVE_TASK_POLL_INTERVAL_MS} */
+  taskPollIntervalMs: number;
+  /** Unfinished tasks of one client (bearer token). @defaultValue {@link DEFAULT_SERVE_TASKS_PER_CLIENT} */
+  maxTasksPerClient: number;
   /** Milliseconds an HTTP session may stay idle before it is closed. @defaultValue {@link DEFAULT_SERVE_SESSION_IDLE_MS} */
   sessionIdleMs: number;
   /** Whether sessions teach the shared tool graph (`"shared"`) or not (`"off"`). @defaultValue `"shared"` */

@@ -6,6 +6,16 @@
  */
 import type { ExecutionResult } from '../types.js';
 
+/**
+ * What the rendering reads of a result: an {@link ExecutionResult}, or the same fields kept by a
+ * finished job (whose tool calls are only names).
+ */
+export type FormattableResult = Pick<ExecutionResult, 'status' | 'stdout' | 'stderr'> & {
+  returnValue?: unknown;
+  error?: { code: string; message: string } | undefined;
+  toolCalls: readonly unknown[];
+};
+
 /** Longest rendering of a return value, in characters (stdout is already bounded). */
 const MAX_RETURN_VALUE_CHARS = 4_000;
 
@@ -17,7 +27,7 @@ const MAX_RETURN_VALUE_CHARS = 4_000;
  * const text = formatResultForModel(await pool.run({ code, tools, invoke }));
  * ```
  */
-export function formatResultForModel(result: ExecutionResult): string {
+export function formatResultForModel(result: FormattableResult): string {
   const parts: string[] = [];
   const stdout = result.stdout.replace(/\n$/, '');
   const stderr = result.stderr.replace(/\n$/, '');

@@ -84,11 +84,12 @@ export function createApprovalStateCodec(
   };
 }
 
-/** The decision the client sent for `paused`, or undefined when it sent none. */
+/** The decision the client sent under `key`, or undefined when it sent none. */
 export function decisionOf(
   inputResponses: Record<string, unknown> | undefined,
+  key: string = APPROVAL_INPUT_KEY,
 ): ApprovalDecision | undefined {
-  const view = inputResponse(inputResponses, APPROVAL_INPUT_KEY);
+  const view = inputResponse(inputResponses, key);
   if (view.kind === 'missing') return undefined;
   if (view.kind !== 'elicit')
     return { approved: false, decidedBy: 'elicitation', reason: 'the client sent no form answer' };

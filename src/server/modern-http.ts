@@ -13,7 +13,7 @@
  * sessions are refused (a live isolate cannot follow a request to another node), and calls that
  * need approval are decided by the runtime's approver.
  */
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
@@ -53,6 +53,13 @@ import {
   decisionOf,
   type PausedCall,
 } from './modern-approvals.js';
+import {
+  createModernTasks,
+  declaresTasks,
+  TASKS_EXTENSION,
+  type ModernTasks,
+  type ModernTasksOptions,
+} from './modern-tasks.js';
 import type { RunLimiter } from './run-limiter.js';
 import {
   failedServersText,
@@ -93,12 +100,19 @@ export interface ModernHttpOptions {
    * @defaultValue an in-process store (one node)
    */
   journals?: JobStateStore | undefined;
+  /**
+   * The job backend `execute_code` tasks run on (the Tasks extension, `io.modelcontextprotocol/tasks`),
+   * and their bounds: without it the extension is not offered and every call is answered in its request.
+   * @defaultValue none
+   */
+  tasks?: ModernTasksOptions | undefined;
 }
 
 /** What one request's server shares with every other of its handler. */
 interface ModernShared {
   codec: RequestStateCodec<PausedCall>;
   journals: JobStateStore;
+  tasks: ModernTasks | undefined;
 }
 
 function textResult(text: string, isError = false): CallToolResult {
@@ -175,11 +189,15 @@ function createModernServer(options: ModernHttpOptions, shared: ModernShared): M
       ? passThroughTools(runtime.tools.catalog(), originalNames)
       : new Map<string, CatalogTool>();
   const server = new ModernServer(options.serverInfo, {
-    capabilities: { tools: { listChanged: true } },
+    capabilities: {
+      tools: { listChanged: true },
+      ...(shared.tasks !== undefined ? { extensions: { [TASKS_EXTENSION]: {} } } : {}),
+    },
     instructions: options.instructions,
     requestState: { verify: shared.codec.verify },
   });
   server.setRequestHandler('tools/list', () => ({ tools: listTools(runtime, direct) }));
+  shared.tasks?.register(server);
   server.setRequestHandler(
     'tools/call',
     async (request, ctx): Promise<CallToolResult | InputRequiredResult> => {
@@ -216,6 +234,17 @@ function createModernServer(options: ModernHttpOptions, shared: ModernShared): M
               'what must outlive the call in `store` (store.set / store.get).',
             true,
           );
+        // A client that declared the Tasks extension gets a task: the run goes to the job backend
+        // (SEP-2663 § Capability Negotiation: never to a client that did not declare it).
+        if (shared.tasks !== undefined && declaresTasks(ctx)) {
+          try {
+            const created = await shared.tasks.create(input.code, ctx);
+            if ('refused' in created) return textResult(created.refused as string, true);
+            return created as unknown as CallToolResult;
+          } catch (error) {
+            return textResult(errorText(error, options.onError), true);
+          }
+        }
         try {
           const release = await limiter.acquire(signal);
           if (release === 'busy')
@@ -351,6 +380,7 @@ export function createModernServerFactory(options: ModernHttpOptions): () => Mod
   const shared: ModernShared = {
     codec: createApprovalStateCodec({ key: options.requestStateKey }),
     journals: options.journals ?? new MemoryJobStateStore(),
+    tasks: options.tasks !== undefined ? createModernTasks(options.tasks) : undefined,
   };
   return () => createModernServer(options, shared);
 }
@@ -407,7 +437,20 @@ export async function serveModern(
   response.once('close', () => {
     if (!response.writableFinished) controller.abort(new Error('the HTTP client disconnected'));
   });
-  const answer = await handler.fetch(webRequest(request, text, controller.signal), { parsedBody: body });
+  // The bearer token (already checked by the HTTP server) names the client a task belongs to.
+  const bearer = /^Bearer\s+(\S+)$/i.exec(request.headers.authorization ?? '')?.[1];
+  const answer = await handler.fetch(webRequest(request, text, controller.signal), {
+    parsedBody: body,
+    ...(bearer !== undefined
+      ? {
+          authInfo: {
+            token: bearer,
+            clientId: createHash('sha256').update(bearer).digest('hex').slice(0, 32),
+            scopes: [],
+          },
+        }
+      : {}),
+  });
   const headers: Record<string, string> = {};
   answer.headers.forEach((value, name) => {
     headers[name] = value;

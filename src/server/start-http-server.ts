@@ -53,6 +53,7 @@ import {
 import { CodecallError, isCodecallError, isErrorLike } from '../errors.js';
 import { explainImportError } from '../util/optional-package.js';
 import type * as ModernHttp from './modern-http.js';
+import type { ModernTasksOptions } from './modern-tasks.js';
 import {
   CODECALL_SERVER_INSTRUCTIONS,
   createCodecallServer,
@@ -119,6 +120,11 @@ export interface HttpServerOptions extends CodecallServerOptions {
    * is Redis or Postgres). @defaultValue an in-process store
    */
   journals?: JobStateStore;
+  /**
+   * The job backend 2026-07-28 clients' `execute_code` tasks run on (the Tasks extension,
+   * docs/mcp-2026.md), and their bounds; without it the extension is not offered. @defaultValue none
+   */
+  tasks?: ModernTasksOptions;
 }
 
 /** Extra routes served beside `/mcp`, behind the same token, Host/Origin checks and body bound (e.g. the jobs API). */
@@ -394,6 +400,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
     routes,
     requestStateKey,
     journals,
+    tasks,
     ...serverOptions
   } = options;
   assertSafeBinding(host, token);
@@ -426,6 +433,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
     onExecute: serverOptions.onExecute,
     requestStateKey,
     journals,
+    tasks,
   });
 
   /**

@@ -56,7 +56,9 @@ Scripts' store is per client (each HTTP session's own) unless "store": {"scope":
 MCP revisions: 2025-11-25 everywhere; with --http also 2026-07-28 (stateless, so nodes behind a
 load balancer are interchangeable; approvals through input_required). Every node needs the same
 $CODECALL_REQUEST_STATE_KEY (32+ bytes) to resume a run another node paused on an approval, and
---redis (or a jobs connection) to share its journal (see docs/mcp-2026.md).
+--redis (or a jobs connection) to share its journal (see docs/mcp-2026.md). A 2026 client that
+declares the Tasks extension gets execute_code as a task on the jobs (tasks/get, tasks/update,
+tasks/cancel; serve.taskTtlMs, serve.maxTasksPerClient).
 
 Vendor endpoints (--http): POST /v1/messages (Anthropic) and /v1/responses (OpenAI) with programmatic
 tool calling. A script paused on a client's tool resumes on any node with the same serve.vendorSecret

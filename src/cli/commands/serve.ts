@@ -297,6 +297,13 @@ async function run(argv: string[], io: CliIo): Promise<number> {
           ? { requestStateKey: io.env.CODECALL_REQUEST_STATE_KEY }
           : {}),
         ...(journals !== undefined ? { journals } : {}),
+        // Issue 28: 2026-07-28 clients that declare the Tasks extension get execute_code as a task on these jobs.
+        tasks: {
+          backend: jobs,
+          ttlMs: config.serve.taskTtlMs,
+          pollIntervalMs: config.serve.taskPollIntervalMs,
+          maxPerClient: config.serve.maxTasksPerClient,
+        },
         routes: [
           vendorRoutes,
           createJobRoutes(jobs),
