@@ -26,6 +26,7 @@ import {
   type InputRequiredResult,
   type McpHttpHandler,
   type RequestStateCodec,
+  type ServerContext,
   type Tool,
 } from '@modelcontextprotocol/server';
 import {
@@ -60,6 +61,8 @@ import {
   type ModernTasks,
   type ModernTasksOptions,
 } from './modern-tasks.js';
+import type { CallTrace } from '../util/trace-context.js';
+import { requestTracing } from './request-tracing.js';
 import type { RunLimiter } from './run-limiter.js';
 import {
   failedServersText,
@@ -182,6 +185,7 @@ function listTools(runtime: CodecallRuntime, direct: Map<string, CatalogTool>): 
 function createModernServer(options: ModernHttpOptions, shared: ModernShared): ModernServer {
   const { runtime, runLimiter: limiter } = options;
   const learn = (options.learning ?? 'shared') === 'shared';
+  const tracing = requestTracing(runtime.config.serve.telemetry);
   const originalNames = options.originalNames ?? false;
   const searchWaitMs = options.searchWaitForServersMs ?? DEFAULT_SERVE_SEARCH_WAIT_FOR_SERVERS_MS;
   const direct =
@@ -198,177 +202,189 @@ function createModernServer(options: ModernHttpOptions, shared: ModernShared): M
   });
   server.setRequestHandler('tools/list', () => ({ tools: listTools(runtime, direct) }));
   shared.tasks?.register(server);
-  server.setRequestHandler(
-    'tools/call',
-    async (request, ctx): Promise<CallToolResult | InputRequiredResult> => {
-      const { name, arguments: args } = request.params;
-      const signal = ctx.mcpReq.signal;
-      if (name === SEARCH_TOOLS_NAME) {
-        const input = parseSearchToolsInput(args ?? {});
-        if ('error' in input) return textResult(input.error, true);
-        try {
-          await waitForStartingServers(runtime.tools, searchWaitMs, signal);
-          const found = await runtime.findTools(input.query, {
-            ...(input.limit !== undefined ? { limit: input.limit } : {}),
-            ...(input.regex !== undefined ? { regex: input.regex } : {}),
-          });
-          const directNameOf = (tool: CatalogTool): string | undefined => {
-            for (const [exposed, candidate] of direct) if (candidate.name === tool.name) return exposed;
-            return undefined;
-          };
-          return withServerNote(
-            textResult(renderSearchResult(found, { query: input.query, directName: directNameOf })),
-            runtime,
-          );
-        } catch (error) {
-          return textResult(errorText(error, options.onError), true);
-        }
-      }
-      if (name === EXECUTE_CODE_NAME) {
-        const input = parseExecuteCodeInput(args ?? {});
-        if ('error' in input) return textResult(input.error, true);
-        if (input.session !== undefined)
-          return textResult(
-            `"session" is not available to ${MODERN_PROTOCOL_VERSION} clients: a REPL session lives in one ` +
-              'server process, and a stateless request may reach another. Nothing ran; drop "session" and keep ' +
-              'what must outlive the call in `store` (store.set / store.get).',
-            true,
-          );
-        // A client that declared the Tasks extension gets a task: the run goes to the job backend
-        // (SEP-2663 § Capability Negotiation: never to a client that did not declare it).
-        if (shared.tasks !== undefined && declaresTasks(ctx)) {
-          try {
-            const created = await shared.tasks.create(input.code, ctx);
-            if ('refused' in created) return textResult(created.refused as string, true);
-            return created as unknown as CallToolResult;
-          } catch (error) {
-            return textResult(errorText(error, options.onError), true);
-          }
-        }
-        try {
-          const release = await limiter.acquire(signal);
-          if (release === 'busy')
-            return textResult(
-              `codecall is busy: ${limiter.running} runs in flight and ${limiter.queued} waiting (the most this ` +
-                'server accepts). Nothing ran; try again shortly.',
-              true,
-            );
-          if (release === 'aborted')
-            return textResult('Cancelled before the script started; nothing ran.', true);
-          try {
-            const owner = `mcp-${MODERN_PROTOCOL_VERSION}:${randomUUID()}`;
-            const codeHash = hashCode(input.code);
-            // A retry after an approval round: its state was verified (signature, age, size) by the SDK.
-            const decided = ctx.mcpReq.requestState<PausedCall>();
-            if (decided !== undefined && decided.code !== codeHash)
-              return textResult(
-                'This retry carries the approval state of another script; nothing ran. Retry with the same code, or call execute_code again without it.',
-                true,
-              );
-            const runKey = decided?.run ?? randomUUID();
-            const journalKey = `mcp-${MODERN_PROTOCOL_VERSION}:${runKey}`;
-            const journal = shared.journals.journal(journalKey);
-            if (decided !== undefined && (await journal.entries()).length === 0)
-              return textResult(
-                'The run this approval belongs to is not known here (its journal is gone: it expired, or it was ' +
-                  'kept by another codecall node without a shared store). Nothing ran; call execute_code again.',
-                true,
-              );
-            const controller = new AbortController();
-            const onAbort = (): void => controller.abort(signal.reason);
-            signal.addEventListener('abort', onAbort, { once: true });
-            const round = createRoundApprover({
-              journal,
-              decided,
-              decision: decided !== undefined ? decisionOf(ctx.mcpReq.inputResponses) : undefined,
-              stop: () => controller.abort(new Error('paused for an approval')),
-            });
-            // The client's capabilities come with each 2026 request (the _meta envelope the SDK lifts out).
-            const envelope = ctx.mcpReq.envelope as Record<string, unknown> | undefined;
-            const capabilities = envelope?.[CLIENT_CAPABILITIES_META_KEY] as
-              { elicitation?: unknown } | undefined;
-            const elicits = capabilities?.elicitation !== undefined;
-            let result;
-            try {
-              result = await runtime.execute(input.code, {
-                signal: controller.signal,
-                learn,
-                runId: runKey,
-                owner,
-                journal: round.journal,
-                ...(decided !== undefined ? { replay: true, replayInDoubt: 'repeat' as const } : {}),
-                approver:
-                  runtime.tools.approver ??
-                  (elicits
-                    ? round.approver
-                    : () => ({
-                        approved: false,
-                        decidedBy: 'policy' as const,
-                        reason:
-                          'the MCP client did not declare the elicitation capability, so codecall cannot ask for approval',
-                      })),
-              });
-            } finally {
-              signal.removeEventListener('abort', onAbort);
-            }
-            const paused = round.paused();
-            if (paused !== undefined && !signal.aborted)
-              return await approvalRound(
-                shared.codec,
-                {
-                  run: runKey,
-                  code: codeHash,
-                  call: paused.call,
-                  tool: paused.request.tool,
-                  args: paused.args,
-                },
-                paused.request,
-                ctx,
-              );
-            await shared.journals.forget(journalKey);
-            try {
-              options.onExecute?.({ result });
-            } catch {
-              // A listener's failure must not fail the run.
-            }
-            return withServerNote(
-              textResult(formatResultForModel(result), result.status === 'error'),
-              runtime,
-            );
-          } finally {
-            release();
-          }
-        } catch (error) {
-          return textResult(errorText(error, options.onError), true);
-        }
-      }
-      let tool = direct.get(name);
-      if (!tool) {
-        await waitForServers(runtime.tools, ownersOfDirectName(runtime.tools, name, originalNames), signal);
-        tool = passThroughTools(runtime.tools.catalog(), originalNames).get(name);
-      }
-      if (!tool) {
-        const failed = failedServersText(
-          runtime.tools,
-          ownersOfDirectName(runtime.tools, name, originalNames),
-        );
-        return textResult(
-          `Unknown tool "${name}"${failed !== undefined ? `: ${failed}` : ''}. This server has ` +
-            `${SEARCH_TOOLS_NAME}, ${EXECUTE_CODE_NAME}${direct.size > 0 ? ` and ${[...direct.keys()].join(', ')}` : ''}.`,
-          true,
-        );
-      }
+  server.setRequestHandler('tools/call', (request, ctx): Promise<CallToolResult | InputRequiredResult> =>
+    // The client's trace context (`_meta.traceparent`…) parents the request's span (serve.telemetry)
+    // and goes on to the upstream calls it makes.
+    tracing.request(
+      {
+        tool: request.params.name,
+        meta: { ...(ctx.mcpReq.envelope as object | undefined), ...request.params._meta },
+      },
+      (trace) => callTool(request, ctx, trace),
+      (result) => (result as CallToolResult).isError === true,
+    ),
+  );
+  async function callTool(
+    request: { params: { name: string; arguments?: Record<string, unknown> | undefined } },
+    ctx: ServerContext,
+    trace: CallTrace | undefined,
+  ): Promise<CallToolResult | InputRequiredResult> {
+    const { name, arguments: args } = request.params;
+    const signal = ctx.mcpReq.signal;
+    if (name === SEARCH_TOOLS_NAME) {
+      const input = parseSearchToolsInput(args ?? {});
+      if ('error' in input) return textResult(input.error, true);
       try {
-        const result = await runtime.callToolResult(tool.name, args ?? {}, { signal, caller: 'direct' });
-        const passed: CallToolResult = { content: Array.isArray(result.content) ? result.content : [] };
-        if (result.structuredContent !== undefined) passed.structuredContent = result.structuredContent;
-        if (result.isError === true) passed.isError = true;
-        return passed;
+        await waitForStartingServers(runtime.tools, searchWaitMs, signal);
+        const found = await runtime.findTools(input.query, {
+          ...(input.limit !== undefined ? { limit: input.limit } : {}),
+          ...(input.regex !== undefined ? { regex: input.regex } : {}),
+        });
+        const directNameOf = (tool: CatalogTool): string | undefined => {
+          for (const [exposed, candidate] of direct) if (candidate.name === tool.name) return exposed;
+          return undefined;
+        };
+        return withServerNote(
+          textResult(renderSearchResult(found, { query: input.query, directName: directNameOf })),
+          runtime,
+        );
       } catch (error) {
         return textResult(errorText(error, options.onError), true);
       }
-    },
-  );
+    }
+    if (name === EXECUTE_CODE_NAME) {
+      const input = parseExecuteCodeInput(args ?? {});
+      if ('error' in input) return textResult(input.error, true);
+      if (input.session !== undefined)
+        return textResult(
+          `"session" is not available to ${MODERN_PROTOCOL_VERSION} clients: a REPL session lives in one ` +
+            'server process, and a stateless request may reach another. Nothing ran; drop "session" and keep ' +
+            'what must outlive the call in `store` (store.set / store.get).',
+          true,
+        );
+      // A client that declared the Tasks extension gets a task: the run goes to the job backend
+      // (SEP-2663 § Capability Negotiation: never to a client that did not declare it).
+      if (shared.tasks !== undefined && declaresTasks(ctx)) {
+        try {
+          const created = await shared.tasks.create(input.code, ctx);
+          if ('refused' in created) return textResult(created.refused as string, true);
+          return created as unknown as CallToolResult;
+        } catch (error) {
+          return textResult(errorText(error, options.onError), true);
+        }
+      }
+      try {
+        const release = await limiter.acquire(signal);
+        if (release === 'busy')
+          return textResult(
+            `codecall is busy: ${limiter.running} runs in flight and ${limiter.queued} waiting (the most this ` +
+              'server accepts). Nothing ran; try again shortly.',
+            true,
+          );
+        if (release === 'aborted')
+          return textResult('Cancelled before the script started; nothing ran.', true);
+        try {
+          const owner = `mcp-${MODERN_PROTOCOL_VERSION}:${randomUUID()}`;
+          const codeHash = hashCode(input.code);
+          // A retry after an approval round: its state was verified (signature, age, size) by the SDK.
+          const decided = ctx.mcpReq.requestState<PausedCall>();
+          if (decided !== undefined && decided.code !== codeHash)
+            return textResult(
+              'This retry carries the approval state of another script; nothing ran. Retry with the same code, or call execute_code again without it.',
+              true,
+            );
+          const runKey = decided?.run ?? randomUUID();
+          const journalKey = `mcp-${MODERN_PROTOCOL_VERSION}:${runKey}`;
+          const journal = shared.journals.journal(journalKey);
+          if (decided !== undefined && (await journal.entries()).length === 0)
+            return textResult(
+              'The run this approval belongs to is not known here (its journal is gone: it expired, or it was ' +
+                'kept by another codecall node without a shared store). Nothing ran; call execute_code again.',
+              true,
+            );
+          const controller = new AbortController();
+          const onAbort = (): void => controller.abort(signal.reason);
+          signal.addEventListener('abort', onAbort, { once: true });
+          const round = createRoundApprover({
+            journal,
+            decided,
+            decision: decided !== undefined ? decisionOf(ctx.mcpReq.inputResponses) : undefined,
+            stop: () => controller.abort(new Error('paused for an approval')),
+          });
+          // The client's capabilities come with each 2026 request (the _meta envelope the SDK lifts out).
+          const envelope = ctx.mcpReq.envelope as Record<string, unknown> | undefined;
+          const capabilities = envelope?.[CLIENT_CAPABILITIES_META_KEY] as
+            { elicitation?: unknown } | undefined;
+          const elicits = capabilities?.elicitation !== undefined;
+          let result;
+          try {
+            result = await runtime.execute(input.code, {
+              signal: controller.signal,
+              learn,
+              runId: runKey,
+              owner,
+              journal: round.journal,
+              ...(trace !== undefined ? { trace } : {}),
+              ...(decided !== undefined ? { replay: true, replayInDoubt: 'repeat' as const } : {}),
+              approver:
+                runtime.tools.approver ??
+                (elicits
+                  ? round.approver
+                  : () => ({
+                      approved: false,
+                      decidedBy: 'policy' as const,
+                      reason:
+                        'the MCP client did not declare the elicitation capability, so codecall cannot ask for approval',
+                    })),
+            });
+          } finally {
+            signal.removeEventListener('abort', onAbort);
+          }
+          const paused = round.paused();
+          if (paused !== undefined && !signal.aborted)
+            return await approvalRound(
+              shared.codec,
+              {
+                run: runKey,
+                code: codeHash,
+                call: paused.call,
+                tool: paused.request.tool,
+                args: paused.args,
+              },
+              paused.request,
+              ctx,
+            );
+          await shared.journals.forget(journalKey);
+          try {
+            options.onExecute?.({ result });
+          } catch {
+            // A listener's failure must not fail the run.
+          }
+          return withServerNote(textResult(formatResultForModel(result), result.status === 'error'), runtime);
+        } finally {
+          release();
+        }
+      } catch (error) {
+        return textResult(errorText(error, options.onError), true);
+      }
+    }
+    let tool = direct.get(name);
+    if (!tool) {
+      await waitForServers(runtime.tools, ownersOfDirectName(runtime.tools, name, originalNames), signal);
+      tool = passThroughTools(runtime.tools.catalog(), originalNames).get(name);
+    }
+    if (!tool) {
+      const failed = failedServersText(runtime.tools, ownersOfDirectName(runtime.tools, name, originalNames));
+      return textResult(
+        `Unknown tool "${name}"${failed !== undefined ? `: ${failed}` : ''}. This server has ` +
+          `${SEARCH_TOOLS_NAME}, ${EXECUTE_CODE_NAME}${direct.size > 0 ? ` and ${[...direct.keys()].join(', ')}` : ''}.`,
+        true,
+      );
+    }
+    try {
+      const result = await runtime.callToolResult(tool.name, args ?? {}, {
+        signal,
+        caller: 'direct',
+        ...(trace !== undefined ? { trace } : {}),
+      });
+      const passed: CallToolResult = { content: Array.isArray(result.content) ? result.content : [] };
+      if (result.structuredContent !== undefined) passed.structuredContent = result.structuredContent;
+      if (result.isError === true) passed.isError = true;
+      return passed;
+    } catch (error) {
+      return textResult(errorText(error, options.onError), true);
+    }
+  }
   return server;
 }
 
