@@ -370,6 +370,42 @@ describe('Anthropic tool search (tool_search_tool_bm25 / _regex, defer_loading)'
     );
   }, 180_000);
 
+  it("tool_reference blocks in the client's own tool_result (a client-side search) load the deferred tool", async () => {
+    wire.enqueue('/v1/messages', {
+      body: anthropicMessage({ content: [{ type: 'text', text: 'Loaded.' }], stopReason: 'end_turn' }),
+    });
+    const before = wire.requestsTo('/v1/messages').length;
+    const mySearch: Anthropic.Tool = {
+      name: 'my_search',
+      description: "The client's own tool search.",
+      input_schema: { type: 'object', properties: { q: { type: 'string' } } },
+    };
+    await anthropic.messages.create({
+      model: 'scripted',
+      max_tokens: 256,
+      tools: [BM25, mySearch, WEATHER, FLIGHTS],
+      messages: [
+        { role: 'user', content: 'Weather in Oslo?' },
+        {
+          role: 'assistant',
+          content: [{ type: 'tool_use', id: 'toolu_my_1', name: 'my_search', input: { q: 'weather' } }],
+        },
+        {
+          role: 'user',
+          content: [
+            {
+              type: 'tool_result',
+              tool_use_id: 'toolu_my_1',
+              content: [{ type: 'tool_reference', tool_name: 'get_weather' }],
+            },
+          ],
+        },
+      ],
+    });
+    expect(offered(before, 0)).toContain('get_weather');
+    expect(offered(before, 0)).not.toContain('book_flight');
+  }, 60_000);
+
   it('refuses defer_loading without a search tool, and a deferred search tool, naming the field', async () => {
     const bad = anthropic.messages.create({
       model: 'scripted',
