@@ -39,8 +39,13 @@ export interface SearchClientToolsOptions {
   maxQueryChars?: number;
 }
 
-/** The learned graph of the runtime's search, or none when it cannot be read. */
+/**
+ * The learned graph of the runtime's search, or none when it cannot be read. Read only once the
+ * runtime's index is built: building it here would index the whole MCP catalog on the request's
+ * event-loop turn.
+ */
 function learnedState(runtime: CodecallRuntime): ToolSearchState | undefined {
+  if (!runtime.started().searchIndex) return undefined;
   try {
     return runtime.search.serialize();
   } catch {

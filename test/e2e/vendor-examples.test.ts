@@ -61,7 +61,9 @@ describe('examples/vendor-endpoints', () => {
       expect(stderr).toContain('(tool search loaded: get_budget_by_level, get_expenses, get_team_members');
       if (file.includes('openai'))
         expect(stderr).toContain(
-          flags.includes('--client-search') ? '; 1 searched here)' : '; 0 searched here)',
+          (flags as readonly string[]).includes('--client-search')
+            ? '; 1 searched here)'
+            : '; 0 searched here)',
         );
       // Members, budgets (one Promise.all), then the expense pages: several client round trips.
       expect(Number(/\((\d+) client round trips/.exec(stderr)?.[1])).toBeGreaterThanOrEqual(3);
