@@ -41,6 +41,15 @@ export const DEMO_MODEL_NAME = 'demo';
 /** The query the demo model sends to `search_tools`. */
 export const DEMO_SEARCH_QUERY = 'team members, their expense line items and budgets by level';
 
+/** The pattern the demo model sends to a regex tool search (Anthropic's `tool_search_tool_regex`). */
+export const DEMO_SEARCH_PATTERN = '(?i)team|budget|expense';
+
+/**
+ * Names of a vendor endpoint's client-tool search tools (Anthropic's BM25 and regex variants,
+ * OpenAI's `tool_search`): the demo model loads the client's deferred tools with them.
+ */
+const CLIENT_SEARCH_TOOLS = ['tool_search_tool_bm25', 'tool_search_tool_regex', 'tool_search'] as const;
+
 /** Categories of the example expense server. */
 const CATEGORIES = ['travel', 'lodging', 'meals', 'software', 'equipment', 'training'] as const;
 /** Tools the demo script needs, by MCP name. */
@@ -201,7 +210,10 @@ export class DemoLanguageModel implements LanguageModel {
     const offered = new Set(request.tools.map((t) => t.name));
     if (!offered.has(SEARCH_TOOLS_NAME) || !offered.has(EXECUTE_CODE_NAME))
       return respondDirect(request, task);
-    return respondCode(messages, task, clientPaths(request));
+    const clientSearch = request.tools.find((t) =>
+      (CLIENT_SEARCH_TOOLS as readonly string[]).includes(t.name),
+    )?.name;
+    return respondCode(messages, task, clientPaths(request), clientSearch);
   }
 }
 
@@ -231,9 +243,18 @@ function respondCode(
   messages: readonly Message[],
   task: string,
   client?: Record<Needed, string>,
+  clientSearch?: string,
 ): GenerateResponse {
   const step = messages.filter((m) => m.role === 'assistant').length + 1;
   const last = messages.at(-1);
+  if (last?.role !== 'tool' && client === undefined && clientSearch !== undefined) {
+    return call(
+      `demo_${step}`,
+      clientSearch,
+      { query: clientSearch.endsWith('regex') ? DEMO_SEARCH_PATTERN : DEMO_SEARCH_QUERY },
+      'Let me load your tools for team members, expenses and budgets.',
+    );
+  }
   if (last?.role !== 'tool' && client !== undefined) {
     return call(
       `demo_${step}`,
@@ -273,6 +294,19 @@ function respondCode(
       EXECUTE_CODE_NAME,
       { code: demoScript(paths as Record<Needed, string>, demoQuestion(task)) },
       'I will read the members, their budgets and every expense line item in a script, and print only the answer.',
+    );
+  }
+  if (asked.name === clientSearch) {
+    if (result.isError === true || client === undefined)
+      throw refuse(
+        'tools-missing',
+        `The tool search did not load the expense tools (${NEEDED.join(', ')}) for code.`,
+      );
+    return call(
+      `demo_${step}`,
+      EXECUTE_CODE_NAME,
+      { code: demoScript(client, demoQuestion(task)) },
+      'I will read the members, their budgets and every expense line item with your tools in a script, and print only the answer.',
     );
   }
   if (asked.name === EXECUTE_CODE_NAME) {

@@ -633,3 +633,7 @@ export const DEFAULT_VENDOR_PAUSED_LEASE_MS = 5 * 60_000;
 export const DEFAULT_VENDOR_PAUSE_SETTLE_MS = 25;
 /** Characters of a container id (a signed journal cursor) accepted from a client. */
 export const DEFAULT_VENDOR_MAX_CONTAINER_ID_CHARS = 512;
+/** Tools one vendor tool search returns at most (`tool_reference` blocks, or tools of a `tool_search_output`); Anthropic's returns 3–5. */
+export const DEFAULT_VENDOR_TOOL_SEARCH_MAX_RESULTS = 5;
+/** Characters of a BM25 tool search query from the model (a regex pattern is bounded by `DEFAULT_MAX_REGEX_PATTERN_CHARS`, 200). */
+export const DEFAULT_VENDOR_TOOL_SEARCH_MAX_QUERY_CHARS = 1_000;

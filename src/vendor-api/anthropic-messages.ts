@@ -13,6 +13,7 @@ import { EXECUTE_CODE_NAME } from '../meta/index.js';
 import type { LanguageModel, StopReason } from '../providers/language-model.js';
 import type { ExecutionResult } from '../types.js';
 import { codeResultText, readAnthropicRequest, readConversation } from './anthropic-request.js';
+import { searchToolDefinition } from './client-tool-search.js';
 import type { ContainerSigner } from './container-token.js';
 import type { PausedRuns } from './paused-runs.js';
 import type { Approver } from '../tools/index.js';
@@ -120,6 +121,9 @@ function resultBlock(srvId: string, result: ExecutionResult): AnthropicBlock {
 
 const srvIdOf = (runId: string): string => `srvtoolu_${runId}`;
 const nestedIdOf = (runId: string, index: number): string => `toolu_${runId}_${index}`;
+/** A `server_tool_use` id of a search, from the model's call id (kept when already one). */
+const searchIdOf = (callId: string): string =>
+  callId.startsWith('srvtoolu_') ? callId : `srvtoolu_${callId}`;
 
 /** Answers one Messages request (`stream` is written by the caller). */
 export async function createMessage(
@@ -150,6 +154,19 @@ export async function createMessage(
     system: request.system,
     messages: conversation.messages,
     clientTools: request.clientTools,
+    toolSearch:
+      request.toolSearch === undefined
+        ? undefined
+        : {
+            name: request.toolSearch.name,
+            execution: 'server',
+            mode: request.toolSearch.kind === 'regex' ? 'regex' : 'hybrid',
+            ...searchToolDefinition({
+              name: request.toolSearch.name,
+              mode: request.toolSearch.kind === 'regex' ? 'regex' : 'hybrid',
+            }),
+          },
+    loaded: conversation.loaded,
     maxOutputTokens: request.maxTokens,
     resume,
     signal,
@@ -183,6 +200,35 @@ export async function createMessage(
       });
     else if (output.type === 'code_result')
       message.content.push(resultBlock(srvIdOf(output.runId), output.result));
+    else if (output.type === 'tool_search') {
+      const id = searchIdOf(output.id);
+      message.content.push({
+        type: 'server_tool_use',
+        id,
+        name: request.toolSearch?.name ?? 'tool_search_tool_bm25',
+        input: output.input,
+        caller: { type: 'direct' },
+      });
+      message.content.push({
+        type: 'tool_search_tool_result',
+        tool_use_id: id,
+        content: output.answer.ok
+          ? {
+              type: 'tool_search_tool_search_result',
+              tool_references: output.answer.names.map((name) => ({
+                type: 'tool_reference',
+                tool_name: name,
+              })),
+            }
+          : {
+              type: 'tool_search_tool_result_error',
+              error_code: output.answer.code,
+              error_message: output.answer.message,
+            },
+      });
+    } else if (output.type === 'tool_search_call')
+      // Anthropic's search tools run server-side only; the turn loop never asks the client.
+      throw new VendorError('api_error', 'codecall asked the client to search tools on the Messages wire.');
     else if (output.type === 'direct_call')
       message.content.push({
         type: 'tool_use',

@@ -13,10 +13,12 @@ import { invalid } from './vendor-error.js';
 
 /** `code_execution` tool versions served (Anthropic's `type` field). */
 export const CODE_EXECUTION_TYPES = ['code_execution_20250825', 'code_execution_20260120'] as const;
-/** Tool search tool versions served. */
+/** Tool search tool versions served (the SDK's `ToolSearchToolBm25_20251119`, `ToolSearchToolRegex20251119`). */
 export const TOOL_SEARCH_TYPES = [
   'tool_search_tool_bm25_20251119',
+  'tool_search_tool_bm25',
   'tool_search_tool_regex_20251119',
+  'tool_search_tool_regex',
 ] as const;
 
 export type CodeExecutionType = (typeof CODE_EXECUTION_TYPES)[number];
@@ -35,7 +37,8 @@ export interface AnthropicRequest {
   stream: boolean;
   system?: string;
   codeExecution?: CodeExecutionType;
-  toolSearch?: 'bm25' | 'regex';
+  /** The tool search tool: its variant and its name (`tool_search_tool_bm25` / `_regex`). */
+  toolSearch?: { kind: 'bm25' | 'regex'; name: string };
   clientTools: AnthropicClientTool[];
   messages: unknown[];
   container?: string;
@@ -104,7 +107,13 @@ export function readAnthropicRequest(body: unknown, maxTools = DEFAULT_VENDOR_MA
       return;
     }
     if (typeof type === 'string' && (TOOL_SEARCH_TYPES as readonly string[]).includes(type)) {
-      request.toolSearch = type.includes('regex') ? 'regex' : 'bm25';
+      const kind = type.includes('regex') ? 'regex' : 'bm25';
+      const expected = `tool_search_tool_${kind}`;
+      if (tool.name !== expected) throw invalid(`${at}.name`, `must be "${expected}" for ${type}.`);
+      if (tool.defer_loading === true)
+        throw invalid(`${at}.defer_loading`, 'the tool search tool itself cannot be deferred; remove it.');
+      if (request.toolSearch !== undefined) throw invalid(at, 'only one tool search tool may be declared.');
+      request.toolSearch = { kind, name: expected };
       return;
     }
     if (type !== undefined && type !== 'custom')
@@ -162,6 +171,11 @@ export function readAnthropicRequest(body: unknown, maxTools = DEFAULT_VENDOR_MA
       'tools',
       `a tool allows calls from code, but no code execution tool is declared: add {"type": "${CODE_EXECUTION_TYPES[0]}", "name": "code_execution"}.`,
     );
+  if (request.clientTools.some((t) => t.deferLoading) && request.toolSearch === undefined)
+    throw invalid(
+      'tools',
+      `a tool has defer_loading: true, but no tool search tool is declared: add {"type": "${TOOL_SEARCH_TYPES[0]}", "name": "tool_search_tool_bm25"}.`,
+    );
   return request;
 }
 
@@ -178,6 +192,27 @@ export interface AnthropicConversation {
   messages: Message[];
   /** The paused script, when the last assistant turn ended in one waiting for client calls. */
   paused?: { serverToolUseId: string; code: string; answers: ToolResultAnswer[] };
+  /** Tools loaded by earlier searches: `tool_reference`s of `tool_search_tool_result` blocks and of the client's own `tool_result`s. */
+  loaded: Set<string>;
+}
+
+/** Client tool names of the `tool_reference` blocks in `blocks` (bounded by the message bound on the caller's side). */
+function referencesIn(blocks: unknown): string[] {
+  if (!Array.isArray(blocks)) return [];
+  return blocks.flatMap((b) =>
+    isObject(b) && b.type === 'tool_reference' && typeof b.tool_name === 'string' ? [b.tool_name] : [],
+  );
+}
+
+/** The text the model behind reads for a search result block. */
+function searchResultText(content: unknown): string {
+  if (!isObject(content)) return 'Error: the search failed.';
+  if (content.type === 'tool_search_tool_result_error')
+    return `Error (${String(content.error_code)}): ${typeof content.error_message === 'string' ? content.error_message : 'the search failed.'}`;
+  const names = referencesIn(content.tool_references);
+  return names.length === 0
+    ? 'No tool matched. Try other words.'
+    : `Loaded ${names.length} tool(s); they are callable now: ${names.join(', ')}`;
 }
 
 function resultText(content: unknown): string {
@@ -226,6 +261,7 @@ export function codeResultText(content: unknown): string {
 export function readConversation(raw: readonly unknown[], codeToolName: string): AnthropicConversation {
   const messages: Message[] = [];
   const fromCode = new Set<string>();
+  const loaded = new Set<string>();
   let openCode: { id: string; code: string } | undefined;
   let lastAnswers: ToolResultAnswer[] = [];
   raw.forEach((message, i) => {
@@ -248,6 +284,7 @@ export function readConversation(raw: readonly unknown[], codeToolName: string):
             throw invalid(`${at}.content.${j}.tool_use_id`, 'must be a string.');
           const text = resultText(block.content);
           const ok = block.is_error !== true;
+          for (const name of referencesIn(block.content)) loaded.add(name);
           if (fromCode.has(block.tool_use_id))
             lastAnswers.push({ toolUseId: block.tool_use_id, ok, value: parseValue(text), text });
           else
@@ -300,8 +337,30 @@ export function readConversation(raw: readonly unknown[], codeToolName: string):
             input: block.input,
           } satisfies ToolCallPart);
       } else if (
+        block.type === 'server_tool_use' &&
+        typeof block.id === 'string' &&
+        (block.name === 'tool_search_tool_bm25' || block.name === 'tool_search_tool_regex')
+      ) {
+        parts.content.push({ type: 'tool_call', id: block.id, name: block.name, input: block.input });
+      } else if (block.type === 'tool_search_tool_result' && typeof block.tool_use_id === 'string') {
+        const content = block.content;
+        if (isObject(content)) for (const name of referencesIn(content.tool_references)) loaded.add(name);
+        messages.push(parts);
+        messages.push({
+          role: 'tool',
+          results: [
+            {
+              toolCallId: block.tool_use_id,
+              content: searchResultText(content),
+              ...(isObject(content) && content.type === 'tool_search_tool_result_error'
+                ? { isError: true }
+                : {}),
+            },
+          ],
+        });
+        parts = { role: 'assistant', content: [] };
+      } else if (
         block.type === 'server_tool_use' ||
-        block.type === 'tool_search_tool_result' ||
         block.type === 'thinking' ||
         block.type === 'redacted_thinking'
       ) {
@@ -314,7 +373,10 @@ export function readConversation(raw: readonly unknown[], codeToolName: string):
     });
     if (parts.content.length > 0) messages.push(parts);
   });
-  const conversation: AnthropicConversation = { messages };
+  const conversation: AnthropicConversation = {
+    messages: messages.filter((m) => m.role !== 'assistant' || m.content.length > 0),
+    loaded,
+  };
   if (openCode !== undefined)
     conversation.paused = { serverToolUseId: openCode.id, code: openCode.code, answers: lastAnswers };
   return conversation;

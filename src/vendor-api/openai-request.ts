@@ -17,6 +17,18 @@ import { invalid } from './vendor-error.js';
 export interface OpenAIClientTool extends ClientTool {
   direct: boolean;
   fromCode: boolean;
+  deferLoading: boolean;
+  /** `strict` as the client sent it (echoed in a `tool_search_output`). */
+  strict: boolean | null;
+  /** `allowed_callers` as the client sent it (echoed likewise). */
+  allowedCallers: ('direct' | 'programmatic')[] | undefined;
+}
+
+/** The request's `tool_search` tool (the SDK's `ToolSearchTool`). */
+export interface OpenAIToolSearch {
+  execution: 'server' | 'client';
+  description?: string;
+  parameters?: Record<string, unknown>;
 }
 
 /** The request, read. */
@@ -26,6 +38,7 @@ export interface OpenAIRequest {
   maxOutputTokens?: number;
   instructions?: string;
   programmatic: boolean;
+  toolSearch?: OpenAIToolSearch;
   clientTools: OpenAIClientTool[];
   input: unknown[];
 }
@@ -68,29 +81,24 @@ export function readOpenAIRequest(body: unknown, maxTools = DEFAULT_VENDOR_MAX_T
       request.programmatic = true;
       return;
     }
-    if (tool.type !== 'function')
-      throw invalid(
-        `${at}.type`,
-        `"${String(tool.type)}" is not served here; codecall serves function tools and programmatic_tool_calling.`,
-      );
-    const { name, description, parameters, allowed_callers: callers } = tool;
-    if (typeof name !== 'string' || !/^[a-zA-Z0-9_-]{1,64}$/.test(name))
-      throw invalid(`${at}.name`, 'must match ^[a-zA-Z0-9_-]{1,64}$.');
-    let direct = true;
-    let fromCode = false;
-    if (callers !== undefined && callers !== null) {
-      if (!Array.isArray(callers) || callers.length === 0)
-        throw invalid(`${at}.allowed_callers`, 'must be a non-empty list.');
-      const unknown = callers.find((c) => c !== 'direct' && c !== 'programmatic');
-      if (unknown !== undefined)
-        throw invalid(
-          `${at}.allowed_callers`,
-          `"${String(unknown)}" is not a caller; use "direct" and/or "programmatic".`,
-        );
-      direct = callers.includes('direct');
-      fromCode = callers.includes('programmatic');
+    if (tool.type === 'tool_search') {
+      if (request.toolSearch !== undefined) throw invalid(at, 'only one tool_search tool may be declared.');
+      const { execution = 'server', description, parameters } = tool;
+      if (execution !== 'server' && execution !== 'client')
+        throw invalid(`${at}.execution`, 'must be "server" or "client".');
+      if (description !== undefined && description !== null && typeof description !== 'string')
+        throw invalid(`${at}.description`, 'must be a string.');
+      if (parameters !== undefined && parameters !== null && !isObject(parameters))
+        throw invalid(`${at}.parameters`, 'must be a JSON Schema object.');
+      request.toolSearch = {
+        execution,
+        ...(typeof description === 'string' ? { description } : {}),
+        ...(isObject(parameters) ? { parameters } : {}),
+      };
+      return;
     }
-    const member = clientMember(name);
+    const read = readFunctionTool(tool, at);
+    const { name, member } = read;
     const clash = members.get(member);
     if (clash !== undefined)
       throw invalid(
@@ -98,21 +106,59 @@ export function readOpenAIRequest(body: unknown, maxTools = DEFAULT_VENDOR_MAX_T
         `"${name}" and "${clash}" are the same tool in code (tools.client.${member}); rename one.`,
       );
     members.set(member, name);
-    request.clientTools.push({
-      name,
-      member,
-      description: typeof description === 'string' ? description : '',
-      inputSchema: isObject(parameters) ? parameters : { type: 'object' },
-      direct,
-      fromCode,
-    });
+    request.clientTools.push(read);
   });
   if (request.clientTools.some((t) => t.fromCode) && !request.programmatic)
     throw invalid(
       'tools',
       'a tool allows "programmatic" calls, but no {"type": "programmatic_tool_calling"} tool is declared: add it.',
     );
+  if (request.clientTools.some((t) => t.deferLoading) && request.toolSearch === undefined)
+    throw invalid(
+      'tools',
+      'a function tool has defer_loading: true, but no {"type": "tool_search"} tool is declared: add it.',
+    );
   return request;
+}
+
+/** Reads one `{"type": "function"}` tool (of `tools`, or of a client's `tool_search_output`). */
+export function readFunctionTool(tool: Record<string, unknown>, at: string): OpenAIClientTool {
+  if (tool.type !== 'function')
+    throw invalid(
+      `${at}.type`,
+      `"${String(tool.type)}" is not served here; codecall serves function tools, programmatic_tool_calling and tool_search.`,
+    );
+  const { name, description, parameters, allowed_callers: callers } = tool;
+  if (typeof name !== 'string' || !/^[a-zA-Z0-9_-]{1,64}$/.test(name))
+    throw invalid(`${at}.name`, 'must match ^[a-zA-Z0-9_-]{1,64}$.');
+  let direct = true;
+  let fromCode = false;
+  if (callers !== undefined && callers !== null) {
+    if (!Array.isArray(callers) || callers.length === 0)
+      throw invalid(`${at}.allowed_callers`, 'must be a non-empty list.');
+    const unknown = callers.find((c) => c !== 'direct' && c !== 'programmatic');
+    if (unknown !== undefined)
+      throw invalid(
+        `${at}.allowed_callers`,
+        `"${String(unknown)}" is not a caller; use "direct" and/or "programmatic".`,
+      );
+    direct = callers.includes('direct');
+    fromCode = callers.includes('programmatic');
+  }
+  const { strict, defer_loading: defer } = tool;
+  if (defer !== undefined && defer !== null && typeof defer !== 'boolean')
+    throw invalid(`${at}.defer_loading`, 'must be a boolean.');
+  return {
+    name,
+    member: clientMember(name),
+    description: typeof description === 'string' ? description : '',
+    inputSchema: isObject(parameters) ? parameters : { type: 'object' },
+    direct,
+    fromCode,
+    deferLoading: defer === true,
+    strict: typeof strict === 'boolean' ? strict : null,
+    allowedCallers: Array.isArray(callers) ? (callers as ('direct' | 'programmatic')[]) : undefined,
+  };
 }
 
 /** The conversation for the model behind, and the program the last turn paused. */
@@ -121,7 +167,14 @@ export interface OpenAIConversation {
   /** System text from `system`/`developer` messages. */
   system: string[];
   paused?: { callId: string; code: string; fingerprint: string; answers: ToolResultAnswer[] };
+  /** Function tools loaded by earlier `tool_search_output` items, by name. */
+  loaded: Set<string>;
+  /** Function tools a client's `tool_search_output` brought that the request's `tools` lack. */
+  searched: OpenAIClientTool[];
 }
+
+/** Name of the `tool_search` tool for the model behind. */
+export const TOOL_SEARCH_NAME = 'tool_search';
 
 function textOf(content: unknown, at: string): string {
   if (typeof content === 'string') return content;
@@ -156,6 +209,8 @@ export function readOpenAIConversation(items: readonly unknown[], codeToolName: 
   let tool: { role: 'tool'; results: ToolResult[] } | undefined;
   let open: { callId: string; code: string; fingerprint: string } | undefined;
   let answers: ToolResultAnswer[] = [];
+  const loaded = new Set<string>();
+  const searched = new Map<string, OpenAIClientTool>();
   const flushAssistant = (): AssistantMessage => {
     if (tool !== undefined) tool = undefined;
     if (assistant === undefined) {
@@ -233,12 +288,48 @@ export function readOpenAIConversation(items: readonly unknown[], codeToolName: 
       if (open?.callId === callId) open = undefined;
       return;
     }
+    if (type === 'tool_search_call') {
+      const callId = typeof item.call_id === 'string' ? item.call_id : item.id;
+      if (typeof callId !== 'string') throw invalid(`${at}.call_id`, 'a tool_search_call needs its call_id.');
+      flushAssistant().content.push({
+        type: 'tool_call',
+        id: callId,
+        name: TOOL_SEARCH_NAME,
+        input: typeof item.arguments === 'string' ? parseValue(item.arguments) : item.arguments,
+      });
+      return;
+    }
+    if (type === 'tool_search_output') {
+      const callId = item.call_id;
+      if (typeof callId !== 'string')
+        throw invalid(`${at}.call_id`, 'must be the call_id of its tool_search_call.');
+      if (!Array.isArray(item.tools)) throw invalid(`${at}.tools`, 'must be a list of tools.');
+      const names = item.tools.map((tool: unknown, j) => {
+        const where = `${at}.tools[${j}]`;
+        if (!isObject(tool) || tool.type !== 'function')
+          throw invalid(`${where}.type`, 'only function tools are loaded by a tool search here.');
+        const read = readFunctionTool(tool, where);
+        searched.set(read.name, { ...read, deferLoading: false });
+        loaded.add(read.name);
+        return read.name;
+      });
+      toolMessage().results.push({
+        toolCallId: callId,
+        content:
+          names.length === 0
+            ? 'No tool matched. Try other words.'
+            : `Loaded ${names.length} tool(s); they are callable now: ${names.join(', ')}`,
+      });
+      return;
+    }
     if (type === 'reasoning' || type === 'item_reference') return;
     throw invalid(`${at}.type`, `"${String(type)}" is not accepted here.`);
   });
   const conversation: OpenAIConversation = {
     messages: messages.filter((m) => m.role !== 'tool' || m.results.length > 0),
     system,
+    loaded,
+    searched: [...searched.values()],
   };
   if (open !== undefined) conversation.paused = { ...open, answers };
   return conversation;

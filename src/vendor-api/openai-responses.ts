@@ -12,7 +12,15 @@ import { randomUUID } from 'node:crypto';
 import { formatResultForModel } from '../execute/index.js';
 import { EXECUTE_CODE_NAME } from '../meta/index.js';
 import { modelOf, runIdOf, type VendorContext } from './anthropic-messages.js';
-import { readOpenAIConversation, readOpenAIRequest } from './openai-request.js';
+import { DEFAULT_VENDOR_MAX_TOOLS } from '../config/defaults.js';
+import { searchToolDefinition } from './client-tool-search.js';
+import {
+  readOpenAIConversation,
+  readOpenAIRequest,
+  TOOL_SEARCH_NAME,
+  type OpenAIClientTool,
+} from './openai-request.js';
+import { invalid } from './vendor-error.js';
 import { runVendorTurns, type ResumeScript } from './vendor-turns.js';
 
 /** An output item (shapes of the SDK's `ResponseOutputItem`). */
@@ -48,6 +56,44 @@ const programCallIdOf = (runId: string): string => `call_prog_${runId}`;
 const nestedCallIdOf = (runId: string, index: number): string => `call_${runId}_${index}`;
 const itemId = (prefix: string): string => `${prefix}_${randomUUID().replaceAll('-', '')}`;
 
+/** A client tool as the SDK's `FunctionTool` (what a `tool_search_output` loads). */
+function functionTool(tool: OpenAIClientTool): Record<string, unknown> {
+  return {
+    type: 'function',
+    name: tool.name,
+    description: tool.description,
+    parameters: tool.inputSchema,
+    strict: tool.strict,
+    defer_loading: tool.deferLoading,
+    ...(tool.allowedCallers !== undefined ? { allowed_callers: tool.allowedCallers } : {}),
+  };
+}
+
+/** The request's tools plus those a client's searches loaded that it lacks, bounded. */
+function withSearched(tools: OpenAIClientTool[], searched: readonly OpenAIClientTool[]): OpenAIClientTool[] {
+  const names = new Set(tools.map((t) => t.name));
+  const members = new Map(tools.map((t) => [t.member, t.name]));
+  const all = [...tools];
+  for (const tool of searched) {
+    if (names.has(tool.name)) continue;
+    const clash = members.get(tool.member);
+    if (clash !== undefined)
+      throw invalid(
+        'input',
+        `the tool_search_output tool "${tool.name}" and "${clash}" are the same tool in code (tools.client.${tool.member}); rename one.`,
+      );
+    names.add(tool.name);
+    members.set(tool.member, tool.name);
+    all.push(tool);
+  }
+  if (all.length > DEFAULT_VENDOR_MAX_TOOLS)
+    throw invalid(
+      'input',
+      `tools and tool_search_output items declare ${all.length} tools; at most ${DEFAULT_VENDOR_MAX_TOOLS} are accepted.`,
+    );
+  return all;
+}
+
 /** Answers one Responses request (`stream` is written by the caller). */
 export async function createResponse(
   body: unknown,
@@ -66,12 +112,31 @@ export async function createResponse(
   const system = [request.instructions, ...conversation.system].filter(
     (s): s is string => s !== undefined && s !== '',
   );
+  const clientTools = withSearched(request.clientTools, conversation.searched);
+  const search = request.toolSearch;
   const turns = await runVendorTurns({
     context,
     model,
     system: system.length > 0 ? system.join('\n\n') : undefined,
     messages: conversation.messages,
-    clientTools: request.clientTools,
+    clientTools,
+    toolSearch:
+      search === undefined
+        ? undefined
+        : {
+            name: TOOL_SEARCH_NAME,
+            execution: search.execution,
+            mode: 'hybrid',
+            ...searchToolDefinition({
+              name: TOOL_SEARCH_NAME,
+              mode: 'hybrid',
+              // The Responses API shows deferred functions' names and descriptions; the schemas load on search.
+              listed: clientTools.filter((t) => t.deferLoading),
+              description: search.description,
+              parameters: search.parameters,
+            }),
+          },
+    loaded: conversation.loaded,
     maxOutputTokens: request.maxOutputTokens,
     resume,
     signal,
@@ -102,6 +167,38 @@ export async function createResponse(
         call_id: programCallIdOf(turn.runId),
         result: formatResultForModel(turn.result),
         status: turn.result.status === 'ok' ? 'completed' : 'incomplete',
+      });
+    else if (turn.type === 'tool_search') {
+      output.push({
+        type: 'tool_search_call',
+        id: itemId('tsc'),
+        call_id: turn.id,
+        arguments: turn.input ?? {},
+        execution: 'server',
+        status: 'completed',
+      });
+      const byName = new Map(clientTools.map((t) => [t.name, t]));
+      output.push({
+        type: 'tool_search_output',
+        id: itemId('tso'),
+        call_id: turn.id,
+        execution: 'server',
+        status: turn.answer.ok ? 'completed' : 'incomplete',
+        tools: turn.answer.ok
+          ? turn.answer.names.flatMap((n) => {
+              const tool = byName.get(n);
+              return tool === undefined ? [] : [functionTool(tool)];
+            })
+          : [],
+      });
+    } else if (turn.type === 'tool_search_call')
+      output.push({
+        type: 'tool_search_call',
+        id: itemId('tsc'),
+        call_id: turn.id,
+        arguments: turn.input ?? {},
+        execution: 'client',
+        status: 'completed',
       });
     else if (turn.type === 'direct_call')
       output.push({

@@ -22,8 +22,14 @@ import type {
   ToolDefinition,
   ToolResult,
 } from '../providers/language-model.js';
-import type { ExecutionResult } from '../types.js';
+import type { ExecutionResult, JsonSchema } from '../types.js';
 import type { ToolResultAnswer } from './anthropic-request.js';
+import {
+  searchAnswerText,
+  searchClientTools,
+  type ClientSearchAnswer,
+  type ClientSearchMode,
+} from './client-tool-search.js';
 import { newRunId } from './container-token.js';
 import type { VendorContext } from './anthropic-messages.js';
 import {
@@ -42,6 +48,19 @@ import { invalid, VendorError } from './vendor-error.js';
 export interface CallableClientTool extends ClientTool {
   direct: boolean;
   fromCode: boolean;
+  /** Hidden from the model (and unbound in code) until a tool search loads it. */
+  deferLoading: boolean;
+}
+
+/** The request's tool search tool, as the model behind sees it. */
+export interface VendorToolSearch {
+  /** The tool's name for the model (`tool_search_tool_bm25`, `tool_search`). */
+  name: string;
+  /** `server`: codecall searches the deferred tools; `client`: the call goes back to the client. */
+  execution: 'server' | 'client';
+  mode: ClientSearchMode;
+  description: string;
+  inputSchema: JsonSchema;
 }
 
 /** One thing the client sees, in order. */
@@ -50,7 +69,11 @@ export type TurnOutput =
   | { type: 'code'; runId: string; code: string; expiresAt: number }
   | { type: 'client_calls'; runId: string; calls: PendingClientCall[]; expiresAt: number }
   | { type: 'code_result'; runId: string; result: ExecutionResult }
-  | { type: 'direct_call'; id: string; name: string; input: unknown };
+  | { type: 'direct_call'; id: string; name: string; input: unknown }
+  /** A search codecall answered; the tools found are loaded from here on. */
+  | { type: 'tool_search'; id: string; input: unknown; answer: ClientSearchAnswer }
+  /** A search the client executes (OpenAI `execution: "client"`); the response ends with it. */
+  | { type: 'tool_search_call'; id: string; input: unknown };
 
 /** How the turns ended. */
 export interface TurnsResult {
@@ -80,6 +103,10 @@ export interface RunVendorTurnsOptions {
   system?: string | undefined;
   messages: Message[];
   clientTools: readonly CallableClientTool[];
+  /** The request's tool search tool, if any. */
+  toolSearch?: VendorToolSearch | undefined;
+  /** Names of deferred tools earlier searches of the conversation loaded. */
+  loaded?: ReadonlySet<string> | undefined;
   maxOutputTokens?: number | undefined;
   resume?: ResumeScript | undefined;
   signal?: AbortSignal | undefined;
@@ -94,7 +121,11 @@ const GONE =
 export async function runVendorTurns(options: RunVendorTurnsOptions): Promise<TurnsResult> {
   const { context, model, messages, signal } = options;
   const ttl = context.containerTtlMs ?? DEFAULT_VENDOR_CONTAINER_TTL_MS;
-  const codeTools = options.clientTools.filter((t) => t.fromCode);
+  const loaded = new Set(options.loaded ?? []);
+  const visible = (t: CallableClientTool): boolean => !t.deferLoading || loaded.has(t.name);
+  const codeTools = (): CallableClientTool[] => options.clientTools.filter((t) => t.fromCode && visible(t));
+  const search = options.toolSearch;
+  const deferred = options.clientTools.filter((t) => t.deferLoading);
   const out: TurnsResult = {
     outputs: [],
     stop: 'end_turn',
@@ -117,7 +148,7 @@ export async function runVendorTurns(options: RunVendorTurnsOptions): Promise<Tu
         code,
         journal: opened.journal,
         replay,
-        clientTools: codeTools,
+        clientTools: codeTools(),
         signal,
         approver: context.approver,
       });
@@ -187,36 +218,44 @@ export async function runVendorTurns(options: RunVendorTurnsOptions): Promise<Tu
     maxToolCalls: limits.maxToolCalls,
     maxStdoutBytes: limits.maxStdoutBytes,
   });
-  const declared =
-    codeTools.length > 0
-      ? renderDeclarations(
-          codeTools.map((t) => ({
-            name: clientQualifiedName(t.member),
-            namespace: CLIENT_NAMESPACE,
-            member: t.member,
-            description: t.description,
-            inputSchema: t.inputSchema,
-          })),
-          { callTool: false },
-        )
-      : '';
-  const tools: ToolDefinition[] = [
-    searchToolsDefinition(),
-    {
-      name: EXECUTE_CODE_NAME,
-      description:
-        declared === ''
-          ? execute.description
-          : `${execute.description}\nThe client's tools, callable from code:\n${declared}`,
-      inputSchema: execute.inputSchema,
-    },
-  ];
-  for (const tool of options.clientTools)
-    if (tool.direct) {
-      if (tool.name === EXECUTE_CODE_NAME || tool.name === SEARCH_TOOLS_NAME)
-        throw invalid('tools', `"${tool.name}" is a codecall tool name; rename the client tool.`);
-      tools.push({ name: tool.name, description: tool.description, inputSchema: tool.inputSchema });
-    }
+  const reserved = new Set([EXECUTE_CODE_NAME, SEARCH_TOOLS_NAME, ...(search ? [search.name] : [])]);
+  const clash = options.clientTools.find((t) => reserved.has(t.name));
+  if (clash !== undefined)
+    throw invalid('tools', `"${clash.name}" is a codecall tool name; rename the client tool.`);
+  /** The model's tools: the meta-tools, the search tool, and the client's tools it may see now. */
+  const toolsNow = (): ToolDefinition[] => {
+    const inCode = codeTools();
+    const declared =
+      inCode.length > 0
+        ? renderDeclarations(
+            inCode.map((t) => ({
+              name: clientQualifiedName(t.member),
+              namespace: CLIENT_NAMESPACE,
+              member: t.member,
+              description: t.description,
+              inputSchema: t.inputSchema,
+            })),
+            { callTool: false },
+          )
+        : '';
+    const tools: ToolDefinition[] = [
+      searchToolsDefinition(),
+      {
+        name: EXECUTE_CODE_NAME,
+        description:
+          declared === ''
+            ? execute.description
+            : `${execute.description}\nThe client's tools, callable from code:\n${declared}`,
+        inputSchema: execute.inputSchema,
+      },
+    ];
+    if (search !== undefined)
+      tools.push({ name: search.name, description: search.description, inputSchema: search.inputSchema });
+    for (const tool of options.clientTools)
+      if (tool.direct && visible(tool))
+        tools.push({ name: tool.name, description: tool.description, inputSchema: tool.inputSchema });
+    return tools;
+  };
 
   const maxTurns = context.maxModelTurns ?? DEFAULT_VENDOR_MAX_MODEL_TURNS;
   for (let turn = 0; turn < maxTurns; turn++) {
@@ -226,7 +265,7 @@ export async function runVendorTurns(options: RunVendorTurnsOptions): Promise<Tu
         {
           ...(options.system !== undefined ? { system: options.system } : {}),
           messages,
-          tools,
+          tools: toolsNow(),
           ...(options.maxOutputTokens !== undefined ? { maxOutputTokens: options.maxOutputTokens } : {}),
         },
         signal ? { signal } : {},
@@ -258,6 +297,25 @@ export async function runVendorTurns(options: RunVendorTurnsOptions): Promise<Tu
           content: answer.text,
           ...(answer.isError ? { isError: true } : {}),
         });
+      } else if (search !== undefined && part.name === search.name) {
+        if (search.execution === 'client') {
+          out.outputs.push({ type: 'tool_search_call', id: part.id, input: part.input });
+          direct = true;
+          continue;
+        }
+        const answer = searchClientTools({
+          runtime: context.runtime,
+          tools: deferred,
+          input: part.input,
+          mode: search.mode,
+        });
+        if (answer.ok) for (const name of answer.names) loaded.add(name);
+        out.outputs.push({ type: 'tool_search', id: part.id, input: part.input, answer });
+        results.push({
+          toolCallId: part.id,
+          content: searchAnswerText(answer, deferred),
+          ...(answer.ok ? {} : { isError: true }),
+        });
       } else if (part.name === EXECUTE_CODE_NAME) {
         const input = part.input as { code?: unknown } | undefined;
         const code = typeof input?.code === 'string' ? input.code : '';
@@ -267,7 +325,7 @@ export async function runVendorTurns(options: RunVendorTurnsOptions): Promise<Tu
         const result = await script(runId, code, false, expiresAt);
         if (result === undefined) return out;
         results.push({ toolCallId: part.id, content: options.resultText(result) });
-      } else if (options.clientTools.some((t) => t.direct && t.name === part.name)) {
+      } else if (options.clientTools.some((t) => t.direct && visible(t) && t.name === part.name)) {
         out.outputs.push({ type: 'direct_call', id: part.id, name: part.name, input: part.input });
         direct = true;
       } else {

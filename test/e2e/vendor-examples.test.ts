@@ -2,8 +2,9 @@
  * @module
  * The vendor-endpoint examples (examples/vendor-endpoints) run as their headers say, against a
  * real `codecall serve --http` over examples/codecall.json with the offline `demo` model, in both
- * dialects, streaming and not: the client owns the expense tools, the script calls them from code
- * (each call a round trip to the client), and the answer matches the data computed here.
+ * dialects, streaming and not: the client owns the expense tools, deferred behind a tool search
+ * (Anthropic BM25 and regex; OpenAI executed by the server and by the client), the script calls
+ * them from code (each call a round trip to the client), and the answer matches the data computed here.
  */
 import { execFile } from 'node:child_process';
 import { dirname } from 'node:path';
@@ -38,11 +39,11 @@ const expected = overBudgetMembers(createExpenseData(), 'Q3', 'travel');
 describe('examples/vendor-endpoints', () => {
   for (const [file, flags] of [
     ['team-expenses-anthropic.mjs', []],
-    ['team-expenses-anthropic.mjs', ['--stream']],
+    ['team-expenses-anthropic.mjs', ['--stream', '--regex']],
     ['team-expenses-openai.mjs', []],
-    ['team-expenses-openai.mjs', ['--stream']],
+    ['team-expenses-openai.mjs', ['--stream', '--client-search']],
   ] as const) {
-    it(`${file} ${flags.join(' ')}: the client's tools called from code answer the budget question`, async () => {
+    it(`${file} ${flags.join(' ')}: a tool search loads the client's tools, called from code they answer the budget question`, async () => {
       const { stdout, stderr } = await run(
         process.execPath,
         [`examples/vendor-endpoints/${file}`, ...flags],
@@ -56,6 +57,14 @@ describe('examples/vendor-endpoints', () => {
       expect(lines.filter((l) => l.startsWith('- ')).map((l) => l.slice(2, l.indexOf(' (')))).toEqual(
         [...expected].sort((a, b) => b.spent - b.budget - (a.spent - a.budget)).map((e) => e.member.name),
       );
+      // The deferred tools were loaded by a tool search (served by codecall, or by the client with --client-search).
+      expect(stderr).toContain('(tool search loaded: get_budget_by_level, get_expenses, get_team_members');
+      if (file.includes('openai'))
+        expect(stderr).toContain(
+          (flags as readonly string[]).includes('--client-search')
+            ? '; 1 searched here)'
+            : '; 0 searched here)',
+        );
       // Members, budgets (one Promise.all), then the expense pages: several client round trips.
       expect(Number(/\((\d+) client round trips/.exec(stderr)?.[1])).toBeGreaterThanOrEqual(3);
     }, 180_000);
