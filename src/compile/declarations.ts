@@ -20,6 +20,7 @@ import {
   DEFAULT_DECLARATION_DESCRIPTION_MAX_CHARS,
   DEFAULT_DECLARATION_MAX_BYTES,
   DEFAULT_DECLARATION_MAX_DEPTH,
+  DEFAULT_RESULT_HANDLE_MIN_BYTES,
 } from '../config/defaults.js';
 import type { JsonSchema } from '../types.js';
 
@@ -35,6 +36,8 @@ export interface DeclarableTool {
   description?: string;
   inputSchema?: JsonSchema;
   outputSchema?: JsonSchema;
+  /** A line for the doc comment about the output type (e.g. that it was learned, not declared). */
+  outputNote?: string;
   inputExamples?: readonly Record<string, unknown>[];
 }
 
@@ -60,6 +63,53 @@ export interface RenderDeclarationsOptions {
    * @defaultValue {@link DEFAULT_DECLARATION_MAX_BYTES}
    */
   maxBytes?: number;
+  /**
+   * Bytes from which a tool result arrives as a `ResultHandle` (the declarations say so and
+   * declare the handle's API; smaller results are plain values, declared as before).
+   * @defaultValue {@link DEFAULT_RESULT_HANDLE_MIN_BYTES}
+   */
+  resultHandleMinBytes?: number;
+}
+
+/** A byte count as the declarations spell it: `16 MiB`, `512 KiB`, `900 bytes`. */
+function bytesText(bytes: number): string {
+  if (bytes >= 1_048_576 && bytes % 1_048_576 === 0) return `${bytes / 1_048_576} MiB`;
+  if (bytes >= 1024 && bytes % 1024 === 0) return `${bytes / 1024} KiB`;
+  return `${bytes} bytes`;
+}
+
+/**
+ * The `ResultHandle` a large result arrives as (the prelude's API, docs/data.md), declared once
+ * after the tools: what a model must know to use one from the declarations alone.
+ */
+function handleDeclarations(minBytes: number): string {
+  return [
+    `/** A tool result of ${bytesText(minBytes)} or more arrives as a ResultHandle instead of its value; smaller results are the values declared above. Test \`result.isHandle\`. Rows are an array result's items, an object's largest array (at \`rowsAt\`) or a text's lines. Each method is one call to the host; nothing is copied whole. */`,
+    'interface ResultHandle {',
+    "  readonly isHandle: true; readonly tool: string; readonly bytes: number; readonly kind: 'array' | 'object' | 'lines';",
+    '  readonly rowsAt: string; readonly length: number; readonly keys: string[]; readonly spilled: boolean;',
+    '  /** The whole value, or the part at a JSON pointer ("/total"); refused when too large: reduce instead. */',
+    '  value(pointer?: string): Promise<unknown>;',
+    '  /** `for await (const row of handle)`: every row, fetched in bounded chunks. */',
+    '  [Symbol.asyncIterator](): AsyncIterator<any>;',
+    '  rows(options?: { start?: number; end?: number; where?: Where }): AsyncIterable<any>;',
+    '  slice(start?: number, end?: number): Promise<any[]>;',
+    '  count(where?: Where): Promise<number>;',
+    '  /** Over a numeric field (a key or a JSON pointer into the row); null when no row has a number there. */',
+    '  sum(field: string, where?: Where): Promise<number | null>;',
+    '  min(field: string, where?: Where): Promise<number | null>;',
+    '  max(field: string, where?: Where): Promise<number | null>;',
+    '  groupBy(field: string, options?: { sum?: string; where?: Where }): Promise<Record<string, { count: number; sum?: number }>>;',
+    '  pick(fields: string[], options?: { where?: Where; limit?: number }): Promise<any[]>;',
+    '  /** The matching rows: an array when small, else a new handle. */',
+    '  filter(where: Where, options?: { limit?: number }): Promise<any[] | ResultHandle>;',
+    '  /** A handle of the part at a JSON pointer. A handle passed as a tool argument is sent on the host, never copied. */',
+    '  at(pointer: string): ResultHandle;',
+    '}',
+    '/** Rows match when each field (key or JSON pointer) equals its value. */',
+    'type Where = Record<string, string | number | boolean | null>;',
+    '',
+  ].join('\n');
 }
 
 /** What one {@link renderDeclarations} call may still write. */
@@ -599,6 +649,7 @@ export function renderDeclarations(
       if (tool.description) doc.push(truncate(tool.description, maxDescription));
       const sandboxName = `${tool.namespace}.${tool.member}`;
       if (sandboxName !== tool.name) doc.push(`MCP tool: ${tool.name}`);
+      if (tool.outputNote) doc.push(truncate(tool.outputNote, maxDescription));
       if (isPaginated(tool.inputSchema))
         doc.push(
           `Paged: \`for await (const page of tools.${sandboxName}.pages(args))\` fetches every page (follows nextCursor/nextOffset/nextPage; one call each).`,
@@ -622,6 +673,8 @@ export function renderDeclarations(
   if (typeNamespaces.length > 0) out += `declare namespace ToolTypes {\n${typeNamespaces.join('')}}\n`;
   out += `/** MCP tools, as async functions: \`await tools.<server>.<tool>(args)\`. */\n`;
   out += `declare const tools: {\n${members.join('\n')}\n};\n`;
+  if (callable.length > 0)
+    out += handleDeclarations(options.resultHandleMinBytes ?? DEFAULT_RESULT_HANDLE_MIN_BYTES);
   if (options.callTool !== false) {
     out += '/** Every tool by its qualified MCP name ("server.tool"). */\n';
     out += 'interface ToolsByName {\n';

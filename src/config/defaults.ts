@@ -607,7 +607,7 @@ export const DEFAULT_RESULT_SHAPE_MAX_BYTES = 16 * 1024;
 export const DEFAULT_RESULT_SHAPE_MAX_NODES = 2_000;
 /** Items of one array a shape inference samples (spread evenly over the array). */
 export const DEFAULT_RESULT_SHAPE_SAMPLE_ITEMS = 20;
-/** Bytes of a JSON text result parsed after its run to learn its shape (larger ones are learned only when held as a handle). */
+/** Bytes of JSON text results one run parses after it ends to learn their shapes (the rest are not learned; a result held as a handle is learned from the value the host parsed to hold it). */
 export const DEFAULT_RESULT_SHAPE_PARSE_MAX_BYTES = 4 * 1_048_576;
 /** Results of one tool a run learns from (a `pages()` loop of 500 pages learns from the first few). */
 export const DEFAULT_RESULT_SHAPE_SAMPLES_PER_RUN = 4;

@@ -20,7 +20,8 @@
 /** The JSON types a position may take. */
 export type ShapeType = 'null' | 'boolean' | 'number' | 'string' | 'array' | 'object';
 
-const SHAPE_TYPES: readonly ShapeType[] = ['null', 'boolean', 'number', 'string', 'array', 'object'];
+/** The order types are kept and declared in (`number | null`, as people write it). */
+const SHAPE_TYPES: readonly ShapeType[] = ['boolean', 'number', 'string', 'array', 'object', 'null'];
 
 /** What results of one tool looked like (plain JSON: it is what stores keep). */
 export interface ResultShape {
