@@ -181,7 +181,7 @@ describe.each(['in-process', 'process'] as const)('handles and the declarations 
     const runtime = await openRuntime(history, { resultHandles: { minBytes: 2048, spillBytes: 4096 } }, mode);
     try {
       const before = runtime.declarations();
-      expect(before).toContain('A tool result of 2 KiB or more arrives as a ResultHandle');
+      expect(before).toContain('A result of 2 KiB or more arrives as a ResultHandle');
       expect(before).toContain('interface ResultHandle {');
       expect(before).toContain('sum(field: string, where?: Where): Promise<number | null>;');
       const result = await runtime.execute(`
