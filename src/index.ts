@@ -119,11 +119,14 @@ export type { EmbeddingsConfig } from './execute/index.js';
 export { MemoryHistoryStore, SqliteEmbeddingCache, SqliteHistoryStore } from './store/index.js';
 export type {
   ApprovalAuditEntry,
+  LearnedShape,
   ListApprovalsOptions,
+  ResultShapeStore,
   SqliteEmbeddingCacheOptions,
   SqliteHistoryStoreOptions,
   UsageHistoryStore,
 } from './store/index.js';
+export type { ResultShape, ShapeType } from './util/result-shape.js';
 export type {
   CreateToolSearchOptions,
   EmbedFunction,

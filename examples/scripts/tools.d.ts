@@ -26,6 +26,7 @@ declare const tools: {
     }>;
     /**
      * Expense line items (id, memberId, date, quarter, category, amount in USD, merchant, status). Filter by member, quarter and category; results are paginated with offset/limit and return { items, total, nextOffset } (nextOffset is null on the last page).
+     * Paged: `for await (const page of tools.expenses.get_expenses.pages(args))` fetches every page (follows nextCursor/nextOffset/nextPage; one call each).
      * @example
      * await tools.expenses.get_expenses({"member_id":"emp-007","quarter":"Q3","category":"travel"});
      */
@@ -67,6 +68,33 @@ declare const tools: {
     }>;
   };
 };
+/** A result of 16 MiB or more arrives as a ResultHandle, not its value (test `r.isHandle`): reduce it on the host. Rows: an array's items, an object's largest array (at rowsAt), a text's lines. field: a key or JSON pointer. */
+interface ResultHandle {
+  isHandle: true;
+  tool: string;
+  bytes: number;
+  kind: 'array' | 'object' | 'lines';
+  rowsAt: string;
+  length: number;
+  keys: string[];
+  value(pointer?: string): Promise<unknown>;
+  [Symbol.asyncIterator](): AsyncIterator<any>;
+  slice(start?: number, end?: number): Promise<any[]>;
+  rows(o?: { start?: number; end?: number; where?: Where }): AsyncIterable<any>;
+  count(where?: Where): Promise<number>;
+  sum(field: string, where?: Where): Promise<number | null>;
+  min(field: string, where?: Where): Promise<number | null>;
+  max(field: string, where?: Where): Promise<number | null>;
+  groupBy(
+    field: string,
+    o?: { sum?: string; where?: Where },
+  ): Promise<Record<string, { count: number; sum?: number }>>;
+  pick(fields: string[], o?: { where?: Where; limit?: number }): Promise<any[]>;
+  filter(where: Where, o?: { limit?: number }): Promise<any[] | ResultHandle>;
+  at(pointer: string): ResultHandle;
+}
+/** field === value for each entry. A handle passed as a tool argument stays on the host. */
+type Where = Record<string, string | number | boolean | null>;
 /** Every tool by its qualified MCP name ("server.tool"). */
 interface ToolsByName {
   'expenses.get_team_members': typeof tools.expenses.get_team_members;

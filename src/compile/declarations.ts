@@ -20,6 +20,7 @@ import {
   DEFAULT_DECLARATION_DESCRIPTION_MAX_CHARS,
   DEFAULT_DECLARATION_MAX_BYTES,
   DEFAULT_DECLARATION_MAX_DEPTH,
+  DEFAULT_RESULT_HANDLE_MIN_BYTES,
 } from '../config/defaults.js';
 import type { JsonSchema } from '../types.js';
 
@@ -35,6 +36,8 @@ export interface DeclarableTool {
   description?: string;
   inputSchema?: JsonSchema;
   outputSchema?: JsonSchema;
+  /** A line for the doc comment about the output type (e.g. that it was learned, not declared). */
+  outputNote?: string;
   inputExamples?: readonly Record<string, unknown>[];
 }
 
@@ -60,6 +63,38 @@ export interface RenderDeclarationsOptions {
    * @defaultValue {@link DEFAULT_DECLARATION_MAX_BYTES}
    */
   maxBytes?: number;
+  /**
+   * Bytes from which a tool result arrives as a `ResultHandle` (the declarations say so and
+   * declare the handle's API; smaller results are plain values, declared as before).
+   * @defaultValue {@link DEFAULT_RESULT_HANDLE_MIN_BYTES}
+   */
+  resultHandleMinBytes?: number;
+}
+
+/** A byte count as the declarations spell it: `16 MiB`, `512 KiB`, `900 bytes`. */
+function bytesText(bytes: number): string {
+  if (bytes >= 1_048_576 && bytes % 1_048_576 === 0) return `${bytes / 1_048_576} MiB`;
+  if (bytes >= 1024 && bytes % 1024 === 0) return `${bytes / 1024} KiB`;
+  return `${bytes} bytes`;
+}
+
+/**
+ * The `ResultHandle` a large result arrives as (the prelude's API, docs/data.md), declared once
+ * after the tools: what a model must know to use one from the declarations alone.
+ */
+function handleDeclarations(minBytes: number): string {
+  return [
+    `/** A result of ${bytesText(minBytes)} or more arrives as a ResultHandle, not its value (test \`r.isHandle\`): reduce it on the host. Rows: an array's items, an object's largest array (at rowsAt), a text's lines. field: a key or JSON pointer. */`,
+    "interface ResultHandle { isHandle: true; tool: string; bytes: number; kind: 'array' | 'object' | 'lines'; rowsAt: string; length: number; keys: string[];",
+    '  value(pointer?: string): Promise<unknown>; [Symbol.asyncIterator](): AsyncIterator<any>; slice(start?: number, end?: number): Promise<any[]>;',
+    '  rows(o?: { start?: number; end?: number; where?: Where }): AsyncIterable<any>; count(where?: Where): Promise<number>;',
+    '  sum(field: string, where?: Where): Promise<number | null>; min(field: string, where?: Where): Promise<number | null>; max(field: string, where?: Where): Promise<number | null>;',
+    '  groupBy(field: string, o?: { sum?: string; where?: Where }): Promise<Record<string, { count: number; sum?: number }>>;',
+    '  pick(fields: string[], o?: { where?: Where; limit?: number }): Promise<any[]>; filter(where: Where, o?: { limit?: number }): Promise<any[] | ResultHandle>; at(pointer: string): ResultHandle }',
+    '/** field === value for each entry. A handle passed as a tool argument stays on the host. */',
+    'type Where = Record<string, string | number | boolean | null>;',
+    '',
+  ].join('\n');
 }
 
 /** What one {@link renderDeclarations} call may still write. */
@@ -599,6 +634,7 @@ export function renderDeclarations(
       if (tool.description) doc.push(truncate(tool.description, maxDescription));
       const sandboxName = `${tool.namespace}.${tool.member}`;
       if (sandboxName !== tool.name) doc.push(`MCP tool: ${tool.name}`);
+      if (tool.outputNote) doc.push(truncate(tool.outputNote, maxDescription));
       if (isPaginated(tool.inputSchema))
         doc.push(
           `Paged: \`for await (const page of tools.${sandboxName}.pages(args))\` fetches every page (follows nextCursor/nextOffset/nextPage; one call each).`,
@@ -622,6 +658,8 @@ export function renderDeclarations(
   if (typeNamespaces.length > 0) out += `declare namespace ToolTypes {\n${typeNamespaces.join('')}}\n`;
   out += `/** MCP tools, as async functions: \`await tools.<server>.<tool>(args)\`. */\n`;
   out += `declare const tools: {\n${members.join('\n')}\n};\n`;
+  if (callable.length > 0)
+    out += handleDeclarations(options.resultHandleMinBytes ?? DEFAULT_RESULT_HANDLE_MIN_BYTES);
   if (options.callTool !== false) {
     out += '/** Every tool by its qualified MCP name ("server.tool"). */\n';
     out += 'interface ToolsByName {\n';

@@ -613,6 +613,32 @@ export const DEFAULT_RESULT_HANDLE_MAX_ARGS_DEPTH = 64;
 /** Rows a reduction walks before it yields the host's event loop once. */
 export const DEFAULT_RESULT_HANDLE_YIELD_ROWS = 20_000;
 
+// Learned result shapes (issue 29, docs/data.md): the output type of a tool without `outputSchema`.
+/** Nesting of a learned result shape; deeper values are declared by their type only (`object`, `unknown[]`). */
+export const DEFAULT_RESULT_SHAPE_MAX_DEPTH = 6;
+/** Keys of one object in a learned shape (the most often seen are kept; the rest become an index signature). */
+export const DEFAULT_RESULT_SHAPE_MAX_KEYS = 40;
+/** Distinct strings a field may take and still be declared a string-literal union (more: `string`). */
+export const DEFAULT_RESULT_SHAPE_MAX_LITERALS = 8;
+/** Characters of a string kept as a literal of a learned shape (longer: `string`, never kept). */
+export const DEFAULT_RESULT_SHAPE_MAX_LITERAL_CHARS = 24;
+/** Times each literal of a union must have been seen before the union is declared (a value seen once is never shown). */
+export const DEFAULT_RESULT_SHAPE_LITERAL_MIN_COUNT = 2;
+/** Bytes of one learned shape's JSON; past it literals, then the deepest levels, are dropped. */
+export const DEFAULT_RESULT_SHAPE_MAX_BYTES = 16 * 1024;
+/** Values one shape inference visits at most (a 100 MB result is sampled, never walked whole). */
+export const DEFAULT_RESULT_SHAPE_MAX_NODES = 2_000;
+/** Items of one array a shape inference samples (spread evenly over the array). */
+export const DEFAULT_RESULT_SHAPE_SAMPLE_ITEMS = 20;
+/** Bytes of JSON text results one run parses after it ends to learn their shapes (the rest are not learned; a result held as a handle is learned from the value the host parsed to hold it). */
+export const DEFAULT_RESULT_SHAPE_PARSE_MAX_BYTES = 4 * 1_048_576;
+/** Results of one tool a run learns from (a `pages()` loop of 500 pages learns from the first few). */
+export const DEFAULT_RESULT_SHAPE_SAMPLES_PER_RUN = 4;
+/** Tools a usage history keeps learned shapes of; past it new tools are not learned. */
+export const DEFAULT_RESULT_SHAPE_MAX_TOOLS = 10_000;
+/** Attempts of one shape merge against writers elsewhere in a fleet (compare-and-set) before it gives up. */
+export const DEFAULT_RESULT_SHAPE_MERGE_ATTEMPTS = 8;
+
 /** Tools (client tools plus server tools) one vendor-endpoint request may declare. */
 export const DEFAULT_VENDOR_MAX_TOOLS = 256;
 /** Messages (Anthropic) or input items (OpenAI) one vendor-endpoint request may carry. */

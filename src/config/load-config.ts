@@ -68,6 +68,8 @@ import {
   DEFAULT_SERVE_YOUNG_GENERATION_MAX_MB,
   DEFAULT_STEMMING,
   DEFAULT_STORE_MAX_NAMESPACE_BYTES,
+  DEFAULT_RESULT_HANDLE_MIN_BYTES,
+  DEFAULT_RESULT_HANDLE_SPILL_BYTES,
   DEFAULT_STORE_MAX_VALUE_BYTES,
   DEFAULT_STORE_SCOPE,
   DEFAULT_VERB_NORMALIZATION,
@@ -84,6 +86,7 @@ import {
   agentSchema,
   approvalsSchema,
   storeSchema,
+  resultHandlesSchema,
   configFileSchema,
   historySchema,
   sandboxSchema,
@@ -367,6 +370,10 @@ function resolveConfig(json: unknown, options: ParseConfigOptions, fromFile: boo
       scope: data.store?.scope ?? DEFAULT_STORE_SCOPE,
       maxValueBytes: data.store?.maxValueBytes ?? DEFAULT_STORE_MAX_VALUE_BYTES,
       maxNamespaceBytes: data.store?.maxNamespaceBytes ?? DEFAULT_STORE_MAX_NAMESPACE_BYTES,
+    },
+    resultHandles: {
+      minBytes: data.resultHandles?.minBytes ?? DEFAULT_RESULT_HANDLE_MIN_BYTES,
+      spillBytes: data.resultHandles?.spillBytes ?? DEFAULT_RESULT_HANDLE_SPILL_BYTES,
     },
     ignoredKeys,
     notices: [
@@ -922,6 +929,7 @@ function knownKeysAt(path: JsonPath): string[] {
       jobs: jobsSchema,
       approvals: approvalsSchema,
       store: storeSchema,
+      resultHandles: resultHandlesSchema,
     }[p[0]!];
     if (section) return keys(section);
   }

@@ -8,7 +8,11 @@
  */
 import { z } from 'zod';
 import { DEFAULT_APPROVAL_RULE_MAX_POINTER_CHARS, DEFAULT_APPROVAL_RULE_MAX_VALUES } from './defaults.js';
-import { DEFAULT_STORE_MAX_NAMESPACE_CHARS } from './defaults.js';
+import {
+  DEFAULT_RESULT_HANDLE_MIN_BYTES,
+  DEFAULT_RESULT_HANDLE_SPILL_BYTES,
+  DEFAULT_STORE_MAX_NAMESPACE_CHARS,
+} from './defaults.js';
 import { MAX_TIMER_DELAY_MS } from '../util/long-timeout.js';
 
 const positiveInt = z.number().int().positive();
@@ -218,6 +222,23 @@ export const storeSchema = z.strictObject({
   maxNamespaceBytes: positiveInt.optional(),
 });
 
+/** `resultHandles`: when a tool result stays on the host as a handle, and when it is spilled to disk (docs/data.md). */
+export const resultHandlesSchema = z
+  .strictObject({
+    minBytes: positiveInt.optional(),
+    spillBytes: positiveInt.optional(),
+  })
+  .superRefine((value, context) => {
+    const minBytes = value.minBytes ?? DEFAULT_RESULT_HANDLE_MIN_BYTES;
+    const spillBytes = value.spillBytes ?? DEFAULT_RESULT_HANDLE_SPILL_BYTES;
+    if (spillBytes < minBytes)
+      context.addIssue({
+        code: 'custom',
+        path: ['spillBytes'],
+        message: `resultHandles.spillBytes (${spillBytes}) must be at least resultHandles.minBytes (${minBytes}): only a held result is spilled. Raise spillBytes or lower minBytes.`,
+      });
+  });
+
 /**
  * Keys other MCP clients write that codecall does not use: dropped before validation and listed
  * in one notice. Any other unknown key is dropped the same way unless it is close to a codecall
@@ -254,6 +275,7 @@ export const configFileSchema = z.strictObject({
   jobs: jobsSchema.optional(),
   approvals: approvalsSchema.optional(),
   store: storeSchema.optional(),
+  resultHandles: resultHandlesSchema.optional(),
 });
 
 /** A configuration file as parsed (before defaults). */

@@ -369,6 +369,14 @@ export interface StoreConfig {
   maxNamespaceBytes: number;
 }
 
+/** Resolved `resultHandles` section: the thresholds of results that stay on the host (docs/data.md). */
+export interface ResultHandlesConfig {
+  /** Bytes of a tool result from which the script gets a handle. @defaultValue {@link DEFAULT_RESULT_HANDLE_MIN_BYTES} */
+  minBytes: number;
+  /** Bytes of a held result from which it is written to the run's temp file. @defaultValue {@link DEFAULT_RESULT_HANDLE_SPILL_BYTES} */
+  spillBytes: number;
+}
+
 /** A fully resolved codecall configuration. */
 export interface CodecallConfig {
   /** Absolute path of the file it came from; `undefined` for an in-memory config. */
@@ -386,6 +394,7 @@ export interface CodecallConfig {
   jobs: JobsConfig;
   approvals: ApprovalsConfig;
   store: StoreConfig;
+  resultHandles: ResultHandlesConfig;
   /**
    * JSON paths of keys that other clients write and codecall does not use (`alwaysAllow`,
    * `preferences`, …), removed before validation.

@@ -36,6 +36,7 @@ import {
   MemoryHistoryStore,
   SqliteHistoryStore,
   type GraphCountStore,
+  type LearnedShape,
   type QueryUsageStore,
   type RunJournal,
   type UsageHistoryStore,
@@ -54,6 +55,8 @@ import {
 import type { ExecutionResult, ToolCaller } from '../types.js';
 import type { CallTrace } from '../util/trace-context.js';
 import type { ResultHandleOptions } from './result-handles.js';
+import { ResultShapeBook, type ShapeSample } from './result-shapes.js';
+import { DEFAULT_RESULT_HANDLE_MIN_BYTES } from '../config/defaults.js';
 import {
   createExecutor,
   type Executor,
@@ -284,6 +287,8 @@ interface OpenedHistory {
   file?: string;
   /** True when the caller passed the store in (it stays theirs to close). */
   borrowed: boolean;
+  /** The learned result shapes the store keeps. */
+  shapes: LearnedShape[];
 }
 
 /**
@@ -316,10 +321,11 @@ async function openHistory(
   if (option === 'read-only') {
     const file = readableHistoryFile(config);
     const store = new MemoryHistoryStore();
-    if (file === undefined) return { store, state: undefined, borrowed: false };
+    if (file === undefined) return { store, state: undefined, borrowed: false, shapes: [] };
     const reader = await SqliteHistoryStore.open({ path: file });
     try {
-      return { store, state: await loadSearchState(reader), file, borrowed: false };
+      const [state, shapes] = await Promise.all([loadSearchState(reader), reader.loadShapes()]);
+      return { store, state, file, borrowed: false, shapes };
     } finally {
       await reader.close();
     }
@@ -335,7 +341,8 @@ async function openHistory(
       ...(writer === undefined ? {} : { writer }),
     });
   try {
-    return { store, state: await loadSearchState(store), borrowed: option !== undefined && option !== false };
+    const [state, shapes] = await Promise.all([loadSearchState(store), store.loadShapes()]);
+    return { store, state, borrowed: option !== undefined && option !== false, shapes };
   } catch (error) {
     if (!option) await store.close().catch(() => {});
     throw error;
@@ -423,6 +430,8 @@ export class CodecallRuntime {
   #executor: Executor | undefined;
   #sandboxOpening: Promise<Executor> | undefined;
   #closing: Promise<void> | undefined;
+  /** Learned result types, read by every rendering of declarations. */
+  readonly #shapes: ResultShapeBook;
 
   private constructor(
     config: CodecallConfig,
@@ -438,6 +447,7 @@ export class CodecallRuntime {
     this.#onHistoryError = options.onHistoryError ?? warnHistoryNotSaved;
     this.history = history.store;
     this.historyFile = history.file;
+    this.#shapes = new ResultShapeBook(history.shapes);
     const storeConfig = config.store;
     this.scriptStore = storeConfig.enabled
       ? createScriptStore({
@@ -578,7 +588,9 @@ export class CodecallRuntime {
         }
       },
       store: this.#options.store ?? (() => this.scriptStore),
-      resultHandles: this.#options.resultHandles,
+      resultHandles: this.#resultHandleOptions(),
+      resultShapes: this.#shapes,
+      onShapeSamples: (samples) => this.#learnShapes(samples),
     });
     return this.#executor;
   }
@@ -687,7 +699,13 @@ export class CodecallRuntime {
     }
     const codeTools = hits.map((h) => h.tool).filter((t) => t.allowedCallers.includes('code_execution'));
     const declarations =
-      codeTools.length > 0 ? renderDeclarations(codeTools, { callTool: false, ...options.declarations }) : '';
+      codeTools.length > 0
+        ? renderDeclarations(this.#shapes.declarable(codeTools), {
+            callTool: false,
+            resultHandleMinBytes: this.#resultHandleOptions().minBytes ?? DEFAULT_RESULT_HANDLE_MIN_BYTES,
+            ...options.declarations,
+          })
+        : '';
     return {
       hits,
       chains: found.chains,
@@ -831,6 +849,28 @@ export class CodecallRuntime {
     return this.#track(this.history.appendUsage(usage));
   }
 
+  /** The result handle options of runs: the configuration's thresholds, under the runtime option's. */
+  #resultHandleOptions(): ResultHandleOptions {
+    const { minBytes, spillBytes } = this.config.resultHandles;
+    return { minBytes, spillBytes, ...this.#options.resultHandles };
+  }
+
+  /**
+   * Learns from one run's sampled results (learned result types): on a later turn of the event
+   * loop, so the run's answer does not wait, the samples become shapes, widen the book the
+   * declarations read, and are merged into the history store (awaited by {@link flush}; a failed
+   * write goes to `onHistoryError`).
+   */
+  #learnShapes(samples: ShapeSample[]): void {
+    if (this.#closing) return;
+    const learned = new Promise<void>((resolve) => setImmediate(resolve)).then(async () => {
+      const shapes = ResultShapeBook.shapesOf(samples);
+      for (const { tool, shape } of shapes) this.#shapes.learn(tool, shape);
+      await Promise.all(shapes.map(({ tool, shape }) => this.history.mergeShape(tool, shape)));
+    });
+    void this.#track(learned);
+  }
+
   /** Waits for every usage-history write in flight. */
   async flush(): Promise<void> {
     while (this.#pending.size > 0) await Promise.allSettled([...this.#pending]);
@@ -841,8 +881,13 @@ export class CodecallRuntime {
     if (this.#executor) return this.#executor.declarations(options);
     // The sandbox has not started (parts.sandbox: 'lazy'): the same tools the executor offers.
     return renderDeclarations(
-      this.tools.catalog().filter((t) => t.allowedCallers.includes('code_execution')),
-      options,
+      this.#shapes.declarable(
+        this.tools.catalog().filter((t) => t.allowedCallers.includes('code_execution')),
+      ),
+      {
+        resultHandleMinBytes: this.#resultHandleOptions().minBytes ?? DEFAULT_RESULT_HANDLE_MIN_BYTES,
+        ...options,
+      },
     );
   }
 

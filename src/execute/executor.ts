@@ -28,6 +28,8 @@ import {
 } from './result-handles.js';
 import { CodecallError } from '../errors.js';
 import { JsonText } from '../util/json-text.js';
+import { HeldResult } from '../util/held-result.js';
+import { ShapeSampler, type ResultShapeBook, type ShapeSample } from './result-shapes.js';
 import { createJournaledInvoker, type ReplayInDoubtPolicy } from './journaled-invoker.js';
 import { hashCode, type RunJournal, type RunJournalEntry } from '../store/index.js';
 
@@ -62,6 +64,17 @@ export interface ExecutorOptions {
    * @defaultValue the `DEFAULT_RESULT_HANDLE_*` constants
    */
   resultHandles?: ResultHandleOptions | undefined;
+  /**
+   * Learned result types: the declarations show a tool without an `outputSchema` with the
+   * shape this book learned of its results (docs/data.md).
+   */
+  resultShapes?: ResultShapeBook | undefined;
+  /**
+   * Called after each run that learns (`learn` not false) with samples of its tools' results
+   * (tools of the pool without an `outputSchema`; a few per tool; no value is copied). Errors it
+   * throws are ignored. Without it, no result is sampled.
+   */
+  onShapeSamples?: ((samples: ShapeSample[]) => void) | undefined;
 }
 
 /** One tool call of a run, as the host saw it finish (see {@link ExecuteOptions.onToolResult}). */
@@ -321,13 +334,21 @@ export function createExecutor(options: ExecutorOptions): Executor {
   const handleOptions = resolveResultHandleOptions(options.resultHandles);
   /** The run's invoker with result handles: large results held, handle calls answered, handles in arguments replaced. */
   const withHandles =
-    (handles: HandleTable, inner: ToolInvoker): ToolInvoker =>
+    (handles: HandleTable, inner: ToolInvoker, sampler: ShapeSampler | undefined): ToolInvoker =>
     async (invocation) => {
       if (isHandleCall(invocation.name)) return handles.answer(invocation.args);
       const args = await handles.substitute(invocation.args);
       const value = await inner(args === invocation.args ? invocation : { ...invocation, args });
-      return handles.hold(invocation.name, value);
+      const held = await handles.hold(invocation.name, value);
+      // A held result was sampled from the value the table parsed to hold it.
+      if (sampler !== undefined && !HeldResult.isInstance(held)) sampler.observe(invocation.name, value);
+      return held;
     };
+  /** Tools whose results teach a learned type: the pool's, without a declared `outputSchema`. */
+  const learnsShape = (name: string): boolean => {
+    const tool = pool.get(name);
+    return tool !== undefined && tool.outputSchema === undefined;
+  };
   /** The invoker of one run: its calls carry the run id and their index (approvals, audit). */
   const invokerOf = (
     approver: Approver | undefined,
@@ -453,7 +474,14 @@ export function createExecutor(options: ExecutorOptions): Executor {
         ? await openJournal(source, executeOptions, pool, invoke)
         : undefined;
       const base = journaled?.invoker.invoke ?? invoke;
-      const handles = HandleTable.open(handleOptions);
+      const sampler =
+        options.onShapeSamples !== undefined && executeOptions.learn !== false
+          ? new ShapeSampler(learnsShape)
+          : undefined;
+      const handles = HandleTable.open(
+        handleOptions,
+        sampler === undefined ? undefined : (tool, value) => sampler.observeHeld(tool, value),
+      );
       let result: ExecutionResult;
       try {
         const signal = journaled?.controller.signal ?? executeOptions.signal;
@@ -463,6 +491,7 @@ export function createExecutor(options: ExecutorOptions): Executor {
           invoke: withHandles(
             handles,
             executeOptions.onToolResult ? observed(executeOptions.onToolResult, base) : base,
+            sampler,
           ),
           resolveUnknown,
           ...(Object.keys(limits).length > 0 ? { limits } : {}),
@@ -475,6 +504,13 @@ export function createExecutor(options: ExecutorOptions): Executor {
         journaled?.dispose();
         // Handles live as long as their run: held results and the temp folder go now.
         await handles.close();
+        const samples = sampler?.drain() ?? [];
+        if (samples.length > 0)
+          try {
+            options.onShapeSamples?.(samples);
+          } catch {
+            // Learning never fails a run.
+          }
       }
       if (journaled) {
         if (journaled.stopped) throw journaled.stopped;
@@ -502,7 +538,8 @@ export function createExecutor(options: ExecutorOptions): Executor {
     },
     codeTools,
     declarations(renderOptions?: RenderDeclarationsOptions): string {
-      return renderDeclarations(codeTools(), renderOptions);
+      const tools = options.resultShapes ? options.resultShapes.declarable(codeTools()) : codeTools();
+      return renderDeclarations(tools, { resultHandleMinBytes: handleOptions.minBytes, ...renderOptions });
     },
   };
 }

@@ -220,14 +220,19 @@ export class HandleTable {
   #memoryBytes = 0;
   #dir: Promise<string> | undefined;
   #closed = false;
+  readonly #onParsed: ((tool: string, value: unknown) => void) | undefined;
 
-  private constructor(options: Resolved) {
+  private constructor(options: Resolved, onParsed: ((tool: string, value: unknown) => void) | undefined) {
     this.#options = options;
+    this.#onParsed = onParsed;
   }
 
-  /** A table for one run. */
-  static open(options: Resolved): HandleTable {
-    return new HandleTable(options);
+  /**
+   * A table for one run. `onParsed` sees each held JSON result's value once, as parsed to hold
+   * it (learned result shapes sample it); it must not keep it, and what it throws is ignored.
+   */
+  static open(options: Resolved, onParsed?: (tool: string, value: unknown) => void): HandleTable {
+    return new HandleTable(options, onParsed);
   }
 
   /** Results held now (for tests). */
@@ -283,6 +288,13 @@ export class HandleTable {
       try {
         value = JSON.parse(text) as unknown;
         isJson = typeof value === 'object' && value !== null;
+        if (isJson && this.#onParsed) {
+          try {
+            this.#onParsed(tool, value);
+          } catch {
+            // Learning never fails a call.
+          }
+        }
       } catch {
         isJson = false;
       }

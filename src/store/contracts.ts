@@ -7,9 +7,11 @@
  * the backend is: committed for SQLite and PostgreSQL, acknowledged for Redis).
  */
 import { CodecallError } from '../errors.js';
+import type { ResultShape } from '../util/result-shape.js';
 import type {
   ApprovalAuditEntry,
   GraphCounts,
+  LearnedShape,
   ListApprovalsOptions,
   ListUsagesOptions,
   QueryUsage,
@@ -52,14 +54,30 @@ export interface ScriptValueStore {
   setValue(namespace: string, key: string, json: string | undefined, limits: StoreValueLimits): Promise<void>;
 }
 
+/**
+ * Learned result shapes, one per tool, bounded (`DEFAULT_RESULT_SHAPE_*`): the output types of
+ * tools without an `outputSchema`. Shared by a fleet like the graph: a merge is atomic per tool
+ * against every writer of the same history (a compare-and-set, retried).
+ */
+export interface ResultShapeStore {
+  /** Every kept shape (checked and bounded as read: a damaged row is skipped). */
+  loadShapes(): Promise<LearnedShape[]>;
+  /**
+   * Merges `shape` into the tool's kept one (widening it: see `mergeShapes`). Rejects with
+   * `INVALID_ARGUMENT` for a malformed shape; a new tool past `DEFAULT_RESULT_SHAPE_MAX_TOOLS` is
+   * not kept (no error: learning is best effort).
+   */
+  mergeShape(tool: string, shape: ResultShape): Promise<void>;
+}
+
 /** A resource owner: `close` releases it and is idempotent; a closed store rejects with `CLOSED`. */
 export interface ClosableStore extends AsyncDisposable {
   close(): Promise<void>;
 }
 
 /**
- * Everything a runtime keeps about its usage: graph counts, query feedback, the approval audit
- * and script values. Memory, SQLite, Redis and PostgreSQL implement all of it.
+ * Everything a runtime keeps about its usage: graph counts, query feedback, the approval audit,
+ * script values and learned result shapes. Memory, SQLite, Redis and PostgreSQL implement all of it.
  *
  * @example
  * ```ts
@@ -69,7 +87,13 @@ export interface ClosableStore extends AsyncDisposable {
  * ```
  */
 export interface UsageHistoryStore
-  extends GraphCountStore, QueryUsageStore, ApprovalAuditStore, ScriptValueStore, ClosableStore {}
+  extends
+    GraphCountStore,
+    QueryUsageStore,
+    ApprovalAuditStore,
+    ScriptValueStore,
+    ResultShapeStore,
+    ClosableStore {}
 
 /** A store of vectors keyed by text hash (the embedding cache of tool search). */
 export interface VectorCache extends ClosableStore {
@@ -88,6 +112,8 @@ const HISTORY_METHODS = [
   'listApprovals',
   'getValue',
   'setValue',
+  'loadShapes',
+  'mergeShape',
   'close',
 ] as const;
 
@@ -108,7 +134,7 @@ export function checkHistoryStore(store: unknown): UsageHistoryStore {
         : String(candidate);
     throw new CodecallError(
       'INVALID_ARGUMENT',
-      `The history store ${backend} lacks ${missing.join(', ')}: a usage history store keeps graph counts, query usages, the approval audit and script values. Implement them, or use MemoryHistoryStore, SqliteHistoryStore, RedisHistoryStore or PostgresHistoryStore.`,
+      `The history store ${backend} lacks ${missing.join(', ')}: a usage history store keeps graph counts, query usages, the approval audit, script values and learned result shapes. Implement them, or use MemoryHistoryStore, SqliteHistoryStore, RedisHistoryStore or PostgresHistoryStore.`,
       { details: { field: 'history', backend, missing } },
     );
   }

@@ -1,7 +1,7 @@
 /**
  * @module
  * Persistence: every durable thing of codecall behind narrow contracts. Graph counts, query
- * usages, the approval audit and script values ({@link UsageHistoryStore}) in memory, SQLite,
+ * usages, the approval audit, script values and learned result shapes ({@link UsageHistoryStore}) in memory, SQLite,
  * Redis or PostgreSQL; tool search's vector cache in SQLite; run journals in a file or in memory.
  * Imports no other capability: search is fed what the store loads, by execute/.
  */
@@ -11,6 +11,7 @@ export type {
   ClosableStore,
   GraphCountStore,
   QueryUsageStore,
+  ResultShapeStore,
   ScriptValueStore,
   UsageHistoryStore,
   VectorCache,
@@ -18,12 +19,14 @@ export type {
 export type {
   ApprovalAuditEntry,
   GraphCounts,
+  LearnedShape,
   ListApprovalsOptions,
   ListUsagesOptions,
   QueryUsage,
   StoreValueLimits,
 } from './types.js';
 export { checkSequence, checkUsage } from './checks.js';
+export { SHAPE_BOUNDS } from './shape-merge.js';
 export { MemoryHistoryStore } from './memory-history-store.js';
 export type { MemoryHistoryStoreOptions } from './memory-history-store.js';
 export { DEFAULT_HISTORY_BUSY_TIMEOUT_MS, SqliteHistoryStore } from './sqlite-history-store.js';

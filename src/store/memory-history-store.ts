@@ -18,9 +18,13 @@ import {
   storedBytes,
 } from './checks.js';
 import type { UsageHistoryStore } from './contracts.js';
+import { checkShapeArgs, SHAPE_BOUNDS } from './shape-merge.js';
+import { mergeShapes, type ResultShape } from '../util/result-shape.js';
+import { DEFAULT_RESULT_SHAPE_MAX_TOOLS } from '../config/defaults.js';
 import type {
   ApprovalAuditEntry,
   GraphCounts,
+  LearnedShape,
   ListApprovalsOptions,
   ListUsagesOptions,
   QueryUsage,
@@ -60,6 +64,7 @@ export class MemoryHistoryStore implements UsageHistoryStore {
   #usages: QueryUsage[] = [];
   #approvals: ApprovalAuditEntry[] = [];
   readonly #values = new Map<string, Map<string, string>>();
+  readonly #shapes = new Map<string, ResultShape>();
   #closed = false;
 
   constructor(options: MemoryHistoryStoreOptions = {}) {
@@ -162,6 +167,23 @@ export class MemoryHistoryStore implements UsageHistoryStore {
         throw namespaceLimitError(key, used, adding, limits.maxNamespaceBytes);
       values.set(key, json);
       this.#values.set(namespace, values);
+    });
+  }
+
+  loadShapes(): Promise<LearnedShape[]> {
+    return settle(() => {
+      this.#open();
+      return [...this.#shapes].map(([tool, shape]) => ({ tool, shape: structuredClone(shape) }));
+    });
+  }
+
+  mergeShape(tool: string, shape: ResultShape): Promise<void> {
+    return settle(() => {
+      this.#open();
+      const clean = checkShapeArgs(tool, shape);
+      const kept = this.#shapes.get(tool);
+      if (kept === undefined && this.#shapes.size >= DEFAULT_RESULT_SHAPE_MAX_TOOLS) return;
+      this.#shapes.set(tool, kept === undefined ? clean : mergeShapes(kept, clean, SHAPE_BOUNDS));
     });
   }
 

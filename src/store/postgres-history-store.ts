@@ -19,9 +19,10 @@ import {
   DEFAULT_JOBS_CONNECT_TIMEOUT_MS,
   DEFAULT_JOBS_HISTORY_MAX_TRANSITIONS,
   DEFAULT_JOBS_HISTORY_PG_POOL_SIZE,
+  DEFAULT_RESULT_SHAPE_MAX_TOOLS,
   DEFAULT_STORE_MAX_USAGES,
 } from '../config/defaults.js';
-import { CodecallError } from '../errors.js';
+import { CodecallError, isCodecallError } from '../errors.js';
 import { transitionsOf } from '../util/call-transitions.js';
 import { connectionHost } from '../util/connection-host.js';
 import { importOptional } from '../util/optional-package.js';
@@ -39,9 +40,12 @@ import {
   storedBytes,
 } from './checks.js';
 import type { UsageHistoryStore } from './contracts.js';
+import { checkShapeArgs, mergeWithRetry, parseShapeRow } from './shape-merge.js';
+import type { ResultShape } from '../util/result-shape.js';
 import type {
   ApprovalAuditEntry,
   GraphCounts,
+  LearnedShape,
   ListApprovalsOptions,
   ListUsagesOptions,
   QueryUsage,
@@ -103,6 +107,13 @@ CREATE TABLE IF NOT EXISTS ${HISTORY_PG_SCHEMA}.store_values (
   bytes bigint NOT NULL,
   updated_at timestamptz NOT NULL DEFAULT now(),
   PRIMARY KEY (namespace, value_namespace, key)
+);
+CREATE TABLE IF NOT EXISTS ${HISTORY_PG_SCHEMA}.result_shapes (
+  namespace text NOT NULL,
+  tool text NOT NULL,
+  shape text NOT NULL,
+  version bigint NOT NULL,
+  PRIMARY KEY (namespace, tool)
 );
 `;
 
@@ -317,6 +328,67 @@ export class PostgresHistoryStore implements UsageHistoryStore {
       }
     }
     return out;
+  }
+
+  async loadShapes(): Promise<LearnedShape[]> {
+    this.#assertOpen();
+    try {
+      const { rows } = await this.#pool.query<{ tool: string; shape: string }>(
+        `SELECT tool, shape FROM ${HISTORY_PG_SCHEMA}.result_shapes WHERE namespace = $1 ORDER BY tool LIMIT $2`,
+        [this.#namespace, DEFAULT_RESULT_SHAPE_MAX_TOOLS],
+      );
+      return rows.flatMap((row) => parseShapeRow(row.tool, row.shape) ?? []);
+    } catch (error) {
+      throw failed('Reading learned shapes', error);
+    }
+  }
+
+  /** Merges a learned shape: a compare-and-set on the row's version, retried (other workers merge too). */
+  async mergeShape(tool: string, shape: ResultShape): Promise<void> {
+    this.#assertOpen();
+    const clean = checkShapeArgs(tool, shape);
+    if (hasNul(tool)) return; // text cannot hold it: never stored
+    const table = `${HISTORY_PG_SCHEMA}.result_shapes`;
+    try {
+      await mergeWithRetry(
+        'postgres',
+        tool,
+        clean,
+        async () => {
+          const { rows } = await this.#pool.query<{ shape: string; version: string }>(
+            `SELECT shape, version FROM ${table} WHERE namespace = $1 AND tool = $2`,
+            [this.#namespace, tool],
+          );
+          const row = rows[0];
+          return row === undefined
+            ? { json: undefined, version: 0 }
+            : { json: row.shape, version: Number(row.version) };
+        },
+        async (json, version) => {
+          if (version > 0) {
+            const { rowCount } = await this.#pool.query(
+              `UPDATE ${table} SET shape = $3, version = version + 1 WHERE namespace = $1 AND tool = $2 AND version = $4`,
+              [this.#namespace, tool, json, version],
+            );
+            return rowCount === 1 ? 'written' : 'conflict';
+          }
+          const { rowCount } = await this.#pool.query(
+            `INSERT INTO ${table} (namespace, tool, shape, version)
+             SELECT $1, $2, $3, 1 WHERE (SELECT count(*) FROM ${table} WHERE namespace = $1) < $4
+             ON CONFLICT (namespace, tool) DO NOTHING`,
+            [this.#namespace, tool, json, DEFAULT_RESULT_SHAPE_MAX_TOOLS],
+          );
+          if (rowCount === 1) return 'written';
+          const { rows } = await this.#pool.query(
+            `SELECT 1 FROM ${table} WHERE namespace = $1 AND tool = $2`,
+            [this.#namespace, tool],
+          );
+          return rows.length > 0 ? 'conflict' : 'full';
+        },
+      );
+    } catch (error) {
+      throw isCodecallError(error) ? error : failed('Recording a learned shape', error);
+    }
   }
 
   async getValue(namespace: string, key: string): Promise<string | undefined> {

@@ -14,9 +14,10 @@ import type { Redis } from 'ioredis';
 import {
   DEFAULT_APPROVALS_MAX_KEPT,
   DEFAULT_JOBS_HISTORY_MAX_TRANSITIONS,
+  DEFAULT_RESULT_SHAPE_MAX_TOOLS,
   DEFAULT_STORE_MAX_USAGES,
 } from '../config/defaults.js';
-import { CodecallError } from '../errors.js';
+import { CodecallError, isCodecallError } from '../errors.js';
 import { transitionsOf } from '../util/call-transitions.js';
 import { importOptional } from '../util/optional-package.js';
 import {
@@ -33,9 +34,12 @@ import {
   redisExecError,
 } from './checks.js';
 import type { UsageHistoryStore } from './contracts.js';
+import { checkShapeArgs, mergeWithRetry, parseShapeRow, type ShapeWrite } from './shape-merge.js';
+import type { ResultShape } from '../util/result-shape.js';
 import type {
   ApprovalAuditEntry,
   GraphCounts,
+  LearnedShape,
   ListApprovalsOptions,
   ListUsagesOptions,
   QueryUsage,
@@ -91,6 +95,28 @@ function failed(action: string, error: unknown): CodecallError {
     `${action} in Redis failed: ${(error as Error)?.message ?? String(error)}.`,
     { details: { backend: 'redis' }, cause: error },
   );
+}
+
+/**
+ * The compare-and-set of one tool's learned shape, atomic in Redis: a hash field per tool holding
+ * `<version>:<shape JSON>`. Writes only when the kept version is `ARGV[2]` (`0`: none kept), and a
+ * new tool only while the hash has fewer than `ARGV[4]` tools.
+ */
+const PUT_SHAPE_SCRIPT = `
+local current = redis.call('HGET', KEYS[1], ARGV[1])
+local version = 0
+if current then version = tonumber(string.match(current, '^(%d+):')) or 0 end
+if version ~= tonumber(ARGV[2]) then return 'conflict' end
+if version == 0 and redis.call('HLEN', KEYS[1]) >= tonumber(ARGV[4]) then return 'full' end
+redis.call('HSET', KEYS[1], ARGV[1], tostring(version + 1) .. ':' .. ARGV[3])
+return 'written'
+`;
+
+/** A kept shape field, `<version>:<JSON>`, split. */
+function splitShapeField(raw: string): { version: number; json: string } | undefined {
+  const colon = raw.indexOf(':');
+  const version = Number(raw.slice(0, colon));
+  return colon < 1 || !Number.isSafeInteger(version) ? undefined : { version, json: raw.slice(colon + 1) };
 }
 
 /** Throws when a `MULTI … EXEC` was aborted or one of its commands failed. */
@@ -265,6 +291,56 @@ export class RedisHistoryStore implements UsageHistoryStore {
     }
     const [refused, used, adding] = answer as number[];
     if (refused === 1) throw namespaceLimitError(key, used ?? 0, adding ?? 0, limits.maxNamespaceBytes);
+  }
+
+  async loadShapes(): Promise<LearnedShape[]> {
+    this.#assertOpen();
+    const shapes: LearnedShape[] = [];
+    try {
+      let cursor = '0';
+      do {
+        const [next, flat] = await this.#redis.hscan(this.#key('shapes'), cursor, 'COUNT', 500);
+        cursor = next;
+        for (let i = 0; i + 1 < flat.length; i += 2) {
+          const field = splitShapeField(flat[i + 1]!);
+          const learned = field === undefined ? undefined : parseShapeRow(flat[i]!, field.json);
+          if (learned) shapes.push(learned);
+        }
+      } while (cursor !== '0' && shapes.length < DEFAULT_RESULT_SHAPE_MAX_TOOLS);
+    } catch (error) {
+      throw failed('Reading learned shapes', error);
+    }
+    return shapes.slice(0, DEFAULT_RESULT_SHAPE_MAX_TOOLS);
+  }
+
+  async mergeShape(tool: string, shape: ResultShape): Promise<void> {
+    this.#assertOpen();
+    const clean = checkShapeArgs(tool, shape);
+    const key = this.#key('shapes');
+    try {
+      await mergeWithRetry(
+        'redis',
+        tool,
+        clean,
+        async () => {
+          const raw = await this.#redis.hget(key, tool);
+          const field = raw === null ? undefined : splitShapeField(raw);
+          return field === undefined ? { json: undefined, version: 0 } : field;
+        },
+        async (json, version) =>
+          (await this.#redis.eval(
+            PUT_SHAPE_SCRIPT,
+            1,
+            key,
+            tool,
+            String(version),
+            json,
+            String(DEFAULT_RESULT_SHAPE_MAX_TOOLS),
+          )) as ShapeWrite,
+      );
+    } catch (error) {
+      throw isCodecallError(error) ? error : failed('Recording a learned shape', error);
+    }
   }
 
   /** The hash of one value namespace (JSON-quoted: any string is a namespace). */

@@ -30,6 +30,7 @@ import {
   DEFAULT_HISTORY_MAX_BATCH_WRITES,
   DEFAULT_HISTORY_MAX_QUEUED_RUNS,
   DEFAULT_HISTORY_MAX_RUNS,
+  DEFAULT_RESULT_SHAPE_MAX_TOOLS,
   DEFAULT_STORE_MAX_USAGES,
 } from '../config/defaults.js';
 import type * as Sqlite from 'node:sqlite';
@@ -48,9 +49,12 @@ import {
   storedBytes,
 } from './checks.js';
 import type { UsageHistoryStore } from './contracts.js';
+import { checkShapeArgs, mergeWithRetry, parseShapeRow, type ShapeWrite } from './shape-merge.js';
+import type { ResultShape } from '../util/result-shape.js';
 import type {
   ApprovalAuditEntry,
   GraphCounts,
+  LearnedShape,
   ListApprovalsOptions,
   ListUsagesOptions,
   QueryUsage,
@@ -65,7 +69,10 @@ export const DEFAULT_HISTORY_BUSY_TIMEOUT_MS = 5_000;
  * `approvals` table, the audit trail of approval decisions; 5: approvals carry the script line
  * of the call, and a `store_values` table of the values scripts keep with `store.set`).
  */
-const SCHEMA_VERSION = 5;
+const SCHEMA_VERSION = 6;
+/** Learned result shapes, one row per tool; `version` is the compare-and-set of a merge (schema 6). */
+const SHAPES_TABLE_SQL =
+  'CREATE TABLE IF NOT EXISTS result_shapes (tool TEXT PRIMARY KEY, shape TEXT NOT NULL, version INTEGER NOT NULL) WITHOUT ROWID;';
 
 /** Options of {@link SqliteHistoryStore.open}. */
 export interface SqliteHistoryStoreOptions {
@@ -180,9 +187,23 @@ function setValue(message) {
   putValue.run(message.namespace, message.key, message.value, message.bytes, Date.now());
   return undefined;
 }
-/** Applies one message; returns what a refused set-value would have added, else undefined. */
+const countShapes = db.prepare('SELECT COUNT(*) AS n FROM result_shapes');
+const insertShape = db.prepare(
+  'INSERT INTO result_shapes (tool, shape, version) VALUES (?, ?, 1) ON CONFLICT (tool) DO NOTHING',
+);
+const updateShape = db.prepare('UPDATE result_shapes SET shape = ?, version = version + 1 WHERE tool = ? AND version = ?');
+/** A compare-and-set of one tool's shape: answers { shape: 'conflict' | 'full' } when not written. */
+function putShape(message) {
+  if (message.version === 0) {
+    if (Number(countShapes.get().n) >= limits.maxShapeTools) return { shape: 'full' };
+    return insertShape.run(message.tool, message.shape).changes === 1 ? undefined : { shape: 'conflict' };
+  }
+  return updateShape.run(message.shape, message.tool, message.version).changes === 1 ? undefined : { shape: 'conflict' };
+}
+/** Applies one message; returns why a refused set-value or shape was not written, else undefined. */
 function writeOne(message) {
   if (message.type === 'usage') appendUsage(message);
+  else if (message.type === 'shape') return putShape(message);
   else if (message.type === 'approval') appendApproval(message);
   else if (message.type === 'set-value') return setValue(message);
   else append(message);
@@ -273,6 +294,8 @@ interface WriterLimits {
   maxRuns: number;
   maxUsages: number;
   maxApprovals: number;
+  /** Tools whose learned shapes are kept. */
+  maxShapeTools: number;
   /** Messages one transaction commits at most. */
   maxBatchWrites: number;
 }
@@ -281,8 +304,20 @@ interface WriterLimits {
 interface WriteAnswer {
   /** Why the message was not written (it was rolled back alone). */
   error?: string;
-  /** A `set-value` the namespace limit refused. */
-  refused?: { used: number; adding: number };
+  /** A `set-value` the namespace limit refused, or a shape's compare-and-set that lost. */
+  refused?: Refusal;
+}
+
+/** Why the writer did not write a message: a namespace over its limit, or a shape's lost compare-and-set. */
+type Refusal = { used: number; adding: number } | { shape: 'conflict' | 'full' };
+
+/** The rejection of a shape write that was not made (a lost compare-and-set, or no room for a new tool). */
+class ShapeNotWritten extends Error {
+  readonly outcome: 'conflict' | 'full';
+  constructor(outcome: 'conflict' | 'full') {
+    super(`shape ${outcome}`);
+    this.outcome = outcome;
+  }
 }
 
 /** {@link WRITER_LOGIC}'s `writeBatch`: commits `messages` in one transaction; throws when it fails. */
@@ -444,6 +479,7 @@ function schemaVersion(db: DatabaseSync): number | undefined {
  * them. 4 → 5: approvals get the script line of the call.
  */
 function migrate(db: DatabaseSync): void {
+  db.exec(SHAPES_TABLE_SQL);
   const approvalColumns = db.prepare('PRAGMA table_info(approvals)').all() as Array<{ name: string }>;
   if (!approvalColumns.some((c) => c.name === 'line'))
     db.exec('ALTER TABLE approvals ADD COLUMN line INTEGER');
@@ -490,7 +526,7 @@ export class SqliteHistoryStore implements UsageHistoryStore {
       resolve: () => void;
       reject: (error: Error) => void;
       /** The error of a write the writer refused (a store namespace over its limit). */
-      refuse?: (refused: { used: number; adding: number }) => Error;
+      refuse?: (refused: Refusal) => Error;
     }
   >();
   /** The appends not yet settled, awaited by close. */
@@ -582,6 +618,7 @@ export class SqliteHistoryStore implements UsageHistoryStore {
             namespace TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL, bytes INTEGER NOT NULL,
             updated_at INTEGER NOT NULL, PRIMARY KEY (namespace, key)
           ) WITHOUT ROWID;
+          ${SHAPES_TABLE_SQL}
           INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', '${SCHEMA_VERSION}');
           INSERT OR IGNORE INTO meta (key, value) VALUES ('sequences', '0');
         `);
@@ -616,6 +653,7 @@ export class SqliteHistoryStore implements UsageHistoryStore {
         maxRuns,
         maxUsages,
         maxApprovals: DEFAULT_APPROVALS_MAX_KEPT,
+        maxShapeTools: DEFAULT_RESULT_SHAPE_MAX_TOOLS,
         maxBatchWrites: DEFAULT_HISTORY_MAX_BATCH_WRITES,
       };
       const writer =
@@ -808,11 +846,64 @@ export class SqliteHistoryStore implements UsageHistoryStore {
         message.value = json;
         message.bytes = storedBytes(key, json);
       }
-      return this.#enqueue(message, ({ used, adding }) =>
-        namespaceLimitError(key, used, adding, limits.maxNamespaceBytes),
+      return this.#enqueue(message, (refused) =>
+        'used' in refused
+          ? namespaceLimitError(key, refused.used, refused.adding, limits.maxNamespaceBytes)
+          : new ShapeNotWritten(refused.shape),
       );
     } catch (error) {
       return Promise.reject(isCodecallError(error) ? error : failed(this.path, 'store a value', error));
+    }
+  }
+
+  /** The kept learned shapes (committed, also by other processes); a damaged row is skipped. */
+  loadShapes(): Promise<LearnedShape[]> {
+    try {
+      const rows = this.#open().prepare('SELECT tool, shape FROM result_shapes').all() as Array<{
+        tool: string;
+        shape: string;
+      }>;
+      return Promise.resolve(rows.flatMap((row) => parseShapeRow(row.tool, row.shape) ?? []));
+    } catch (error) {
+      return Promise.reject(isCodecallError(error) ? error : failed(this.path, 'read shapes', error));
+    }
+  }
+
+  /**
+   * Merges a learned shape into the tool's kept one: read here, written by the writer thread
+   * only when the row's version is unchanged (another process may merge the same tool).
+   */
+  async mergeShape(tool: string, shape: ResultShape): Promise<void> {
+    try {
+      this.#checkWritable();
+      const clean = checkShapeArgs(tool, shape);
+      const read = this.#open().prepare('SELECT shape, version FROM result_shapes WHERE tool = ?');
+      await mergeWithRetry(
+        'sqlite',
+        tool,
+        clean,
+        () => {
+          const row = read.get(tool) as { shape: string; version: number } | undefined;
+          return Promise.resolve(
+            row === undefined
+              ? { json: undefined, version: 0 }
+              : { json: row.shape, version: Number(row.version) },
+          );
+        },
+        async (json, version): Promise<ShapeWrite> => {
+          try {
+            await this.#enqueue({ type: 'shape', tool, shape: json, version }, (refused) =>
+              'shape' in refused ? new ShapeNotWritten(refused.shape) : new Error('shape refused'),
+            );
+            return 'written';
+          } catch (error) {
+            if (error instanceof ShapeNotWritten) return error.outcome;
+            throw error;
+          }
+        },
+      );
+    } catch (error) {
+      throw isCodecallError(error) ? error : failed(this.path, 'record a shape', error);
     }
   }
 
@@ -820,10 +911,7 @@ export class SqliteHistoryStore implements UsageHistoryStore {
    * Queues one message for the writer; resolves when the transaction that holds it commits.
    * Messages queued while the writer is busy share its next transaction (group commit).
    */
-  #enqueue(
-    message: Record<string, unknown>,
-    refuse?: (refused: { used: number; adding: number }) => Error,
-  ): Promise<void> {
+  #enqueue(message: Record<string, unknown>, refuse?: (refused: Refusal) => Error): Promise<void> {
     const writer = this.#writer;
     const id = this.#nextId++;
     const done = new Promise<void>((resolve, reject) =>

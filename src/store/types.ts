@@ -3,6 +3,7 @@
  * The plain data the stores keep and return. Store imports no capability folder: search's
  * `ToolSearchState` and `ToolUsage` have the same shapes, and execute/ converts between them.
  */
+import type { ResultShape } from '../util/result-shape.js';
 
 /** The aggregated counts of recorded runs: what the tool graph learns from. */
 export interface GraphCounts {
@@ -57,4 +58,12 @@ export interface ListApprovalsOptions {
 export interface StoreValueLimits {
   /** Bytes the namespace may hold: UTF-8 of every key plus its value's JSON. */
   maxNamespaceBytes: number;
+}
+
+/** A tool's learned result shape, as the history keeps it (docs/data.md: never a value of a result). */
+export interface LearnedShape {
+  /** Qualified tool name, `server.tool`. */
+  tool: string;
+  /** The shape; `shape.seen` is how many results it was learned from. */
+  shape: ResultShape;
 }

@@ -1,11 +1,12 @@
 /**
  * @module
- * One suite for every {@link UsageHistoryStore}: graph counts, query usages, the approval audit
- * and script values behave the same in memory, SQLite, Redis and PostgreSQL, so the backends
+ * One suite for every {@link UsageHistoryStore}: graph counts, query usages, the approval audit,
+ * script values and learned result shapes behave the same in memory, SQLite, Redis and PostgreSQL, so the backends
  * cannot drift. `test/contract/stores.test.ts` runs it against each with real servers.
  */
 import { describe, expect, it } from 'vitest';
-import type { ApprovalAuditEntry, UsageHistoryStore } from '../../src/store/index.js';
+import { SHAPE_BOUNDS, type ApprovalAuditEntry, type UsageHistoryStore } from '../../src/store/index.js';
+import { inferShape, shapeToSchema } from '../../src/util/result-shape.js';
 
 /** What a backend gives the suite. */
 export interface StoreBackend {
@@ -232,6 +233,60 @@ export function describeUsageHistoryStore(name: string, backend: () => StoreBack
         });
       }));
 
+    it('learned shapes: a merge widens the kept shape (types, optional keys), kept for another handle', () =>
+      withStore(async ({ store, twin }) => {
+        expect(await store.loadShapes()).toEqual([]);
+        const first = inferShape({ items: [{ amount: 3, status: 'approved' }], total: 1 }, SHAPE_BOUNDS)!;
+        const second = inferShape(
+          { items: [{ amount: 'n/a', status: 'approved' }], total: 2, nextOffset: 20 },
+          SHAPE_BOUNDS,
+        )!;
+        await store.mergeShape('exp.get_expenses', first);
+        await store.mergeShape('exp.get_expenses', second);
+        await store.mergeShape('exp.other', inferShape([1, 2], SHAPE_BOUNDS)!);
+        const reader = twin ? await twin() : store;
+        const shapes = await reader.loadShapes();
+        expect(shapes.map((s) => s.tool).sort()).toEqual(['exp.get_expenses', 'exp.other']);
+        const kept = shapes.find((s) => s.tool === 'exp.get_expenses')!.shape;
+        expect(kept.seen).toBe(2);
+        expect(shapeToSchema(kept, SHAPE_BOUNDS)).toEqual({
+          type: 'object',
+          properties: {
+            items: {
+              type: 'array',
+              items: {
+                type: 'object',
+                properties: {
+                  amount: { anyOf: [{ type: 'number' }, { type: 'string' }] },
+                  status: { type: 'string', enum: ['approved'] },
+                },
+                required: ['amount', 'status'],
+              },
+            },
+            total: { type: 'number' },
+            nextOffset: { type: 'number' },
+          },
+          required: ['items', 'total'],
+        });
+        await expect(store.mergeShape('exp.x', { seen: 'many' } as never)).rejects.toMatchObject({
+          code: 'INVALID_ARGUMENT',
+        });
+        await expect(store.mergeShape('', first)).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+      }));
+
+    it('learned shapes: merges from two handles at once all count (compare-and-set), keys like __proto__ stay data', () =>
+      withStore(async ({ store, twin }) => {
+        const other = twin ? await twin() : store;
+        const one = inferShape(JSON.parse('{"__proto__": {"polluted": 1}, "n": 1}'), SHAPE_BOUNDS)!;
+        await Promise.all(
+          Array.from({ length: 6 }, (_, i) => (i % 2 === 0 ? store : other).mergeShape('race.tool', one)),
+        );
+        const [kept] = await store.loadShapes();
+        expect(kept?.shape.seen).toBe(6);
+        expect(Object.keys(kept!.shape.properties!).sort()).toEqual(['__proto__', 'n']);
+        expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+      }));
+
     it('close is idempotent, and a closed store refuses with CLOSED', () =>
       withStore(async ({ store }) => {
         await store.appendSequence(['s.a', 's.b']);
@@ -243,6 +298,10 @@ export function describeUsageHistoryStore(name: string, backend: () => StoreBack
         await expect(store.listUsages()).rejects.toMatchObject({ code: 'CLOSED' });
         await expect(store.appendApproval(entry('s.a', 1))).rejects.toMatchObject({ code: 'CLOSED' });
         await expect(store.getValue('ns', 'k')).rejects.toMatchObject({ code: 'CLOSED' });
+        await expect(store.loadShapes()).rejects.toMatchObject({ code: 'CLOSED' });
+        await expect(store.mergeShape('s.a', { seen: 1, types: ['number'] })).rejects.toMatchObject({
+          code: 'CLOSED',
+        });
       }));
   });
 }

@@ -286,6 +286,8 @@ describe('history is durable before a run is acknowledged', () => {
       listApprovals: (options) => memory.listApprovals(options),
       getValue: (namespace, key) => memory.getValue(namespace, key),
       setValue: (namespace, key, json, limits) => memory.setValue(namespace, key, json, limits),
+      loadShapes: () => memory.loadShapes(),
+      mergeShape: (tool, shape) => memory.mergeShape(tool, shape),
       close: () => Promise.resolve(),
       [Symbol.asyncDispose]: () => Promise.resolve(),
     };

@@ -88,6 +88,7 @@ describe('the resolved configuration', () => {
         'jobs',
         'mcpServers',
         'notices',
+        'resultHandles',
         'sandbox',
         'search',
         'serve',
