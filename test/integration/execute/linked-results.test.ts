@@ -85,6 +85,23 @@ describe.each(['in-process', 'process'] as const)('a result linked as a file (%s
     expect(existsSync(join(data, `log-${LINES}.jsonl`))).toBe(true);
   });
 
+  it('rows in chunks resume where the last chunk stopped (the file is not read again from its start)', async () => {
+    // After the first chunks, the server overwrites the file's first 200 KB with one line longer
+    // than readMaxBytes: a scan that started over would reach it and fail.
+    const result = await run(`
+      const log = await tools.f.export_log({ lines: 30000 });
+      let rows = 0, ms = 0;
+      for await (const row of log) {
+        if (++rows === 12000) await tools.f.scribble({ name: 'log-30000.jsonl', bytes: 200000 });
+        ms += row.ms;
+      }
+      console.log(rows, ms);
+    `);
+    expect(result.error).toBeUndefined();
+    // Σ (i % 50) over 30,000 lines: 600 rounds of 1,225.
+    expect(result.stdout).toBe('30000 735000\n');
+  });
+
   it('a link outside the roots, or through a symbolic link out of them, stays the plain link', async () => {
     const result = await run(`
       for (const r of [await tools.f.link_to({ path: ${JSON.stringify(secret)} }), await tools.f.file({ name: 'escape.jsonl' }), await tools.f.file({ name: 'missing.jsonl' })])
