@@ -11,11 +11,10 @@
  * number, reach another run's results, or outlive its run.
  */
 import { randomBytes } from 'node:crypto';
-import { createReadStream } from 'node:fs';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, open, readFile, realpath, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { createInterface } from 'node:readline';
+import { isAbsolute, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { setImmediate as yieldLoop } from 'node:timers/promises';
 import {
   DEFAULT_RESULT_HANDLE_CHUNK_BYTES,
@@ -63,9 +62,18 @@ export interface ResultHandleOptions {
   maxGroups?: number;
   /** Where each run's temp folder is made. @defaultValue `os.tmpdir()` */
   tempDir?: string;
+  /**
+   * Folders whose files a tool result may name: a result that is a lone `resource_link` to a
+   * `file://` URI inside one of them is held as a `lines` handle streamed from that file, so a
+   * result of any size never crosses the MCP transport or enters memory whole (docs/data.md).
+   * Only for servers that share this machine's file system and that you trust to name those
+   * folders' files; a link outside them stays the plain `resource_link` value.
+   * @defaultValue `[]` (no file is ever read)
+   */
+  linkRoots?: readonly string[];
 }
 
-type Resolved = Required<ResultHandleOptions>;
+type Resolved = Required<Omit<ResultHandleOptions, 'linkRoots'>> & { linkRoots: readonly string[] };
 
 /** Resolves and checks the options once (a bad value is the developer's fault). */
 export function resolveResultHandleOptions(options: ResultHandleOptions = {}): Resolved {
@@ -98,7 +106,19 @@ export function resolveResultHandleOptions(options: ResultHandleOptions = {}): R
     ),
     maxGroups: positive('maxGroups', options.maxGroups, DEFAULT_RESULT_HANDLE_MAX_GROUPS),
     tempDir: options.tempDir ?? tmpdir(),
+    linkRoots: resolveLinkRoots(options.linkRoots),
   };
+}
+
+function resolveLinkRoots(roots: readonly string[] | undefined): readonly string[] {
+  if (roots === undefined) return [];
+  if (!Array.isArray(roots) || roots.some((root) => typeof root !== 'string' || !isAbsolute(root)))
+    throw new CodecallError(
+      'INVALID_ARGUMENT',
+      `resultHandles.linkRoots must be an array of absolute folder paths; got ${JSON.stringify(roots)?.slice(0, 200)}.`,
+      { details: { field: 'resultHandles.linkRoots', value: roots } },
+    );
+  return [...roots];
 }
 
 /** One held result. */
@@ -108,8 +128,10 @@ interface Entry {
   value?: unknown;
   /** The lines of a text result, kept in memory. */
   lines?: string[];
-  /** The temp file of a spilled result (its JSON text, or the text of a `lines` result). */
+  /** The temp file of a spilled result (its JSON text, or the text of a `lines` result), or a linked file. */
   file?: string;
+  /** A linked file's bytes when it was held (rows are read up to there only). */
+  fileBytes?: number;
   /** Where the last streamed slice of a spilled `lines` result stopped: row index and byte offset. */
   cursor?: { row: number; byte: number };
 }
@@ -263,6 +285,10 @@ export class HandleTable {
       text = value;
     } else {
       if (typeof value !== 'object' || value === null) return value;
+      if (this.#options.linkRoots.length > 0) {
+        const file = await this.#linkedFile(value);
+        if (file !== undefined) return this.#registerLinked(tool, file);
+      }
       let json: string | undefined;
       try {
         json = JSON.stringify(value) as string | undefined;
@@ -346,6 +372,135 @@ export class HandleTable {
     return new HeldResult(entry.descriptor);
   }
 
+  /**
+   * The real path of the file a lone `resource_link` result names, when it is a regular file
+   * inside one of `linkRoots` (symbolic links resolved first, so a link cannot lead out).
+   */
+  async #linkedFile(value: object): Promise<string | undefined> {
+    const link = value as { type?: unknown; uri?: unknown };
+    if (link.type !== 'resource_link' || typeof link.uri !== 'string' || !link.uri.startsWith('file:'))
+      return undefined;
+    let path: string;
+    try {
+      path = await realpath(fileURLToPath(link.uri));
+    } catch {
+      return undefined;
+    }
+    for (const root of this.#options.linkRoots) {
+      const real = await realpath(root).catch(() => undefined);
+      if (real === undefined) continue;
+      const inside = relative(real, path);
+      if (inside !== '' && !inside.startsWith('..') && !isAbsolute(inside)) return path;
+    }
+    return undefined;
+  }
+
+  /** Holds a linked file as a `lines` handle: one pass counts its lines (each at most `readMaxBytes`). */
+  async #registerLinked(tool: string, file: string): Promise<HeldResult> {
+    if (this.#entries.size >= this.#options.maxPerRun)
+      throw refuse(
+        `This run already holds ${this.#options.maxPerRun} large results as handles (the most one run may hold, DEFAULT_RESULT_HANDLE_MAX_PER_RUN). Reduce each result before the next call, or split the work over several runs.`,
+      );
+    const handle = await open(file, 'r');
+    let bytes: number;
+    try {
+      const stat = await handle.stat();
+      if (!stat.isFile()) throw refuse(`The file ${tool} linked to is not a regular file.`);
+      bytes = stat.size;
+    } finally {
+      await handle.close();
+    }
+    const id = randomBytes(16).toString('base64url');
+    const entry: Entry = {
+      descriptor: { id, tool, bytes, kind: 'lines', rowsAt: '', length: 0, keys: [], spilled: true },
+      file,
+      fileBytes: bytes,
+    };
+    const { rows: length, first } = await this.#scan(entry, { row: 0, byte: 0 });
+    entry.descriptor.length = length;
+    entry.descriptor.keys = keysOf(first === undefined ? undefined : rowOfLine(first));
+    if (this.#closed) throw refuse('The run ended.');
+    this.#entries.set(id, entry);
+    return new HeldResult(entry.descriptor);
+  }
+
+  /**
+   * Reads the lines of a file result from `from` (a row and the byte where it starts): calls
+   * `visit` with each line, its row and the byte where it starts, until it returns false. Without `visit` it
+   * only counts the lines (no line is decoded but the first). A line longer than
+   * `readMaxBytes` is refused, so no line is ever buffered past that; at most the bytes the file
+   * had when it was held are read. Each read is at most `chunkBytes`; between reads the event
+   * loop runs.
+   */
+  async #scan(
+    entry: Entry,
+    from: { row: number; byte: number },
+    visit?: (line: string, row: number, byteAt: number) => boolean,
+  ): Promise<{ rows: number; first: string | undefined }> {
+    const maxLine = this.#options.readMaxBytes;
+    const end = entry.fileBytes ?? Infinity;
+    const handle = await open(entry.file!, 'r');
+    const buffer = Buffer.allocUnsafe(Math.max(65_536, this.#options.chunkBytes));
+    const decode = (line: Buffer): string =>
+      line.toString(
+        'utf8',
+        0,
+        line.length > 0 && line[line.length - 1] === 13 ? line.length - 1 : line.length,
+      );
+    let pending: Buffer[] = [];
+    let pendingBytes = 0;
+    let position = from.byte;
+    let row = from.row;
+    let lineAt = from.byte;
+    let first: string | undefined;
+    try {
+      while (position < end) {
+        if (this.#closed) throw refuse('The run ended.');
+        const { bytesRead } = await handle.read(buffer, 0, Math.min(buffer.length, end - position), position);
+        if (bytesRead === 0) break;
+        let start = 0;
+        for (let newline = buffer.indexOf(10, 0); newline !== -1 && newline < bytesRead;) {
+          if (pendingBytes + newline - start > maxLine) throw this.#longLine(entry, row);
+          if (visit !== undefined || first === undefined) {
+            let line = buffer.subarray(start, newline);
+            if (pendingBytes > 0) line = Buffer.concat([...pending, line]);
+            const text = decode(line);
+            first ??= text;
+            if (visit !== undefined && !visit(text, row, lineAt)) return { rows: row + 1, first };
+          }
+          pending = [];
+          pendingBytes = 0;
+          row++;
+          start = newline + 1;
+          lineAt = position + start;
+          newline = buffer.indexOf(10, start);
+        }
+        if (start < bytesRead) {
+          pendingBytes += bytesRead - start;
+          if (pendingBytes > maxLine) throw this.#longLine(entry, row);
+          if (visit !== undefined || first === undefined)
+            pending.push(Buffer.from(buffer.subarray(start, bytesRead)));
+        }
+        position += bytesRead;
+      }
+      if (pendingBytes > 0) {
+        const text = decode(Buffer.concat(pending));
+        first ??= text;
+        if (visit !== undefined) visit(text, row, lineAt);
+        row++;
+      }
+      return { rows: row, first };
+    } finally {
+      await handle.close();
+    }
+  }
+
+  #longLine(entry: Entry, row: number): CodecallError<'INVALID_ARGUMENT'> {
+    return refuse(
+      `Line ${row + 1} of this ${entry.descriptor.tool} result is longer than ${this.#options.readMaxBytes} bytes (readMaxBytes), the longest row a handle reads.`,
+    );
+  }
+
   #entry(id: unknown): Entry {
     const entry = typeof id === 'string' ? this.#entries.get(id) : undefined;
     if (entry === undefined)
@@ -359,6 +514,10 @@ export class HandleTable {
   async #valueOf(entry: Entry): Promise<unknown> {
     if (entry.value !== undefined) return entry.value;
     if (entry.lines !== undefined) return entry.lines.join('\n');
+    if (entry.fileBytes !== undefined && entry.fileBytes > this.#options.maxMemoryBytes)
+      throw refuse(
+        `This ${entry.descriptor.tool} result is a file of ${entry.fileBytes} bytes, more than a run reads whole (maxMemoryBytes ${this.#options.maxMemoryBytes}). Reduce it on the host (count/sum/groupBy, filter with where) or iterate its rows.`,
+      );
     const text = await readFile(entry.file!, 'utf8');
     if (entry.descriptor.kind === 'lines') return text;
     return JSON.parse(text) as unknown;
@@ -391,11 +550,7 @@ export class HandleTable {
         }
         return;
       }
-      await this.#streamLines(entry, start, async (line, index) => {
-        const go = visit(rowOfLine(line), index);
-        await step();
-        return go;
-      });
+      await this.#streamLines(entry, start, (line, index) => visit(rowOfLine(line), index));
       return;
     }
     const rows = atPointer(await this.#valueOf(entry), path);
@@ -409,32 +564,21 @@ export class HandleTable {
     }
   }
 
-  /** Streams the lines of a spilled `lines` result from row `start`, resuming at the last cursor when it fits. */
+  /** Streams the lines of a file result from row `start`, resuming at the last cursor when it fits. */
   async #streamLines(
     entry: Entry,
     start: number,
-    visit: (line: string, index: number) => Promise<boolean>,
+    visit: (line: string, index: number) => boolean,
   ): Promise<void> {
     const cursor =
       entry.cursor !== undefined && entry.cursor.row <= start ? entry.cursor : { row: 0, byte: 0 };
-    const stream = createReadStream(entry.file!, { start: cursor.byte, encoding: 'utf8' });
-    const lines = createInterface({ input: stream, crlfDelay: Infinity });
-    let index = cursor.row;
-    let byte = cursor.byte;
-    try {
-      for await (const line of lines) {
-        const at = index++;
-        byte += Buffer.byteLength(line) + 1;
-        if (at < start) continue;
-        if (!(await visit(line, at))) {
-          entry.cursor = { row: index, byte };
-          return;
-        }
-      }
-    } finally {
-      lines.close();
-      stream.destroy();
-    }
+    await this.#scan(entry, cursor, (line, row, byteAt) => {
+      if (row < start) return true;
+      if (visit(line, row)) return true;
+      // The row that stopped the visit is not consumed: the next slice starts at it.
+      entry.cursor = { row, byte: byteAt };
+      return false;
+    });
   }
 
   /** Answers one call a handle's method made (`{ handle, op, … }`). */
