@@ -6,7 +6,6 @@
  * the tools a multi-step task needs, with a reason for each. Pure: no I/O; the usage history is
  * persisted by a {@link UsageHistoryStore}.
  */
-import { DEFAULT_EXPANSION_FIELDS_CACHE_DOCS } from '../config/defaults.js';
 import { CodecallError } from '../errors.js';
 import { Bm25Index } from './bm25.js';
 import { listGraphEdges, walkGraph, type Credit, type GraphView } from './beam-walk.js';
@@ -83,6 +82,8 @@ class ToolSearchIndex implements ToolSearch {
   /** Stemming and verb normalization, the same for the index and every query. */
   readonly #lexical: Pick<TokenizeOptions, 'stemming' | 'verbNormalization'>;
   readonly #index: Bm25Index;
+  /** The BM25F field weights in index order (name, server, description, parameter names, descriptions). */
+  readonly #fieldWeights: readonly number[];
   readonly #embeddings: ToolEmbeddings | undefined;
   readonly #embeddingWeight: number;
   readonly #graph = new ToolGraph();
@@ -92,8 +93,6 @@ class ToolSearchIndex implements ToolSearch {
   /** Raw uses for `serialize()`, bounded by {@link DEFAULT_MAX_SERIALIZED_USES}. */
   #usages: Array<[string, string[]]> = [];
   readonly #entries = new SearchEntries();
-  /** Tokenised fields of recent expansion documents, by id (ids are never reused; removal drops one). */
-  readonly #fieldsCache = new Map<number, string[][]>();
   /** What the graph walk reads (see beam-walk.ts). */
   readonly #view: GraphView = {
     graph: this.#graph,
@@ -139,13 +138,14 @@ class ToolSearchIndex implements ToolSearch {
       throw invalidArgument('"embeddingWeight" must be a non-negative number.', 'embeddingWeight');
     }
     this.#embeddingWeight = embeddingWeight;
-    this.#index = new Bm25Index([
+    this.#fieldWeights = [
       this.#weights.name,
       this.#weights.server,
       this.#weights.description,
       this.#weights.parameterNames,
       this.#weights.parameterDescriptions,
-    ]);
+    ];
+    this.#index = new Bm25Index(this.#fieldWeights);
     if (options.state !== undefined) {
       this.#graph.load(options.state);
       const usages = (options.state as { usages?: unknown }).usages;
@@ -224,7 +224,6 @@ class ToolSearchIndex implements ToolSearch {
     const entry = this.#entries.get(name);
     if (!entry) return;
     this.#index.remove(entry.id, indexedFields(entry, this.#lexical));
-    this.#fieldsCache.delete(entry.id);
     this.#catalogLinks?.remove(name);
     this.#embeddings?.delete(name);
     this.#entries.remove(name);
@@ -387,8 +386,8 @@ class ToolSearchIndex implements ToolSearch {
         candidates.slice(0, ranking.expansionDocs),
         scores,
         ranking,
-        this.#fieldWeights(),
-        (id) => this.#fieldsOf(id),
+        this.#fieldWeights,
+        this.#index,
       );
       const keep = 1 - ranking.expansionWeight;
       for (const id of ids) scores[id]! *= keep;
@@ -500,31 +499,6 @@ class ToolSearchIndex implements ToolSearch {
       (when === 'no-feedback' && !hasFeedback) ||
       (this.#graph.sequences === 0 && this.#feedback.empty)
     );
-  }
-
-  /** The indexed tokens of tool `id` per field, from a small cache (RM3 reads the same top tools often). */
-  #fieldsOf(id: number): string[][] | undefined {
-    const cached = this.#fieldsCache.get(id);
-    if (cached) return cached;
-    const entry = this.#entries.byId(id);
-    if (!entry) return undefined;
-    const fields = indexedFields(entry, this.#lexical);
-    if (this.#fieldsCache.size >= DEFAULT_EXPANSION_FIELDS_CACHE_DOCS)
-      this.#fieldsCache.delete(this.#fieldsCache.keys().next().value!);
-    this.#fieldsCache.set(id, fields);
-    return fields;
-  }
-
-  /** The BM25F field weights in index order. */
-  #fieldWeights(): number[] {
-    const weights = this.#weights;
-    return [
-      weights.name,
-      weights.server,
-      weights.description,
-      weights.parameterNames,
-      weights.parameterDescriptions,
-    ];
   }
 
   graphEdges(options: GraphEdgesOptions = {}): ToolGraphEdge[] {
