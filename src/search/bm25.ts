@@ -254,6 +254,36 @@ export class Bm25Index {
   }
 
   /**
+   * The terms' postings as {@link fieldMasks} reads them, looked up once per query (undefined for
+   * a term no document has).
+   */
+  lookup(terms: readonly string[]): ReadonlyArray<object | undefined> {
+    return terms.map((term) => this.#postings.get(term));
+  }
+
+  /**
+   * Sets `masks[j]` to the fields of document `id` that contain the `j`th looked-up term, as a
+   * bit mask (bit `f` for field `f`; 0 when none), in one pass over the document's forward index.
+   */
+  fieldMasks(id: number, looked: ReadonlyArray<object | undefined>, masks: number[]): void {
+    masks.length = looked.length;
+    masks.fill(0);
+    const forward = this.#forward[id];
+    if (forward === undefined) return;
+    const bits = this.#bits;
+    const max = this.#maxFrequency;
+    for (let i = 0; i < forward.length; i += 2) {
+      const posting = forward[i];
+      const j = looked.indexOf(posting as Posting);
+      if (j < 0) continue;
+      let packed = forward[i + 1] as number;
+      let mask = 0;
+      for (let f = 0; packed !== 0; f++, packed >>>= bits) if ((packed & max) !== 0) mask |= 1 << f;
+      masks[j] = mask;
+    }
+  }
+
+  /**
    * BM25F scores of every document matching at least one of `terms` (repeats count once). The
    * returned arrays are reused by the next call: read them before scoring again.
    */

@@ -37,19 +37,28 @@ export function describeStep(step: Step): string {
   return `called ${step.forward ? 'after' : 'before'} ${step.from} ${step.count} of ${step.total} times`;
 }
 
-/** `matches 'word' in name; 'other' in description`, or undefined when no term matched. */
+/**
+ * `matches 'word' in name; 'other' in description`, or undefined when no term matched. `terms`
+ * are the query's distinct terms and `looked` their postings (`index.lookup(terms)`), found once
+ * per query; `masks` is scratch space reused across hits.
+ */
 export function lexicalReason(
   index: Bm25Index,
   id: number,
   terms: readonly string[],
+  looked: ReadonlyArray<object | undefined>,
   originals: Map<string, string>,
+  masks: number[] = [],
 ): string | undefined {
+  index.fieldMasks(id, looked, masks);
   const byField = new Map<number, string[]>();
-  for (const term of new Set(terms)) {
-    for (const field of index.fieldsContaining(id, term)) {
+  for (let j = 0; j < terms.length; j++) {
+    const mask = masks[j]!;
+    for (let field = 0; mask >>> field !== 0; field++) {
+      if ((mask & (1 << field)) === 0) continue;
       let words = byField.get(field);
       if (!words) byField.set(field, (words = []));
-      if (words.length < MAX_WORDS_PER_FIELD) words.push(`'${originals.get(term) ?? term}'`);
+      if (words.length < MAX_WORDS_PER_FIELD) words.push(`'${originals.get(terms[j]!) ?? terms[j]!}'`);
     }
   }
   if (byField.size === 0) return undefined;

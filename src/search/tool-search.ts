@@ -426,7 +426,9 @@ class ToolSearchIndex implements ToolSearch {
       mode === 'hybrid' &&
       ranking.graphWeight > 0 &&
       ranking.beamDepth > 0 &&
-      (ids.length > 0 || feedback.size > 0)
+      (ids.length > 0 || feedback.size > 0) &&
+      // Nothing observed and no inferred edges: the walk would find no step.
+      (!this.#graph.empty || ranking.inferredEdgeShare > 0)
     ) {
       const walk = walkGraph(this.#view, topBase(ranking.beamWidth), ranking);
       for (const [name, credit] of walk.credits) graphReasons.set(name, credit);
@@ -461,10 +463,20 @@ class ToolSearchIndex implements ToolSearch {
     );
     const ranked = guardLexical(sorted, guarded, exact, Math.min(strong, limit)).slice(0, limit);
     const originals = originalWords(text, this.#lexical);
+    const distinct = [...new Set(terms)];
+    const looked = this.#index.lookup(distinct);
+    const masks: number[] = [];
     const hits = ranked.map(([name, score]) => {
       const reasons: string[] = [];
       if (exact?.has(name)) reasons.push('exact tool name');
-      const matched = lexicalReason(this.#index, this.#entries.get(name)!.id, terms, originals);
+      const matched = lexicalReason(
+        this.#index,
+        this.#entries.get(name)!.id,
+        distinct,
+        looked,
+        originals,
+        masks,
+      );
       if (matched) reasons.push(matched);
       const learned = feedback.get(name);
       if (learned) reasons.push(`used after queries with '${originals.get(learned.term) ?? learned.term}'`);

@@ -183,6 +183,15 @@ describe('createToolSearch: the tool graph', () => {
     expect(observed!.weight).toBeGreaterThan(link!.weight);
   });
 
+  it('walks schema-inferred edges before any usage is recorded', () => {
+    // No run recorded: the graph is empty, yet the inferred edges alone bring the next step in.
+    const search = createToolSearch({ tools: CATALOG, inferredEdgeShare: 0.25 });
+    const result = search.searchDetailed('members of my team', { limit: 10 });
+    const hit = result.hits.find((h) => h.name === 'finance.get_expenses');
+    expect(hit?.reasons.join(' ')).toMatch(/may follow hr\.get_team_members/);
+    expect(result.chains.map((c) => c.tools)).toContainEqual(['hr.get_team_members', 'finance.get_expenses']);
+  });
+
   it('filters edges by minCount and uses the count formula for probabilities', () => {
     const search = createToolSearch({ tools: CATALOG });
     for (let i = 0; i < 3; i++) search.recordSequence(['files.read_file', 'files.write_file']);
