@@ -8,7 +8,8 @@
  */
 import { CodecallError } from '../errors.js';
 import { Bm25Index } from './bm25.js';
-import { listGraphEdges, walkGraph, type Credit, type GraphView } from './beam-walk.js';
+import { DEFAULT_GRAPH_NEIGHBOUR_CACHE_ENTRIES } from '../config/defaults.js';
+import { listGraphEdges, walkGraph, type Credit, type GraphView, type NeighbourCache } from './beam-walk.js';
 import { CatalogLinks, schemaProperties } from './catalog-links.js';
 import {
   DEFAULT_FUSION_DEPTH,
@@ -93,6 +94,11 @@ class ToolSearchIndex implements ToolSearch {
   /** Raw uses for `serialize()`, bounded by {@link DEFAULT_MAX_SERIALIZED_USES}. */
   #usages: Array<[string, string[]]> = [];
   readonly #entries = new SearchEntries();
+  /**
+   * The walk's neighbour lists under the default ranking options, kept across queries; cleared
+   * when a run is recorded, the catalog changes or it reaches its bound.
+   */
+  readonly #neighbours: NeighbourCache = { forward: new Map(), backward: new Map() };
   /** What the graph walk reads (see beam-walk.ts). */
   readonly #view: GraphView = {
     graph: this.#graph,
@@ -189,6 +195,7 @@ class ToolSearchIndex implements ToolSearch {
 
   #addOne(tool: SearchableTool): void {
     this.#removeOne(tool.name);
+    this.#clearNeighbours();
     const { entry, properties } = this.#entries.add(tool);
     const { server, description, parameterNames } = entry;
     this.#index.add(entry.id, indexedFields(entry, this.#lexical));
@@ -197,6 +204,11 @@ class ToolSearchIndex implements ToolSearch {
       { name: tool.name, server, description, outputSchema: tool.outputSchema },
       properties,
     );
+  }
+
+  #clearNeighbours(): void {
+    this.#neighbours.forward.clear();
+    this.#neighbours.backward.clear();
   }
 
   /** The schema-inferred links of the catalog, built from the entries on first use. */
@@ -223,6 +235,7 @@ class ToolSearchIndex implements ToolSearch {
   #removeOne(name: string): void {
     const entry = this.#entries.get(name);
     if (!entry) return;
+    this.#clearNeighbours();
     this.#index.remove(entry.id, indexedFields(entry, this.#lexical));
     this.#catalogLinks?.remove(name);
     this.#embeddings?.delete(name);
@@ -233,6 +246,7 @@ class ToolSearchIndex implements ToolSearch {
     if (!Array.isArray(names))
       throw invalidArgument('recordSequence needs an array of tool names in call order.', 'names');
     this.#graph.record(names);
+    this.#clearNeighbours();
   }
 
   recordUsage(usage: ToolUsage): void {
@@ -430,7 +444,14 @@ class ToolSearchIndex implements ToolSearch {
       // Nothing observed and no inferred edges: the walk would find no step.
       (!this.#graph.empty || ranking.inferredEdgeShare > 0)
     ) {
-      const walk = walkGraph(this.#view, topBase(ranking.beamWidth), ranking);
+      // Neighbour lists are kept across queries for the default options only (others weigh edges
+      // differently).
+      const kept = this.#neighbours.forward.size + this.#neighbours.backward.size;
+      if (kept >= DEFAULT_GRAPH_NEIGHBOUR_CACHE_ENTRIES) this.#clearNeighbours();
+      const walk = walkGraph(this.#view, topBase(ranking.beamWidth), ranking, {
+        chains: chainLimit > 0,
+        neighbours: ranking === this.#ranking ? this.#neighbours : undefined,
+      });
       for (const [name, credit] of walk.credits) graphReasons.set(name, credit);
       chains = walk.paths
         .slice(0, chainLimit)
