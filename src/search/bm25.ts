@@ -61,6 +61,8 @@ interface Posting {
   live: number;
   /** What queries read, valid while {@link PostingView.version} is the index's (else rebuilt). */
   view: PostingView | undefined;
+  /** Scratch of {@link Bm25Index.addToCandidates}: the term's 1-based slot while it runs, else 0. */
+  slot: number;
 }
 
 /**
@@ -117,8 +119,6 @@ export class Bm25Index {
   #accumulator = new Float64Array(0);
   #stamp = new Uint32Array(0);
   #query = 0;
-  /** Marks the candidates of {@link addToCandidates} (all zero between calls). */
-  #mark = new Uint8Array(0);
   /** Bumped by every add and remove: posting views of an older version are stale. */
   #version = 0;
   /**
@@ -166,7 +166,7 @@ export class Bm25Index {
       for (const token of tokens) {
         let posting = this.#postings.get(token);
         if (!posting) {
-          posting = { term: token, data: [], live: 0, view: undefined };
+          posting = { term: token, data: [], live: 0, view: undefined, slot: 0 };
           this.#postings.set(token, posting);
         }
         const data = posting.data;
@@ -405,8 +405,9 @@ export class Bm25Index {
 
   /**
    * Adds the weighted BM25F contributions of `terms` to the scores of `candidates` only, in the
-   * arrays the last {@link score} call returned (a rerank: one binary search per candidate and
-   * term, so long postings cost nothing). Candidates must be documents that call matched.
+   * arrays the last {@link score} call returned (a rerank: each candidate's forward index is read
+   * once, so long postings cost nothing). Candidates must be documents that call matched. Each
+   * candidate's contributions are added in the order of `terms`.
    */
   addToCandidates(
     candidates: readonly number[],
@@ -417,40 +418,52 @@ export class Bm25Index {
     if (n === 0 || candidates.length === 0) return;
     const scores = this.#accumulator;
     const { k1, b } = options;
-    const alive = this.#alive;
-    // Candidates are marked once; a term whose postings are shorter than the binary searches
-    // they would take is read by one scan instead.
-    if (this.#mark.length < this.#accumulator.length) this.#mark = new Uint8Array(this.#accumulator.length);
-    const mark = this.#mark;
-    for (const id of candidates) if (alive[id]) mark[id] = 1;
+    // The terms' postings carry their (1-based) slot while this runs; 0 is "not a query term".
+    const postings: Posting[] = [];
+    const idfs: number[] = [];
     for (const [term, weight] of terms) {
       const posting = this.#postings.get(term);
       if (!posting || weight === 0) continue;
       const df = posting.live;
-      const idf = weight * Math.log(1 + (n - df + 0.5) / (df + 0.5));
-      const view = this.#view(posting, b);
-      const ids = view.ids;
-      const tfs = view.tf;
-      if (ids.length <= candidates.length * Math.log2(Math.max(2, ids.length))) {
-        for (let i = 0; i < ids.length; i++) {
-          const id = ids[i]!;
-          if (mark[id] === 1) {
-            const tf = tfs[i]!;
-            scores[id]! += (idf * tf) / (k1 + tf);
-          }
+      idfs.push(weight * Math.log(1 + (n - df + 0.5) / (df + 0.5)));
+      postings.push(posting);
+      posting.slot = postings.length;
+    }
+    if (postings.length === 0) return;
+    const fields = this.#fields;
+    const weights = this.#weights;
+    const lengths = this.#lengths;
+    const bits = this.#bits;
+    const max = this.#maxFrequency;
+    const base = 1 - b;
+    const slope = this.#lengthSums.map((sum) => b / Math.max(sum / n, 1e-9));
+    const tfs = new Float64Array(postings.length);
+    const found = new Uint8Array(postings.length);
+    for (const id of candidates) {
+      const forward = this.#forward[id];
+      if (forward === undefined) continue;
+      found.fill(0);
+      const lengthOffset = id * fields;
+      for (let i = 0; i < forward.length; i += 2) {
+        const slot = (forward[i] as Posting).slot;
+        if (slot === 0) continue;
+        // The same pseudo-frequency a posting view holds (same operations, same order).
+        let packed = forward[i + 1] as number;
+        let tf = 0;
+        for (let f = 0; packed !== 0; f++, packed >>>= bits) {
+          const raw = packed & max;
+          if (raw !== 0) tf += (weights[f]! * raw) / (base + slope[f]! * lengths[lengthOffset + f]!);
         }
-        continue;
+        tfs[slot - 1] = tf;
+        found[slot - 1] = 1;
       }
-      for (const id of candidates) {
-        if (mark[id] !== 1) continue;
-        const at = searchIds(ids, id);
-        if (at >= 0) {
-          const tf = tfs[at]!;
-          scores[id]! += (idf * tf) / (k1 + tf);
-        }
+      for (let j = 0; j < postings.length; j++) {
+        if (found[j] === 0) continue;
+        const tf = tfs[j]!;
+        scores[id]! += (idfs[j]! * tf) / (k1 + tf);
       }
     }
-    for (const id of candidates) mark[id] = 0;
+    for (const posting of postings) posting.slot = 0;
   }
 
   /** The field-weighted length `Σ_f w_f · len_f` of document `id` (0 when removed: its lengths are). */

@@ -51,21 +51,18 @@ export function lexicalReason(
   masks: number[] = [],
 ): string | undefined {
   index.fieldMasks(id, looked, masks);
-  const byField = new Map<number, string[]>();
-  for (let j = 0; j < terms.length; j++) {
-    const mask = masks[j]!;
-    for (let field = 0; mask >>> field !== 0; field++) {
-      if ((mask & (1 << field)) === 0) continue;
-      let words = byField.get(field);
-      if (!words) byField.set(field, (words = []));
-      if (words.length < MAX_WORDS_PER_FIELD) words.push(`'${originals.get(terms[j]!) ?? terms[j]!}'`);
+  // Field by field, in index order: the query words (at most a few) found in it.
+  let parts = '';
+  for (let field = 0; field < FIELD_LABELS.length; field++) {
+    let words = '';
+    let count = 0;
+    for (let j = 0; j < terms.length && count < MAX_WORDS_PER_FIELD; j++) {
+      if ((masks[j]! & (1 << field)) === 0) continue;
+      words += `${count++ > 0 ? ', ' : ''}'${originals.get(terms[j]!) ?? terms[j]!}'`;
     }
+    if (count > 0) parts += `${parts === '' ? '' : '; '}${words} in ${FIELD_LABELS[field]}`;
   }
-  if (byField.size === 0) return undefined;
-  const parts = [...byField]
-    .sort((a, b) => a[0] - b[0])
-    .map(([field, words]) => `${words.join(', ')} in ${FIELD_LABELS[field]}`);
-  return `matches ${parts.join('; ')}`;
+  return parts === '' ? undefined : `matches ${parts}`;
 }
 
 /** Maps each search term of `text` to the word of the query it came from. */

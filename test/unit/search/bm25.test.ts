@@ -106,6 +106,37 @@ describe('Bm25Index', () => {
       return [scores[0]!, scores[1]!];
     };
     expect(rerank(index)).toEqual(rerank(twin));
+    // A second rerank on the same index reads only its own terms (nothing of the first one stays).
+    const other = (target: Bm25Index): number[] => {
+      const { scores } = target.score(['a'], OPTIONS);
+      target.addToCandidates([0, 1], new Map([['a', 0.3]]), OPTIONS);
+      return [scores[0]!, scores[1]!];
+    };
+    const once = new Bm25Index([1, 1]);
+    once.add(0, [['a', 'x'], []]);
+    once.add(1, [['a'], ['x', 'x']]);
+    once.add(2, [['x'], ['x', 'y', 'z', 'w']]);
+    expect(other(index)).toEqual(other(once));
+    expect(other(index)[1]).not.toEqual(rerank(twin)[1]);
+  });
+
+  it('adds to each candidate the weighted score the term alone gives it', () => {
+    const index = new Bm25Index([3, 1]);
+    index.add(0, [['a', 'x'], ['b']]);
+    index.add(1, [['a'], ['x', 'x', 'c']]);
+    index.add(2, [['x'], ['x', 'y', 'z', 'w']]);
+    index.add(3, [['a', 'b'], ['c']]);
+    const alone = (term: string): number[] => {
+      const { scores } = index.score([term], OPTIONS);
+      return [0, 1, 2, 3].map((id) => (index.matched(id) ? scores[id]! : 0));
+    };
+    const a = alone('a');
+    const x = alone('x');
+    const { scores } = index.score(['a'], OPTIONS);
+    index.addToCandidates([0, 1, 3], new Map([['x', 0.5]]), OPTIONS);
+    for (const id of [0, 1, 3]) expect(scores[id]).toBeCloseTo(a[id]! + 0.5 * x[id]!, 12);
+    expect(x[0]).toBeGreaterThan(0);
+    expect(x[1]).toBeGreaterThan(0);
   });
 
   it('gives the field-weighted term counts and length of a document from its forward index', () => {
