@@ -588,10 +588,11 @@ export const DEFAULT_MAX_FEEDBACK_PAIRS = 100_000;
  */
 export const DEFAULT_FEEDBACK_CANDIDATES = 32;
 /**
- * Tools whose tokenised fields query expansion keeps between queries (it reads the fields of a
- * query's best hits, and the same tools lead many queries); the oldest kept is dropped first.
+ * Tools (each in each direction) whose strongest graph neighbours search keeps between queries
+ * (the walk reads the same hubs for many queries); the whole cache is dropped when a run is
+ * recorded, the catalog changes, or it holds this many.
  */
-export const DEFAULT_EXPANSION_FIELDS_CACHE_DOCS = 1_000;
+export const DEFAULT_GRAPH_NEIGHBOUR_CACHE_ENTRIES = 20_000;
 
 // Result handles (issue 29, docs/data.md): a large tool result stays on the host.
 /** Bytes of a tool result from which the script gets a handle instead of a copy (smaller results are copied as always). */

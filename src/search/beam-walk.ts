@@ -109,6 +109,26 @@ export function neighbours(
   return best;
 }
 
+/** Neighbour lists of tools, as {@link neighbours} gives them. */
+export interface NeighbourCache {
+  forward: Map<string, Step[]>;
+  backward: Map<string, Step[]>;
+}
+
+/** Options of {@link walkGraph}. */
+export interface WalkOptions {
+  /**
+   * Whether the chains are wanted (false: `paths` comes back empty, the credits are the same).
+   * @defaultValue true
+   */
+  chains?: boolean;
+  /**
+   * Neighbour lists kept across walks, by tool, successors and predecessors apart: the caller
+   * clears them whenever the graph, the catalog or the ranking options differ.
+   */
+  neighbours?: NeighbourCache | undefined;
+}
+
 /**
  * Beam search from the best lexical matches: each step extends every kept path by one tool
  * after its last node or before its first, scoring `path score × edge weight`; the best
@@ -120,17 +140,21 @@ export function walkGraph(
   view: GraphView,
   seeds: Array<[string, number]>,
   ranking: ResolvedRankingOptions,
+  options: WalkOptions = {},
 ): { credits: Map<string, Credit>; paths: Path[] } {
   let beam: Path[] = seeds.map(([name, score]) => ({ nodes: [name], score, steps: [] }));
   const credits = new Map<string, Credit>();
   const paths: Path[] = [];
-  const neighbourCache = new Map<string, Step[]>();
+  const cache = options.neighbours ?? {
+    forward: new Map<string, Step[]>(),
+    backward: new Map<string, Step[]>(),
+  };
   const around = (node: string, forward: boolean): Step[] => {
-    const key = `${forward ? '>' : '<'}${node}`;
-    let steps = neighbourCache.get(key);
+    const lists = forward ? cache.forward : cache.backward;
+    let steps = lists.get(node);
     if (!steps) {
       steps = neighbours(view, node, forward, ranking.beamWidth, ranking);
-      neighbourCache.set(key, steps);
+      lists.set(node, steps);
     }
     return steps;
   };
@@ -169,6 +193,7 @@ export function walkGraph(
       if (beam.length >= ranking.beamWidth) break;
     }
   }
+  if (options.chains === false) return { credits, paths: [] };
   paths.sort((a, b) => b.score - a.score);
   return { credits, paths: dedupeChains(paths) };
 }

@@ -233,11 +233,42 @@ function checkPolicy(value: ExpansionPolicy | undefined, fallback: ExpansionPoli
   return value;
 }
 
+/** The fields of {@link ResolvedRankingOptions} (the `satisfies` keeps the list complete). */
+const RANKING_KEYS: ReadonlySet<string> = new Set(
+  Object.keys({
+    beamWidth: true,
+    beamDepth: true,
+    graphWeight: true,
+    evidencePrior: true,
+    edgeDiscount: true,
+    inferredEdgeShare: true,
+    feedbackWeight: true,
+    feedbackMinCount: true,
+    lexicalGuard: true,
+    expansionDocs: true,
+    expansionWhen: true,
+    expansionFlatShare: true,
+    expansionRerankDocs: true,
+    expansionTerms: true,
+    expansionWeight: true,
+    k1: true,
+    b: true,
+  } satisfies Record<keyof ResolvedRankingOptions, true>),
+);
+
+/** True when `options` sets a ranking option (an own key of {@link RANKING_KEYS}, even undefined). */
+function setsRankingOption(options: RankingOptions): boolean {
+  for (const key of Object.keys(options)) if (RANKING_KEYS.has(key)) return true;
+  return false;
+}
+
 /** Fills `options` over `base` and checks every value's range. */
 export function resolveRankingOptions(
   options: RankingOptions = {},
   base?: ResolvedRankingOptions,
 ): ResolvedRankingOptions {
+  // Most queries set none (only `limit`, `mode`…): they rank with the base as it is.
+  if (base !== undefined && !setsRankingOption(options)) return base;
   const b = base ?? {
     beamWidth: DEFAULT_BEAM_WIDTH,
     beamDepth: DEFAULT_BEAM_DEPTH,

@@ -3,6 +3,7 @@
  * Pseudo-relevance feedback for the lexical ranking (RM3), the per-query test of whether it pays
  * (a flat first pass), and the bounded top-k selection of scored ids they and the ranking share.
  */
+import type { Bm25Index } from './bm25.js';
 import type { ResolvedRankingOptions } from './options.js';
 
 /**
@@ -10,7 +11,7 @@ import type { ResolvedRankingOptions } from './options.js';
  * of the `top` lexical hits, each weighted by its score, `P(t|R) = Σ_d s(d) · P(t|d)` with
  * `P(t|d)` the field-weighted term frequency of `d`; its `expansionTerms` most probable terms
  * are mixed with the query's own as `(1 − w) · P(t|Q) + w · P(t|R)` and the query is scored
- * again with those weights. `fieldsOf(id)` gives a hit's tokens per BM25F field.
+ * again with those weights. `index` gives a hit's field-weighted term counts (its forward index).
  */
 export function expandQuery(
   terms: readonly string[],
@@ -18,25 +19,19 @@ export function expandQuery(
   scores: Float64Array,
   ranking: ResolvedRankingOptions,
   fieldWeights: readonly number[],
-  fieldsOf: (id: number) => string[][] | undefined,
+  index: Pick<Bm25Index, 'termCounts' | 'weightedLength'>,
 ): Map<string, number> {
   let total = 0;
   for (const id of top) total += scores[id]!;
   const relevance = new Map<string, number>();
   for (const id of top) {
-    const fields = fieldsOf(id);
-    if (!fields || total <= 0) continue;
-    const counts = new Map<string, number>();
-    let length = 0;
-    fields.forEach((tokens, f) => {
-      const w = fieldWeights[f]!;
-      for (const token of tokens) counts.set(token, (counts.get(token) ?? 0) + w);
-      length += w * tokens.length;
-    });
+    // P(t|d) from the forward index's field-weighted counts, weighted by the hit's share s(d).
+    const length = total > 0 ? index.weightedLength(id, fieldWeights) : 0;
     if (length <= 0) continue;
     const share = scores[id]! / total;
-    for (const [term, count] of counts)
-      relevance.set(term, (relevance.get(term) ?? 0) + (share * count) / length);
+    index.termCounts(id, fieldWeights, (term, count) =>
+      relevance.set(term, (relevance.get(term) ?? 0) + (share * count) / length),
+    );
   }
   const expansion = [...relevance]
     .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))

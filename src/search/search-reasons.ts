@@ -37,26 +37,32 @@ export function describeStep(step: Step): string {
   return `called ${step.forward ? 'after' : 'before'} ${step.from} ${step.count} of ${step.total} times`;
 }
 
-/** `matches 'word' in name; 'other' in description`, or undefined when no term matched. */
+/**
+ * `matches 'word' in name; 'other' in description`, or undefined when no term matched. `terms`
+ * are the query's distinct terms and `looked` their postings (`index.lookup(terms)`), found once
+ * per query; `masks` is scratch space reused across hits.
+ */
 export function lexicalReason(
   index: Bm25Index,
   id: number,
   terms: readonly string[],
+  looked: ReadonlyArray<object | undefined>,
   originals: Map<string, string>,
+  masks: number[] = [],
 ): string | undefined {
-  const byField = new Map<number, string[]>();
-  for (const term of new Set(terms)) {
-    for (const field of index.fieldsContaining(id, term)) {
-      let words = byField.get(field);
-      if (!words) byField.set(field, (words = []));
-      if (words.length < MAX_WORDS_PER_FIELD) words.push(`'${originals.get(term) ?? term}'`);
+  index.fieldMasks(id, looked, masks);
+  // Field by field, in index order: the query words (at most a few) found in it.
+  let parts = '';
+  for (let field = 0; field < FIELD_LABELS.length; field++) {
+    let words = '';
+    let count = 0;
+    for (let j = 0; j < terms.length && count < MAX_WORDS_PER_FIELD; j++) {
+      if ((masks[j]! & (1 << field)) === 0) continue;
+      words += `${count++ > 0 ? ', ' : ''}'${originals.get(terms[j]!) ?? terms[j]!}'`;
     }
+    if (count > 0) parts += `${parts === '' ? '' : '; '}${words} in ${FIELD_LABELS[field]}`;
   }
-  if (byField.size === 0) return undefined;
-  const parts = [...byField]
-    .sort((a, b) => a[0] - b[0])
-    .map(([field, words]) => `${words.join(', ')} in ${FIELD_LABELS[field]}`);
-  return `matches ${parts.join('; ')}`;
+  return parts === '' ? undefined : `matches ${parts}`;
 }
 
 /** Maps each search term of `text` to the word of the query it came from. */

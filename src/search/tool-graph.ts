@@ -46,6 +46,11 @@ export class ToolGraph {
     return this.#sequences;
   }
 
+  /** True when no transition has been observed (the graph walk then finds nothing). */
+  get empty(): boolean {
+    return this.#out.size === 0;
+  }
+
   /** Records one run's calls in order. */
   record(sequence: readonly string[]): void {
     this.#sequences++;

@@ -6,10 +6,10 @@
  * the tools a multi-step task needs, with a reason for each. Pure: no I/O; the usage history is
  * persisted by a {@link UsageHistoryStore}.
  */
-import { DEFAULT_EXPANSION_FIELDS_CACHE_DOCS } from '../config/defaults.js';
 import { CodecallError } from '../errors.js';
 import { Bm25Index } from './bm25.js';
-import { listGraphEdges, walkGraph, type Credit, type GraphView } from './beam-walk.js';
+import { DEFAULT_GRAPH_NEIGHBOUR_CACHE_ENTRIES } from '../config/defaults.js';
+import { listGraphEdges, walkGraph, type Credit, type GraphView, type NeighbourCache } from './beam-walk.js';
 import { CatalogLinks, schemaProperties } from './catalog-links.js';
 import {
   DEFAULT_FUSION_DEPTH,
@@ -83,6 +83,8 @@ class ToolSearchIndex implements ToolSearch {
   /** Stemming and verb normalization, the same for the index and every query. */
   readonly #lexical: Pick<TokenizeOptions, 'stemming' | 'verbNormalization'>;
   readonly #index: Bm25Index;
+  /** The BM25F field weights in index order (name, server, description, parameter names, descriptions). */
+  readonly #fieldWeights: readonly number[];
   readonly #embeddings: ToolEmbeddings | undefined;
   readonly #embeddingWeight: number;
   readonly #graph = new ToolGraph();
@@ -92,8 +94,11 @@ class ToolSearchIndex implements ToolSearch {
   /** Raw uses for `serialize()`, bounded by {@link DEFAULT_MAX_SERIALIZED_USES}. */
   #usages: Array<[string, string[]]> = [];
   readonly #entries = new SearchEntries();
-  /** Tokenised fields of recent expansion documents, by id (ids are never reused; removal drops one). */
-  readonly #fieldsCache = new Map<number, string[][]>();
+  /**
+   * The walk's neighbour lists under the default ranking options, kept across queries; cleared
+   * when a run is recorded, the catalog changes or it reaches its bound.
+   */
+  readonly #neighbours: NeighbourCache = { forward: new Map(), backward: new Map() };
   /** What the graph walk reads (see beam-walk.ts). */
   readonly #view: GraphView = {
     graph: this.#graph,
@@ -139,13 +144,14 @@ class ToolSearchIndex implements ToolSearch {
       throw invalidArgument('"embeddingWeight" must be a non-negative number.', 'embeddingWeight');
     }
     this.#embeddingWeight = embeddingWeight;
-    this.#index = new Bm25Index([
+    this.#fieldWeights = [
       this.#weights.name,
       this.#weights.server,
       this.#weights.description,
       this.#weights.parameterNames,
       this.#weights.parameterDescriptions,
-    ]);
+    ];
+    this.#index = new Bm25Index(this.#fieldWeights);
     if (options.state !== undefined) {
       this.#graph.load(options.state);
       const usages = (options.state as { usages?: unknown }).usages;
@@ -189,6 +195,7 @@ class ToolSearchIndex implements ToolSearch {
 
   #addOne(tool: SearchableTool): void {
     this.#removeOne(tool.name);
+    this.#clearNeighbours();
     const { entry, properties } = this.#entries.add(tool);
     const { server, description, parameterNames } = entry;
     this.#index.add(entry.id, indexedFields(entry, this.#lexical));
@@ -197,6 +204,11 @@ class ToolSearchIndex implements ToolSearch {
       { name: tool.name, server, description, outputSchema: tool.outputSchema },
       properties,
     );
+  }
+
+  #clearNeighbours(): void {
+    this.#neighbours.forward.clear();
+    this.#neighbours.backward.clear();
   }
 
   /** The schema-inferred links of the catalog, built from the entries on first use. */
@@ -223,8 +235,8 @@ class ToolSearchIndex implements ToolSearch {
   #removeOne(name: string): void {
     const entry = this.#entries.get(name);
     if (!entry) return;
+    this.#clearNeighbours();
     this.#index.remove(entry.id, indexedFields(entry, this.#lexical));
-    this.#fieldsCache.delete(entry.id);
     this.#catalogLinks?.remove(name);
     this.#embeddings?.delete(name);
     this.#entries.remove(name);
@@ -234,6 +246,7 @@ class ToolSearchIndex implements ToolSearch {
     if (!Array.isArray(names))
       throw invalidArgument('recordSequence needs an array of tool names in call order.', 'names');
     this.#graph.record(names);
+    this.#clearNeighbours();
   }
 
   recordUsage(usage: ToolUsage): void {
@@ -387,8 +400,8 @@ class ToolSearchIndex implements ToolSearch {
         candidates.slice(0, ranking.expansionDocs),
         scores,
         ranking,
-        this.#fieldWeights(),
-        (id) => this.#fieldsOf(id),
+        this.#fieldWeights,
+        this.#index,
       );
       const keep = 1 - ranking.expansionWeight;
       for (const id of ids) scores[id]! *= keep;
@@ -427,9 +440,18 @@ class ToolSearchIndex implements ToolSearch {
       mode === 'hybrid' &&
       ranking.graphWeight > 0 &&
       ranking.beamDepth > 0 &&
-      (ids.length > 0 || feedback.size > 0)
+      (ids.length > 0 || feedback.size > 0) &&
+      // Nothing observed and no inferred edges: the walk would find no step.
+      (!this.#graph.empty || ranking.inferredEdgeShare > 0)
     ) {
-      const walk = walkGraph(this.#view, topBase(ranking.beamWidth), ranking);
+      // Neighbour lists are kept across queries for the default options only (others weigh edges
+      // differently).
+      const kept = this.#neighbours.forward.size + this.#neighbours.backward.size;
+      if (kept >= DEFAULT_GRAPH_NEIGHBOUR_CACHE_ENTRIES) this.#clearNeighbours();
+      const walk = walkGraph(this.#view, topBase(ranking.beamWidth), ranking, {
+        chains: chainLimit > 0,
+        neighbours: ranking === this.#ranking ? this.#neighbours : undefined,
+      });
       for (const [name, credit] of walk.credits) graphReasons.set(name, credit);
       chains = walk.paths
         .slice(0, chainLimit)
@@ -462,10 +484,20 @@ class ToolSearchIndex implements ToolSearch {
     );
     const ranked = guardLexical(sorted, guarded, exact, Math.min(strong, limit)).slice(0, limit);
     const originals = originalWords(text, this.#lexical);
+    const distinct = [...new Set(terms)];
+    const looked = this.#index.lookup(distinct);
+    const masks: number[] = [];
     const hits = ranked.map(([name, score]) => {
       const reasons: string[] = [];
       if (exact?.has(name)) reasons.push('exact tool name');
-      const matched = lexicalReason(this.#index, this.#entries.get(name)!.id, terms, originals);
+      const matched = lexicalReason(
+        this.#index,
+        this.#entries.get(name)!.id,
+        distinct,
+        looked,
+        originals,
+        masks,
+      );
       if (matched) reasons.push(matched);
       const learned = feedback.get(name);
       if (learned) reasons.push(`used after queries with '${originals.get(learned.term) ?? learned.term}'`);
@@ -500,31 +532,6 @@ class ToolSearchIndex implements ToolSearch {
       (when === 'no-feedback' && !hasFeedback) ||
       (this.#graph.sequences === 0 && this.#feedback.empty)
     );
-  }
-
-  /** The indexed tokens of tool `id` per field, from a small cache (RM3 reads the same top tools often). */
-  #fieldsOf(id: number): string[][] | undefined {
-    const cached = this.#fieldsCache.get(id);
-    if (cached) return cached;
-    const entry = this.#entries.byId(id);
-    if (!entry) return undefined;
-    const fields = indexedFields(entry, this.#lexical);
-    if (this.#fieldsCache.size >= DEFAULT_EXPANSION_FIELDS_CACHE_DOCS)
-      this.#fieldsCache.delete(this.#fieldsCache.keys().next().value!);
-    this.#fieldsCache.set(id, fields);
-    return fields;
-  }
-
-  /** The BM25F field weights in index order. */
-  #fieldWeights(): number[] {
-    const weights = this.#weights;
-    return [
-      weights.name,
-      weights.server,
-      weights.description,
-      weights.parameterNames,
-      weights.parameterDescriptions,
-    ];
   }
 
   graphEdges(options: GraphEdgesOptions = {}): ToolGraphEdge[] {

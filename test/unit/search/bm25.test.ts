@@ -54,6 +54,114 @@ describe('Bm25Index', () => {
     expect(incremental.documentFrequency('z')).toBe(0);
   });
 
+  it('scores a changed index as a fresh build, when queries ran before each change', () => {
+    // Queries keep a frozen view of each posting they read; every add and remove must retire it.
+    const docs: Array<[number, string[][]]> = [
+      [0, [['a', 'b'], ['c']]],
+      [1, [['b'], ['c', 'c', 'd']]],
+      [2, [['e'], ['a', 'd', 'd', 'd']]],
+      [3, [['a', 'c'], []]],
+    ];
+    const scores = (index: Bm25Index, terms: string[], b = 0.75): Array<[number, number]> => {
+      const { scores, ids } = index.score(terms, { k1: 1.2, b });
+      return ids.map((id) => [id, scores[id]!] as [number, number]).sort((x, y) => x[0] - y[0]);
+    };
+    const fresh = (live: ReadonlyArray<[number, string[][]]>): Bm25Index => {
+      const index = new Bm25Index([2, 1]);
+      for (const [id, fields] of live) index.add(id, fields);
+      return index;
+    };
+    const incremental = new Bm25Index([2, 1]);
+    const live: Array<[number, string[][]]> = [];
+    const queries = [['a'], ['c', 'd'], ['a', 'b', 'c', 'd', 'e']];
+    for (const doc of docs) {
+      for (const query of queries) incremental.score(query, OPTIONS);
+      incremental.add(...doc);
+      live.push(doc);
+      for (const query of queries) expect(scores(incremental, query)).toEqual(scores(fresh(live), query));
+    }
+    incremental.remove(...docs[1]!);
+    live.splice(1, 1);
+    for (const query of queries) {
+      expect(scores(incremental, query)).toEqual(scores(fresh(live), query));
+      // Another b is another length normalisation: not the view built for 0.75.
+      expect(scores(incremental, query, 0.2)).toEqual(scores(fresh(live), query, 0.2));
+    }
+    expect(scores(incremental, ['c', 'd']).map(([id]) => id)).toEqual([0, 2, 3]);
+  });
+
+  it('re-scores candidates with the index as it is now', () => {
+    const index = new Bm25Index([1, 1]);
+    index.add(0, [['a', 'x'], []]);
+    index.add(1, [['a'], ['x', 'x']]);
+    index.score(['a', 'x'], OPTIONS);
+    index.add(2, [['x'], ['x', 'y', 'z', 'w']]);
+    const twin = new Bm25Index([1, 1]);
+    twin.add(0, [['a', 'x'], []]);
+    twin.add(1, [['a'], ['x', 'x']]);
+    twin.add(2, [['x'], ['x', 'y', 'z', 'w']]);
+    const rerank = (target: Bm25Index): number[] => {
+      const { scores } = target.score(['a'], OPTIONS);
+      target.addToCandidates([0, 1], new Map([['x', 0.5]]), OPTIONS);
+      return [scores[0]!, scores[1]!];
+    };
+    expect(rerank(index)).toEqual(rerank(twin));
+    // A second rerank on the same index reads only its own terms (nothing of the first one stays).
+    const other = (target: Bm25Index): number[] => {
+      const { scores } = target.score(['a'], OPTIONS);
+      target.addToCandidates([0, 1], new Map([['a', 0.3]]), OPTIONS);
+      return [scores[0]!, scores[1]!];
+    };
+    const once = new Bm25Index([1, 1]);
+    once.add(0, [['a', 'x'], []]);
+    once.add(1, [['a'], ['x', 'x']]);
+    once.add(2, [['x'], ['x', 'y', 'z', 'w']]);
+    expect(other(index)).toEqual(other(once));
+    expect(other(index)[1]).not.toEqual(rerank(twin)[1]);
+  });
+
+  it('adds to each candidate the weighted score the term alone gives it', () => {
+    const index = new Bm25Index([3, 1]);
+    index.add(0, [['a', 'x'], ['b']]);
+    index.add(1, [['a'], ['x', 'x', 'c']]);
+    index.add(2, [['x'], ['x', 'y', 'z', 'w']]);
+    index.add(3, [['a', 'b'], ['c']]);
+    const alone = (term: string): number[] => {
+      const { scores } = index.score([term], OPTIONS);
+      return [0, 1, 2, 3].map((id) => (index.matched(id) ? scores[id]! : 0));
+    };
+    const a = alone('a');
+    const x = alone('x');
+    const { scores } = index.score(['a'], OPTIONS);
+    index.addToCandidates([0, 1, 3], new Map([['x', 0.5]]), OPTIONS);
+    for (const id of [0, 1, 3]) expect(scores[id]).toBeCloseTo(a[id]! + 0.5 * x[id]!, 12);
+    expect(x[0]).toBeGreaterThan(0);
+    expect(x[1]).toBeGreaterThan(0);
+  });
+
+  it('gives the field-weighted term counts and length of a document from its forward index', () => {
+    const index = new Bm25Index([3, 1, 0.5]);
+    index.add(0, [['get', 'user'], ['users'], ['get', 'a', 'user', 'by', 'user', 'id']]);
+    index.add(1, [['other'], [], []]);
+    const counts: Array<[string, number]> = [];
+    index.termCounts(0, [3, 1, 0.5], (term, count) => counts.push([term, count]));
+    expect(counts).toEqual([
+      ['get', 3.5],
+      ['user', 4],
+      ['users', 1],
+      ['a', 0.5],
+      ['by', 0.5],
+      ['id', 0.5],
+    ]);
+    expect(index.weightedLength(0, [3, 1, 0.5])).toBe(3 * 2 + 1 + 0.5 * 6);
+    expect(index.weightedLength(0, [1, 0, 0])).toBe(2);
+    index.remove(0, [['get', 'user'], ['users'], ['get', 'a', 'user', 'by', 'user', 'id']]);
+    const after: string[] = [];
+    index.termCounts(0, [3, 1, 0.5], (term) => after.push(term));
+    expect(after).toEqual([]);
+    expect(index.weightedLength(0, [3, 1, 0.5])).toBe(0);
+  });
+
   it('reports the fields that contain a term', () => {
     const index = new Bm25Index([1, 1, 1]);
     index.add(1, [['x'], [], ['x', 'y']]);

@@ -1,6 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { isCodecallError } from '../../../src/errors.js';
-import { createToolSearch, type SearchableTool } from '../../../src/search/tool-search.js';
+import {
+  createToolSearch,
+  type SearchableTool,
+  type SearchOptions,
+} from '../../../src/search/tool-search.js';
 import { CATALOG, NAMES } from './catalog.js';
 
 function names(hits: { name: string }[]): string[] {
@@ -181,6 +185,39 @@ describe('createToolSearch: the tool graph', () => {
       kind: 'observed',
     });
     expect(observed!.weight).toBeGreaterThan(link!.weight);
+  });
+
+  it('walks schema-inferred edges before any usage is recorded', () => {
+    // No run recorded: the graph is empty, yet the inferred edges alone bring the next step in.
+    const search = createToolSearch({ tools: CATALOG, inferredEdgeShare: 0.25 });
+    const result = search.searchDetailed('members of my team', { limit: 10 });
+    const hit = result.hits.find((h) => h.name === 'finance.get_expenses');
+    expect(hit?.reasons.join(' ')).toMatch(/may follow hr\.get_team_members/);
+    expect(result.chains.map((c) => c.tools)).toContainEqual(['hr.get_team_members', 'finance.get_expenses']);
+  });
+
+  it('walks the graph as it is after each run, catalog change and per-query option', () => {
+    // The walk keeps neighbour lists between queries: each change must reach the next query.
+    const search = createToolSearch({ tools: CATALOG });
+    const credited = (options: SearchOptions = {}): string[] =>
+      search
+        .search('read a file', { limit: 10, ...options })
+        .filter((h) => h.reasons.some((r) => r.startsWith('called after files.read_file')))
+        .map((h) => h.name)
+        .sort();
+    for (let i = 0; i < 3; i++) search.recordSequence(['files.read_file', 'files.write_file']);
+    expect(credited()).toEqual(['files.write_file']);
+    for (let i = 0; i < 3; i++) search.recordSequence(['files.read_file', 'chat.send_message']);
+    search.recordSequence(['files.read_file', 'hr.get_team_members']);
+    expect(credited()).toEqual(['chat.send_message', 'files.write_file']);
+    // Seen once: no weight under the default discount (δ = 1), some with δ = 0 for this query.
+    expect(credited({ edgeDiscount: 0 })).toEqual([
+      'chat.send_message',
+      'files.write_file',
+      'hr.get_team_members',
+    ]);
+    search.removeTools(['files.write_file']);
+    expect(credited()).toEqual(['chat.send_message']);
   });
 
   it('filters edges by minCount and uses the count formula for probabilities', () => {
