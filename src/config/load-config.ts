@@ -374,6 +374,8 @@ function resolveConfig(json: unknown, options: ParseConfigOptions, fromFile: boo
     resultHandles: {
       minBytes: data.resultHandles?.minBytes ?? DEFAULT_RESULT_HANDLE_MIN_BYTES,
       spillBytes: data.resultHandles?.spillBytes ?? DEFAULT_RESULT_HANDLE_SPILL_BYTES,
+      // Relative folders are read from the config file's folder, like other paths of the config.
+      linkRoots: (data.resultHandles?.linkRoots ?? []).map((root) => resolve(configDir, root)),
     },
     ignoredKeys,
     notices: [

@@ -227,6 +227,7 @@ export const resultHandlesSchema = z
   .strictObject({
     minBytes: positiveInt.optional(),
     spillBytes: positiveInt.optional(),
+    linkRoots: z.array(z.string().min(1)).max(64).optional(),
   })
   .superRefine((value, context) => {
     const minBytes = value.minBytes ?? DEFAULT_RESULT_HANDLE_MIN_BYTES;

@@ -375,6 +375,12 @@ export interface ResultHandlesConfig {
   minBytes: number;
   /** Bytes of a held result from which it is written to the run's temp file. @defaultValue {@link DEFAULT_RESULT_HANDLE_SPILL_BYTES} */
   spillBytes: number;
+  /**
+   * Folders a tool result's `file://` `resource_link` may point into to be held as a handle read
+   * from the file (absolute; relative ones in the file are read from its folder). See
+   * docs/data.md. @defaultValue `[]` (no link is read)
+   */
+  linkRoots: string[];
 }
 
 /** A fully resolved codecall configuration. */

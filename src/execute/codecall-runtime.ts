@@ -851,8 +851,8 @@ export class CodecallRuntime {
 
   /** The result handle options of runs: the configuration's thresholds, under the runtime option's. */
   #resultHandleOptions(): ResultHandleOptions {
-    const { minBytes, spillBytes } = this.config.resultHandles;
-    return { minBytes, spillBytes, ...this.#options.resultHandles };
+    const { minBytes, spillBytes, linkRoots } = this.config.resultHandles;
+    return { minBytes, spillBytes, linkRoots, ...this.#options.resultHandles };
   }
 
   /**

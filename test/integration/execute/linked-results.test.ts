@@ -8,7 +8,7 @@
  */
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CodecallRuntime } from '../../../src/execute/index.js';
 import type { SandboxMode } from '../../../src/isolate/index.js';
@@ -38,6 +38,9 @@ beforeAll(async () => {
       JSON.stringify({
         mcpServers: { f: { command: process.execPath, args: [SERVER, data] } },
         sandbox: { mode, workers: 1 },
+        // In-process: the folder comes from the config key (relative to the file's folder);
+        // process mode: from the library option.
+        ...(mode === 'in-process' ? { resultHandles: { linkRoots: [relative(dir, data)] } } : {}),
       }),
     );
     runtimes.set(
@@ -45,7 +48,11 @@ beforeAll(async () => {
       await CodecallRuntime.open({
         load: { path: config },
         history: false,
-        resultHandles: { linkRoots: [data], readMaxBytes: READ_MAX_BYTES, chunkBytes: 64_000 },
+        resultHandles: {
+          ...(mode === 'process' ? { linkRoots: [data] } : {}),
+          readMaxBytes: READ_MAX_BYTES,
+          chunkBytes: 64_000,
+        },
       }),
     );
   }
