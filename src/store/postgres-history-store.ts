@@ -108,7 +108,7 @@ CREATE TABLE IF NOT EXISTS ${HISTORY_PG_SCHEMA}.store_values (
   updated_at timestamptz NOT NULL DEFAULT now(),
   PRIMARY KEY (namespace, value_namespace, key)
 );
-CREATE TABLE IF NOT EXISTS ${HISTORY_PG_SCHEMA}.result_shapes (
+CREATE TABLE IF NOT EXISTS ${HISTORY_PG_SCHEMA}.history_result_shapes (
   namespace text NOT NULL,
   tool text NOT NULL,
   shape text NOT NULL,
@@ -334,7 +334,7 @@ export class PostgresHistoryStore implements UsageHistoryStore {
     this.#assertOpen();
     try {
       const { rows } = await this.#pool.query<{ tool: string; shape: string }>(
-        `SELECT tool, shape FROM ${HISTORY_PG_SCHEMA}.result_shapes WHERE namespace = $1 ORDER BY tool LIMIT $2`,
+        `SELECT tool, shape FROM ${HISTORY_PG_SCHEMA}.history_result_shapes WHERE namespace = $1 ORDER BY tool LIMIT $2`,
         [this.#namespace, DEFAULT_RESULT_SHAPE_MAX_TOOLS],
       );
       return rows.flatMap((row) => parseShapeRow(row.tool, row.shape) ?? []);
@@ -348,7 +348,7 @@ export class PostgresHistoryStore implements UsageHistoryStore {
     this.#assertOpen();
     const clean = checkShapeArgs(tool, shape);
     if (hasNul(tool)) return; // text cannot hold it: never stored
-    const table = `${HISTORY_PG_SCHEMA}.result_shapes`;
+    const table = `${HISTORY_PG_SCHEMA}.history_result_shapes`;
     try {
       await mergeWithRetry(
         'postgres',

@@ -383,6 +383,7 @@ const HISTORY_TABLES: ReadonlySet<string> = new Set([
   'usages',
   'approvals',
   'store_values',
+  'result_shapes',
 ]);
 
 /**

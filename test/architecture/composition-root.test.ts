@@ -26,11 +26,14 @@ const BUILDERS: ReadonlyArray<{ name: string; home: string }> = [
 /**
  * Files allowed one builder outside the root, with the reason. `codecall approvals` reads the
  * approval audit trail of a history file; it opens no tools, sandbox or search. The search
- * worker thread builds its own copy of the index, started by the root's `SearchWorkerHost`.
+ * worker thread builds its own copy of the index, started by the root's `SearchWorkerHost`. A
+ * vendor endpoint's tool search ranks the tools one request brought (the client's deferred
+ * tools, not the catalog), so it builds a small index of its own per request.
  */
 const EXEMPT: Record<string, string> = {
   'cli/commands/approvals.ts': 'SqliteHistoryStore.open',
   'execute/search-worker.ts': 'createToolSearch',
+  'vendor-api/client-tool-search.ts': 'createToolSearch',
 };
 
 function files(dir: string): string[] {

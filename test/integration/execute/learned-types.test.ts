@@ -208,5 +208,9 @@ it('a spill threshold below the hold threshold is refused, naming both keys', ()
     ),
   ).toThrow(/resultHandles\.spillBytes \(1024\) must be at least resultHandles\.minBytes \(4096\)/);
   const config = parseConfig({}, { file: join(dir, 'c.json'), env: {} });
-  expect(config.resultHandles).toEqual({ minBytes: 16 * 1_048_576, spillBytes: 128 * 1_048_576 });
+  expect(config.resultHandles).toEqual({
+    minBytes: 16 * 1_048_576,
+    spillBytes: 128 * 1_048_576,
+    linkRoots: [],
+  });
 });

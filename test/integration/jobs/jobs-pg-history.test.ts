@@ -56,6 +56,7 @@ describe.skipIf(missing)(
       );
       expect(rows.map((r) => r.table_name)).toEqual([
         'history_approvals',
+        'history_result_shapes',
         'history_runs',
         'history_transitions',
         'history_usages',

@@ -58,7 +58,7 @@ describe('approvals in the history store', () => {
       value: string;
     };
     check.close();
-    expect(version.value).toBe('5');
+    expect(version.value).toBe('6');
   });
 
   it('SQLite: a schema-4 file keeps its approvals and gains their script line', async () => {
