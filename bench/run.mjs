@@ -14,10 +14,10 @@ const root = dirname(dirname(fileURLToPath(import.meta.url)));
 const filter = process.argv[2];
 const out = join(root, '.bench-out');
 mkdirSync(out, { recursive: true });
-const benches = readdirSync(join(root, 'bench'))
-  .filter((f) => f.endsWith('.bench.ts'))
-  .filter((f) => !filter || f.includes(filter))
-  .sort();
+const all = readdirSync(join(root, 'bench')).filter((f) => f.endsWith('.bench.ts'));
+// A bench named exactly (`data` or `data.bench.ts`) runs alone; otherwise the filter is a substring.
+const exact = all.filter((f) => f === filter || f === `${filter}.bench.ts`);
+const benches = (exact.length > 0 ? exact : all.filter((f) => !filter || f.includes(filter))).sort();
 if (benches.length === 0) {
   console.error(`bench: nothing matches "${filter}"`);
   process.exit(2);
