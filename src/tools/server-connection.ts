@@ -782,11 +782,7 @@ export class ServerConnection {
       const requestOptions: RequestOptions = { signal: controller.signal, timeout: remaining };
       const progress = this.progressToken(options.onProgress);
       try {
-        if (
-          taskToolsOf(this.tools).size > 0 &&
-          taskToolsOf(this.tools).has(tool) &&
-          this.toolTasksServed(client)
-        )
+        if (taskToolsOf(this.tools).has(tool) && this.toolTasksServed(client))
           return await this.callAsTask(client, tool, args, {
             qualifiedName,
             signal: controller.signal,
