@@ -17,18 +17,16 @@
  * Rows older than the retention age are deleted when a store opens (state a dead worker left).
  * `pg` is loaded when a store is opened, never before.
  */
-import type PgModule from 'pg';
 import type { Pool } from 'pg';
 import {
-  DEFAULT_JOBS_CONNECT_TIMEOUT_MS,
   DEFAULT_JOBS_KEEP_AGE_MS,
   DEFAULT_JOBS_MAX_LOG_LINES,
   DEFAULT_JOBS_STATE_PG_POOL_SIZE,
 } from '../config/defaults.js';
-import { CodecallError } from '../errors.js';
+import { CodecallError, isCodecallError } from '../errors.js';
 import type { RunJournal, RunJournalEntry } from './run-journal.js';
 import { connectionHost } from '../util/connection-host.js';
-import { importOptional } from '../util/optional-package.js';
+import { openPostgresPool } from './postgres-pool.js';
 import {
   toDecision,
   type JobApprovalDecision,
@@ -220,29 +218,15 @@ export class PostgresJobStateStore implements JobStateStore {
    * age; throws `JOBS_BACKEND_UNAVAILABLE` when PostgreSQL cannot be reached.
    */
   static async open(options: PostgresJobStateStoreOptions): Promise<PostgresJobStateStore> {
-    const { default: pg } = await importOptional<{ default: typeof PgModule }>(
-      'pg',
-      'Job state in PostgreSQL (the pg-boss jobs backend)',
-    );
-    const pool = new pg.Pool({
-      connectionString: options.connection,
-      max: options.poolSize ?? DEFAULT_JOBS_STATE_PG_POOL_SIZE,
-      connectionTimeoutMillis: DEFAULT_JOBS_CONNECT_TIMEOUT_MS,
-    });
-    pool.on('error', () => {}); // an idle client's lost connection: the next query reconnects
+    let pool: Pool | undefined;
     try {
-      const client = await pool.connect();
-      try {
-        await client.query('BEGIN');
-        await client.query('SELECT pg_advisory_xact_lock($1)', [CREATE_LOCK_KEY]);
-        await client.query(CREATE_SQL);
-        await client.query('COMMIT');
-      } catch (error) {
-        await client.query('ROLLBACK').catch(() => {});
-        throw error;
-      } finally {
-        client.release();
-      }
+      pool = await openPostgresPool({
+        connection: options.connection,
+        poolSize: options.poolSize ?? DEFAULT_JOBS_STATE_PG_POOL_SIZE,
+        purpose: 'Job state in PostgreSQL (the pg-boss jobs backend)',
+        lockKey: CREATE_LOCK_KEY,
+        createSql: CREATE_SQL,
+      });
       const ttlSeconds = Math.ceil((options.ttlMs ?? DEFAULT_JOBS_KEEP_AGE_MS) / 1_000);
       for (const table of [T_JOURNAL, T_APPROVALS, T_LOGS])
         await pool.query(
@@ -250,7 +234,8 @@ export class PostgresJobStateStore implements JobStateStore {
           [options.scope, ttlSeconds],
         );
     } catch (error) {
-      await pool.end().catch(() => {});
+      if (isCodecallError(error) && error.code === 'PACKAGE_MISSING') throw error;
+      await pool?.end().catch(() => {});
       throw new CodecallError(
         'JOBS_BACKEND_UNAVAILABLE',
         `Cannot open the job state in PostgreSQL at ${connectionHost(options.connection)}: ` +

@@ -9,18 +9,16 @@
  * expire first. `pg` is loaded when the store opens.
  */
 import { randomUUID } from 'node:crypto';
-import type PgModule from 'pg';
 import type { Pool } from 'pg';
 import {
-  DEFAULT_JOBS_CONNECT_TIMEOUT_MS,
   DEFAULT_JOBS_STATE_PG_POOL_SIZE,
   DEFAULT_VENDOR_MAX_PAUSED_RUNS,
   DEFAULT_VENDOR_PAUSED_LEASE_MS,
   DEFAULT_VENDOR_PAUSED_SWEEP_MS,
 } from '../config/defaults.js';
-import { CodecallError } from '../errors.js';
+import { CodecallError, isCodecallError } from '../errors.js';
 import { connectionHost } from '../util/connection-host.js';
-import { importOptional } from '../util/optional-package.js';
+import { openPostgresPool } from './postgres-pool.js';
 import type { OpenedRunJournal, OpenPausedRunOptions, PausedRunStore } from './paused-run-store.js';
 import type { RunJournal, RunJournalEntry } from './run-journal.js';
 
@@ -117,31 +115,17 @@ export class PostgresPausedRunStore implements PausedRunStore {
 
   /** Connects and creates the table when missing; throws `JOBS_BACKEND_UNAVAILABLE` when PostgreSQL cannot be reached. */
   static async open(options: PostgresPausedRunStoreOptions): Promise<PostgresPausedRunStore> {
-    const { default: pg } = await importOptional<{ default: typeof PgModule }>(
-      'pg',
-      'Paused vendor scripts in PostgreSQL (jobs.backend "postgres")',
-    );
-    const pool = new pg.Pool({
-      connectionString: options.connection,
-      max: options.poolSize ?? DEFAULT_JOBS_STATE_PG_POOL_SIZE,
-      connectionTimeoutMillis: DEFAULT_JOBS_CONNECT_TIMEOUT_MS,
-    });
-    pool.on('error', () => {});
+    let pool: Pool;
     try {
-      const client = await pool.connect();
-      try {
-        await client.query('BEGIN');
-        await client.query('SELECT pg_advisory_xact_lock($1)', [CREATE_LOCK_KEY]);
-        await client.query(CREATE_SQL);
-        await client.query('COMMIT');
-      } catch (error) {
-        await client.query('ROLLBACK').catch(() => {});
-        throw error;
-      } finally {
-        client.release();
-      }
+      pool = await openPostgresPool({
+        connection: options.connection,
+        poolSize: options.poolSize ?? DEFAULT_JOBS_STATE_PG_POOL_SIZE,
+        purpose: 'Paused vendor scripts in PostgreSQL (jobs.backend "postgres")',
+        lockKey: CREATE_LOCK_KEY,
+        createSql: CREATE_SQL,
+      });
     } catch (error) {
-      await pool.end().catch(() => {});
+      if (isCodecallError(error) && error.code === 'PACKAGE_MISSING') throw error;
       throw new CodecallError(
         'JOBS_BACKEND_UNAVAILABLE',
         `Cannot open the paused vendor scripts in PostgreSQL at ${connectionHost(options.connection)}: ` +

@@ -12,11 +12,9 @@
  * workers reach its search the next time it opens it. `pg` is imported when a store is opened,
  * never before.
  */
-import type * as PgModule from 'pg';
 import type { Pool, PoolClient } from 'pg';
 import {
   DEFAULT_APPROVALS_MAX_KEPT,
-  DEFAULT_JOBS_CONNECT_TIMEOUT_MS,
   DEFAULT_JOBS_HISTORY_MAX_TRANSITIONS,
   DEFAULT_JOBS_HISTORY_PG_POOL_SIZE,
   DEFAULT_RESULT_SHAPE_MAX_TOOLS,
@@ -25,7 +23,7 @@ import {
 import { CodecallError, isCodecallError } from '../errors.js';
 import { transitionsOf } from '../util/call-transitions.js';
 import { connectionHost } from '../util/connection-host.js';
-import { importOptional } from '../util/optional-package.js';
+import { openPostgresPool } from './postgres-pool.js';
 import {
   approvalFields,
   checkApprovalEntry,
@@ -153,21 +151,17 @@ export class PostgresHistoryStore implements UsageHistoryStore {
     const maxUses = options.maxUsages ?? DEFAULT_STORE_MAX_USAGES;
     const size = options.poolSize ?? DEFAULT_JOBS_HISTORY_PG_POOL_SIZE;
     checkSharedHistoryOptions(options.namespace, { maxTransitions: max, maxUsages: maxUses, poolSize: size });
-    const { default: pg } = await importOptional<typeof PgModule>('pg', 'The PostgreSQL store');
-    const pool = new pg.Pool({
-      connectionString: options.connection,
-      max: size,
-      connectionTimeoutMillis: DEFAULT_JOBS_CONNECT_TIMEOUT_MS,
-    });
-    pool.on('error', () => {}); // an idle client's lost connection: the next query reconnects
-    const store = new PostgresHistoryStore(pool, options.namespace, max, maxUses);
+    let pool: Pool;
     try {
-      await store.#transaction(async (client) => {
-        await client.query('SELECT pg_advisory_xact_lock($1)', [CREATE_LOCK_KEY]);
-        await client.query(CREATE_SQL);
+      pool = await openPostgresPool({
+        connection: options.connection,
+        poolSize: size,
+        purpose: 'The PostgreSQL store',
+        lockKey: CREATE_LOCK_KEY,
+        createSql: CREATE_SQL,
       });
     } catch (error) {
-      await pool.end().catch(() => {});
+      if (isCodecallError(error) && error.code === 'PACKAGE_MISSING') throw error;
       throw new CodecallError(
         'HISTORY_STORE_FAILED',
         `Cannot open the usage history in PostgreSQL at ${connectionHost(options.connection)}: ` +
@@ -175,6 +169,7 @@ export class PostgresHistoryStore implements UsageHistoryStore {
         { details: { backend: 'postgres' }, cause: error },
       );
     }
+    const store = new PostgresHistoryStore(pool, options.namespace, max, maxUses);
     return store;
   }
 
