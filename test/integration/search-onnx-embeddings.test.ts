@@ -10,7 +10,8 @@
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { PassThrough } from 'node:stream';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
@@ -20,6 +21,7 @@ import { createOnnxEmbedder } from '../../src/search/onnx-embedder.js';
 import { createToolSearch, type SearchableTool } from '../../src/search/tool-search.js';
 import { openEmbeddings } from '../../src/execute/open-embeddings.js';
 import { CodecallRuntime } from '../../src/execute/index.js';
+import { main } from '../../src/cli/main.js';
 import { createCodecallServer } from '../../src/server/index.js';
 import { createHostileServer, type HostileTool } from '../../src/testing/servers/hostile-server.js';
 import { inMemoryTransport } from '../../src/testing/servers/in-memory.js';
@@ -388,5 +390,85 @@ await runtime.close();
       hits: 3,
       variable: '1',
     });
+  });
+});
+
+describe('codecall search with search.embeddings.onnx', () => {
+  const ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)));
+  const SDK = join(ROOT, 'node_modules', '@modelcontextprotocol', 'sdk', 'dist', 'esm');
+
+  /** A stdio MCP server listing {@link TOOLS} and a configuration that spawns it. */
+  function project(onnx: Record<string, unknown>): { dir: string; config: string } {
+    const dir = tempDir('codecall-onnx-cli-');
+    mkdirSync(join(dir, 'models'));
+    writeTinyModel(join(dir, 'models'));
+    const server = join(dir, 'server.mjs');
+    writeFileSync(
+      server,
+      `import { Server } from ${JSON.stringify(pathToFileURL(join(SDK, 'server', 'index.js')).href)};
+import { StdioServerTransport } from ${JSON.stringify(pathToFileURL(join(SDK, 'server', 'stdio.js')).href)};
+import { ListToolsRequestSchema, CallToolRequestSchema } from ${JSON.stringify(pathToFileURL(join(SDK, 'types.js')).href)};
+const server = new Server({ name: 'tools', version: '1.0.0' }, { capabilities: { tools: {} } });
+server.setRequestHandler(ListToolsRequestSchema, () => ({
+  tools: ${JSON.stringify(TOOLS.map((t) => ({ name: t.name.replace('.', '_'), description: t.description, inputSchema: { type: 'object' } })))},
+}));
+server.setRequestHandler(CallToolRequestSchema, () => ({ content: [{ type: 'text', text: 'ok' }] }));
+await server.connect(new StdioServerTransport());
+`,
+    );
+    const config = join(dir, 'codecall.json');
+    writeFileSync(
+      config,
+      JSON.stringify({
+        mcpServers: { t: { command: process.execPath, args: [server] } },
+        history: { enabled: false },
+        search: { embeddings: { onnx, cache: false } },
+      }),
+    );
+    return { dir, config };
+  }
+
+  async function search(
+    query: string,
+    config: string,
+    cwd: string,
+  ): Promise<{ code: number; out: string; err: string }> {
+    const stdout = new PassThrough();
+    const stderr = new PassThrough();
+    let out = '';
+    let err = '';
+    stdout.on('data', (d: Buffer) => (out += d.toString()));
+    stderr.on('data', (d: Buffer) => (err += d.toString()));
+    const stdin = new PassThrough();
+    stdin.end('');
+    const code = await main(['search', query, '--json', '--limit', '3', '--config', config], {
+      stdout,
+      stderr,
+      stdin,
+      cwd,
+      env: {},
+      signal: new AbortController().signal,
+    });
+    return { code, out, err };
+  }
+
+  it('fuses the model on disk; a missing model is named on stderr and the hits are lexical', async () => {
+    const good = project({ model: 'models/model.onnx' });
+    const fused = await search('plot my sales', good.config, good.dir);
+    expect(fused.err).toBe('');
+    expect(fused.code).toBe(0);
+    const hits = (JSON.parse(fused.out) as { hits: Array<{ name: string; reasons: string[] }> }).hits;
+    expect(hits[0]!.name).toBe('t.viz_draw_chart');
+    expect(hits[0]!.reasons).toEqual(['close in meaning to the query (embedding rank 1)']);
+
+    const missing = project({ model: 'models/absent.onnx' });
+    const lexical = await search('send email', missing.config, missing.dir);
+    expect(lexical.code).toBe(0);
+    expect(lexical.err).toContain(
+      `the embedder failed (No embedding model at ${join(missing.dir, 'models', 'absent.onnx')}`,
+    );
+    expect((JSON.parse(lexical.out) as { hits: Array<{ name: string }> }).hits[0]!.name).toBe(
+      't.mail_send_email',
+    );
   });
 });
