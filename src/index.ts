@@ -113,9 +113,9 @@ export type {
 } from './store/index.js';
 
 // Tool search and usage history
-export { createOpenAIEmbedder, createToolSearch } from './search/index.js';
+export { createOnnxEmbedder, createOpenAIEmbedder, createToolSearch } from './search/index.js';
 export { openEmbeddings } from './execute/index.js';
-export type { EmbeddingsConfig } from './execute/index.js';
+export type { EmbeddingsConfig, OnnxEmbeddingsConfig } from './execute/index.js';
 export { MemoryHistoryStore, SqliteEmbeddingCache, SqliteHistoryStore } from './store/index.js';
 export type {
   ApprovalAuditEntry,
@@ -132,6 +132,8 @@ export type {
   EmbedFunction,
   EmbeddingCache,
   GraphEdgesOptions,
+  OnnxEmbedderOptions,
+  OnnxPooling,
   OpenAIEmbedderOptions,
   RankingOptions,
   SearchableTool,

@@ -566,6 +566,21 @@ export const DEFAULT_EMBEDDING_CACHE_MAX_ENTRIES = 100_000;
 
 /** Where the vector cache lives, relative to the configuration's folder, when not set. */
 export const DEFAULT_EMBEDDING_CACHE_PATH = '.codecall/embeddings.sqlite';
+
+/** Tokens of one text a local (ONNX) embedding model reads; longer texts are cut (sentence-transformers' MiniLM default). */
+export const DEFAULT_ONNX_EMBEDDING_MAX_TOKENS = 256;
+/** Largest `maxTokens` accepted for a local embedding model (positions beyond a model's own limit fail in the model). */
+export const DEFAULT_ONNX_EMBEDDING_MAX_TOKENS_LIMIT = 8_192;
+/** Texts one run of a local embedding model takes (padding grows with the batch's longest text). */
+export const DEFAULT_ONNX_EMBEDDING_BATCH_SIZE = 16;
+/** Threads one local embedding model's run may use (the host shares its cores with scripts and clients). */
+export const DEFAULT_ONNX_EMBEDDING_THREADS = 1;
+/** The tokenizer file looked for beside the model when none is named. */
+export const DEFAULT_ONNX_TOKENIZER_FILE = 'tokenizer.json';
+/** Bytes of a local embedding model file that are loaded (2 GiB: ONNX's single-file protobuf limit). */
+export const DEFAULT_ONNX_MODEL_MAX_BYTES = 2 * 1024 * 1024 * 1024;
+/** Bytes of a `tokenizer.json` that are read. */
+export const DEFAULT_ONNX_TOKENIZER_MAX_BYTES = 64 * 1024 * 1024;
 /** Tested default of `search.stemming`: the light stemmer. */
 export const DEFAULT_STEMMING: 'light' | 'porter' | 'none' = 'light';
 /** Default of `search.verbNormalization` (verb classes mapped onto one verb): off. */

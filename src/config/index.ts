@@ -31,6 +31,7 @@ export type {
   SandboxLimitsConfig,
   SearchConfig,
   SearchEmbeddingsConfig,
+  SearchOnnxEmbeddingsConfig,
   ServeConfig,
   StoreConfig,
   StoreScope,

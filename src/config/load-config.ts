@@ -39,6 +39,9 @@ import {
   DEFAULT_EMBEDDING_CACHE_PATH,
   DEFAULT_EMBEDDING_TIMEOUT_MS,
   DEFAULT_EMBEDDING_WEIGHT,
+  DEFAULT_ONNX_EMBEDDING_BATCH_SIZE,
+  DEFAULT_ONNX_EMBEDDING_MAX_TOKENS,
+  DEFAULT_ONNX_EMBEDDING_THREADS,
   DEFAULT_EXPANSION_DOCS,
   DEFAULT_EXPANSION_FLAT_SHARE,
   DEFAULT_EXPANSION_RERANK_DOCS,
@@ -707,9 +710,26 @@ function resolveSearch(section: ConfigFile['search'], configDir: string): Search
             model: embeddings.model,
             apiKey: embeddings.apiKey === '' ? undefined : embeddings.apiKey,
             dimensions: embeddings.dimensions,
+            onnx:
+              embeddings.onnx === undefined
+                ? undefined
+                : {
+                    model: resolve(configDir, embeddings.onnx.model),
+                    tokenizer:
+                      embeddings.onnx.tokenizer === undefined
+                        ? undefined
+                        : resolve(configDir, embeddings.onnx.tokenizer),
+                    pooling: embeddings.onnx.pooling ?? 'mean',
+                    normalize: embeddings.onnx.normalize ?? true,
+                    maxTokens: embeddings.onnx.maxTokens ?? DEFAULT_ONNX_EMBEDDING_MAX_TOKENS,
+                    output: embeddings.onnx.output,
+                    threads: embeddings.onnx.threads ?? DEFAULT_ONNX_EMBEDDING_THREADS,
+                  },
             cache: cache === false || cache === ':memory:' ? cache : resolve(configDir, cache),
             maxCacheEntries: embeddings.maxCacheEntries ?? DEFAULT_EMBEDDING_CACHE_MAX_ENTRIES,
-            batchSize: embeddings.batchSize ?? DEFAULT_EMBEDDING_BATCH_SIZE,
+            batchSize:
+              embeddings.batchSize ??
+              (embeddings.onnx ? DEFAULT_ONNX_EMBEDDING_BATCH_SIZE : DEFAULT_EMBEDDING_BATCH_SIZE),
             timeoutMs: embeddings.timeoutMs ?? DEFAULT_EMBEDDING_TIMEOUT_MS,
             weight: embeddings.weight ?? DEFAULT_EMBEDDING_WEIGHT,
           },

@@ -7,7 +7,11 @@
  * The resolved, fully-defaulted form is in `types.ts`.
  */
 import { z } from 'zod';
-import { DEFAULT_APPROVAL_RULE_MAX_POINTER_CHARS, DEFAULT_APPROVAL_RULE_MAX_VALUES } from './defaults.js';
+import {
+  DEFAULT_APPROVAL_RULE_MAX_POINTER_CHARS,
+  DEFAULT_APPROVAL_RULE_MAX_VALUES,
+  DEFAULT_ONNX_EMBEDDING_MAX_TOKENS_LIMIT,
+} from './defaults.js';
 import {
   DEFAULT_RESULT_HANDLE_MIN_BYTES,
   DEFAULT_RESULT_HANDLE_SPILL_BYTES,
@@ -143,15 +147,60 @@ export const searchSchema = z.strictObject({
   expansionWeight: z.number().min(0).max(1).optional(),
   embeddings: z
     .strictObject({
-      baseUrl: z.url({ protocol: /^https?$/ }),
-      model: z.string().min(1),
+      baseUrl: z.url({ protocol: /^https?$/ }).optional(),
+      model: z.string().min(1).optional(),
       apiKey: z.string().optional(),
       dimensions: positiveInt.optional(),
+      onnx: z
+        .strictObject({
+          model: z.string().min(1),
+          tokenizer: z.string().min(1).optional(),
+          pooling: z.enum(['mean', 'cls']).optional(),
+          normalize: z.boolean().optional(),
+          maxTokens: z.number().int().min(3).max(DEFAULT_ONNX_EMBEDDING_MAX_TOKENS_LIMIT).optional(),
+          output: z.string().min(1).optional(),
+          threads: positiveInt.max(256).optional(),
+        })
+        .optional(),
       cache: z.union([z.string().min(1), z.literal(false)]).optional(),
       maxCacheEntries: positiveInt.optional(),
       batchSize: positiveInt.optional(),
       timeoutMs: timerMs.optional(),
       weight: z.number().min(0).max(100).optional(),
+    })
+    .superRefine((value, context) => {
+      const api = value.baseUrl !== undefined;
+      if (api && value.onnx !== undefined) {
+        context.addIssue({
+          code: 'custom',
+          path: ['onnx'],
+          message:
+            'search.embeddings takes either baseUrl + model (an embeddings API) or onnx (a model on disk), not both: remove one.',
+        });
+      } else if (!api && value.onnx === undefined) {
+        context.addIssue({
+          code: 'custom',
+          path: [],
+          message:
+            'search.embeddings needs baseUrl + model (an embeddings API, e.g. "baseUrl": "http://localhost:11434/v1", "model": "nomic-embed-text") or onnx (a model on disk, e.g. "onnx": { "model": "models/all-MiniLM-L6-v2/model.onnx" }).',
+        });
+      } else if (api && value.model === undefined) {
+        context.addIssue({
+          code: 'custom',
+          path: ['model'],
+          message:
+            'search.embeddings.model is required with baseUrl: name the embedding model (e.g. "nomic-embed-text").',
+        });
+      } else if (!api) {
+        for (const key of ['model', 'apiKey', 'dimensions'] as const) {
+          if (value[key] !== undefined)
+            context.addIssue({
+              code: 'custom',
+              path: [key],
+              message: `search.embeddings.${key} belongs to the API form (with baseUrl); with onnx, name the file in onnx.model and remove ${key}.`,
+            });
+        }
+      }
     })
     .optional(),
 });

@@ -169,20 +169,44 @@ export interface HistoryConfig {
   maxRuns: number;
 }
 
-/** Resolved `search.embeddings`: an OpenAI-compatible embedder fused with the lexical + graph ranking. */
-export interface SearchEmbeddingsConfig {
-  /** The API base up to `/v1` (OpenAI, Ollama, vLLM, LM Studio…). */
-  baseUrl: string;
+/** Resolved `search.embeddings.onnx`: a sentence-embedding model on disk, run by onnxruntime-node. */
+export interface SearchOnnxEmbeddingsConfig {
+  /** Absolute path of the `.onnx` file (given relative to the configuration's folder). */
   model: string;
+  /** Absolute path of its `tokenizer.json`; `undefined`: `tokenizer.json` beside the model, then in its parent folder. */
+  tokenizer: string | undefined;
+  /** @defaultValue `'mean'` */
+  pooling: 'mean' | 'cls';
+  /** @defaultValue true */
+  normalize: boolean;
+  /** @defaultValue {@link DEFAULT_ONNX_EMBEDDING_MAX_TOKENS} */
+  maxTokens: number;
+  /** The model output read; `undefined`: `last_hidden_state`, `token_embeddings` or `sentence_embedding`. */
+  output: string | undefined;
+  /** @defaultValue {@link DEFAULT_ONNX_EMBEDDING_THREADS} */
+  threads: number;
+}
+
+/**
+ * Resolved `search.embeddings`: an embedder fused with the lexical + graph ranking, either an
+ * OpenAI-compatible API (`baseUrl` + `model`) or a model on disk (`onnx`); exactly one is set.
+ */
+export interface SearchEmbeddingsConfig {
+  /** The API base up to `/v1` (OpenAI, Ollama, vLLM, LM Studio…); `undefined` with `onnx`. */
+  baseUrl: string | undefined;
+  /** The API's model name; `undefined` with `onnx`. */
+  model: string | undefined;
   /** `undefined`: no key is sent (local servers). */
   apiKey: string | undefined;
   /** `undefined`: the model's own size. */
   dimensions: number | undefined;
+  /** A model on disk; `undefined` with `baseUrl`. */
+  onnx: SearchOnnxEmbeddingsConfig | undefined;
   /** Absolute path of the vector cache, `':memory:'`, or `false` for none. @defaultValue {@link DEFAULT_EMBEDDING_CACHE_PATH} in the configuration's folder */
   cache: string | false;
   /** Vectors the cache keeps. @defaultValue {@link DEFAULT_EMBEDDING_CACHE_MAX_ENTRIES} */
   maxCacheEntries: number;
-  /** Texts per request. @defaultValue {@link DEFAULT_EMBEDDING_BATCH_SIZE} */
+  /** Texts per request (per run of an `onnx` model). @defaultValue {@link DEFAULT_EMBEDDING_BATCH_SIZE}; {@link DEFAULT_ONNX_EMBEDDING_BATCH_SIZE} with `onnx` */
   batchSize: number;
   /** Deadline of one request. @defaultValue {@link DEFAULT_EMBEDDING_TIMEOUT_MS} */
   timeoutMs: number;

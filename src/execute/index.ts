@@ -27,4 +27,4 @@ export type {
 } from './codecall-runtime.js';
 export { formatResultForModel } from '../isolate/index.js';
 export { openEmbeddings } from './open-embeddings.js';
-export type { EmbeddingsConfig, OpenedEmbeddings } from './open-embeddings.js';
+export type { EmbeddingsConfig, OnnxEmbeddingsConfig, OpenedEmbeddings } from './open-embeddings.js';

@@ -20,6 +20,7 @@ import type {
   ToolUsage,
 } from '../search/index.js';
 import type { EmbeddingsConfig } from './open-embeddings.js';
+import { disableOnnxRuntimeTelemetry } from '../search/index.js';
 import { findDistFile } from '../util/dist-file.js';
 
 export { DEFAULT_SEARCH_WORKER_MIN_TOOLS } from '../config/defaults.js';
@@ -102,6 +103,9 @@ export class SearchWorkerHost {
     this.#onError = options.onError ?? (() => {});
     if (entry === undefined) return;
     try {
+      // onnxruntime reads its telemetry switch from the process environment: set it here, on the
+      // main thread, before the worker that loads a local model starts.
+      if (options.embeddings?.config.onnx !== undefined) disableOnnxRuntimeTelemetry();
       const worker = new Worker(entry);
       worker.unref();
       worker.on('message', (reply: SearchWorkerReply) => this.#receive(reply));

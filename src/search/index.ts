@@ -3,8 +3,8 @@
  * Tool search: BM25F and regex over tool descriptors, the tool graph learned from executed call
  * sequences, beam search over it, and offline evaluation. Pure: it is fed the state it ranks with
  * (counts and query usages from `store/`, tool descriptors from `tools/`) and does no I/O of its
- * own; the one exception is the OpenAI-compatible embedder, whose HTTP calls happen only when a
- * caller hands it to `createToolSearch`.
+ * own; the exceptions are the embedders (the OpenAI-compatible one's HTTP calls, the ONNX one's
+ * reads of its model files), which act only when a caller hands them to `createToolSearch`.
  */
 export { createToolSearch, DEFAULT_MAX_QUERY_CHARS, DEFAULT_REGEX_SEARCH_BUDGET_MS } from './tool-search.js';
 export type {
@@ -52,6 +52,8 @@ export { DEFAULT_FUSION_DEPTH, DEFAULT_RRF_K } from './embeddings.js';
 export type { EmbedFunction, EmbeddingCache } from './embeddings.js';
 export { createOpenAIEmbedder } from './openai-embedder.js';
 export type { OpenAIEmbedderOptions } from './openai-embedder.js';
+export { createOnnxEmbedder, disableOnnxRuntimeTelemetry } from './onnx-embedder.js';
+export type { OnnxEmbedderOptions, OnnxPooling } from './onnx-embedder.js';
 export type {
   EvalIndexOptions,
   EvalQuery,

@@ -182,6 +182,8 @@ const PACKAGE_HOMES: Record<string, string[]> = {
   ajv: ['tools'],
   'ajv-formats': ['tools'],
   'js-tiktoken': ['agent'],
+  'onnxruntime-node': ['search'],
+  '@huggingface/tokenizers': ['search'],
   bullmq: ['jobs'],
   ioredis: ['jobs', 'store'],
   'pg-boss': ['jobs'],

@@ -81,6 +81,8 @@ const OPTIONAL_PACKAGES = [
   '@openai/agents',
   '@viz-js/viz',
   '@modelcontextprotocol/server',
+  'onnxruntime-node',
+  '@huggingface/tokenizers',
 ];
 const heavy = OPTIONAL_PACKAGES.map((name) => `pkg:${name}`);
 
@@ -343,6 +345,31 @@ for (const [name, open] of Object.entries(tries)) {
     expect(lines[2]).toMatch(/^dashboard PACKAGE_MISSING npm install bullmq The jobs dashboard/);
     expect(lines[3]).toMatch(/^postgres PACKAGE_MISSING npm install pg-boss The PostgreSQL jobs backend/);
     expect(lines[4]).toMatch(/^pgworker PACKAGE_MISSING npm install pg-boss /);
+  });
+
+  it('without onnxruntime-node: the local embedder names its install command (PACKAGE_MISSING), and a search still answers', () => {
+    const probe = withoutOptional([
+      '--input-type=module',
+      '-e',
+      `const { createOnnxEmbedder, createToolSearch } = await import('./dist/index.js');
+const embed = createOnnxEmbedder({ modelPath: 'models/model.onnx' });
+try {
+  await embed(['plot my sales']);
+  console.log('embedded');
+} catch (error) {
+  console.log(error.code, error.details?.install, error.message);
+}
+const search = createToolSearch({ tools: [{ name: 'mail.send_email', description: 'Send an email.' }], embed });
+const found = await search.searchAsync('send email');
+console.log(found.hits.map((hit) => hit.name).join(','), '|', found.embeddingError);`,
+    ]);
+    expect(probe.stderr).toBe('');
+    const lines = probe.stdout.trim().split('\n');
+    expect(lines).toHaveLength(2);
+    expect(lines[0]).toMatch(
+      /^PACKAGE_MISSING npm install onnxruntime-node The local \(ONNX\) embedder .*run `npm install onnxruntime-node`/,
+    );
+    expect(lines[1]).toMatch(/^mail\.send_email \| .*npm install onnxruntime-node/);
   });
 
   it('without @viz-js/viz: `codecall graph --format svg` names its install command and reads nothing', () => {
