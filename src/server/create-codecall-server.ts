@@ -57,6 +57,7 @@ import type { CatalogTool } from '../tools/index.js';
 import type { ExecutionResult } from '../types.js';
 import type { ServeLearning } from '../config/index.js';
 import { elicitationApprover } from './elicitation-approver.js';
+import type { LegacyTaskClient, LegacyTasks } from './legacy-tasks.js';
 import { passThroughTools } from './gateway-names.js';
 import { attachGateway, type NotificationDroppedEvent } from './gateway.js';
 import type { CallTrace } from '../util/trace-context.js';
@@ -166,6 +167,17 @@ export interface CodecallServerOptions {
    * are shared; such a message goes to nobody). Errors it throws are ignored.
    */
   onNotificationDropped?: (event: NotificationDroppedEvent) => void;
+  /**
+   * The 2025-11-25 experimental tasks (`createLegacyTasks`): with them, `execute_code` may be
+   * called with `params.task` and runs as a job of their backend. Without, no `tasks`
+   * capability is declared.
+   */
+  legacyTasks?: LegacyTasks | undefined;
+  /**
+   * Who this session's tasks belong to.
+   * @defaultValue this session alone (a random id; `tasks/list` offered)
+   */
+  taskClient?: LegacyTaskClient | undefined;
 }
 
 /**
@@ -371,9 +383,17 @@ export function createCodecallServer(options: CodecallServerOptions): Server {
       `maxQueuedNotificationBytes must be an integer ≥ 1; got ${maxQueuedNotificationBytes}.`,
       { details: { field: 'maxQueuedNotificationBytes', value: maxQueuedNotificationBytes } },
     );
+  const tasks = options.legacyTasks;
+  const taskClient = options.taskClient ?? { id: `session:${randomUUID()}`, listable: true };
   const server = new BoundedServer(
     options.serverInfo ?? { name: 'codecall', version: packageVersion() },
-    { capabilities: { tools: { listChanged: true } }, instructions: CODECALL_SERVER_INSTRUCTIONS },
+    {
+      capabilities: {
+        tools: { listChanged: true },
+        ...(tasks !== undefined ? { tasks: tasks.capabilities(taskClient) } : {}),
+      },
+      instructions: CODECALL_SERVER_INSTRUCTIONS,
+    },
     { maxBytes: maxQueuedNotificationBytes, onDropped: options.onNotificationDropped },
   );
   const inFlight = new Set<AbortController>();
@@ -456,6 +476,8 @@ export function createCodecallServer(options: CodecallServerOptions): Server {
         description: execute.description,
         inputSchema: execute.inputSchema as Tool['inputSchema'],
         annotations: { title: 'Execute code' },
+        // 2025-11-25 tasks: a client may run it as a task (then it runs on the job backend).
+        ...(tasks !== undefined ? { execution: { taskSupport: 'optional' as const } } : {}),
       },
     ];
     for (const [name, tool] of direct) {
@@ -478,6 +500,7 @@ export function createCodecallServer(options: CodecallServerOptions): Server {
     trace: CallTrace | undefined,
   ): Promise<CallToolResult> => {
     const { name, arguments: args } = request.params;
+    if (request.params.task !== undefined) return callToolAsTask(request);
     // Calls that need approval: the runtime's approver, else this client through elicitation.
     const approver =
       runtime.tools.approver ?? elicitationApprover(server, extra, runtime.config.approvals.timeoutMs);
@@ -649,6 +672,28 @@ export function createCodecallServer(options: CodecallServerOptions): Server {
     }
   };
 
+  /** A task-augmented `tools/call` (spec 2025-11-25 § Tool-Level Negotiation). */
+  const callToolAsTask = async (request: CallToolRequest): Promise<CallToolResult> => {
+    const { name, arguments: args } = request.params;
+    if (tasks === undefined || name !== EXECUTE_CODE_NAME)
+      throw protocolError(
+        ErrorCode.MethodNotFound,
+        `"${name}" cannot run as a task (its execution.taskSupport is forbidden): call it without params.task` +
+          (tasks !== undefined ? `; ${EXECUTE_CODE_NAME} can run as one.` : '.'),
+      );
+    const input = parseExecuteCodeInput(args ?? {});
+    if ('error' in input) return textResult(input.error, true);
+    if (input.session !== undefined)
+      return textResult(
+        'A task runs on the job backend, not in a REPL session: call execute_code without "session" as a task, or with it without params.task.',
+        true,
+      );
+    const created = await tasks.create(input.code, request.params.task?.ttl, taskClient);
+    if ('refused' in created) return textResult(created.refused, true);
+    // The CreateTaskResult goes out as the answer of tools/call (the SDK sends what this returns).
+    return created as unknown as CallToolResult;
+  };
+
   // tools/call is answered here rather than through setRequestHandler: the SDK validates the
   // request first and answers a bad one with a raw dump of the schema library's issues. Check
   // it ourselves and say which field is wrong and what to send (-32602).
@@ -668,6 +713,7 @@ export function createCodecallServer(options: CodecallServerOptions): Server {
     );
   };
 
+  if (tasks !== undefined) tasks.register(server, taskClient);
   return server;
 }
 

@@ -28,65 +28,24 @@ import {
 } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import {
-  DEFAULT_JOBS_MAX_LIST_LIMIT,
   DEFAULT_SERVE_TASK_POLL_INTERVAL_MS,
   DEFAULT_SERVE_TASK_TTL_MS,
   DEFAULT_SERVE_TASKS_PER_CLIENT,
 } from '../config/defaults.js';
-import { formatResultForModel } from '../execute/index.js';
-import { escapeInvisible, renderApprovalCall } from '../tools/approval-text.js';
 import { decisionOf } from './modern-approvals.js';
+import {
+  approvalForm,
+  isTaskOf,
+  submitTask,
+  taskStateOf,
+  type TaskBackend,
+  type TaskJobRecord,
+} from './task-jobs.js';
+
+export type { TaskBackend, TaskJobRecord } from './task-jobs.js';
 
 /** The extension's identifier (SEP-2663 § Extension Identifier). */
 export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
-
-/** The label that marks a job as an MCP task, and holds the client it belongs to. */
-const TASK_CLIENT_LABEL = 'mcp-task-client';
-
-/** The label that holds the task's `ttlMs` (the job's deadline is `createdAt` plus about that). */
-const TASK_TTL_LABEL = 'mcp-task-ttl-ms';
-
-/** Job states of a task not finished yet. */
-const UNFINISHED_STATES = ['waiting', 'delayed', 'active', 'waiting-approval'] as const;
-
-/**
- * The part of a job (codecall's `JobRecord`) a task is made of. Declared here, not imported: the
- * server layer reaches jobs only through what the CLI hands it.
- */
-export interface TaskJobRecord {
-  id: string;
-  state: 'waiting' | 'delayed' | 'active' | 'completed' | 'failed' | 'waiting-approval';
-  result?: {
-    status: 'ok' | 'error' | 'cancelled' | 'expired';
-    error?: { code: string; message: string };
-    exec?: { stdout: string; stderr: string; returnValue?: unknown; toolCalls: string[] };
-  };
-  failedReason?: string;
-  labels?: Record<string, string>;
-  createdAt: number;
-  startedAt?: number;
-  finishedAt?: number;
-  cancelRequested?: boolean;
-  approval?: { tool: string; args: unknown; callIndex: number; reason: string; requestedAt: number };
-}
-
-/**
- * The job backend tasks run on (codecall's `JobBackend`, of which this is the subset used):
- * `codecall serve --http` passes the one its jobs API serves.
- */
-export interface TaskBackend {
-  readonly kind: string;
-  submit(spec: {
-    kind: 'exec';
-    code: string;
-    deadline: number;
-    labels: Record<string, string>;
-  }): Promise<{ id: string }>;
-  get(id: string): Promise<TaskJobRecord | undefined>;
-  approve(id: string, decision: { approved: boolean; reason?: string }): Promise<unknown>;
-  cancel(id: string): Promise<boolean>;
-  list(options: { states: TaskJobRecord['state'][]; limit: number }): Promise<TaskJobRecord[]>;
-}
 
 /** Options of the Tasks extension on the 2026-07-28 leg. */
 export interface ModernTasksOptions {
@@ -134,88 +93,36 @@ function approvalKey(callIndex: number): string {
   return `approval-${callIndex}`;
 }
 
-function iso(ms: number): string {
-  return new Date(ms).toISOString();
-}
-
-/** The `CallToolResult` `execute_code` would have answered for a finished `exec` job. */
-function callToolResultOf(job: TaskJobRecord): Record<string, unknown> {
-  const result = job.result;
-  const exec = result?.exec ?? { stdout: '', stderr: '', toolCalls: [] };
-  const status = result?.status === 'ok' ? 'ok' : 'error';
-  const text = formatResultForModel({
-    status,
-    stdout: exec.stdout,
-    stderr: exec.stderr,
-    ...(exec.returnValue !== undefined ? { returnValue: exec.returnValue } : {}),
-    toolCalls: exec.toolCalls,
-    ...(result?.error ? { error: result.error } : {}),
-  });
-  return { content: [{ type: 'text', text }], ...(status === 'error' ? { isError: true } : {}) };
-}
-
 /** A job as a task (SEP-2663 § Task Polling: the payload of each status). */
 export function taskOf(job: TaskJobRecord, pollIntervalMs: number): DetailedTask {
-  const labelled = Number(job.labels?.[TASK_TTL_LABEL]);
-  const ttlMs = Number.isSafeInteger(labelled) && labelled > 0 ? labelled : null;
-  const lastUpdatedAt = iso(job.finishedAt ?? job.approval?.requestedAt ?? job.startedAt ?? job.createdAt);
-  const base = { taskId: job.id, createdAt: iso(job.createdAt), lastUpdatedAt, ttlMs };
-  if (job.state === 'failed')
-    return {
-      ...base,
-      status: 'failed',
-      statusMessage: `The task could not run: ${job.failedReason ?? 'unknown reason'}`,
-      error: {
-        code: ProtocolErrorCode.InternalError,
-        message: job.failedReason ?? 'The task could not run.',
-      },
-    };
-  if (job.state === 'completed') {
-    const status = job.result?.status;
-    if (status === 'cancelled')
-      return { ...base, status: 'cancelled', statusMessage: 'Cancelled (tasks/cancel).' };
-    if (status === 'expired')
+  const state = taskStateOf(job);
+  const base = {
+    taskId: job.id,
+    createdAt: state.createdAt,
+    lastUpdatedAt: state.lastUpdatedAt,
+    ttlMs: state.ttlMs,
+  };
+  switch (state.status) {
+    case 'failed':
+      return { ...base, status: 'failed', statusMessage: state.statusMessage, error: state.error };
+    case 'cancelled':
+      return { ...base, status: 'cancelled', statusMessage: state.statusMessage };
+    // A script error is a completed task whose result has isError (SEP-2663 § Task Polling).
+    case 'completed':
+      return { ...base, status: 'completed', result: state.result };
+    case 'input_required':
       return {
         ...base,
-        status: 'failed',
-        statusMessage: job.result?.error?.message ?? 'The task ran past its ttlMs.',
-        error: {
-          code: ProtocolErrorCode.InternalError,
-          message: job.result?.error?.message ?? 'The task ran past its ttlMs.',
+        status: 'input_required',
+        statusMessage: state.statusMessage,
+        pollIntervalMs,
+        inputRequests: {
+          [approvalKey(state.approval.callIndex)]: inputRequired.elicit(approvalForm(state.approval)),
         },
       };
-    return { ...base, status: 'completed', result: callToolResultOf(job) };
+    case 'working':
+      return { ...base, status: 'working', statusMessage: state.statusMessage, pollIntervalMs };
   }
-  if (job.state === 'waiting-approval' && job.approval !== undefined) {
-    const call = job.approval;
-    const elicit = inputRequired.elicit({
-      message: `Approve ${renderApprovalCall(call)} from a script (execute_code task, call #${call.callIndex + 1})? It needs approval because ${escapeInvisible(call.reason)}.`,
-      requestedSchema: {
-        type: 'object',
-        properties: {
-          approve: {
-            type: 'boolean',
-            title: `Run ${escapeInvisible(call.tool)}`,
-            description: 'true runs the call once; false denies it.',
-          },
-        },
-        required: ['approve'],
-      },
-    });
-    return {
-      ...base,
-      status: 'input_required',
-      statusMessage: `Waiting for the approval of ${escapeInvisible(call.tool)}.`,
-      pollIntervalMs,
-      inputRequests: { [approvalKey(call.callIndex)]: elicit },
-    };
-  }
-  return {
-    ...base,
-    status: 'working',
-    statusMessage: job.state === 'active' ? 'Running.' : 'Queued.',
-    pollIntervalMs,
-  };
 }
 
 /** The `-32021` error of a task method from a client that did not declare the extension. */
@@ -231,7 +138,7 @@ function missingCapability(): ProtocolError {
 async function findTask(backend: TaskBackend, taskId: string, ctx: ServerContext): Promise<TaskJobRecord> {
   if (!declaresTasks(ctx)) throw missingCapability();
   const job = await backend.get(taskId);
-  if (job === undefined || job.labels?.[TASK_CLIENT_LABEL] !== clientOf(ctx))
+  if (job === undefined || !isTaskOf(job, clientOf(ctx)))
     throw new ProtocolError(
       ProtocolErrorCode.InvalidParams,
       'Failed to retrieve task: Task not found (it never existed here, belongs to another client, or was removed after it finished).',
@@ -257,32 +164,12 @@ export function createModernTasks(options: ModernTasksOptions): ModernTasks {
   const maxPerClient = options.maxPerClient ?? DEFAULT_SERVE_TASKS_PER_CLIENT;
   return {
     async create(code, ctx) {
-      const client = clientOf(ctx);
-      const unfinished = await backend.list({
-        states: [...UNFINISHED_STATES],
-        limit: DEFAULT_JOBS_MAX_LIST_LIMIT,
-      });
-      const mine = unfinished.filter((job) => job.labels?.[TASK_CLIENT_LABEL] === client).length;
-      if (mine >= maxPerClient)
-        return {
-          refused:
-            `This client has ${mine} execute_code tasks not finished yet, the most codecall accepts ` +
-            `(serve.maxTasksPerClient: ${maxPerClient}). Nothing ran; wait for one to finish ` +
-            '(tasks/get) or cancel one (tasks/cancel), then call again.',
-        };
-      const { id } = await backend.submit({
-        kind: 'exec',
-        code,
-        deadline: Date.now() + ttlMs,
-        labels: { [TASK_CLIENT_LABEL]: client, [TASK_TTL_LABEL]: String(ttlMs) },
-      });
+      const submitted = await submitTask(backend, { code, client: clientOf(ctx), ttlMs, maxPerClient });
+      if ('refused' in submitted) return { refused: submitted.refused };
       // SEP-2663 § Task Creation: no CreateTaskResult before a tasks/get for it would resolve.
-      const job = await backend.get(id);
-      if (job === undefined)
-        throw new ProtocolError(
-          ProtocolErrorCode.InternalError,
-          'The task was queued but cannot be read back.',
-        );
+      if ('unreadable' in submitted)
+        throw new ProtocolError(ProtocolErrorCode.InternalError, submitted.unreadable);
+      const job = submitted.job;
       const task = taskOf(job, pollIntervalMs);
       return {
         resultType: 'task',

@@ -54,6 +54,8 @@ import { CodecallError, isCodecallError, isErrorLike } from '../errors.js';
 import { explainImportError } from '../util/optional-package.js';
 import type * as ModernHttp from './modern-http.js';
 import type { ModernTasksOptions } from './modern-tasks.js';
+import { createLegacyTasks } from './legacy-tasks.js';
+import { taskClientOfAuthorization } from './task-jobs.js';
 import {
   CODECALL_SERVER_INSTRUCTIONS,
   createCodecallServer,
@@ -436,6 +438,14 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
     tasks,
   });
 
+  const legacyTasks =
+    tasks !== undefined
+      ? createLegacyTasks({
+          ...tasks,
+          approvalTimeoutMs: serverOptions.runtime.config.jobs.approvalTimeoutMs,
+        })
+      : undefined;
+
   /**
    * Makes room for one more session of `client`, or says why not: past its own share the
    * client gives up its least recently used idle session; when the process is full, the client
@@ -471,7 +481,15 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
   };
 
   const openSession = async (request: IncomingMessage, response: ServerResponse, body: unknown) => {
-    const server = createCodecallServer({ ...serverOptions, runLimiter });
+    // 2025-11-25 tasks (legacy-tasks.ts) on the jobs the 2026 ones use, bound to the bearer token.
+    const taskClient = taskClientOfAuthorization(request.headers.authorization);
+    const server = createCodecallServer({
+      ...serverOptions,
+      runLimiter,
+      ...(legacyTasks !== undefined
+        ? { legacyTasks, taskClient: { id: taskClient, listable: taskClient !== 'anonymous' } }
+        : {}),
+    });
     const session: Session = {
       server,
       client: clientKey(request),

@@ -6,12 +6,12 @@
  * signing key and a Redis journal: the round that pauses and the retry that resumes reach
  * different nodes.
  */
-import { createServer, request as httpRequest, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
 import { randomBytes } from 'node:crypto';
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, describe, expect, it } from 'vitest';
-import { spawnServe, type ServeProcess } from './serve-helpers.js';
+import type { ServeProcess } from './serve-helpers.js';
+import { connect2026, resultText, roundRobin, startServe2026 } from './mcp-2026-helpers.js';
 import {
   hasRedisServer,
   probeConfig,
@@ -39,60 +39,15 @@ const script = (key: string): string =>
    try { console.log(JSON.stringify(await tools.probe.record({ key: '${key}' }))); }
    catch (error) { console.log(error.code); }`;
 
-function text(result: unknown): string {
-  return ((result as { content?: { type: string; text?: string }[] }).content ?? [])
-    .map((c) => (c.type === 'text' ? (c.text ?? '') : ''))
-    .join('\n');
-}
+const text = resultText;
 
-async function startServe(configPath: string, args: string[] = [], env: NodeJS.ProcessEnv = {}) {
-  const serve = spawnServe(['--http', '--mcp-2026', '--port', '0', '--config', configPath, ...args], { env });
-  serves.push(serve);
-  const [, url] = (await serve.waitFor(/listening on (http:\/\/\S+)/)) as [string, string];
-  return { serve, url };
+function startServe(configPath: string, args: string[] = [], env: NodeJS.ProcessEnv = {}) {
+  return startServe2026(serves, configPath, args, env);
 }
 
 /** A 2026-pinned SDK v2 client whose elicitation handler answers `approve` and logs each form. */
-async function connect(url: string, approve: boolean, asked: string[]): Promise<Client> {
-  const client = new Client(
-    { name: 'e2e-2026-approvals', version: '1.0.0' },
-    { capabilities: { elicitation: { form: {} } }, versionNegotiation: { mode: { pin: '2026-07-28' } } },
-  );
-  client.setRequestHandler('elicitation/create', (request) => {
-    asked.push(request.params.message);
-    return { action: 'accept', content: { approve } };
-  });
-  await client.connect(new StreamableHTTPClientTransport(new URL(url)));
-  return client;
-}
-
-/** A plain round-robin HTTP proxy: each request to the next target, no affinity. */
-async function roundRobin(targets: string[]): Promise<{ url: string; hits: number[] }> {
-  const hits = targets.map(() => 0);
-  let next = 0;
-  const proxy = createServer((incoming, outgoing) => {
-    const index = next++ % targets.length;
-    hits[index]!++;
-    const target = new URL(targets[index]!);
-    const forward = httpRequest(
-      {
-        host: target.hostname,
-        port: target.port,
-        path: incoming.url,
-        method: incoming.method,
-        headers: { ...incoming.headers, host: target.host },
-      },
-      (answer) => {
-        outgoing.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(outgoing);
-      },
-    );
-    forward.on('error', () => outgoing.writeHead(502).end());
-    incoming.pipe(forward);
-  });
-  proxies.push(proxy);
-  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
-  return { url: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}/mcp`, hits };
+function connect(url: string, approve: boolean, asked: string[]): Promise<Client> {
+  return connect2026(url, { name: 'e2e-2026-approvals', approve, asked });
 }
 
 describe('approvals for 2026-07-28 clients through input_required', () => {
@@ -162,6 +117,7 @@ describe('approvals for 2026-07-28 clients through input_required', () => {
         startServe(config.path, ['--redis', redis.url], env),
       ]);
       const proxy = await roundRobin([a.url, b.url]);
+      proxies.push(proxy.server);
       const asked: string[] = [];
       const client = await connect(proxy.url, true, asked);
       const before = [...proxy.hits];

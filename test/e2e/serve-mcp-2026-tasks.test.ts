@@ -10,10 +10,19 @@
  * the same on PostgreSQL (pg-boss).
  */
 import { randomBytes } from 'node:crypto';
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { spawnServe, type ServeProcess } from './serve-helpers.js';
+import type { ServeProcess } from './serve-helpers.js';
+import {
+  TASKS,
+  callAsTask,
+  connect2026,
+  getTask,
+  pollUntil,
+  startServe2026,
+  terminal,
+} from './mcp-2026-helpers.js';
 import {
   hasRedisServer,
   probeConfig,
@@ -26,7 +35,6 @@ import {
 } from '../integration/jobs/jobs-helpers.js';
 import { postgresBinDir, startPostgres, type PostgresHandle } from '../integration/jobs/postgres-helpers.js';
 
-const TASKS = 'io.modelcontextprotocol/tasks';
 const serves: ServeProcess[] = [];
 const workers: WorkerProcess[] = [];
 let probe: ProbeServer | undefined;
@@ -41,96 +49,17 @@ afterAll(async () => {
   await pg?.stop();
 });
 
-async function startServe(configPath: string, args: string[] = [], env: NodeJS.ProcessEnv = {}) {
-  const serve = spawnServe(['--http', '--mcp-2026', '--port', '0', '--config', configPath, ...args], { env });
-  serves.push(serve);
-  const [, url] = (await serve.waitFor(/listening on (http:\/\/\S+)/)) as [string, string];
-  return { serve, url };
+function startServe(configPath: string, args: string[] = [], env: NodeJS.ProcessEnv = {}) {
+  return startServe2026(serves, configPath, args, env);
 }
 
 /** A 2026-pinned SDK v2 client; `tasks` declares the extension in every request's capabilities. */
-async function connect(url: string, tasks = true): Promise<Client> {
-  const client = new Client(
-    { name: 'e2e-2026-tasks', version: '1.0.0' },
-    {
-      capabilities: { elicitation: { form: {} }, ...(tasks ? { extensions: { [TASKS]: {} } } : {}) },
-      versionNegotiation: { mode: { pin: '2026-07-28' } },
-    },
-  );
-  await client.connect(new StreamableHTTPClientTransport(new URL(url)));
-  return client;
+function connect(url: string, tasks = true): Promise<Client> {
+  return connect2026(url, { name: 'e2e-2026-tasks', tasks });
 }
 
-/** `execute_code` as the 2026 `tools/call` the SDK client would send, declaring the extension. */
-async function callAsTask(url: string, code: string): Promise<Record<string, unknown>> {
-  const response = await fetch(url, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': '2026-07-28',
-      'mcp-method': 'tools/call',
-      'mcp-name': 'execute_code',
-    },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'tools/call',
-      params: {
-        name: 'execute_code',
-        arguments: { code },
-        _meta: {
-          'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-          'io.modelcontextprotocol/clientInfo': { name: 'e2e-2026-tasks-raw', version: '1.0.0' },
-          'io.modelcontextprotocol/clientCapabilities': { extensions: { [TASKS]: {} } },
-        },
-      },
-    }),
-  });
-  const body = (await response.json()) as { result?: Record<string, unknown>; error?: unknown };
-  if (body.result === undefined) throw new Error(`no result: ${JSON.stringify(body)}`);
-  return body.result;
-}
-
-const TaskSchema = z.looseObject({
-  taskId: z.string(),
-  status: z.string(),
-  createdAt: z.string(),
-  lastUpdatedAt: z.string(),
-  ttlMs: z.number().nullable(),
-  pollIntervalMs: z.number().optional(),
-  statusMessage: z.string().optional(),
-  inputRequests: z.record(z.string(), z.unknown()).optional(),
-  result: z
-    .looseObject({ content: z.array(z.looseObject({ type: z.string(), text: z.string().optional() })) })
-    .optional(),
-  error: z.looseObject({ code: z.number(), message: z.string() }).optional(),
-});
-type Task = z.infer<typeof TaskSchema>;
 const Ack = z.looseObject({});
 
-const getTask = (client: Client, taskId: string): Promise<Task> =>
-  client.request({ method: 'tasks/get', params: { taskId } }, TaskSchema);
-
-/** Polls `tasks/get` (at the task's own `pollIntervalMs`) until `done` holds; bounded by `timeoutMs`. */
-async function pollUntil(
-  client: Client,
-  taskId: string,
-  done: (task: Task) => boolean,
-  timeoutMs = 90_000,
-): Promise<{ task: Task; seen: string[] }> {
-  const seen: string[] = [];
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const task = await getTask(client, taskId);
-    if (seen.at(-1) !== task.status) seen.push(task.status);
-    if (done(task)) return { task, seen };
-    if (Date.now() > until) throw new Error(`task ${taskId} still ${task.status} after ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, task.pollIntervalMs ?? 1_000));
-  }
-}
-
-const terminal = (task: Task): boolean => ['completed', 'failed', 'cancelled'].includes(task.status);
 const errorOf = (promise: Promise<unknown>): Promise<string> =>
   promise.then(
     () => 'answered',

@@ -335,8 +335,27 @@ async function run(argv: string[], io: CliIo): Promise<number> {
       );
       await aborted(io.signal);
     } else {
+      // Issue 28: a legacy client's execute_code with params.task runs on the jobs backend, opened
+      // at the first task (a stdio client's initialize waits for none of it).
+      const { createLegacyTasks } = await import('../../server/legacy-tasks.js');
+      const legacyTasks = createLegacyTasks({
+        backend: async () => {
+          const { openJobBackend, RuntimeRegistry } = await import('../../jobs/index.js');
+          jobs = await openJobBackend({
+            jobs: config.jobs,
+            runtimes: new RuntimeRegistry({ configs: {}, borrowed: { default: runtime } }),
+            env: io.env,
+          });
+          return jobs;
+        },
+        ttlMs: config.serve.taskTtlMs,
+        pollIntervalMs: config.serve.taskPollIntervalMs,
+        maxPerClient: config.serve.maxTasksPerClient,
+        approvalTimeoutMs: config.jobs.approvalTimeoutMs,
+      });
       const stdio = await startStdioServer({
         ...serverOptions,
+        legacyTasks,
         mcp2026: parsed.mcp2026 === true,
         stdin: io.stdin as Readable,
         stdout: io.stdout as Writable,
