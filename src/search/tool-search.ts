@@ -210,8 +210,9 @@ class ToolSearchIndex implements ToolSearch {
   }
 
   #clearNeighbours(): void {
-    this.#neighbours.forward.clear();
-    this.#neighbours.backward.clear();
+    // Checked first: a catalog build calls this once per tool, nearly always with nothing kept.
+    if (this.#neighbours.forward.size > 0) this.#neighbours.forward.clear();
+    if (this.#neighbours.backward.size > 0) this.#neighbours.backward.clear();
   }
 
   /** The schema-inferred links of the catalog, built from the entries on first use. */

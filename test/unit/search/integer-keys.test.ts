@@ -3,6 +3,7 @@ import { InternedNames } from '../../../src/search/interned-names.js';
 import { QueryFeedback, selectNth } from '../../../src/search/query-feedback.js';
 import { ScoreMerge } from '../../../src/search/score-merge.js';
 import { createToolSearch } from '../../../src/search/tool-search.js';
+import { splitName } from '../../../src/search/tokenize.js';
 import { seededRandom } from '../../../src/util/seeded-random.js';
 
 describe('interned names', () => {
@@ -114,6 +115,25 @@ describe('the lexical guard over the merge', () => {
       'other_0',
       'other_1',
       'weather_forecast',
+    ]);
+  });
+});
+
+describe('split names, memoised by word', () => {
+  it('gives the same parts on every call, and a caller changing its copy changes no later answer', () => {
+    const first = splitName('srv2.getHTTPServer2x_list');
+    expect(first).toEqual(['srv', '2', 'get', 'http', 'server', '2', 'x', 'list']);
+    first.length = 0;
+    expect(splitName('other.getHTTPServer2x')).toEqual(['other', 'get', 'http', 'server', '2', 'x']);
+    expect(splitName('srv2.getHTTPServer2x_list')).toEqual([
+      'srv',
+      '2',
+      'get',
+      'http',
+      'server',
+      '2',
+      'x',
+      'list',
     ]);
   });
 });
