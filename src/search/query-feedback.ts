@@ -213,15 +213,28 @@ export class QueryFeedback {
     this.#epoch = this.#clock;
   }
 
-  /** Keeps the `keep` strongest tools of one term. */
+  /**
+   * Keeps the `keep` strongest tools of one term: a selection finds the cut, and at the cut the
+   * earliest recorded are kept (what a stable sort by strength would keep).
+   */
   #forgetTools(stats: TermStats, keep: number): void {
-    const ranked = [...stats.tools].sort((a, b) => b[1].value - a[1].value);
-    for (let i = keep; i < ranked.length; i++) {
-      stats.tools.delete(ranked[i]![0]);
-      this.#tools.release(ranked[i]![0]);
+    const size = stats.tools.size;
+    if (size <= keep) return;
+    if (this.#values.length < size) this.#values = new Float64Array(size * 2);
+    const values = this.#values;
+    let i = 0;
+    for (const pair of stats.tools.values()) values[i++] = pair.value;
+    const cut = selectNth(values, size, size - keep);
+    let above = 0;
+    for (const pair of stats.tools.values()) if (pair.value > cut) above++;
+    let atCut = keep - above;
+    for (const [tool, pair] of stats.tools) {
+      if (pair.value > cut || (pair.value === cut && atCut-- > 0)) continue;
+      stats.tools.delete(tool);
+      this.#tools.release(tool);
     }
     stats.ranked = undefined;
-    this.#pairs -= Math.max(0, ranked.length - keep);
+    this.#pairs -= size - keep;
   }
 
   /** Keeps the `maxTerms` most used terms, with their pairs. */

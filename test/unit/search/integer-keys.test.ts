@@ -43,6 +43,24 @@ describe('query feedback by tool id', () => {
     expect(names.sort()).toEqual(['x498', 'x499']);
   });
 
+  it("forgets a term's weakest tools, keeping the earliest recorded at the cut, and frees their ids", () => {
+    const feedback = new QueryFeedback({ halfLifeUses: Infinity, maxToolsPerTerm: 4 });
+    // Counts a:3, b:3, then c, d, e, f once each: the sixth tool passes the bound and its margin.
+    for (const [tool, times] of [
+      ['a', 3],
+      ['b', 3],
+      ['c', 1],
+      ['d', 1],
+      ['e', 1],
+      ['f', 1],
+    ] as const)
+      for (let i = 0; i < times; i++) feedback.record(['plot'], [tool]);
+    expect(feedback.pairs).toBe(4);
+    expect(feedback.tools).toBe(4);
+    const kept = feedback.score(['plot'], { evidencePrior: 2, minCount: 1 });
+    expect([...kept.keys()].sort()).toEqual(['a', 'b', 'c', 'd']);
+  });
+
   it('breaks ties at the cut by tool name, as a sort by name would', () => {
     const feedback = new QueryFeedback(Infinity);
     // Ten tools with the same evidence, recorded in an order unlike their names.
