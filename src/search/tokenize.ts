@@ -240,22 +240,8 @@ function wordTerms(
 /** The lowercase identifier words of a name, unstemmed (`get_teamMembers` → `get team members`). */
 export function splitName(name: string): string[] {
   const out: string[] = [];
-  for (const word of name.split(SEPARATORS)) {
-    if (word === '') continue;
-    let parts = NAME_PARTS.get(word);
-    if (!parts) {
-      parts = splitHumps(word)
-        .filter((part) => part !== '')
-        .map((part) => part.toLowerCase());
-      if (word.length <= MAX_TOKEN_CHARS) {
-        if (NAME_PARTS.size >= MAX_CACHED_WORDS) NAME_PARTS.clear();
-        NAME_PARTS.set(word, parts);
-      }
-    }
-    for (const part of parts) out.push(part);
+  for (const match of name.matchAll(/[\p{L}\p{N}]+/gu)) {
+    for (const part of splitHumps(match[0])) if (part !== '') out.push(part.toLowerCase());
   }
   return out;
 }
-
-/** The lowercase parts of one run of letters and digits, memoised like the terms of {@link tokenize}. */
-const NAME_PARTS = new Map<string, readonly string[]>();
