@@ -17,9 +17,14 @@
  * every observation fades with the half-life; past a bound by a margin (a quarter for the tools of
  * one term, a tenth for the terms and for all pairs), the entries with the smallest decayed counts
  * are forgotten down to the bound, so recording stays amortised O(1) and memory stays bounded.
+ *
+ * Tools are kept as interned integer ids (an id no pair holds any more is reused), so recording
+ * and scoring key maps and typed accumulators by small integers, and names are read back only for
+ * the tools a query returns.
  */
 
 import { DEFAULT_FEEDBACK_CANDIDATES, DEFAULT_MAX_FEEDBACK_PAIRS } from '../config/defaults.js';
+import { InternedNames } from './interned-names.js';
 
 /** Recorded uses after which one observation weighs half (older uses fade, none is dropped at once). */
 export const DEFAULT_FEEDBACK_HALF_LIFE_USES = 5_000;
@@ -51,7 +56,8 @@ interface Pair {
 
 interface TermStats {
   value: number;
-  tools: Map<string, Pair>;
+  /** By interned tool id. */
+  tools: Map<number, Pair>;
   /** Its strongest tools as a query reads them (dropped when a use changes the term). */
   ranked: RankedTools | undefined;
 }
@@ -59,8 +65,20 @@ interface TermStats {
 /** What {@link QueryFeedback.score} reads of one term, for one minimum count. */
 interface RankedTools {
   minCount: number;
-  tools: string[];
+  tools: Int32Array;
   weights: Float64Array;
+}
+
+/**
+ * What {@link QueryFeedback.scoreIds} returns: the tools with the most evidence for a query, in
+ * parallel arrays of `length` (interned tool ids, their scores, the query term that contributed
+ * most to each). Reused by the next call: read it before scoring again.
+ */
+export interface FeedbackScores {
+  length: number;
+  tools: Int32Array;
+  scores: Float64Array;
+  terms: string[];
 }
 
 /** Bounds of a {@link QueryFeedback}; every field defaults to the constant of the same name. */
@@ -91,6 +109,21 @@ export interface FeedbackScoreOptions {
 /** Learned query-term → tool associations. */
 export class QueryFeedback {
   readonly #terms = new Map<string, TermStats>();
+  readonly #tools = new InternedNames();
+  /** Per-query scratch, indexed by tool id (grown with the ids). */
+  #sums = new Float64Array(0);
+  #best = new Float64Array(0);
+  #bestTerm = new Int32Array(0);
+  #stamp = new Uint32Array(0);
+  #query = 0;
+  #touched = new Int32Array(0);
+  #values = new Float64Array(0);
+  readonly #out: FeedbackScores = {
+    length: 0,
+    tools: new Int32Array(0),
+    scores: new Float64Array(0),
+    terms: [],
+  };
   readonly #halfLife: number;
   readonly #maxPairs: number;
   readonly #maxTerms: number;
@@ -144,6 +177,7 @@ export class QueryFeedback {
       this.#rescale(scale);
       scale = 1;
     }
+    const toolIds = distinctTools.map((tool) => this.#tools.intern(tool));
     for (const term of distinctTerms) {
       let stats = this.#terms.get(term);
       if (!stats) {
@@ -152,11 +186,12 @@ export class QueryFeedback {
       }
       stats.value += scale;
       stats.ranked = undefined;
-      for (const tool of distinctTools) {
+      for (const tool of toolIds) {
         let pair = stats.tools.get(tool);
         if (!pair) {
           pair = { value: 0, seen: 0 };
           stats.tools.set(tool, pair);
+          this.#tools.retain(tool);
           this.#pairs++;
         }
         pair.value += scale;
@@ -178,12 +213,28 @@ export class QueryFeedback {
     this.#epoch = this.#clock;
   }
 
-  /** Keeps the `keep` strongest tools of one term. */
+  /**
+   * Keeps the `keep` strongest tools of one term: a selection finds the cut, and at the cut the
+   * earliest recorded are kept (what a stable sort by strength would keep).
+   */
   #forgetTools(stats: TermStats, keep: number): void {
-    const ranked = [...stats.tools].sort((a, b) => b[1].value - a[1].value);
-    for (let i = keep; i < ranked.length; i++) stats.tools.delete(ranked[i]![0]);
+    const size = stats.tools.size;
+    if (size <= keep) return;
+    if (this.#values.length < size) this.#values = new Float64Array(size * 2);
+    const values = this.#values;
+    let i = 0;
+    for (const pair of stats.tools.values()) values[i++] = pair.value;
+    const cut = selectNth(values, size, size - keep);
+    let above = 0;
+    for (const pair of stats.tools.values()) if (pair.value > cut) above++;
+    let atCut = keep - above;
+    for (const [tool, pair] of stats.tools) {
+      if (pair.value > cut || (pair.value === cut && atCut-- > 0)) continue;
+      stats.tools.delete(tool);
+      this.#tools.release(tool);
+    }
     stats.ranked = undefined;
-    this.#pairs -= Math.max(0, ranked.length - keep);
+    this.#pairs -= size - keep;
   }
 
   /** Keeps the `maxTerms` most used terms, with their pairs. */
@@ -192,6 +243,7 @@ export class QueryFeedback {
     for (let i = this.#maxTerms; i < ranked.length; i++) {
       const [term, stats] = ranked[i]!;
       this.#pairs -= stats.tools.size;
+      for (const tool of stats.tools.keys()) this.#tools.release(tool);
       this.#terms.delete(term);
     }
   }
@@ -212,6 +264,7 @@ export class QueryFeedback {
       for (const [tool, pair] of stats.tools) {
         if (pair.value < cut || (pair.value === cut && atCut-- <= 0)) {
           stats.tools.delete(tool);
+          this.#tools.release(tool);
           this.#pairs--;
         }
       }
@@ -219,66 +272,131 @@ export class QueryFeedback {
     }
   }
 
+  /** Distinct tool names the pairs hold (their ids are reused once no pair holds them). */
+  get tools(): number {
+    return this.#tools.size;
+  }
+
+  /** The name of a tool id that {@link scoreIds} returned. */
+  toolName(id: number): string {
+    return this.#tools.name(id);
+  }
+
   /**
    * Feedback score of the tools with the most evidence for the query `terms` (0–1: the mean over
    * the query's distinct terms of the shrunk share of uses with that term that used the tool; at
    * most `limit`, the highest first), and for each tool the term that contributed most (for its
-   * reason).
+   * reason), by name.
    */
   score(
     terms: readonly string[],
     options: FeedbackScoreOptions,
   ): Map<string, { score: number; term: string }> {
+    const scored = this.scoreIds(terms, options);
     const out = new Map<string, { score: number; term: string }>();
+    for (let i = 0; i < scored.length; i++)
+      out.set(this.#tools.name(scored.tools[i]!), { score: scored.scores[i]!, term: scored.terms[i]! });
+    return out;
+  }
+
+  /**
+   * {@link score} by tool id, in reused arrays: shares are summed into accumulators indexed by
+   * tool id, and the best `limit` are chosen by one selection of the cut (ties at the cut by name).
+   */
+  scoreIds(terms: readonly string[], options: FeedbackScoreOptions): FeedbackScores {
+    const out = this.#out;
+    out.length = 0;
     const distinct = [...new Set(terms)];
     if (distinct.length === 0 || this.#terms.size === 0) return out;
     // Counts are stored scaled; one factor turns them into decayed counts.
     const unscale = 1 / this.#scale();
     const { minCount, evidencePrior } = options;
-    // Accumulated in parallel arrays (slot per tool), objects made only for the tools returned.
-    const slots = new Map<string, number>();
-    const tools: string[] = [];
-    const scores: number[] = [];
-    const best: number[] = [];
-    const bestTerm: string[] = [];
-    for (const term of distinct) {
-      const stats = this.#terms.get(term);
+    this.#grow();
+    const sums = this.#sums;
+    const best = this.#best;
+    const bestTerm = this.#bestTerm;
+    const stamp = this.#stamp;
+    const touched = this.#touched;
+    this.#query = (this.#query + 1) >>> 0;
+    if (this.#query === 0) {
+      stamp.fill(0);
+      this.#query = 1;
+    }
+    const query = this.#query;
+    let count = 0;
+    for (let t = 0; t < distinct.length; t++) {
+      const stats = this.#terms.get(distinct[t]!);
       if (!stats) continue;
       const factor = unscale / ((stats.value * unscale + evidencePrior) * distinct.length);
       const ranked = this.#ranked(stats, minCount);
-      for (let i = 0; i < ranked.tools.length; i++) {
-        const tool = ranked.tools[i]!;
-        const share = ranked.weights[i]! * factor;
-        const slot = slots.get(tool);
-        if (slot === undefined) {
-          slots.set(tool, tools.length);
-          tools.push(tool);
-          scores.push(share);
-          best.push(share);
-          bestTerm.push(term);
+      const tools = ranked.tools;
+      const weights = ranked.weights;
+      for (let i = 0; i < tools.length; i++) {
+        const tool = tools[i]!;
+        const share = weights[i]! * factor;
+        if (stamp[tool] !== query) {
+          stamp[tool] = query;
+          touched[count++] = tool;
+          sums[tool] = share;
+          best[tool] = share;
+          bestTerm[tool] = t;
         } else {
-          scores[slot]! += share;
-          if (share > best[slot]!) {
-            best[slot] = share;
-            bestTerm[slot] = term;
+          sums[tool]! += share;
+          if (share > best[tool]!) {
+            best[tool] = share;
+            bestTerm[tool] = t;
           }
         }
       }
     }
     const limit = options.limit ?? DEFAULT_FEEDBACK_CANDIDATES;
-    // The best `limit` by score (ties at the cut by name): a numeric sort finds the cut.
+    // The best `limit` by score (ties at the cut by name): a selection finds the cut.
     let cut = -Infinity;
-    if (tools.length > limit) cut = Float64Array.from(scores).sort()[tools.length - limit]!;
-    const atCut: number[] = [];
-    for (let slot = 0; slot < tools.length; slot++) {
-      const score = scores[slot]!;
-      if (score > cut) out.set(tools[slot]!, { score, term: bestTerm[slot]! });
-      else if (score === cut) atCut.push(slot);
+    if (count > limit) {
+      const values = this.#values;
+      for (let i = 0; i < count; i++) values[i] = sums[touched[i]!]!;
+      cut = selectNth(values, count, count - limit);
     }
-    atCut.sort((a, b) => (tools[a]! < tools[b]! ? -1 : 1));
-    for (const slot of atCut.slice(0, limit - out.size))
-      out.set(tools[slot]!, { score: scores[slot]!, term: bestTerm[slot]! });
+    if (out.tools.length < Math.min(count, limit)) {
+      out.tools = new Int32Array(limit);
+      out.scores = new Float64Array(limit);
+    }
+    const atCut: number[] = [];
+    for (let i = 0; i < count; i++) {
+      const tool = touched[i]!;
+      const score = sums[tool]!;
+      if (score > cut) {
+        out.tools[out.length] = tool;
+        out.scores[out.length] = score;
+        out.terms[out.length++] = distinct[bestTerm[tool]!]!;
+      } else if (score === cut) atCut.push(tool);
+    }
+    if (atCut.length > 0) {
+      const names = this.#tools;
+      atCut.sort((a, b) => (names.name(a) < names.name(b) ? -1 : 1));
+      for (let i = 0; i < atCut.length && out.length < limit; i++) {
+        const tool = atCut[i]!;
+        out.tools[out.length] = tool;
+        out.scores[out.length] = sums[tool]!;
+        out.terms[out.length++] = distinct[bestTerm[tool]!]!;
+      }
+    }
+    out.terms.length = out.length;
     return out;
+  }
+
+  /** Grows the per-query scratch to the tool ids' capacity. */
+  #grow(): void {
+    const capacity = this.#tools.capacity;
+    if (this.#sums.length >= capacity) return;
+    const size = Math.max(64, capacity * 2);
+    this.#sums = new Float64Array(size);
+    this.#best = new Float64Array(size);
+    this.#bestTerm = new Int32Array(size);
+    this.#stamp = new Uint32Array(size);
+    this.#query = 0;
+    this.#touched = new Int32Array(size);
+    this.#values = new Float64Array(size);
   }
 
   /**
@@ -295,9 +413,36 @@ export class QueryFeedback {
       .slice(0, DEFAULT_FEEDBACK_TOOLS_READ_PER_TERM);
     stats.ranked = {
       minCount,
-      tools: kept.map(([tool]) => tool),
+      tools: Int32Array.from(kept, ([tool]) => tool),
       weights: Float64Array.from(kept, ([, weight]) => weight),
     };
     return stats.ranked;
   }
+}
+
+/**
+ * The value that would sit at index `n` if the first `length` values were sorted ascending
+ * (Hoare's selection; reorders them). Values are finite numbers.
+ */
+export function selectNth(values: Float64Array, length: number, n: number): number {
+  let lo = 0;
+  let hi = length - 1;
+  while (lo < hi) {
+    const pivot = values[(lo + hi) >>> 1]!;
+    let i = lo;
+    let j = hi;
+    while (i <= j) {
+      while (values[i]! < pivot) i++;
+      while (values[j]! > pivot) j--;
+      if (i <= j) {
+        const swap = values[i]!;
+        values[i++] = values[j]!;
+        values[j--] = swap;
+      }
+    }
+    if (n <= j) hi = j;
+    else if (n >= i) lo = i;
+    else return values[n]!;
+  }
+  return values[n]!;
 }

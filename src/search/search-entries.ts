@@ -99,6 +99,11 @@ export class SearchEntries {
     return this.#entries.get(name);
   }
 
+  /** One more than the largest id ever given: arrays indexed by entry id need this length. */
+  get capacity(): number {
+    return this.#byId.length;
+  }
+
   byId(id: number): Entry | undefined {
     return this.#byId[id];
   }

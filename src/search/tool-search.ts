@@ -31,6 +31,7 @@ import {
 } from './options.js';
 import { expandQuery, isFlatFirstPass, selectTop } from './query-expansion.js';
 import { QueryFeedback } from './query-feedback.js';
+import { ScoreMerge } from './score-merge.js';
 import { indexedFields, SearchEntries } from './search-entries.js';
 import { describeStep, lexicalReason, originalWords, round } from './search-reasons.js';
 import { DEFAULT_STEMMING, tokenize, type TokenizeOptions } from './tokenize.js';
@@ -94,6 +95,8 @@ class ToolSearchIndex implements ToolSearch {
   /** Raw uses for `serialize()`, bounded by {@link DEFAULT_MAX_SERIALIZED_USES}. */
   #usages: Array<[string, string[]]> = [];
   readonly #entries = new SearchEntries();
+  /** The merge of one query's scores by entry id (reused). */
+  readonly #merge = new ScoreMerge();
   /**
    * The walk's neighbour lists under the default ranking options, kept across queries; cleared
    * when a run is recorded, the catalog changes or it reaches its bound.
@@ -207,8 +210,9 @@ class ToolSearchIndex implements ToolSearch {
   }
 
   #clearNeighbours(): void {
-    this.#neighbours.forward.clear();
-    this.#neighbours.backward.clear();
+    // Checked first: a catalog build calls this once per tool, nearly always with nothing kept.
+    if (this.#neighbours.forward.size > 0) this.#neighbours.forward.clear();
+    if (this.#neighbours.backward.size > 0) this.#neighbours.backward.clear();
   }
 
   /** The schema-inferred links of the catalog, built from the entries on first use. */
@@ -375,14 +379,22 @@ class ToolSearchIndex implements ToolSearch {
     const text = query.slice(0, DEFAULT_MAX_QUERY_CHARS);
     const terms = tokenize(text, this.#lexical);
 
-    // Query feedback: learned term → tool associations, added to the lexical score.
-    const feedback = new Map<string, { score: number; term: string }>();
+    // Query feedback: learned term → tool associations, added to the lexical score, by entry id.
+    const feedbackIds: number[] = [];
+    const feedbackScores: number[] = [];
+    const feedbackTerms = new Map<number, string>();
     if (mode === 'hybrid' && ranking.feedbackWeight > 0 && !this.#feedback.empty) {
-      const learned = this.#feedback.score(terms, {
+      const learned = this.#feedback.scoreIds(terms, {
         evidencePrior: ranking.evidencePrior,
         minCount: ranking.feedbackMinCount,
       });
-      for (const [name, value] of learned) if (this.#entries.has(name)) feedback.set(name, value);
+      for (let i = 0; i < learned.length; i++) {
+        const entry = this.#entries.get(this.#feedback.toolName(learned.tools[i]!));
+        if (!entry) continue;
+        feedbackIds.push(entry.id);
+        feedbackScores.push(learned.scores[i]!);
+        feedbackTerms.set(entry.id, learned.terms[i]!);
+      }
     }
 
     // Lexical scores (normalised to 0–1 by the best one when read), after RM3 where it pays:
@@ -390,7 +402,7 @@ class ToolSearchIndex implements ToolSearch {
     // uses it only for queries that learned feedback does not cover (with usage it lowered
     // UltraTool's graph ranking), and only when the first pass is not flat (see `expansionWhen`).
     const { scores, ids } = this.#index.score(terms, ranking);
-    const expand = this.#expands(mode, ranking, feedback.size > 0, ids, scores);
+    const expand = this.#expands(mode, ranking, feedbackIds.length > 0, ids, scores);
     if (expand) {
       // The expanded query re-scores the best first-pass hits: the query's own terms weigh
       // (1 − w) everywhere (scaling keeps the order of the rest), the expansion on top.
@@ -414,24 +426,28 @@ class ToolSearchIndex implements ToolSearch {
     }
     let best = 0;
     for (const id of ids) if (scores[id]! > best) best = scores[id]!;
-    const lexicalScore = (name: string): number => {
-      const entry = this.#entries.get(name)!;
-      return this.#index.matched(entry.id) ? scores[entry.id]! / best : 0;
-    };
+    const index = this.#index;
+    const lexicalScore = (id: number): number => (index.matched(id) ? scores[id]! / best : 0);
+    const nameOf = (id: number): string => this.#entries.byId(id)!.name;
     // The best k lexical hits; the longest list selected so far serves every shorter request.
     let selected: number[] = [];
-    const topLexical = (k: number): Array<[string, number]> => {
+    const topLexical = (k: number): number[] => {
       if (k > selected.length && selected.length < ids.length) selected = selectTop(ids, scores, k);
-      return selected.slice(0, k).map((id) => [this.#entries.byId(id)!.name, scores[id]! / best]);
+      return selected.length > k ? selected.slice(0, k) : selected;
     };
     const exact = this.#entries.exactNames(text);
+    const merge = this.#merge;
 
     /** Lexical plus feedback score of the best `k` such tools (the walk's seeds). */
     const topBase = (k: number): Array<[string, number]> => {
-      const base = new Map(topLexical(k + feedback.size));
-      for (const [name, value] of feedback)
-        base.set(name, (base.get(name) ?? lexicalScore(name)) + ranking.feedbackWeight * value.score);
-      return [...base].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).slice(0, k);
+      merge.begin(this.#entries.capacity);
+      for (const id of topLexical(k + feedbackIds.length)) merge.set(id, scores[id]! / best);
+      for (let i = 0; i < feedbackIds.length; i++) {
+        const id = feedbackIds[i]!;
+        const base = merge.has(id) ? merge.get(id) : lexicalScore(id);
+        merge.set(id, base + ranking.feedbackWeight * feedbackScores[i]!);
+      }
+      return merge.top(k, nameOf).map((id) => [nameOf(id), merge.get(id)]);
     };
 
     const graphReasons = new Map<string, Credit>();
@@ -440,7 +456,7 @@ class ToolSearchIndex implements ToolSearch {
       mode === 'hybrid' &&
       ranking.graphWeight > 0 &&
       ranking.beamDepth > 0 &&
-      (ids.length > 0 || feedback.size > 0) &&
+      (ids.length > 0 || feedbackIds.length > 0) &&
       // Nothing observed and no inferred edges: the walk would find no step.
       (!this.#graph.empty || ranking.inferredEdgeShare > 0)
     ) {
@@ -461,27 +477,41 @@ class ToolSearchIndex implements ToolSearch {
     const strong = ranking.lexicalGuard;
     const lexicalTop =
       ids.length > 0
-        ? topLexical(Math.max(limit, strong) + graphReasons.size + feedback.size + (exact?.size ?? 0))
+        ? topLexical(Math.max(limit, strong) + graphReasons.size + feedbackIds.length + (exact?.size ?? 0))
         : [];
-    const final = new Map<string, number>(lexicalTop);
-    for (const [name, value] of feedback)
-      final.set(name, (final.get(name) ?? lexicalScore(name)) + ranking.feedbackWeight * value.score);
+    merge.begin(this.#entries.capacity);
+    for (const id of lexicalTop) merge.set(id, scores[id]! / best);
+    for (let i = 0; i < feedbackIds.length; i++) {
+      const id = feedbackIds[i]!;
+      const base = merge.has(id) ? merge.get(id) : lexicalScore(id);
+      merge.set(id, base + ranking.feedbackWeight * feedbackScores[i]!);
+    }
     for (const [name, credit] of graphReasons) {
-      const base = final.get(name) ?? lexicalScore(name);
-      final.set(name, base + ranking.graphWeight * credit.score);
+      const id = this.#entries.get(name)!.id;
+      const base = merge.has(id) ? merge.get(id) : lexicalScore(id);
+      merge.set(id, base + ranking.graphWeight * credit.score);
     }
     for (const name of exact ?? []) {
-      const base = final.get(name) ?? lexicalScore(name);
-      final.set(name, base + 1 + ranking.graphWeight + ranking.feedbackWeight);
+      const id = this.#entries.get(name)!.id;
+      const base = merge.has(id) ? merge.get(id) : lexicalScore(id);
+      merge.set(id, base + 1 + ranking.graphWeight + ranking.feedbackWeight);
     }
 
-    const sorted = [...final].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
-    const guarded = new Set(
-      lexicalTop
-        .slice(0, Math.min(strong, DEFAULT_LEXICAL_GUARD_HITS))
-        .filter(([, score]) => score >= DEFAULT_LEXICAL_GUARD_SHARE)
-        .map(([name]) => name),
-    );
+    const guardedIds = lexicalTop
+      .slice(0, Math.min(strong, DEFAULT_LEXICAL_GUARD_HITS))
+      .filter((id) => scores[id]! / best >= DEFAULT_LEXICAL_GUARD_SHARE);
+    const guarded = new Set(guardedIds.map(nameOf));
+    // The guard reads the top `limit` and where the guarded hits stand: the best `limit + guarded`
+    // of the merge, then any guarded hit below them, in the same order.
+    const topIds = merge.top(limit + guardedIds.length, nameOf);
+    const inTop = new Set(topIds);
+    const below = guardedIds.filter((id) => !inTop.has(id));
+    if (below.length > 0) {
+      const value = (id: number): number => merge.get(id);
+      below.sort((a, b) => value(b) - value(a) || (nameOf(a) < nameOf(b) ? -1 : 1));
+      topIds.push(...below);
+    }
+    const sorted = topIds.map((id): [string, number] => [nameOf(id), merge.get(id)]);
     const ranked = guardLexical(sorted, guarded, exact, Math.min(strong, limit)).slice(0, limit);
     const originals = originalWords(text, this.#lexical);
     const distinct = [...new Set(terms)];
@@ -499,8 +529,9 @@ class ToolSearchIndex implements ToolSearch {
         masks,
       );
       if (matched) reasons.push(matched);
-      const learned = feedback.get(name);
-      if (learned) reasons.push(`used after queries with '${originals.get(learned.term) ?? learned.term}'`);
+      const learned = feedbackTerms.get(this.#entries.get(name)!.id);
+      if (learned !== undefined)
+        reasons.push(`used after queries with '${originals.get(learned) ?? learned}'`);
       const graph = graphReasons.get(name);
       if (graph) reasons.push(describeStep(graph.step));
       return { name, score: round(score), reasons };

@@ -1,0 +1,157 @@
+import { describe, expect, it } from 'vitest';
+import { InternedNames } from '../../../src/search/interned-names.js';
+import { QueryFeedback, selectNth } from '../../../src/search/query-feedback.js';
+import { ScoreMerge } from '../../../src/search/score-merge.js';
+import { createToolSearch } from '../../../src/search/tool-search.js';
+import { splitName } from '../../../src/search/tokenize.js';
+import { seededRandom } from '../../../src/util/seeded-random.js';
+
+describe('interned names', () => {
+  it('reuses the id of a name nobody holds any more, and forgets that name', () => {
+    const names = new InternedNames();
+    const a = names.intern('a');
+    const b = names.intern('b');
+    names.retain(a);
+    names.retain(a);
+    names.retain(b);
+    expect(names.intern('a')).toBe(a);
+    names.release(a);
+    expect(names.idOf('a')).toBe(a);
+    names.release(a);
+    expect(names.idOf('a')).toBeUndefined();
+    expect(names.size).toBe(1);
+    const c = names.intern('c');
+    expect(c).toBe(a);
+    expect(names.name(c)).toBe('c');
+    expect(names.name(b)).toBe('b');
+    expect(names.capacity).toBe(2);
+  });
+});
+
+describe('query feedback by tool id', () => {
+  it('keeps the tool ids bounded by the pairs it remembers, and names stay right after ids are reused', () => {
+    const feedback = new QueryFeedback({ halfLifeUses: 1, maxPairs: 10 });
+    for (let i = 0; i < 500; i++) {
+      feedback.record([`t${i}`], [`x${i}`]);
+      feedback.record([`t${i}`], [`x${i}`]);
+    }
+    // Forgotten pairs free their tools: ids follow the pairs kept, not every tool ever seen.
+    expect(feedback.tools).toBeLessThanOrEqual(11);
+    expect([...feedback.score(['t499'], { evidencePrior: 2, minCount: 2 }).keys()]).toEqual(['x499']);
+    const scored = feedback.scoreIds(['t499', 't498'], { evidencePrior: 2, minCount: 2 });
+    const names = Array.from(scored.tools.subarray(0, scored.length), (id) => feedback.toolName(id));
+    expect(names.sort()).toEqual(['x498', 'x499']);
+  });
+
+  it("forgets a term's weakest tools, keeping the earliest recorded at the cut, and frees their ids", () => {
+    const feedback = new QueryFeedback({ halfLifeUses: Infinity, maxToolsPerTerm: 4 });
+    // Counts a:3, b:3, then c, d, e, f once each: the sixth tool passes the bound and its margin.
+    for (const [tool, times] of [
+      ['a', 3],
+      ['b', 3],
+      ['c', 1],
+      ['d', 1],
+      ['e', 1],
+      ['f', 1],
+    ] as const)
+      for (let i = 0; i < times; i++) feedback.record(['plot'], [tool]);
+    expect(feedback.pairs).toBe(4);
+    expect(feedback.tools).toBe(4);
+    const kept = feedback.score(['plot'], { evidencePrior: 2, minCount: 1 });
+    expect([...kept.keys()].sort()).toEqual(['a', 'b', 'c', 'd']);
+  });
+
+  it('breaks ties at the cut by tool name, as a sort by name would', () => {
+    const feedback = new QueryFeedback(Infinity);
+    // Ten tools with the same evidence, recorded in an order unlike their names.
+    for (const tool of ['j', 'c', 'h', 'a', 'e', 'b', 'i', 'd', 'g', 'f'])
+      for (let i = 0; i < 2; i++) feedback.record(['plot'], [tool]);
+    const top = feedback.score(['plot'], { evidencePrior: 2, minCount: 2, limit: 4 });
+    expect([...top.keys()].sort()).toEqual(['a', 'b', 'c', 'd']);
+  });
+
+  it('selects the value at a sorted position like a full sort does', () => {
+    const rand = seededRandom(7);
+    for (let round = 0; round < 200; round++) {
+      const length = 1 + Math.floor(rand() * 300);
+      // Few distinct values, so ties are common.
+      const values = Float64Array.from({ length }, () => Math.floor(rand() * 20) / 7);
+      const sorted = Float64Array.from(values).sort();
+      const n = Math.floor(rand() * length);
+      expect(selectNth(Float64Array.from(values), length, n)).toBe(sorted[n]);
+    }
+  });
+});
+
+describe('score merge', () => {
+  it('returns the best k by score, ties by name, exactly as a full sort by score then name', () => {
+    const rand = seededRandom(11);
+    const names = Array.from({ length: 400 }, (_, i) => `tool_${((i * 7919) % 400).toString(36)}`);
+    const merge = new ScoreMerge();
+    for (let round = 0; round < 50; round++) {
+      merge.begin(names.length);
+      const expected: Array<[string, number]> = [];
+      for (let id = 0; id < names.length; id++) {
+        if (rand() < 0.5) continue;
+        const score = Math.floor(rand() * 5) / 4;
+        merge.set(id, score);
+        expected.push([names[id]!, score]);
+      }
+      expected.sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
+      const k = 1 + Math.floor(rand() * 40);
+      const top = merge.top(k, (id) => names[id]!).map((id) => [names[id]!, merge.get(id)]);
+      expect(top).toEqual(expected.slice(0, k));
+    }
+  });
+
+  it('forgets what the previous merge touched', () => {
+    const merge = new ScoreMerge();
+    merge.begin(10);
+    merge.set(3, 1);
+    merge.begin(10);
+    expect(merge.has(3)).toBe(false);
+    merge.set(4, 0.5);
+    expect(merge.top(5, String)).toEqual([4]);
+  });
+});
+
+describe('the lexical guard over the merge', () => {
+  it('lifts a strong lexical hit that feedback pushed far below the limit back into the results', () => {
+    const tools = [
+      { name: 'weather_forecast', description: 'The forecast of the weather for a city' },
+      ...Array.from({ length: 12 }, (_, i) => ({ name: `other_${i}`, description: `Unrelated tool ${i}` })),
+    ];
+    const search = createToolSearch({ tools });
+    const used = tools.slice(1, 8).map((tool) => tool.name);
+    for (let i = 0; i < 20; i++) search.recordUsage({ query: 'weather forecast', tools: used });
+    const query = 'the weather forecast for a city';
+    // Without the guard, seven tools the feedback learned rank above the lexical match.
+    const unguarded = search.search(query, { limit: 10, lexicalGuard: 0 }).map((hit) => hit.name);
+    expect(unguarded.indexOf('weather_forecast')).toBe(7);
+    expect(search.search(query, { limit: 1 }).map((hit) => hit.name)).toEqual(['weather_forecast']);
+    expect(search.search(query, { limit: 3 }).map((hit) => hit.name)).toEqual([
+      'other_0',
+      'other_1',
+      'weather_forecast',
+    ]);
+  });
+});
+
+describe('split names, memoised by word', () => {
+  it('gives the same parts on every call, and a caller changing its copy changes no later answer', () => {
+    const first = splitName('srv2.getHTTPServer2x_list');
+    expect(first).toEqual(['srv', '2', 'get', 'http', 'server', '2', 'x', 'list']);
+    first.length = 0;
+    expect(splitName('other.getHTTPServer2x')).toEqual(['other', 'get', 'http', 'server', '2', 'x']);
+    expect(splitName('srv2.getHTTPServer2x_list')).toEqual([
+      'srv',
+      '2',
+      'get',
+      'http',
+      'server',
+      '2',
+      'x',
+      'list',
+    ]);
+  });
+});
