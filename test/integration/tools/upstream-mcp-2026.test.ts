@@ -4,7 +4,11 @@
  * loopback HTTP, and a real SDK 1.x server for the `auto` fallback. The server side counts every
  * JSON-RPC method that reaches it.
  */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { AddressInfo } from 'node:net';
 import {
   acceptedContent,
@@ -310,6 +314,34 @@ describe('upstream 2026-07-28 servers', () => {
     await expect(open(endpoint.url, undefined)).rejects.toMatchObject({ code: 'SERVER_START_FAILED' });
     expect(endpoint.methods).toContain('initialize');
     expect(endpoint.methods).not.toContain('server/discover');
+  });
+
+  it('speaks 2026-07-28 to a stdio child process with no initialize on its wire', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'codecall-modern-stdio-'));
+    cleanup.push({ close: async () => rmSync(dir, { recursive: true, force: true }) });
+    const log = join(dir, 'methods.log');
+    const script = fileURLToPath(new URL('../../fixtures/servers/modern-stdio-server.mjs', import.meta.url));
+    const config = parseConfig(
+      {
+        mcpServers: {
+          up: {
+            command: process.execPath,
+            args: [script],
+            env: { MODERN_METHODS_LOG: log },
+            protocol: '2026-07-28',
+          },
+        },
+      },
+      { file: join(process.cwd(), 'codecall.json'), env: {} },
+    );
+    const pool = await ToolPool.open(config, { requireAll: true });
+    cleanup.push(pool);
+    expect(statusOf(pool)).toMatchObject({ era: 'modern', state: 'connected' });
+    expect(statusOf(pool).pid).toBeGreaterThan(0);
+    expect(await pool.call('up.add', { a: 1, b: 2 }, code)).toEqual({ sum: 3 });
+    const methods = readFileSync(log, 'utf8').trim().split('\n');
+    expect(methods).toEqual(expect.arrayContaining(['server/discover', 'tools/list', 'tools/call']));
+    expect(methods).not.toContain('initialize');
   });
 
   it('resolves protocol to 2025-11-25 unless the entry says otherwise', () => {
