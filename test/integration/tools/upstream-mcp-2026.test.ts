@@ -4,7 +4,7 @@
  * loopback HTTP, and a real SDK 1.x server for the `auto` fallback. The server side counts every
  * JSON-RPC method that reaches it.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,6 +21,7 @@ import {
 import { afterEach, describe, expect, it } from 'vitest';
 import * as z from 'zod/v4';
 import { parseConfig } from '../../../src/config/index.js';
+import { CodecallRuntime } from '../../../src/execute/index.js';
 import { createExpenseServer, serveHttp } from '../../../src/testing/servers/index.js';
 import { ToolPool, type ServerStatus, type UpstreamAsker } from '../../../src/tools/index.js';
 
@@ -262,6 +263,47 @@ describe('upstream 2026-07-28 servers', () => {
     expect(a.content).toEqual([{ type: 'text', text: 'Deployed to a' }]);
     expect(b.content).toEqual([{ type: 'text', text: 'Deployed to b' }]);
     expect(askedBy.sort()).toEqual(['one:Deploy to a?', 'two:Deploy to b?']);
+  });
+
+  it("gives a script's input_required round to the run's asker (execute's hook)", async () => {
+    const endpoint = await serveModern();
+    cleanup.push(endpoint);
+    const dir = mkdtempSync(join(tmpdir(), 'codecall-modern-run-'));
+    cleanup.push({ close: async () => rmSync(dir, { recursive: true, force: true }) });
+    const configPath = join(dir, 'codecall.json');
+    writeFileSync(
+      configPath,
+      JSON.stringify({
+        mcpServers: {
+          up: {
+            type: 'http',
+            url: endpoint.url,
+            protocol: '2026-07-28',
+            allowedCallers: ['direct', 'code_execution'],
+          },
+        },
+        sandbox: { cpuTimeMs: 5_000, wallTimeMs: 60_000, memoryMb: 64 },
+        history: { enabled: false },
+      }),
+    );
+    const runtime = await CodecallRuntime.open({ load: { path: configPath }, history: false });
+    cleanup.push(runtime);
+    const asked: string[] = [];
+    const script = 'console.log(await tools.up.deploy({ env: "staging" }));';
+    const result = await runtime.execute(script, {
+      asker: async (request) => {
+        asked.push(String((request.params as { message?: unknown }).message));
+        return { action: 'accept', content: { confirm: true } };
+      },
+    });
+    expect(result.stdout.trim()).toBe('Deployed to staging');
+    expect(asked).toEqual(['Deploy to staging?']);
+    // Without an asker the script sees the call fail, saying why.
+    const refused = await runtime.execute(script);
+    expect(refused.status).toBe('error');
+    expect(refused.stderr + (refused.error?.message ?? '')).toMatch(
+      /cannot forward this elicitation request/,
+    );
   });
 
   it('fails a call whose input nobody who started it can give, and bounds the rounds', async () => {
