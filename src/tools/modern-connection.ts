@@ -50,7 +50,7 @@ export interface ModernToolsPage {
   cacheScope: 'public' | 'private' | undefined;
 }
 
-const FEATURE = 'Upstream MCP servers on the 2026-07-28 revision (mcpServers.<name>.protocol)';
+const FEATURE = 'Connecting an MCP server on the 2026-07-28 revision (mcpServers.<name>.protocol)';
 
 const ToolsPageSchema = z.looseObject({
   tools: z.array(z.unknown()),

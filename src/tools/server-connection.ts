@@ -388,6 +388,16 @@ export class ServerConnection {
 
   private startError(error: unknown): CodecallError {
     const reason = (error as Error)?.message ?? String(error);
+    // The optional SDK v2 client is missing (`protocol`): its message names the install; no other fix applies.
+    if (isCodecallError(error) && error.code === 'PACKAGE_MISSING')
+      return new CodecallError(
+        'SERVER_START_FAILED',
+        `MCP server "${this.name}" did not start: ${reason} Or remove "protocol" from mcpServers.${this.name} to connect it in 2025-11-25.`,
+        {
+          details: { server: this.name, servers: [this.name], stderrTail: '', reason, timedOut: false },
+          cause: error,
+        },
+      );
     const tail = this.stderr.trim();
     const config = this.config;
     const timedOut = errorCode(error) === CONNECT_TIMEOUT || errorCode(error) === REQUEST_TIMEOUT;
