@@ -135,6 +135,32 @@ export const DEFAULT_TOOL_LIST_MAX_PAGES = 100;
 export const DEFAULT_UPSTREAM_TASK_MIN_POLL_MS = 50;
 export const DEFAULT_UPSTREAM_TASK_MAX_POLL_MS = 5_000;
 export const DEFAULT_UPSTREAM_TASK_CANCEL_TIMEOUT_MS = 5_000;
+/**
+ * The MCP revision codecall speaks to an upstream server unless `mcpServers.<name>.protocol` says
+ * otherwise: the 2025-11-25 `initialize` handshake. Not `auto`: on stdio the SDK v2 probe waits
+ * its whole timeout for a legacy server that ignores unknown requests before it falls back, and
+ * a server that exits on one cannot be probed in place (SDK `docs/protocol-versions.md`,
+ * § Understand the probe); `auto` also needs the optional `@modelcontextprotocol/client`.
+ */
+export const DEFAULT_UPSTREAM_PROTOCOL = '2025-11-25';
+/**
+ * A 2026-07-28 upstream's tool list is reused for its `ttlMs` (SEP-2549), clamped to
+ * [{@link DEFAULT_UPSTREAM_LIST_MIN_TTL_MS}, {@link DEFAULT_UPSTREAM_LIST_MAX_TTL_MS}]: a hostile
+ * `ttlMs: 1` cannot make every catalog read a round trip, a `ttlMs` of days cannot freeze the
+ * catalog. A list without `ttlMs` (or `0`, "immediately stale") is re-read on demand, at most
+ * once per minimum TTL.
+ */
+export const DEFAULT_UPSTREAM_LIST_MIN_TTL_MS = 1_000;
+export const DEFAULT_UPSTREAM_LIST_MAX_TTL_MS = 3_600_000;
+/**
+ * Rounds of `input_required` (2026-07-28 multi round-trip requests) codecall answers for one
+ * upstream tool call before it fails the call (the SDK v2 client's own default is 10).
+ */
+export const DEFAULT_UPSTREAM_INPUT_REQUIRED_MAX_ROUNDS = 8;
+/** Bytes of one upstream `requestState` codecall echoes back; a longer one fails the call. */
+export const DEFAULT_UPSTREAM_REQUEST_STATE_MAX_BYTES = 65_536;
+/** Input requests accepted in one `input_required` round; more fail the call. */
+export const DEFAULT_UPSTREAM_INPUT_REQUESTS_MAX = 16;
 /** Tools accepted from one server; the rest are dropped with a report. */
 export const DEFAULT_SERVER_MAX_TOOLS = 5_000;
 /** Bytes of a server's error text kept in the error a script sees. */

@@ -26,6 +26,7 @@ import {
   DEFAULT_CONFIG_MAX_BYTES,
   DEFAULT_SERVER_CONNECT_TIMEOUT_MS,
   DEFAULT_SERVER_MAX_CONCURRENT_CALLS,
+  DEFAULT_UPSTREAM_PROTOCOL,
   DEFAULT_SERVER_MAX_MESSAGE_BYTES,
   DEFAULT_TOOL_CALL_TIMEOUT_MS,
 } from './defaults.js';
@@ -842,6 +843,11 @@ function resolveServer(
         });
     }
   } else {
+    if (kind === 'sse' && entry.protocol !== undefined && entry.protocol !== '2025-11-25')
+      issues.push({
+        path: at('protocol'),
+        message: `the 2026-07-28 revision has no SSE transport, so "protocol": "${entry.protocol}" cannot apply to an "sse" server. Fix: set "type": "http" if the server speaks Streamable HTTP, or remove "protocol".`,
+      });
     if (url === undefined)
       issues.push({
         path: at('url'),
@@ -894,6 +900,7 @@ function resolveServer(
     connectTimeoutMs: entry.connectTimeoutMs ?? DEFAULT_SERVER_CONNECT_TIMEOUT_MS,
     toolTimeoutMs,
     maxConcurrentCalls: entry.maxConcurrentCalls ?? DEFAULT_SERVER_MAX_CONCURRENT_CALLS,
+    protocol: entry.protocol ?? DEFAULT_UPSTREAM_PROTOCOL,
     tools: Object.fromEntries(
       Object.entries(entry.tools ?? {}).map(([tool, policy]): [string, ToolPolicyConfig] => [
         tool,

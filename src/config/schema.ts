@@ -71,6 +71,13 @@ export const toolPolicySchema = z.strictObject({
  */
 export const serverTypeSchema = z.enum(['stdio', 'http', 'streamable-http', 'streamableHttp', 'sse']);
 
+/**
+ * The MCP revision codecall speaks to one upstream server: `2025-11-25` (the `initialize`
+ * handshake, SDK 1.x), `2026-07-28` (`server/discover`, no `initialize`, SDK v2 pinned) or `auto`
+ * (probe with `server/discover`, fall back to `initialize`).
+ */
+export const upstreamProtocolSchema = z.enum(['2025-11-25', 'auto', '2026-07-28']);
+
 /** One entry of `mcpServers` (or VS Code's `servers`). */
 export const serverSchema = z.strictObject({
   // Client keys (Claude Code / Claude Desktop / Cursor / VS Code / Windsurf / Cline).
@@ -94,6 +101,7 @@ export const serverSchema = z.strictObject({
   toolTimeoutMs: timerMs.optional(),
   maxConcurrentCalls: positiveInt.optional(),
   maxMessageBytes: positiveInt.optional(),
+  protocol: upstreamProtocolSchema.optional(),
   tools: z.record(z.string(), toolPolicySchema).optional(),
 });
 

@@ -69,6 +69,9 @@ export interface ClientPolicyMapping {
   to: string;
 }
 
+/** The MCP revision spoken to an upstream server (`mcpServers.<name>.protocol`). */
+export type UpstreamProtocol = '2025-11-25' | 'auto' | '2026-07-28';
+
 /** Fields every server has, whatever its transport. */
 interface ServerConfigBase {
   /** The key in `mcpServers`. */
@@ -85,6 +88,12 @@ interface ServerConfigBase {
   toolTimeoutMs: number;
   /** Calls this server may have in flight at once. */
   maxConcurrentCalls: number;
+  /**
+   * The MCP revision spoken to this server: `2025-11-25` (`initialize`, the SDK 1.x client),
+   * `2026-07-28` (`server/discover`, the SDK v2 client pinned) or `auto` (probe, fall back).
+   * Default `DEFAULT_UPSTREAM_PROTOCOL` (`2025-11-25`).
+   */
+  protocol: UpstreamProtocol;
   /** Per-tool policy, keyed by the tool's MCP name. */
   tools: Record<string, ToolPolicyConfig>;
   /** Other clients' allow- and deny-lists for this server's tools (empty: none). */

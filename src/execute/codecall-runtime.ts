@@ -224,6 +224,8 @@ export interface RuntimeExecuteOptions {
   extraTools?: ExtraTools;
   /** Traces the run's MCP calls (see `ExecuteOptions.trace`). */
   trace?: CallTrace | undefined;
+  /** Answers an upstream 2026-07-28 server's `input_required` rounds of this run's calls (see `ExecuteOptions.asker`). */
+  asker?: ToolCallOptions['asker'];
 }
 
 /** Options of {@link CodecallRuntime.callTool}. */

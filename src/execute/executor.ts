@@ -15,7 +15,7 @@ import {
   type SandboxPool,
   type UnknownToolResolver,
 } from '../isolate/index.js';
-import type { Approver, CatalogTool, ToolPool } from '../tools/index.js';
+import type { Approver, CatalogTool, ToolPool, UpstreamAsker } from '../tools/index.js';
 import type { ExecutionResult, SandboxToolBinding, ToolInvoker } from '../types.js';
 import type { CallTrace } from '../util/trace-context.js';
 import { isStoreCall, STORE_BINDINGS, type ScriptStore } from './script-store.js';
@@ -171,6 +171,13 @@ export interface ExecuteOptions {
   extraTools?: ExtraTools;
   /** Traces the run's MCP calls (their requests carry its trace context). @defaultValue none */
   trace?: CallTrace | undefined;
+  /**
+   * Answers what an upstream server asks while one of this run's calls is in flight: the
+   * `elicitation/create` / `sampling/createMessage` of a 2026-07-28 server's `input_required`
+   * round, which belongs to that call (`ToolCallOptions.asker`). @defaultValue none: such a
+   * round is refused unless the pool can route it (see `ToolPool.soleOrigin`), and the call fails
+   */
+  asker?: UpstreamAsker | undefined;
 }
 
 /** Tools bound into one run and answered by the caller (see {@link ExecuteOptions.extraTools}). */
@@ -355,6 +362,7 @@ export function createExecutor(options: ExecutorOptions): Executor {
     runId: string,
     store: ScriptStore | undefined,
     trace: CallTrace | undefined,
+    asker: UpstreamAsker | undefined,
   ): ToolInvoker => {
     let calls = 0;
     return ({ name, args, signal, line }) =>
@@ -371,6 +379,7 @@ export function createExecutor(options: ExecutorOptions): Executor {
             // host consumers that read values (the journal, `onToolResult`) parse it themselves.
             jsonText: true,
             trace,
+            ...(asker ? { asker } : {}),
           });
   };
   const observed = (listener: ToolResultListener, inner: ToolInvoker): ToolInvoker => {
@@ -463,6 +472,7 @@ export function createExecutor(options: ExecutorOptions): Executor {
         executeOptions.runId ?? randomUUID(),
         store,
         executeOptions.trace,
+        executeOptions.asker,
       );
       const extra = executeOptions.extraTools;
       const extraNames = new Set(extra?.tools.map((t) => t.name));

@@ -32,6 +32,8 @@ import {
   DEFAULT_SERVER_MAX_TOOLS,
   DEFAULT_SERVER_STDERR_TAIL_BYTES,
   DEFAULT_TOOL_LIST_MAX_PAGES,
+  DEFAULT_UPSTREAM_LIST_MAX_TTL_MS,
+  DEFAULT_UPSTREAM_LIST_MIN_TTL_MS,
   DEFAULT_UPSTREAM_TASK_CANCEL_TIMEOUT_MS,
   DEFAULT_UPSTREAM_TASK_MAX_POLL_MS,
   DEFAULT_UPSTREAM_TASK_MIN_POLL_MS,
@@ -47,6 +49,7 @@ import type { ToolAnnotations } from './policy.js';
 import { LinearStdioClientTransport } from './stdio-transport.js';
 import type { PrespawnedServer } from './prespawn.js';
 import { childEnvironment, childEnvironmentNames, describeChildEnvironment } from './child-environment.js';
+import { ModernClient, type ModernAsker } from './modern-connection.js';
 
 /** Creates the transport of one server; called again for each reconnect. */
 export type TransportFactory = () => Transport | Promise<Transport>;
@@ -141,6 +144,30 @@ export interface ConnectionCallOptions {
   onProgress?: ((progress: Progress) => void) | undefined;
   /** Trace context for the request's `_meta` (`traceparent`, `tracestate`, `baggage`). */
   trace?: TraceCarrier | undefined;
+  /**
+   * Answers what a 2026-07-28 server asks in an `input_required` round of this call (the client
+   * that started the call); without it, the connection's `onRequest` (the gateway's routing).
+   */
+  asker?: ModernAsker | undefined;
+}
+
+/** One page of `tools/list`, untrusted, with its freshness hint (2026-07-28 servers). */
+interface ToolsPage {
+  tools: unknown[];
+  nextCursor?: string | undefined;
+  ttlMs?: number | undefined;
+  cacheScope?: 'public' | 'private' | undefined;
+}
+
+/** How fresh a 2026-07-28 server's tool list is (SEP-2549 `ttlMs` / `cacheScope`). */
+export interface ToolListFreshness {
+  /** When the list was read (epoch ms). */
+  listedAt: number;
+  /** The smallest `ttlMs` its pages sent; undefined when none sent one. */
+  ttlMs: number | undefined;
+  cacheScope: 'public' | 'private' | undefined;
+  /** When codecall re-reads it: `ttlMs` clamped to the named bounds. */
+  freshUntil: number;
 }
 
 const ListToolsPageSchema = z.looseObject({
@@ -306,6 +333,11 @@ export class ServerConnection {
   pid: number | undefined;
 
   private client: Client | undefined;
+  /** The SDK v2 client, when `protocol` is `2026-07-28` or `auto` (then `client` is undefined). */
+  private modern: ModernClient | undefined;
+  /** The tool list's freshness, for a 2026-07-28 server (undefined: cached until list_changed). */
+  freshness: ToolListFreshness | undefined;
+  private freshnessTimer: NodeJS.Timeout | undefined;
   private generation = 0;
   /** Listeners of the calls in flight that asked for progress, by codecall's progress token. */
   private readonly progressListeners = new Map<string, (progress: Progress) => void>();
@@ -356,6 +388,16 @@ export class ServerConnection {
 
   private startError(error: unknown): CodecallError {
     const reason = (error as Error)?.message ?? String(error);
+    // The optional SDK v2 client is missing (`protocol`): its message names the install; no other fix applies.
+    if (isCodecallError(error) && error.code === 'PACKAGE_MISSING')
+      return new CodecallError(
+        'SERVER_START_FAILED',
+        `MCP server "${this.name}" did not start: ${reason} Or remove "protocol" from mcpServers.${this.name} to connect it in 2025-11-25.`,
+        {
+          details: { server: this.name, servers: [this.name], stderrTail: '', reason, timedOut: false },
+          cause: error,
+        },
+      );
     const tail = this.stderr.trim();
     const config = this.config;
     const timedOut = errorCode(error) === CONNECT_TIMEOUT || errorCode(error) === REQUEST_TIMEOUT;
@@ -441,6 +483,7 @@ export class ServerConnection {
 
   /** Connects a fresh client and lists tools, within `connectTimeoutMs`. */
   private async connectOnce(): Promise<void> {
+    if (this.config.protocol !== '2025-11-25') return this.connectModernOnce();
     const generation = ++this.generation;
     const timeoutMs = this.options.connectTimeoutMs;
     const controller = new AbortController();
@@ -481,7 +524,10 @@ export class ServerConnection {
       ]);
       traceStartup(`server ${this.name} initialized`);
       this.deliverProgressInOrder(transport);
-      const tools = await Promise.race([this.listTools(client, controller.signal, timeoutMs), aborted]);
+      const tools = await Promise.race([
+        this.listTools(this.legacyPages(client), controller.signal, timeoutMs),
+        aborted,
+      ]);
       traceStartup(`server ${this.name} tools listed`);
       if (this.closing.signal.aborted) throw new Error('codecall is closing');
       client.onclose = () => {
@@ -501,18 +547,198 @@ export class ServerConnection {
     }
   }
 
-  private async listTools(client: Client, signal: AbortSignal, timeoutMs: number): Promise<ListedTool[]> {
+  /**
+   * Connects the SDK v2 client (`protocol` `2026-07-28` or `auto`) and lists tools, within
+   * `connectTimeoutMs`: the same bounds, sanitising and reconnection as the 1.x path.
+   */
+  private async connectModernOnce(): Promise<void> {
+    const generation = ++this.generation;
+    const timeoutMs = this.options.connectTimeoutMs;
+    const controller = new AbortController();
+    const timer = setTimeout(
+      () =>
+        controller.abort(
+          Object.assign(new Error(`no answer within ${timeoutMs} ms (connectTimeoutMs)`), {
+            code: CONNECT_TIMEOUT,
+          }),
+        ),
+      timeoutMs,
+    );
+    const onClose = (): void => controller.abort(new Error('codecall is closing'));
+    this.closing.signal.addEventListener('abort', onClose, { once: true });
+    const aborted = new Promise<never>((_, reject) => {
+      const fail = (): void => reject(controller.signal.reason as Error);
+      if (controller.signal.aborted) fail();
+      controller.signal.addEventListener('abort', fail, { once: true });
+    });
+    aborted.catch(() => {});
+    let modern: ModernClient | undefined;
+    let stdio: Transport | undefined;
+    try {
+      const protocol = this.config.protocol as 'auto' | '2026-07-28';
+      stdio =
+        this.options.transport || this.config.transport === 'stdio'
+          ? await this.createTransport()
+          : undefined;
+      modern = await Promise.race([
+        ModernClient.connect({
+          config: this.config,
+          protocol,
+          transport: stdio,
+          canAsk: this.options.onRequest !== undefined,
+          signal: controller.signal,
+          timeoutMs,
+          setup: (client) => this.forwardModern(client, generation),
+        }),
+        aborted,
+      ]);
+      traceStartup(`server ${this.name} connected (${modern.era})`);
+      this.deliverProgressInOrder(modern.transport as unknown as Transport);
+      const connected = modern;
+      const pages = (cursor: string | undefined, options: RequestOptions): Promise<ToolsPage> =>
+        connected.listToolsPage(cursor, { signal: options.signal!, timeout: options.timeout! });
+      const tools = await Promise.race([
+        this.listTools(pages, controller.signal, timeoutMs, modern.era === 'modern'),
+        aborted,
+      ]);
+      if (this.closing.signal.aborted) throw new Error('codecall is closing');
+      modern.onclose = () => {
+        if (generation === this.generation && !this.closing.signal.aborted) this.dropped();
+      };
+      this.modern = modern;
+      this.pid = stdio instanceof StdioClientTransport ? (stdio.pid ?? undefined) : undefined;
+      this.tools = tools;
+    } catch (error) {
+      await Promise.race([
+        (async () => {
+          await modern?.close();
+          await stdio?.close().catch(() => {});
+        })(),
+        new Promise((resolve) => setTimeout(resolve, DEFAULT_SERVER_CLOSE_TIMEOUT_MS).unref()),
+      ]);
+      if (this.config.transport === 'stdio') await sleep(50, this.closing.signal);
+      throw error;
+    } finally {
+      clearTimeout(timer);
+      this.closing.signal.removeEventListener('abort', onClose);
+    }
+  }
+
+  /** Registers the SDK v2 client's handlers: list changes, forwarded notifications, a fallback's requests. */
+  private forwardModern(client: ModernClient['client'], generation: number): void {
+    client.setNotificationHandler('notifications/tools/list_changed', () => {
+      if (generation === this.generation) void this.refreshTools();
+    });
+    const notify = this.options.onNotification;
+    if (notify) {
+      for (const method of [
+        'notifications/resources/updated',
+        'notifications/resources/list_changed',
+        'notifications/prompts/list_changed',
+        'notifications/message',
+      ] as const) {
+        client.setNotificationHandler(method, (notification) => {
+          if (generation !== this.generation) return;
+          try {
+            notify(notification as UpstreamNotification);
+          } catch {
+            // A listener's failure must not break the connection.
+          }
+        });
+      }
+    }
+    const answer = this.options.onRequest;
+    if (answer) {
+      // A legacy fallback (`auto`) sends these as server→client requests, as 1.x servers do.
+      client.setRequestHandler(
+        'sampling/createMessage',
+        (request, ctx) => answer(this.name, request as UpstreamRequest, ctx.mcpReq.signal) as never,
+      );
+      client.setRequestHandler(
+        'elicitation/create',
+        (request, ctx) => answer(this.name, request as UpstreamRequest, ctx.mcpReq.signal) as never,
+      );
+    }
+  }
+
+  /** The pages of `tools/list` through the 1.x client. */
+  private legacyPages(
+    client: Client,
+  ): (cursor: string | undefined, options: RequestOptions) => Promise<ToolsPage> {
+    return (cursor, options) =>
+      client.request(
+        { method: 'tools/list', params: cursor === undefined ? {} : { cursor } },
+        ListToolsPageSchema,
+        options,
+      );
+  }
+
+  /**
+   * Records a 2026-07-28 server's list freshness and schedules the re-list at its end (a timer
+   * that keeps no process alive). Lists of the 1.x path are cached until `list_changed`.
+   */
+  private noteFreshness(ttlMs: number | undefined, cacheScope: 'public' | 'private' | undefined): void {
+    clearTimeout(this.freshnessTimer);
+    this.freshnessTimer = undefined;
+    const listedAt = Date.now();
+    const windowMs =
+      ttlMs !== undefined && ttlMs > 0
+        ? Math.min(Math.max(ttlMs, DEFAULT_UPSTREAM_LIST_MIN_TTL_MS), DEFAULT_UPSTREAM_LIST_MAX_TTL_MS)
+        : DEFAULT_UPSTREAM_LIST_MIN_TTL_MS;
+    this.freshness = { listedAt, ttlMs, cacheScope, freshUntil: listedAt + windowMs };
+    if (ttlMs !== undefined && ttlMs > 0) {
+      this.freshnessTimer = setTimeout(() => void this.refreshStaleTools(), windowMs);
+      this.freshnessTimer.unref();
+    }
+  }
+
+  /**
+   * Re-lists a 2026-07-28 server's tools when their `ttlMs` has run out (clamped to
+   * [`DEFAULT_UPSTREAM_LIST_MIN_TTL_MS`, `DEFAULT_UPSTREAM_LIST_MAX_TTL_MS`]); a fresh list, or
+   * one of a 2025-11-25 server (cached until `list_changed`), makes no request. Resolves `true`
+   * when it asked the server.
+   */
+  async refreshStaleTools(): Promise<boolean> {
+    if (!this.toolListStale()) return false;
+    // A re-list already under way answers this one too.
+    await (this.refreshing ?? this.refreshTools());
+    return true;
+  }
+
+  /** Whether a 2026-07-28 server's tool list has outlived its (clamped) `ttlMs`. Synchronous. */
+  toolListStale(): boolean {
+    const freshness = this.freshness;
+    return (
+      this.modern !== undefined &&
+      this.state === 'connected' &&
+      freshness !== undefined &&
+      Date.now() >= freshness.freshUntil
+    );
+  }
+
+  /** The era the SDK v2 client landed on (`auto` may fall back); undefined on the 1.x path or offline. */
+  get era(): 'modern' | 'legacy' | undefined {
+    return this.state === 'connected' ? this.modern?.era : undefined;
+  }
+
+  private async listTools(
+    readPage: (cursor: string | undefined, options: RequestOptions) => Promise<ToolsPage>,
+    signal: AbortSignal,
+    timeoutMs: number,
+    modernEra = false,
+  ): Promise<ListedTool[]> {
+    let ttlMs: number | undefined;
+    let cacheScope: 'public' | 'private' | undefined;
     const tools: ListedTool[] = [];
     const seen = new Set<string>();
     const warnings: string[] = [];
     let cursor: string | undefined;
     const cursors = new Set<string>();
     for (let page = 0; page < DEFAULT_TOOL_LIST_MAX_PAGES; page++) {
-      const result = await client.request(
-        { method: 'tools/list', params: cursor === undefined ? {} : { cursor } },
-        ListToolsPageSchema,
-        { signal, timeout: timeoutMs },
-      );
+      const result = await readPage(cursor, { signal, timeout: timeoutMs });
+      // Pages may differ: the list is as fresh as its stalest page, and private if any page is.
+      if (result.ttlMs !== undefined) ttlMs = Math.min(ttlMs ?? Infinity, result.ttlMs);
+      if (result.cacheScope !== undefined && cacheScope !== 'private') cacheScope = result.cacheScope;
       for (const raw of result.tools) {
         const tool = sanitizeTool(raw);
         if (typeof tool === 'string') warnings.push(tool);
@@ -535,6 +761,7 @@ export class ServerConnection {
         warnings.push(`tools/list has more than ${DEFAULT_TOOL_LIST_MAX_PAGES} pages; the rest was not read`);
     }
     this.warnings = warnings.slice(0, 50);
+    if (modernEra) this.noteFreshness(ttlMs, cacheScope);
     return tools;
   }
 
@@ -573,7 +800,8 @@ export class ServerConnection {
 
   /** What the server declared at initialization (undefined while it is not connected). */
   get capabilities(): ServerCapabilities | undefined {
-    return this.state === 'connected' ? this.client?.getServerCapabilities() : undefined;
+    if (this.state !== 'connected') return undefined;
+    return this.modern ? this.modern.capabilities : this.client?.getServerCapabilities();
   }
 
   /**
@@ -597,7 +825,8 @@ export class ServerConnection {
     try {
       if (this.state !== 'connected') await this.waitUntilReady(qualifiedName, controller.signal, timeoutMs);
       const client = this.client;
-      if (!client || this.state !== 'connected') throw this.unavailable(qualifiedName);
+      const modern = this.modern;
+      if ((!client && !modern) || this.state !== 'connected') throw this.unavailable(qualifiedName);
       const remaining = Math.max(1, timeoutMs - (Date.now() - started));
       const requestOptions: RequestOptions = { signal: controller.signal, timeout: remaining };
       const progress = this.progressToken(options.onProgress);
@@ -608,7 +837,12 @@ export class ServerConnection {
           }
         : request.params;
       try {
-        return await client.request({ ...request, params } as never, resultSchema as never, requestOptions);
+        if (modern)
+          return await modern.request({ ...request, params }, resultSchema, {
+            signal: controller.signal,
+            timeout: remaining,
+          });
+        return await client!.request({ ...request, params } as never, resultSchema as never, requestOptions);
       } finally {
         progress?.release();
       }
@@ -671,13 +905,26 @@ export class ServerConnection {
         do {
           this.refreshAgain = false;
           const client = this.client;
-          if (!client || this.state !== 'connected') return;
+          const modern = this.modern;
+          if ((!client && !modern) || this.state !== 'connected') return;
           try {
             const signal = AbortSignal.any([
               this.closing.signal,
               AbortSignal.timeout(this.options.connectTimeoutMs),
             ]);
-            this.tools = await this.listTools(client, signal, this.options.connectTimeoutMs);
+            const pages = modern
+              ? (cursor: string | undefined, options: RequestOptions): Promise<ToolsPage> =>
+                  modern.listToolsPage(cursor, { signal: options.signal!, timeout: options.timeout! })
+              : this.legacyPages(client!);
+            const before = this.tools;
+            this.tools = await this.listTools(
+              pages,
+              signal,
+              this.options.connectTimeoutMs,
+              modern?.era === 'modern',
+            );
+            // A re-list on expiry that found the same tools changes nothing downstream.
+            if (modern && JSON.stringify(before) === JSON.stringify(this.tools)) continue;
             this.options.onToolsChanged();
           } catch (error) {
             if (!this.closing.signal.aborted)
@@ -694,6 +941,10 @@ export class ServerConnection {
   private dropped(): void {
     this.state = 'reconnecting';
     this.client = undefined;
+    const modern = this.modern;
+    this.modern = undefined;
+    void modern?.close();
+    clearTimeout(this.freshnessTimer);
     const tail = this.stderr.trim();
     const error = new CodecallError(
       'SERVER_UNAVAILABLE',
@@ -776,12 +1027,28 @@ export class ServerConnection {
       }
       acquired = true;
       const client = this.client;
-      if (!client || this.state !== 'connected') throw this.unavailable(qualifiedName);
+      const modern = this.modern;
+      if ((!client && !modern) || this.state !== 'connected') throw this.unavailable(qualifiedName);
       generation = this.generation;
       const remaining = Math.max(1, timeoutMs - (Date.now() - started));
       const requestOptions: RequestOptions = { signal: controller.signal, timeout: remaining };
       const progress = this.progressToken(options.onProgress);
       try {
+        if (modern) {
+          const meta = { ...options.trace, ...(progress ? { progressToken: progress.token } : {}) };
+          const onRequest = this.options.onRequest;
+          const asker: ModernAsker | undefined =
+            options.asker ??
+            (onRequest ? (request, signal) => onRequest(this.name, request, signal) : undefined);
+          return await modern.callTool(tool, args, {
+            qualifiedName,
+            meta,
+            signal: controller.signal,
+            deadline: started + timeoutMs,
+            asker,
+          });
+        }
+        if (!client) throw this.unavailable(qualifiedName);
         if (taskToolsOf(this.tools).has(tool) && this.toolTasksServed(client))
           return await this.callAsTask(client, tool, args, {
             qualifiedName,
@@ -1017,8 +1284,16 @@ export class ServerConnection {
     this.prespawned?.stop();
     this.prespawned = undefined;
     this.closing.abort(new Error('codecall is closing'));
+    clearTimeout(this.freshnessTimer);
     const client = this.client;
     this.client = undefined;
+    const modern = this.modern;
+    this.modern = undefined;
     if (client) await this.closeClient(client, undefined);
+    if (modern)
+      await Promise.race([
+        modern.close(),
+        new Promise((resolve) => setTimeout(resolve, DEFAULT_SERVER_CLOSE_TIMEOUT_MS).unref()),
+      ]);
   }
 }

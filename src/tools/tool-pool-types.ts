@@ -204,6 +204,16 @@ export interface ServerStatus {
   /** The last bytes of its stderr (stdio servers). */
   stderrTail?: string;
   pid?: number;
+  /**
+   * The era the connection speaks, when `protocol` is `2026-07-28` or `auto`: `modern`
+   * (2026-07-28, `server/discover`) or `legacy` (`auto` fell back to `initialize`).
+   */
+  era?: 'modern' | 'legacy';
+  /**
+   * A 2026-07-28 server's tool-list freshness hint (SEP-2549) as it sent it, and when codecall
+   * re-lists (its `ttlMs` clamped to `DEFAULT_UPSTREAM_LIST_MIN_TTL_MS`…`_MAX_TTL_MS`).
+   */
+  toolList?: { ttlMs: number | undefined; cacheScope: 'public' | 'private' | undefined; freshUntil: number };
   /** Non-fatal problems: tools dropped from its list, config entries matching no tool. */
   warnings: string[];
 }

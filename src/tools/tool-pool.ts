@@ -220,9 +220,24 @@ export class ToolPool {
     return this.#upstream.serverOfTool(name);
   }
 
-  /** Every tool of every connected server (a frozen snapshot; replaced when the catalog changes). */
+  /**
+   * Every tool of every connected server (a frozen snapshot; replaced when the catalog changes).
+   * A 2026-07-28 server's list whose `ttlMs` ran out is re-read in the background (the next
+   * snapshot has it; see {@link ToolPool.refreshStaleTools}).
+   */
   catalog(): readonly CatalogTool[] {
+    this.#upstream.refreshStaleInBackground();
     return this.#catalog.tools();
+  }
+
+  /**
+   * Re-lists the tools of every 2026-07-28 server whose list's `ttlMs` has run out (clamped to
+   * `DEFAULT_UPSTREAM_LIST_MIN_TTL_MS`…`DEFAULT_UPSTREAM_LIST_MAX_TTL_MS`); a fresh list makes no
+   * request, and a 2025-11-25 server's list is kept until it says `list_changed`. Resolves with
+   * the servers it asked.
+   */
+  refreshStaleTools(): Promise<string[]> {
+    return this.#upstream.refreshStaleTools();
   }
 
   /** One tool by qualified (`server.tool`) or sandbox (`namespace.member`) name. */
@@ -307,6 +322,8 @@ export class ToolPool {
           qualifiedName: tool.name,
           onProgress: options.onProgress,
           trace: traced?.meta,
+          // A 2026-07-28 server's input_required round belongs to this call: its own asker answers.
+          asker: options.asker,
         });
       } catch (error) {
         traced?.end(error);

@@ -11,6 +11,7 @@ import { closestName } from '../config/json-path.js';
 import {
   DEFAULT_SERVER_CONNECT_TIMEOUT_MS,
   DEFAULT_SERVER_MAX_CONCURRENT_CALLS,
+  DEFAULT_UPSTREAM_PROTOCOL,
   DEFAULT_TOOL_CALL_TIMEOUT_MS,
 } from '../config/defaults.js';
 import type { ServerConfig, ServerMap } from '../config/types.js';
@@ -52,6 +53,7 @@ function placeholderConfig(name: string): ServerConfig {
     connectTimeoutMs: DEFAULT_SERVER_CONNECT_TIMEOUT_MS,
     toolTimeoutMs: DEFAULT_TOOL_CALL_TIMEOUT_MS,
     maxConcurrentCalls: DEFAULT_SERVER_MAX_CONCURRENT_CALLS,
+    protocol: DEFAULT_UPSTREAM_PROTOCOL,
     tools: {},
     allowedCallers: undefined,
     requireApproval: undefined,
@@ -217,6 +219,19 @@ export class UpstreamRegistry {
     return found?.server;
   }
 
+  /** Starts {@link UpstreamRegistry.refreshStaleTools} for the stale lists only, without waiting. */
+  refreshStaleInBackground(): void {
+    if (this.#closed) return;
+    for (const c of this.connections) if (c.toolListStale()) void c.refreshStaleTools();
+  }
+
+  /** Re-lists the servers whose 2026-07-28 list ran out of `ttlMs`; resolves with their names. */
+  refreshStaleTools(): Promise<string[]> {
+    if (this.#closed) return Promise.resolve([]);
+    const asked = this.connections.map(async (c) => ((await c.refreshStaleTools()) ? c.name : undefined));
+    return Promise.all(asked).then((names) => names.filter((name): name is string => name !== undefined));
+  }
+
   /** Every server with its state and declared capabilities. */
   upstreams(): UpstreamServer[] {
     return this.connections.map((c) => ({ name: c.name, state: c.state, capabilities: c.capabilities }));
@@ -240,6 +255,12 @@ export class UpstreamRegistry {
       }
       if (c.stderrTail.trim() !== '') status.stderrTail = c.stderrTail;
       if (c.pid !== undefined) status.pid = c.pid;
+      const era = c.era;
+      if (era !== undefined) status.era = era;
+      if (era === 'modern' && c.freshness) {
+        const { ttlMs, cacheScope, freshUntil } = c.freshness;
+        status.toolList = { ttlMs, cacheScope, freshUntil };
+      }
       return status;
     });
   }
