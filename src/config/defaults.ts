@@ -298,6 +298,13 @@ export const DEFAULT_SERVE_TASK_POLL_INTERVAL_MS = 1_000;
  * error instead of a new task. Issue 28.
  */
 export const DEFAULT_SERVE_TASKS_PER_CLIENT = 16;
+
+/**
+ * Whether `codecall serve` also answers MCP 2026-07-28 clients (stateless over HTTP, the era
+ * chosen per connection over stdio) when `@modelcontextprotocol/server` is installed
+ * (`serve.mcp2026`, `--mcp-2026=false` turns it off). Issue 28.
+ */
+export const DEFAULT_SERVE_MCP_2026 = true;
 /** Model requests (steps) one agent run may make before it stops with `MAX_STEPS_EXCEEDED`. */
 export const DEFAULT_AGENT_MAX_STEPS = 20;
 /** Wall time of one agent run (model requests, scripts and tool calls); past it the run stops with `RUN_TIMEOUT`. */

@@ -64,6 +64,7 @@ import {
   DEFAULT_SERVE_TASK_POLL_INTERVAL_MS,
   DEFAULT_SERVE_TASK_TTL_MS,
   DEFAULT_SERVE_TASKS_PER_CLIENT,
+  DEFAULT_SERVE_MCP_2026,
   DEFAULT_SERVE_MAX_SUBSCRIPTIONS_PER_SESSION,
   DEFAULT_SERVE_PORT,
   DEFAULT_SERVE_SEARCH_WAIT_FOR_SERVERS_MS,
@@ -661,6 +662,7 @@ function resolveServe(section: ConfigFile['serve'], configDir: string, issues: C
       given.vendorJournalDir === undefined ? undefined : resolve(configDir, given.vendorJournalDir),
     vendorContainerTtlMs: given.vendorContainerTtlMs ?? DEFAULT_VENDOR_CONTAINER_TTL_MS,
     telemetry: given.telemetry ?? false,
+    mcp2026: given.mcp2026 ?? DEFAULT_SERVE_MCP_2026,
   };
 }
 

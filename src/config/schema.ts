@@ -245,6 +245,7 @@ export const serveSchema = z.strictObject({
   taskTtlMs: positiveInt.optional(),
   taskPollIntervalMs: positiveInt.optional(),
   maxTasksPerClient: positiveInt.optional(),
+  mcp2026: z.boolean().optional(),
 });
 
 /** `jobs`: where `codecall serve --http` and the job client keep jobs (local, or BullMQ on Redis). */

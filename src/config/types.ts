@@ -332,6 +332,13 @@ export interface ServeConfig {
    * docs/server.md. @defaultValue false
    */
   telemetry: boolean;
+  /**
+   * Also answer MCP 2026-07-28 clients when `@modelcontextprotocol/server` is installed (over
+   * HTTP statelessly; over stdio the connection's opening picks the era); `false` answers
+   * every client in the 2025-11-25 era. `--mcp-2026` / `--mcp-2026=false` win. See
+   * docs/mcp-2026.md. @defaultValue {@link DEFAULT_SERVE_MCP_2026}
+   */
+  mcp2026: boolean;
 }
 
 /** Who learns from `codecall serve` sessions: all of them, into one shared graph, or nobody. */

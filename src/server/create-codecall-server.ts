@@ -27,17 +27,8 @@ import {
   McpError,
   type CallToolResult,
   type ServerNotification,
-  type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
-import {
-  EXECUTE_CODE_NAME,
-  SEARCH_TOOLS_NAME,
-  executeCodeDefinition,
-  parseExecuteCodeInput,
-  parseSearchToolsInput,
-  renderSearchResult,
-  searchToolsDefinition,
-} from '../meta/index.js';
+import { EXECUTE_CODE_NAME, SEARCH_TOOLS_NAME, parseExecuteCodeInput } from '../meta/index.js';
 import {
   DEFAULT_SERVE_MAX_QUEUED_NOTIFICATION_BYTES,
   DEFAULT_SERVE_MAX_SUBSCRIPTIONS_PER_SESSION,
@@ -45,7 +36,7 @@ import {
   DEFAULT_SERVE_SEARCH_WAIT_FOR_SERVERS_MS,
   DEFAULT_SERVE_SEQUENCE_GAP_MS,
 } from '../config/defaults.js';
-import { CodecallError, isCodecallError } from '../errors.js';
+import { CodecallError } from '../errors.js';
 import {
   createScriptStore,
   formatResultForModel,
@@ -62,13 +53,15 @@ import { passThroughTools } from './gateway-names.js';
 import { attachGateway, type NotificationDroppedEvent } from './gateway.js';
 import type { CallTrace } from '../util/trace-context.js';
 import { requestTracing } from './request-tracing.js';
-import { RunLimiter } from './run-limiter.js';
 import {
-  failedServersText,
-  ownersOfDirectName,
-  waitForServers,
-  waitForStartingServers,
-} from './starting-servers.js';
+  errorText,
+  listCodecallTools,
+  searchToolsCall,
+  textResult,
+  withServerNote,
+} from './shared-handlers.js';
+import { RunLimiter } from './run-limiter.js';
+import { failedServersText, ownersOfDirectName, waitForServers } from './starting-servers.js';
 
 /** Told after every `execute_code` run (for logs and tests). */
 export interface ExecuteCodeEvent {
@@ -257,58 +250,6 @@ function protocolError(code: ErrorCode, message: string): McpError {
   return error;
 }
 
-function textResult(text: string, isError = false): CallToolResult {
-  return { content: [{ type: 'text', text }], ...(isError ? { isError: true } : {}) };
-}
-
-/**
- * The text a client sees for a failure. A CodecallError's message is written for callers; any
- * other error's message may carry host data (paths, stack details), so the client gets only its
- * name and the whole error goes to `onError` (the server's log).
- */
-function errorText(error: unknown, onError: ((error: unknown) => void) | undefined): string {
-  if (isCodecallError(error)) return error.message;
-  try {
-    onError?.(error);
-  } catch {
-    // A listener's failure must not fail the call.
-  }
-  const name = error instanceof Error ? error.name : typeof error;
-  return `codecall failed unexpectedly (${name}); the server's log has the details.`;
-}
-
-/**
- * A note on the MCP servers that are not connected (still starting, reconnecting, failed), for
- * the results of `search_tools` and `execute_code`; undefined when all are. Reasons are the
- * pool's public ones: no command lines, paths or stderr.
- */
-export function serverNote(runtime: CodecallRuntime): string | undefined {
-  const starting: string[] = [];
-  const failed: string[] = [];
-  for (const status of runtime.tools.serverStatus()) {
-    if (status.state === 'connecting' || status.state === 'reconnecting')
-      starting.push(`"${status.name}"${status.state === 'reconnecting' ? ' (reconnecting)' : ''}`);
-    else if (status.state === 'failed')
-      failed.push(`"${status.name}" (${status.publicReason ?? 'it failed to start'})`);
-  }
-  const parts: string[] = [];
-  if (starting.length > 0)
-    parts.push(
-      `MCP servers still starting: ${starting.join(', ')}; their tools are not available yet (the tool list changes when they are).`,
-    );
-  if (failed.length > 0)
-    parts.push(`MCP servers that failed: ${failed.join(', ')}; their tools are unavailable.`);
-  return parts.length > 0 ? `Note: ${parts.join(' ')}` : undefined;
-}
-
-/** `result` with the server note (if any) as a last text block. */
-function withServerNote(result: CallToolResult, runtime: CodecallRuntime): CallToolResult {
-  const note = serverNote(runtime);
-  return note === undefined
-    ? result
-    : { ...result, content: [...result.content, { type: 'text', text: note }] };
-}
-
 /**
  * Creates an MCP server (the SDK's low-level `Server`) answering from `runtime`. Connect it to
  * any transport; closing it (or its transport) cancels its in-flight runs. One runtime may
@@ -426,10 +367,7 @@ export function createCodecallServer(options: CodecallServerOptions): Server {
   const exposed = (): Map<string, CatalogTool> =>
     passThrough ? passThroughTools(runtime.tools.catalog(), originalNames) : new Map();
   let direct = exposed();
-  const directNameOf = (tool: CatalogTool): string | undefined => {
-    for (const [name, candidate] of direct) if (candidate.name === tool.name) return name;
-    return undefined;
-  };
+
   // The pool keeps the object of a tool whose listing did not change: same objects, same list.
   const sameTools = (a: Map<string, CatalogTool>, b: Map<string, CatalogTool>): boolean => {
     if (a.size !== b.size) return false;
@@ -460,39 +398,9 @@ export function createCodecallServer(options: CodecallServerOptions): Server {
     sessionStore = undefined;
   };
 
-  server.setRequestHandler(ListToolsRequestSchema, () => {
-    const limits = runtime.config.sandbox.limits;
-    const search = searchToolsDefinition();
-    const execute = executeCodeDefinition({ ...limits, store: runtime.scriptStore !== undefined });
-    const tools: Tool[] = [
-      {
-        name: search.name,
-        description: search.description,
-        inputSchema: search.inputSchema as Tool['inputSchema'],
-        annotations: { title: 'Search tools', readOnlyHint: true, openWorldHint: false },
-      },
-      {
-        name: execute.name,
-        description: execute.description,
-        inputSchema: execute.inputSchema as Tool['inputSchema'],
-        annotations: { title: 'Execute code' },
-        // 2025-11-25 tasks: a client may run it as a task (then it runs on the job backend).
-        ...(tasks !== undefined ? { execution: { taskSupport: 'optional' as const } } : {}),
-      },
-    ];
-    for (const [name, tool] of direct) {
-      const entry: Tool = {
-        name,
-        description: tool.description,
-        inputSchema: tool.inputSchema as Tool['inputSchema'],
-      };
-      if (tool.title !== undefined) entry.title = tool.title;
-      if (tool.outputSchema !== undefined) entry.outputSchema = tool.outputSchema as Tool['outputSchema'];
-      if (tool.annotations !== undefined) entry.annotations = { ...tool.annotations };
-      tools.push(entry);
-    }
-    return { tools };
-  });
+  server.setRequestHandler(ListToolsRequestSchema, () => ({
+    tools: listCodecallTools(runtime, direct, { executeAsTask: tasks !== undefined }),
+  }));
 
   const callTool = async (
     request: CallToolRequest,
@@ -505,23 +413,14 @@ export function createCodecallServer(options: CodecallServerOptions): Server {
     const approver =
       runtime.tools.approver ?? elicitationApprover(server, extra, runtime.config.approvals.timeoutMs);
     if (name === SEARCH_TOOLS_NAME) {
-      const input = parseSearchToolsInput(args ?? {});
-      if ('error' in input) return textResult(input.error, true);
-      try {
-        // A client that searches right after connecting gets the servers still starting too.
-        await waitForStartingServers(runtime.tools, searchWaitMs, extra.signal);
-        const found = await runtime.findTools(input.query, {
-          ...(input.limit !== undefined ? { limit: input.limit } : {}),
-          ...(input.regex !== undefined ? { regex: input.regex } : {}),
-        });
-        if (!input.regex) lastQuery = { query: input.query, credited: new Set() };
-        return withServerNote(
-          textResult(renderSearchResult(found, { query: input.query, directName: directNameOf })),
-          runtime,
-        );
-      } catch (error) {
-        return textResult(errorText(error, options.onError), true);
-      }
+      const searched = await searchToolsCall(runtime, args ?? {}, {
+        direct,
+        waitForServersMs: searchWaitMs,
+        signal: extra.signal,
+        onError: options.onError,
+      });
+      if (searched.query !== undefined) lastQuery = { query: searched.query, credited: new Set() };
+      return searched.result;
     }
 
     if (name === EXECUTE_CODE_NAME) {

@@ -242,25 +242,69 @@ export function gatewayCapabilities(upstreams: readonly UpstreamServer[]): Serve
   return capabilities;
 }
 
+/** What a gateway request handler gets besides the request's params. */
+export interface GatewayRequestContext {
+  /** Aborted when the client cancels the request (or goes away). */
+  signal: AbortSignal;
+}
+
 /**
- * Declares the gateway's capabilities on `server` (before it connects) and answers resources,
- * prompts, completion and logging requests from `runtime`'s upstream servers.
+ * The requests the gateway answers the same way for every MCP era (2025-11-25 sessions and
+ * stateless 2026-07-28 requests): each passes one client request through to upstream servers.
  */
-export function attachGateway(server: Server, options: GatewayOptions): Gateway {
+export type GatewayMethod =
+  | 'resources/list'
+  | 'resources/templates/list'
+  | 'resources/read'
+  | 'prompts/list'
+  | 'prompts/get'
+  | 'completion/complete';
+
+/** One entry of {@link GatewayRequests.handlers}: the request's params (validated by the SDK) to its result. */
+export type GatewayHandler = (
+  params: Record<string, unknown>,
+  context: GatewayRequestContext,
+) => Promise<Record<string, unknown>>;
+
+/** What {@link gatewayRequests} gives the server of either era. */
+export interface GatewayRequests {
+  /** What the gateway declares for the upstream servers as they are now (see {@link gatewayCapabilities}). */
+  capabilities: ServerCapabilities;
+  /** The handler of each method the capabilities declare (and only those). */
+  handlers: Partial<Record<GatewayMethod, GatewayHandler>>;
+  /** The upstream server and URI of a URI as the client names it; `-32002` when none. */
+  resourceTarget(uri: string): { server: string; uri: string };
+  /** One request to an upstream server, its failure as the client should see it ({@link upstreamError}). */
+  request<T>(
+    server: string,
+    method: string,
+    params: Record<string, unknown>,
+    schema: Parameters<ToolPool['requestUpstream']>[2],
+    signal: AbortSignal,
+  ): Promise<T>;
+  /** Connected servers whose capabilities pass `test`. */
+  offering(test: (c: ServerCapabilities) => unknown): string[];
+}
+
+/** Options of {@link gatewayRequests}. */
+export interface GatewayRequestsOptions {
+  runtime: CodecallRuntime;
+  /** Who asks: the requests upstream carry it (`ToolCallOptions.origin`). */
+  origin: string;
+  /** See {@link GatewayOptions.originalNames}. @defaultValue false */
+  originalNames?: boolean | undefined;
+}
+
+/**
+ * The one table of gateway request handlers (resources, resource templates, prompts, completion)
+ * both eras' servers register: `attachGateway` on the 2025-11-25 server, the 2026-07-28 legs
+ * (modern-http.ts) on each request's server.
+ */
+export function gatewayRequests(options: GatewayRequestsOptions): GatewayRequests {
   const pool = options.runtime.tools;
   const originalNames = options.originalNames ?? false;
-  const maxSubscriptions = options.maxSubscriptions ?? DEFAULT_SERVE_MAX_SUBSCRIPTIONS_PER_SESSION;
   const capabilities = gatewayCapabilities(pool.upstreams());
-  server.registerCapabilities(capabilities);
   const names = new GatewayNames(pool.upstreams().map((u) => u.name));
-  const subscriptions = subscriptionsByPool.get(pool) ?? new Map<string, number>();
-  subscriptionsByPool.set(pool, subscriptions);
-  /** This session's subscriptions: `[server, uri]` by the URI the client used. */
-  const subscribed = new Map<string, [string, string]>();
-  let logLevel: LoggingLevel | undefined;
-  const calls = new Map<string, RequestId[]>();
-  /** This session's `execute_code` runs in flight, by request. */
-  const runs: RequestId[] = [];
   const { origin } = options;
 
   const offering = (test: (c: ServerCapabilities) => unknown): string[] =>
@@ -305,17 +349,17 @@ export function attachGateway(server: Server, options: GatewayOptions): Gateway 
   /** One page of a listing across servers: one upstream page per request, the cursor names where. */
   const listAcross = async <T>(
     test: (c: ServerCapabilities) => unknown,
-    cursor: string | undefined,
+    cursor: unknown,
     fetch: (
       server: string,
       cursor: string | undefined,
     ) => Promise<{ items: T[]; nextCursor?: string | undefined }>,
-    extra: Extra,
+    signal: AbortSignal,
   ): Promise<{ items: T[]; nextCursor?: string }> => {
     const servers = offering(test);
     let index = 0;
     let upstreamCursor: string | undefined;
-    if (cursor !== undefined) {
+    if (typeof cursor === 'string') {
       const decoded = decodeCursor(cursor);
       index = servers.indexOf(decoded.server);
       if (index < 0) return { items: [] };
@@ -324,7 +368,7 @@ export function attachGateway(server: Server, options: GatewayOptions): Gateway 
     const items: T[] = [];
     for (; index < servers.length; index++, upstreamCursor = undefined) {
       const serverName = servers[index]!;
-      if (extra.signal.aborted) break;
+      if (signal.aborted) break;
       const page = await fetch(serverName, upstreamCursor).catch(
         (error: unknown): { items: T[]; nextCursor?: string | undefined } => {
           // One failing server does not hide the others' items.
@@ -346,103 +390,220 @@ export function attachGateway(server: Server, options: GatewayOptions): Gateway 
     method: string,
     params: Record<string, unknown>,
     schema: Parameters<ToolPool['requestUpstream']>[2],
-    extra: Extra,
+    signal: AbortSignal,
   ): Promise<T> =>
     pool
-      .requestUpstream(serverName, { method, params }, schema, { signal: extra.signal, origin })
+      .requestUpstream(serverName, { method, params }, schema, { signal, origin })
       .catch((error: unknown) => {
         throw upstreamError(error);
       }) as Promise<T>;
 
+  const handlers: Partial<Record<GatewayMethod, GatewayHandler>> = {};
   if (capabilities.resources) {
-    server.setRequestHandler(ListResourcesRequestSchema, async (req, extra) => {
+    handlers['resources/list'] = async (params, { signal }) => {
       const page = await listAcross(
         hasResources,
-        req.params?.cursor,
+        params.cursor,
         async (name, cursor) => {
           const result = await request<{ resources: { uri: string }[]; nextCursor?: string }>(
             name,
             'resources/list',
             cursor === undefined ? {} : { cursor },
             ListResourcesResultSchema,
-            extra,
+            signal,
           );
           return {
             items: result.resources.map((r) => ({ ...r, uri: outUri(name, r.uri) })),
             nextCursor: result.nextCursor,
           };
         },
-        extra,
+        signal,
       );
       return {
         resources: page.items,
         ...(page.nextCursor !== undefined ? { nextCursor: page.nextCursor } : {}),
       };
-    });
-    server.setRequestHandler(ListResourceTemplatesRequestSchema, async (req, extra) => {
+    };
+    handlers['resources/templates/list'] = async (params, { signal }) => {
       const page = await listAcross(
         hasResources,
-        req.params?.cursor,
+        params.cursor,
         async (name, cursor) => {
           const result = await request<{ resourceTemplates: { uriTemplate: string }[]; nextCursor?: string }>(
             name,
             'resources/templates/list',
             cursor === undefined ? {} : { cursor },
             ListResourceTemplatesResultSchema,
-            extra,
+            signal,
           );
           return {
             items: result.resourceTemplates.map((t) => ({ ...t, uriTemplate: outUri(name, t.uriTemplate) })),
             nextCursor: result.nextCursor,
           };
         },
-        extra,
+        signal,
       );
       return {
         resourceTemplates: page.items,
         ...(page.nextCursor !== undefined ? { nextCursor: page.nextCursor } : {}),
       };
-    });
-    server.setRequestHandler(ReadResourceRequestSchema, async (req, extra) => {
-      const target = resourceTarget(req.params.uri);
+    };
+    handlers['resources/read'] = async (params, { signal }) => {
+      const target = resourceTarget(String(params.uri));
       const result = await request<{ contents: { uri: string }[] }>(
         target.server,
         'resources/read',
-        { ...req.params, uri: target.uri },
+        { ...withoutMeta(params), uri: target.uri },
         ReadResourceResultSchema,
-        extra,
+        signal,
       );
       return {
         ...result,
         contents: result.contents.map((c) => ({ ...c, uri: outUri(target.server, c.uri) })),
       };
-    });
-    if (capabilities.resources.subscribe) {
-      server.setRequestHandler(SubscribeRequestSchema, async (req, extra) => {
-        const target = resourceTarget(req.params.uri);
-        if (subscribed.has(req.params.uri)) return {};
-        if (subscribed.size >= maxSubscriptions)
-          throw protocolError(
-            ErrorCode.InvalidRequest,
-            `This session holds ${subscribed.size} resource subscriptions, the most codecall serve allows ` +
-              '(serve.maxSubscriptionsPerSession); unsubscribe from one first.',
+    };
+  }
+  if (capabilities.prompts) {
+    handlers['prompts/list'] = async (params, { signal }) => {
+      const page = await listAcross(
+        hasPrompts,
+        params.cursor,
+        async (name, cursor) => {
+          const result = await request<{ prompts: { name: string }[]; nextCursor?: string }>(
+            name,
+            'prompts/list',
+            cursor === undefined ? {} : { cursor },
+            ListPromptsResultSchema,
+            signal,
           );
-        const key = JSON.stringify([target.server, target.uri]);
-        const count = subscriptions.get(key) ?? 0;
-        if (count === 0)
-          await request(target.server, 'resources/subscribe', { uri: target.uri }, EmptyResultSchema, extra);
-        subscriptions.set(key, count + 1);
-        subscribed.set(req.params.uri, [target.server, target.uri]);
-        return {};
-      });
-      server.setRequestHandler(UnsubscribeRequestSchema, async (req, extra) => {
-        const target = subscribed.get(req.params.uri);
-        if (!target) return {};
-        subscribed.delete(req.params.uri);
-        await release(target, extra.signal);
-        return {};
-      });
-    }
+          return {
+            items: result.prompts.map((p) => ({ ...p, name: outPrompt(name, p.name) })),
+            nextCursor: result.nextCursor,
+          };
+        },
+        signal,
+      );
+      return {
+        prompts: page.items,
+        ...(page.nextCursor !== undefined ? { nextCursor: page.nextCursor } : {}),
+      };
+    };
+    handlers['prompts/get'] = async (params, { signal }) => {
+      const target = promptTarget(String(params.name));
+      return request(
+        target.server,
+        'prompts/get',
+        { ...withoutMeta(params), name: target.name },
+        GetPromptResultSchema,
+        signal,
+      );
+    };
+  }
+  if (capabilities.completions) {
+    handlers['completion/complete'] = async (params, { signal }) => {
+      const ref = params.ref as { type: string; name?: string; uri?: string };
+      let target: { server: string; ref: Record<string, unknown> };
+      if (ref.type === 'ref/prompt') {
+        const prompt = promptTarget(String(ref.name));
+        target = { server: prompt.server, ref: { ...ref, name: prompt.name } };
+      } else {
+        const resource = resourceTarget(String(ref.uri));
+        target = { server: resource.server, ref: { ...ref, uri: resource.uri } };
+      }
+      return request(
+        target.server,
+        'completion/complete',
+        { ...withoutMeta(params), ref: target.ref },
+        CompleteResultSchema,
+        signal,
+      );
+    };
+  }
+  return { capabilities, handlers, resourceTarget, request, offering };
+}
+
+/**
+ * `params` without the client's `_meta` when it carries the 2026-07-28 envelope: the envelope
+ * describes the client's request to codecall, not codecall's request upstream (which is made in
+ * the era of that upstream's connection). A 2025-era `_meta` (a `progressToken`…) goes on as before.
+ */
+function withoutMeta(params: Record<string, unknown>): Record<string, unknown> {
+  const meta = params._meta as Record<string, unknown> | undefined;
+  if (meta === undefined || typeof meta !== 'object' || !(PROTOCOL_VERSION_META_KEY in meta)) return params;
+  const { _meta: _dropped, ...rest } = params;
+  return rest;
+}
+
+/** The `_meta` key a 2026-07-28 request claims its revision with (the SDK's `PROTOCOL_VERSION_META_KEY`). */
+const PROTOCOL_VERSION_META_KEY = 'io.modelcontextprotocol/protocolVersion';
+
+/** The schema each {@link GatewayMethod} is registered with on the 2025-11-25 (SDK 1.x) server. */
+const LEGACY_REQUEST_SCHEMAS = {
+  'resources/list': ListResourcesRequestSchema,
+  'resources/templates/list': ListResourceTemplatesRequestSchema,
+  'resources/read': ReadResourceRequestSchema,
+  'prompts/list': ListPromptsRequestSchema,
+  'prompts/get': GetPromptRequestSchema,
+  'completion/complete': CompleteRequestSchema,
+} as const;
+
+/**
+ * Declares the gateway's capabilities on `server` (before it connects) and answers resources,
+ * prompts, completion and logging requests from `runtime`'s upstream servers.
+ */
+export function attachGateway(server: Server, options: GatewayOptions): Gateway {
+  const pool = options.runtime.tools;
+  const maxSubscriptions = options.maxSubscriptions ?? DEFAULT_SERVE_MAX_SUBSCRIPTIONS_PER_SESSION;
+  const table = gatewayRequests(options);
+  const { capabilities, resourceTarget, offering } = table;
+  server.registerCapabilities(capabilities);
+  for (const [method, handler] of Object.entries(table.handlers) as [GatewayMethod, GatewayHandler][])
+    server.setRequestHandler(
+      LEGACY_REQUEST_SCHEMAS[method] as typeof ListResourcesRequestSchema,
+      (req, extra) =>
+        handler((req.params ?? {}) as Record<string, unknown>, { signal: extra.signal }) as never,
+    );
+  const subscriptions = subscriptionsByPool.get(pool) ?? new Map<string, number>();
+  subscriptionsByPool.set(pool, subscriptions);
+  /** This session's subscriptions: `[server, uri]` by the URI the client used. */
+  const subscribed = new Map<string, [string, string]>();
+  let logLevel: LoggingLevel | undefined;
+  const calls = new Map<string, RequestId[]>();
+  /** This session's `execute_code` runs in flight, by request. */
+  const runs: RequestId[] = [];
+  const { origin } = options;
+
+  if (capabilities.resources?.subscribe) {
+    server.setRequestHandler(SubscribeRequestSchema, async (req, extra) => {
+      const target = resourceTarget(req.params.uri);
+      if (subscribed.has(req.params.uri)) return {};
+      if (subscribed.size >= maxSubscriptions)
+        throw protocolError(
+          ErrorCode.InvalidRequest,
+          `This session holds ${subscribed.size} resource subscriptions, the most codecall serve allows ` +
+            '(serve.maxSubscriptionsPerSession); unsubscribe from one first.',
+        );
+      const key = JSON.stringify([target.server, target.uri]);
+      const count = subscriptions.get(key) ?? 0;
+      if (count === 0)
+        await table.request(
+          target.server,
+          'resources/subscribe',
+          { uri: target.uri },
+          EmptyResultSchema,
+          extra.signal,
+        );
+      subscriptions.set(key, count + 1);
+      subscribed.set(req.params.uri, [target.server, target.uri]);
+      return {};
+    });
+    server.setRequestHandler(UnsubscribeRequestSchema, async (req, extra) => {
+      const target = subscribed.get(req.params.uri);
+      if (!target) return {};
+      subscribed.delete(req.params.uri);
+      await release(target, extra.signal);
+      return {};
+    });
   }
 
   /** Drops one session's subscription; the last one unsubscribes upstream. */
@@ -461,64 +622,6 @@ export function attachGateway(server: Server, options: GatewayOptions): Gateway 
       })
       .catch(() => {});
   };
-
-  if (capabilities.prompts) {
-    server.setRequestHandler(ListPromptsRequestSchema, async (req, extra) => {
-      const page = await listAcross(
-        hasPrompts,
-        req.params?.cursor,
-        async (name, cursor) => {
-          const result = await request<{ prompts: { name: string }[]; nextCursor?: string }>(
-            name,
-            'prompts/list',
-            cursor === undefined ? {} : { cursor },
-            ListPromptsResultSchema,
-            extra,
-          );
-          return {
-            items: result.prompts.map((p) => ({ ...p, name: outPrompt(name, p.name) })),
-            nextCursor: result.nextCursor,
-          };
-        },
-        extra,
-      );
-      return {
-        prompts: page.items,
-        ...(page.nextCursor !== undefined ? { nextCursor: page.nextCursor } : {}),
-      };
-    });
-    server.setRequestHandler(GetPromptRequestSchema, async (req, extra) => {
-      const target = promptTarget(req.params.name);
-      return request(
-        target.server,
-        'prompts/get',
-        { ...req.params, name: target.name },
-        GetPromptResultSchema,
-        extra,
-      );
-    });
-  }
-
-  if (capabilities.completions) {
-    server.setRequestHandler(CompleteRequestSchema, async (req, extra) => {
-      const ref = req.params.ref;
-      let target: { server: string; ref: Record<string, unknown> };
-      if (ref.type === 'ref/prompt') {
-        const prompt = promptTarget(ref.name);
-        target = { server: prompt.server, ref: { ...ref, name: prompt.name } };
-      } else {
-        const resource = resourceTarget(ref.uri);
-        target = { server: resource.server, ref: { ...ref, uri: resource.uri } };
-      }
-      return request(
-        target.server,
-        'completion/complete',
-        { ...req.params, ref: target.ref },
-        CompleteResultSchema,
-        extra,
-      );
-    });
-  }
 
   if (capabilities.logging) {
     server.setRequestHandler(SetLevelRequestSchema, async (req, extra) => {

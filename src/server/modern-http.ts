@@ -27,25 +27,25 @@ import {
   type McpHttpHandler,
   type RequestStateCodec,
   type ServerContext,
-  type Tool,
+  type Tool as ModernTool,
 } from '@modelcontextprotocol/server';
-import {
-  EXECUTE_CODE_NAME,
-  SEARCH_TOOLS_NAME,
-  executeCodeDefinition,
-  parseExecuteCodeInput,
-  parseSearchToolsInput,
-  renderSearchResult,
-  searchToolsDefinition,
-} from '../meta/index.js';
+import { EXECUTE_CODE_NAME, SEARCH_TOOLS_NAME, parseExecuteCodeInput } from '../meta/index.js';
 import { DEFAULT_SERVE_SEARCH_WAIT_FOR_SERVERS_MS } from '../config/defaults.js';
-import { isCodecallError } from '../errors.js';
 import { formatResultForModel, type CodecallRuntime } from '../execute/index.js';
 import { hashCode } from '../store/index.js';
 import { MemoryJobStateStore, type JobStateStore } from '../store/job-state.js';
 import type { CatalogTool } from '../tools/index.js';
 import type { ServeLearning } from '../config/index.js';
-import { serverNote, type ExecuteCodeEvent } from './create-codecall-server.js';
+import type { ExecuteCodeEvent } from './create-codecall-server.js';
+import { gatewayRequests, type GatewayHandler, type GatewayMethod, type GatewayRequests } from './gateway.js';
+import {
+  errorText,
+  listCodecallTools,
+  searchToolsCall,
+  textResult as sharedTextResult,
+  withServerNote as sharedWithServerNote,
+} from './shared-handlers.js';
+import type { CallToolResult as SharedCallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { passThroughTools } from './gateway-names.js';
 import {
   approvalRound,
@@ -64,12 +64,7 @@ import {
 import type { CallTrace } from '../util/trace-context.js';
 import { requestTracing } from './request-tracing.js';
 import type { RunLimiter } from './run-limiter.js';
-import {
-  failedServersText,
-  ownersOfDirectName,
-  waitForServers,
-  waitForStartingServers,
-} from './starting-servers.js';
+import { failedServersText, ownersOfDirectName, waitForServers } from './starting-servers.js';
 
 /** The protocol revision this leg serves. */
 export const MODERN_PROTOCOL_VERSION = '2026-07-28';
@@ -119,15 +114,27 @@ interface ModernShared {
 }
 
 function textResult(text: string, isError = false): CallToolResult {
-  return { content: [{ type: 'text', text }], ...(isError ? { isError: true } : {}) };
+  return sharedTextResult(text, isError) as CallToolResult;
 }
 
 /** `result` with the note on MCP servers not connected (if any) as a last text block, as for 2025 clients. */
 function withServerNote(result: CallToolResult, runtime: CodecallRuntime): CallToolResult {
-  const note = serverNote(runtime);
-  return note === undefined
-    ? result
-    : { ...result, content: [...result.content, { type: 'text', text: note }] };
+  return sharedWithServerNote(result as SharedCallToolResult, runtime) as CallToolResult;
+}
+
+/**
+ * The gateway's capabilities as a 2026-07-28 server declares them: resources, prompts and
+ * completion when an upstream offers them; no `subscribe` (the revision replaces
+ * `resources/subscribe` with `subscriptions/listen`, changelog Major 4), no `logging` (deprecated,
+ * changelog § Deprecations; the level comes with each request), no `listChanged` (nothing is
+ * sent on `subscriptions/listen` here).
+ */
+function modernGatewayCapabilities(capabilities: GatewayRequests['capabilities']): Record<string, object> {
+  return {
+    ...(capabilities.resources ? { resources: {} } : {}),
+    ...(capabilities.prompts ? { prompts: {} } : {}),
+    ...(capabilities.completions ? { completions: {} } : {}),
+  };
 }
 
 function report(onError: ((error: unknown) => void) | undefined, error: unknown): void {
@@ -136,49 +143,6 @@ function report(onError: ((error: unknown) => void) | undefined, error: unknown)
   } catch {
     // A listener's failure must not fail the call.
   }
-}
-
-/** What the client sees of a failure: a CodecallError's message, else only the error's name. */
-function errorText(error: unknown, onError: ((error: unknown) => void) | undefined): string {
-  if (isCodecallError(error)) return error.message;
-  report(onError, error);
-  const name = error instanceof Error ? error.name : typeof error;
-  return `codecall failed unexpectedly (${name}); the server's log has the details.`;
-}
-
-/** The tool list: `search_tools`, `execute_code`, then the pass-through tools, in a stable order. */
-function listTools(runtime: CodecallRuntime, direct: Map<string, CatalogTool>): Tool[] {
-  const search = searchToolsDefinition();
-  const execute = executeCodeDefinition({
-    ...runtime.config.sandbox.limits,
-    store: runtime.scriptStore !== undefined,
-  });
-  const tools: Tool[] = [
-    {
-      name: search.name,
-      description: search.description,
-      inputSchema: search.inputSchema as Tool['inputSchema'],
-      annotations: { title: 'Search tools', readOnlyHint: true, openWorldHint: false },
-    },
-    {
-      name: execute.name,
-      description: execute.description,
-      inputSchema: execute.inputSchema as Tool['inputSchema'],
-      annotations: { title: 'Execute code' },
-    },
-  ];
-  for (const [name, tool] of direct) {
-    const entry: Tool = {
-      name,
-      description: tool.description,
-      inputSchema: tool.inputSchema as Tool['inputSchema'],
-    };
-    if (tool.title !== undefined) entry.title = tool.title;
-    if (tool.outputSchema !== undefined) entry.outputSchema = tool.outputSchema as Tool['outputSchema'];
-    if (tool.annotations !== undefined) entry.annotations = { ...tool.annotations };
-    tools.push(entry);
-  }
-  return tools;
 }
 
 /** One request's server: answers `tools/list` and `tools/call` from `options.runtime`. */
@@ -192,15 +156,28 @@ function createModernServer(options: ModernHttpOptions, shared: ModernShared): M
     (options.passThrough ?? true)
       ? passThroughTools(runtime.tools.catalog(), originalNames)
       : new Map<string, CatalogTool>();
+  const gateway = gatewayRequests({
+    runtime,
+    origin: `mcp-${MODERN_PROTOCOL_VERSION}:${randomUUID()}`,
+    originalNames,
+  });
   const server = new ModernServer(options.serverInfo, {
     capabilities: {
       tools: { listChanged: true },
+      ...modernGatewayCapabilities(gateway.capabilities),
       ...(shared.tasks !== undefined ? { extensions: { [TASKS_EXTENSION]: {} } } : {}),
     },
     instructions: options.instructions,
     requestState: { verify: shared.codec.verify },
   });
-  server.setRequestHandler('tools/list', () => ({ tools: listTools(runtime, direct) }));
+  server.setRequestHandler('tools/list', () => ({
+    tools: listCodecallTools(runtime, direct) as unknown as ModernTool[],
+  }));
+  // Resources, resource templates, prompts and completion: the gateway's one table, as for 2025
+  // clients (spec 2026-07-28 server/resources, server/prompts, server/utilities/completion).
+  for (const [method, handler] of Object.entries(gateway.handlers) as [GatewayMethod, GatewayHandler][])
+    server.setRequestHandler(method, ((request: { params?: Record<string, unknown> }, ctx: ServerContext) =>
+      handler(request.params ?? {}, { signal: ctx.mcpReq.signal })) as never);
   shared.tasks?.register(server);
   server.setRequestHandler('tools/call', (request, ctx): Promise<CallToolResult | InputRequiredResult> =>
     // The client's trace context (`_meta.traceparent`…) parents the request's span (serve.telemetry)
@@ -221,27 +198,15 @@ function createModernServer(options: ModernHttpOptions, shared: ModernShared): M
   ): Promise<CallToolResult | InputRequiredResult> {
     const { name, arguments: args } = request.params;
     const signal = ctx.mcpReq.signal;
-    if (name === SEARCH_TOOLS_NAME) {
-      const input = parseSearchToolsInput(args ?? {});
-      if ('error' in input) return textResult(input.error, true);
-      try {
-        await waitForStartingServers(runtime.tools, searchWaitMs, signal);
-        const found = await runtime.findTools(input.query, {
-          ...(input.limit !== undefined ? { limit: input.limit } : {}),
-          ...(input.regex !== undefined ? { regex: input.regex } : {}),
-        });
-        const directNameOf = (tool: CatalogTool): string | undefined => {
-          for (const [exposed, candidate] of direct) if (candidate.name === tool.name) return exposed;
-          return undefined;
-        };
-        return withServerNote(
-          textResult(renderSearchResult(found, { query: input.query, directName: directNameOf })),
-          runtime,
-        );
-      } catch (error) {
-        return textResult(errorText(error, options.onError), true);
-      }
-    }
+    if (name === SEARCH_TOOLS_NAME)
+      return (
+        await searchToolsCall(runtime, args ?? {}, {
+          direct,
+          waitForServersMs: searchWaitMs,
+          signal,
+          onError: options.onError,
+        })
+      ).result as CallToolResult;
     if (name === EXECUTE_CODE_NAME) {
       const input = parseExecuteCodeInput(args ?? {});
       if ('error' in input) return textResult(input.error, true);

@@ -10,8 +10,10 @@ import {
   StdioServerTransport as ModernStdioServerTransport,
   serveStdio,
 } from '@modelcontextprotocol/server/stdio';
+import type { Server as ModernServer } from '@modelcontextprotocol/server';
 import {
   CODECALL_SERVER_INSTRUCTIONS,
+  createCodecallServer,
   packageVersion,
   type CodecallServerOptions,
 } from './create-codecall-server.js';
@@ -19,7 +21,10 @@ import { createModernServerFactory } from './modern-http.js';
 import { RunLimiter } from './run-limiter.js';
 import type { StdioServerHandle } from './start-stdio-server.js';
 
-/** Serves a 2026-07-28 stdio connection through the SDK v2 `serveStdio` entry. */
+/**
+ * Serves a stdio connection that opened the 2026-07-28 way through the SDK v2 `serveStdio` entry;
+ * a 2025 `initialize` after a `server/discover` probe moves it to the 2025-11-25 server.
+ */
 export function serveModernStdio(
   options: CodecallServerOptions,
   input: Readable,
@@ -43,8 +48,20 @@ export function serveModernStdio(
   const transport = new ModernStdioServerTransport(input, stdout, { maxBufferSize });
   let resolveClosed!: () => void;
   const closed = new Promise<void>((resolve) => (resolveClosed = resolve));
-  const handle = serveStdio(factory, {
-    legacy: 'reject',
+  // A client in `auto` mode that probed with `server/discover` and then falls back to `initialize`
+  // on the same connection (its probe timed out, or it wants the 2025 era) is served by codecall's
+  // 2025-11-25 server: the SDK's entry discards the probe instance and asks the factory for a
+  // `legacy` one (SDK `serveStdio`, `legacy: 'serve'`; spec 2026-07-28 `basic/lifecycle` §
+  // Backward compatibility lets a server that speaks both eras answer the fallback). That server
+  // is the SDK 1.x one every 2025 stdio connection gets; the entry only needs its
+  // `connect(transport)` and `close()`, which it has.
+  const eraFactory = ({ era }: { era: 'legacy' | 'modern' }): ModernServer => {
+    if (era === 'modern') return factory();
+    const legacy = createCodecallServer({ store: 'runtime', ...options });
+    return legacy as unknown as ModernServer;
+  };
+  const handle = serveStdio(eraFactory, {
+    legacy: 'serve',
     transport,
     onerror: (error) => options.onError?.(error),
   });

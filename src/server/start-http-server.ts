@@ -107,9 +107,9 @@ export interface HttpServerOptions extends CodecallServerOptions {
   /** Extra routes (e.g. the jobs API, the jobs dashboard); called only after the same checks as `/mcp`. */
   routes?: HttpRoutes | HttpRoutes[];
   /**
-   * Also answer MCP 2026-07-28 clients, statelessly (needs the optional `@modelcontextprotocol/server`);
-   * experimental, so off by default: their era has no resources, prompts or progress here yet, and
-   * clients that negotiate automatically would land on it (docs/mcp-2026.md). @defaultValue false
+   * Also answer MCP 2026-07-28 clients, statelessly (needs the optional `@modelcontextprotocol/server`).
+   * Off by default for library callers; `codecall serve` turns it on (`serve.mcp2026`,
+   * docs/mcp-2026.md). @defaultValue false
    */
   mcp2026?: boolean;
   /**

@@ -47,8 +47,9 @@ export interface StdioServerOptions extends CodecallServerOptions {
    */
   store?: 'session' | 'runtime';
   /**
-   * Also answer MCP 2026-07-28 clients (the first message decides the era); experimental, so off
-   * by default: their era has no resources, prompts or progress here yet (docs/mcp-2026.md).
+   * Also answer MCP 2026-07-28 clients (the opening message decides the era; a 2025 `initialize`
+   * after a `server/discover` probe still gets the 2025 server). Off by default for library
+   * callers; `codecall serve` turns it on (`serve.mcp2026`, docs/mcp-2026.md).
    * @defaultValue false
    */
   mcp2026?: boolean;

@@ -35,10 +35,10 @@ Options:
   --no-pass-through          expose only search_tools and execute_code
   --legacy-sse               with --http: also serve the legacy HTTP+SSE transport (GET /sse,
                              POST /messages) for clients older than Streamable HTTP
-  --mcp-2026                 also answer MCP 2026-07-28 clients (stateless over --http; over stdio
-                             the first message decides); experimental: no resources, prompts or
-                             progress for them yet, so off by default (docs/mcp-2026.md); needs
-                             npm install @modelcontextprotocol/server
+  --mcp-2026[=false]         answer MCP 2026-07-28 clients too (default on, serve.mcp2026; stateless
+                             over --http, over stdio the opening message decides): needs
+                             npm install @modelcontextprotocol/server; --mcp-2026=false (or
+                             --no-mcp-2026) answers every client as 2025-11-25 (docs/mcp-2026.md)
   --redis <url>              with --http: keep jobs (/v1/jobs) on this Redis for \`codecall worker\`
                              processes, instead of running them in this process (see docs/jobs.md)
   --dashboard                with --http and a BullMQ queue: the @bull-board dashboard at /admin/queues
@@ -53,8 +53,9 @@ servers join (serve.waitForServersMs waits for them up to a bound first). A call
 a server still starting waits for it; search_tools waits up to serve.searchWaitForServersMs.
 Scripts' store is per client (each HTTP session's own) unless "store": {"scope": "shared"}.
 
-MCP revisions: 2025-11-25 everywhere; with --http also 2026-07-28 (stateless, so nodes behind a
-load balancer are interchangeable; approvals through input_required). Every node needs the same
+MCP revisions: 2025-11-25 and, with @modelcontextprotocol/server installed, 2026-07-28 (over --http
+stateless, so nodes behind a load balancer are interchangeable; approvals through input_required;
+resources, prompts and completion pass through as for 2025 clients). Every node needs the same
 $CODECALL_REQUEST_STATE_KEY (32+ bytes) to resume a run another node paused on an approval, and
 --redis (or a jobs connection) to share its journal (see docs/mcp-2026.md). A 2026 client that
 declares the Tasks extension gets execute_code as a task on the jobs (tasks/get, tasks/update,

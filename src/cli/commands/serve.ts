@@ -51,7 +51,10 @@ export interface ServeArgs {
   dashboard?: boolean;
   /** `--legacy-sse`: also serve the legacy HTTP+SSE transport at /sse and /messages. */
   legacySse?: boolean;
-  /** `--mcp-2026`: also answer MCP 2026-07-28 clients (experimental; see docs/mcp-2026.md). */
+  /**
+   * `--mcp-2026` / `--mcp-2026=false` (`--no-mcp-2026`): answer MCP 2026-07-28 clients too, or
+   * not (default: `serve.mcp2026`, on; see docs/mcp-2026.md).
+   */
   mcp2026?: boolean;
 }
 
@@ -75,8 +78,34 @@ function positiveInteger(flag: string, value: string, allowZero: boolean): numbe
   return n;
 }
 
+/**
+ * Whether the 2026-07-28 legs' optional package resolves (without loading it: the stdio leg loads
+ * it on a 2026 opening only).
+ */
+function modernPackageInstalled(): boolean {
+  try {
+    import.meta.resolve('@modelcontextprotocol/server');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** Parses the arguments of `codecall serve` (`env` supplies the token default). */
 export function parseServeArgs(argv: string[], env: NodeJS.ProcessEnv = {}): ServeArgs {
+  // `--mcp-2026=false` turns the 2026 era off (it is on by default); parseArgs takes no value
+  // after a boolean flag, so the value is read here.
+  let mcp2026: boolean | undefined;
+  argv = argv.filter((arg) => {
+    const match = /^--mcp-2026=(.*)$/s.exec(arg);
+    if (match === null) return true;
+    if (match[1] !== 'true' && match[1] !== 'false')
+      throw new UsageError(
+        `--mcp-2026 takes true or false (or nothing, meaning true); got "${match[1]!.slice(0, 40)}".`,
+      );
+    mcp2026 = match[1] === 'true';
+    return false;
+  });
   const { values } = parseCommandArgs({
     args: argv,
     options: {
@@ -92,6 +121,7 @@ export function parseServeArgs(argv: string[], env: NodeJS.ProcessEnv = {}): Ser
       dashboard: { type: 'boolean' },
       'legacy-sse': { type: 'boolean' },
       'mcp-2026': { type: 'boolean' },
+      'no-mcp-2026': { type: 'boolean' },
     },
     allowPositionals: false,
   });
@@ -102,7 +132,13 @@ export function parseServeArgs(argv: string[], env: NodeJS.ProcessEnv = {}): Ser
   };
   if (values.dashboard === true) args.dashboard = true;
   if (values['legacy-sse'] === true) args.legacySse = true;
-  if (values['mcp-2026'] === true) args.mcp2026 = true;
+  if (values['mcp-2026'] === true) mcp2026 = true;
+  if (values['no-mcp-2026'] === true) {
+    if (mcp2026 === true)
+      throw new UsageError('--mcp-2026 and --no-mcp-2026 contradict each other: give one.');
+    mcp2026 = false;
+  }
+  if (mcp2026 !== undefined) args.mcp2026 = mcp2026;
   if (values.config !== undefined) args.config = values.config;
   if (values.host !== undefined) args.host = values.host;
   if (values.port !== undefined) {
@@ -164,6 +200,8 @@ async function run(argv: string[], io: CliIo): Promise<number> {
     onNotice: configNoticeWriter(io),
   });
   const args = resolveServeSettings(parsed, config.serve);
+  // The 2026-07-28 legs: on unless --mcp-2026=false or serve.mcp2026: false (the flag wins).
+  const mcp2026 = parsed.mcp2026 ?? config.serve.mcp2026;
   // Before any MCP server is spawned: an unsafe binding never starts anything.
   if (args.http) assertSafeBinding(args.host, args.token);
   // serve.telemetry without its package fails here, naming the setting, not on the first call.
@@ -291,7 +329,7 @@ async function run(argv: string[], io: CliIo): Promise<number> {
       );
       const http = await startHttpServer({
         ...serverOptions,
-        mcp2026: parsed.mcp2026 === true,
+        mcp2026,
         // Issue 28: what lets any node resume a 2026-07-28 run paused on an approval.
         ...(io.env.CODECALL_REQUEST_STATE_KEY !== undefined
           ? { requestStateKey: io.env.CODECALL_REQUEST_STATE_KEY }
@@ -323,10 +361,10 @@ async function run(argv: string[], io: CliIo): Promise<number> {
       log(`listening on ${http.url} (${tools.length} tools from ${servers} servers${more})`);
       log(
         http.protocolRevisions.length > 1
-          ? `MCP ${http.protocolRevisions.join(' and ')} (the latter stateless, experimental)`
-          : parsed.mcp2026 === true
+          ? `MCP ${http.protocolRevisions.join(' and ')} (the latter stateless; --mcp-2026=false turns it off)`
+          : mcp2026
             ? 'MCP 2025-11-25; for 2026-07-28 clients (stateless, input_required): npm install @modelcontextprotocol/server'
-            : 'MCP 2025-11-25 (2026-07-28 clients too with --mcp-2026, experimental: docs/mcp-2026.md)',
+            : 'MCP 2025-11-25 (2026-07-28 off: --mcp-2026=false or serve.mcp2026: false)',
       );
       log(
         isLoopbackHost(args.host)
@@ -356,7 +394,7 @@ async function run(argv: string[], io: CliIo): Promise<number> {
       const stdio = await startStdioServer({
         ...serverOptions,
         legacyTasks,
-        mcp2026: parsed.mcp2026 === true,
+        mcp2026,
         stdin: io.stdin as Readable,
         stdout: io.stdout as Writable,
         // A failed start is told here and again by the first run, which tries again.
@@ -372,6 +410,13 @@ async function run(argv: string[], io: CliIo): Promise<number> {
       traceStartup('serve: stdio server started');
       close = stdio.close;
       log(`serving over stdio (${tools.length} tools from ${servers} servers${more})`);
+      log(
+        !mcp2026
+          ? 'MCP 2025-11-25 (2026-07-28 off: --mcp-2026=false or serve.mcp2026: false)'
+          : modernPackageInstalled()
+            ? 'MCP 2025-11-25 and 2026-07-28 (the opening message picks the era; --mcp-2026=false turns 2026 off)'
+            : 'MCP 2025-11-25; for 2026-07-28 clients: npm install @modelcontextprotocol/server',
+      );
       await Promise.race([stdio.closed, aborted(io.signal)]);
     }
     log('shutting down');

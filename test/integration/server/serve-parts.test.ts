@@ -62,6 +62,18 @@ describe('parseServeArgs', () => {
     expect(parseServeArgs([], { CODECALL_SERVE_TOKEN: 'env' }).token).toBeUndefined();
   });
 
+  it('--mcp-2026 takes nothing, true or false; --no-mcp-2026 is false; serve.mcp2026 defaults to true', () => {
+    expect(parseServeArgs([]).mcp2026).toBeUndefined();
+    expect(parseServeArgs(['--mcp-2026']).mcp2026).toBe(true);
+    expect(parseServeArgs(['--mcp-2026=true']).mcp2026).toBe(true);
+    expect(parseServeArgs(['--mcp-2026=false']).mcp2026).toBe(false);
+    expect(parseServeArgs(['--http', '--no-mcp-2026']).mcp2026).toBe(false);
+    expect(() => parseServeArgs(['--mcp-2026=no'])).toThrow(/--mcp-2026 takes true or false.*got "no"/);
+    expect(() => parseServeArgs(['--mcp-2026', '--no-mcp-2026'])).toThrow(/contradict/);
+    expect(parseConfig({}, { file: 'memory' }).serve.mcp2026).toBe(true);
+    expect(parseConfig({ serve: { mcp2026: false } }, { file: 'memory' }).serve.mcp2026).toBe(false);
+  });
+
   it("merges flag > environment > the configuration's serve section > default", () => {
     const { serve } = parseConfig(
       {
