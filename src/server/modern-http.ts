@@ -13,7 +13,7 @@
  * sessions are refused (a live isolate cannot follow a request to another node), and calls that
  * need approval are decided by the runtime's approver.
  */
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
@@ -65,6 +65,7 @@ import type { CallTrace } from '../util/trace-context.js';
 import { requestTracing } from './request-tracing.js';
 import type { RunLimiter } from './run-limiter.js';
 import { failedServersText, ownersOfDirectName, waitForServers } from './starting-servers.js';
+import { taskClientOfBearer } from './task-jobs.js';
 
 /** The protocol revision this leg serves. */
 export const MODERN_PROTOCOL_VERSION = '2026-07-28';
@@ -426,7 +427,7 @@ export async function serveModern(
       ? {
           authInfo: {
             token: bearer,
-            clientId: createHash('sha256').update(bearer).digest('hex').slice(0, 32),
+            clientId: taskClientOfBearer(bearer),
             scopes: [],
           },
         }
