@@ -472,6 +472,9 @@ export function createCodecallServer(options: CodecallServerOptions): Server {
             signal: controller.signal,
             learn,
             approver,
+            // A 2026-07-28 upstream's input_required round during the run goes to this client, as
+            // elicitation over its session (the same forwarding as a pass-through call's).
+            asker: gateway.askerFor(extra),
             ...(store !== undefined ? { store } : {}),
             runId: run.runId,
             owner: sandboxOwner,

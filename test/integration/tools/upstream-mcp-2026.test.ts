@@ -18,10 +18,14 @@ import {
   type CallToolResult,
   type InputRequiredResult,
 } from '@modelcontextprotocol/server';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import * as z from 'zod/v4';
 import { parseConfig } from '../../../src/config/index.js';
 import { CodecallRuntime } from '../../../src/execute/index.js';
+import { createCodecallServer } from '../../../src/server/index.js';
 import { createExpenseServer, serveHttp } from '../../../src/testing/servers/index.js';
 import { ToolPool, type ServerStatus, type UpstreamAsker } from '../../../src/tools/index.js';
 
@@ -304,6 +308,57 @@ describe('upstream 2026-07-28 servers', () => {
     expect(refused.stderr + (refused.error?.message ?? '')).toMatch(
       /cannot forward this elicitation request/,
     );
+  });
+
+  it("serve: a legacy client's execute_code passes the upstream's input_required to that client as elicitation", async () => {
+    const endpoint = await serveModern();
+    cleanup.push(endpoint);
+    const dir = mkdtempSync(join(tmpdir(), 'codecall-modern-serve-'));
+    cleanup.push({ close: async () => rmSync(dir, { recursive: true, force: true }) });
+    const configPath = join(dir, 'codecall.json');
+    writeFileSync(
+      configPath,
+      JSON.stringify({
+        mcpServers: {
+          up: { type: 'http', url: endpoint.url, protocol: '2026-07-28', allowedCallers: ['code_execution'] },
+        },
+        sandbox: { cpuTimeMs: 5_000, wallTimeMs: 60_000, memoryMb: 64 },
+        history: { enabled: false },
+      }),
+    );
+    const runtime = await CodecallRuntime.open({ load: { path: configPath }, history: false });
+    cleanup.push(runtime);
+    const connect = async (capabilities: Record<string, object>): Promise<Client> => {
+      const server = createCodecallServer({ runtime });
+      const client = new Client({ name: 'legacy-client', version: '1.0.0' }, { capabilities });
+      const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+      await server.connect(serverSide);
+      await client.connect(clientSide);
+      cleanup.push({ close: () => client.close() });
+      return client;
+    };
+    const script = 'console.log(await tools.up.deploy({ env: "staging" }));';
+    const text = (result: unknown): string =>
+      (result as { content: { type: string; text?: string }[] }).content
+        .map((part) => part.text ?? '')
+        .join('\n');
+
+    const asking = await connect({ elicitation: {} });
+    const asked: string[] = [];
+    asking.setRequestHandler(ElicitRequestSchema, (request) => {
+      asked.push(request.params.message);
+      return { action: 'accept', content: { confirm: true } };
+    });
+    const answered = await asking.callTool({ name: 'execute_code', arguments: { code: script } });
+    expect(text(answered)).toContain('Deployed to staging');
+    expect(asked).toEqual(['Deploy to staging?']);
+
+    // A client that cannot be asked: the script's call fails, naming the capability.
+    const silent = await connect({});
+    const refused = await silent.callTool({ name: 'execute_code', arguments: { code: script } });
+    expect(refused.isError).toBe(true);
+    expect(text(refused)).toMatch(/did not declare the "elicitation" capability/);
+    expect(endpoint.tools.filter((tool) => tool === 'deploy')).toHaveLength(3);
   });
 
   it('fails a call whose input nobody who started it can give, and bounds the rounds', async () => {
