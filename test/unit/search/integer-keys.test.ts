@@ -115,6 +115,36 @@ describe('score merge', () => {
   });
 });
 
+describe('graph and feedback evidence for one tool', () => {
+  it('adds the graph credit on top of the feedback already merged, not in place of it', () => {
+    const tools = [
+      { name: 'parse_invoice', description: 'Parse an invoice document' },
+      { name: 'notify_team', description: 'Post a message to a channel' },
+      ...Array.from({ length: 8 }, (_, i) => ({ name: `other_${i}`, description: `Unrelated tool ${i}` })),
+    ];
+    const search = createToolSearch({ tools });
+    for (let i = 0; i < 5; i++) search.recordSequence(['parse_invoice', 'notify_team']);
+    for (let i = 0; i < 4; i++) search.recordUsage({ query: 'invoice', tools: ['notify_team'] });
+    const scoreOf = (options: object): number => {
+      const hits = search.search('invoice', { limit: 10, expansionDocs: 0, ...options });
+      const hit = hits.find((h) => h.name === 'notify_team');
+      if (!hit) throw new Error(`notify_team not returned: ${JSON.stringify(hits)}`);
+      return hit.score;
+    };
+    // notify_team has no lexical match: its score is feedback alone, graph alone, or both summed.
+    const feedbackOnly = scoreOf({ graphWeight: 0 });
+    const graphOnly = scoreOf({ feedbackWeight: 0 });
+    const both = scoreOf({});
+    expect(feedbackOnly).toBeGreaterThan(0.1);
+    expect(graphOnly).toBeGreaterThan(0.1);
+    expect(both).toBeCloseTo(feedbackOnly + graphOnly, 5);
+    const reasons = search
+      .search('invoice', { limit: 10, expansionDocs: 0 })
+      .find((h) => h.name === 'notify_team')!.reasons;
+    expect(reasons).toEqual(["used after queries with 'invoice'", 'called after parse_invoice 5 of 5 times']);
+  });
+});
+
 describe('the lexical guard over the merge', () => {
   it('lifts a strong lexical hit that feedback pushed far below the limit back into the results', () => {
     const tools = [
