@@ -26,15 +26,7 @@ export interface Step {
   link?: InferredLink;
 }
 
-/** Graph evidence for one tool. */
-export interface Credit {
-  /** Sum of the scores of the paths that reached it. */
-  score: number;
-  /** The best single path score, whose step gives the reason. */
-  best: number;
-  step: Step;
-}
-
+/** A chain the walk found, its tools by name in call order. */
 export interface Path {
   nodes: string[];
   score: number;
@@ -47,6 +39,12 @@ export interface GraphView {
   links(): CatalogLinks;
   /** Whether `name` is in the catalog (the graph may remember tools that left it). */
   has(name: string): boolean;
+  /** The entry id of a tool of the catalog, or undefined when it is not in it. */
+  idOf(name: string): number | undefined;
+  /** The name of the tool with entry id `id`. */
+  nameOf(id: number): string;
+  /** One more than the largest entry id (typed arrays indexed by id need this length). */
+  capacity(): number;
   /** Every tool of the catalog. */
   names(): Iterable<string>;
 }
@@ -109,104 +107,206 @@ export function neighbours(
   return best;
 }
 
-/** Neighbour lists of tools, as {@link neighbours} gives them. */
+/**
+ * The neighbour list of one tool as the walk reads it: entry ids and weights in typed arrays,
+ * heaviest first, with the steps kept to word the reasons of what reaches the result.
+ */
+export interface Adjacent {
+  ids: Int32Array;
+  weights: Float64Array;
+  steps: Step[];
+}
+
+/** Neighbour lists of tools by entry id, as {@link neighbours} gives them. */
 export interface NeighbourCache {
-  forward: Map<string, Step[]>;
-  backward: Map<string, Step[]>;
+  forward: Map<number, Adjacent>;
+  backward: Map<number, Adjacent>;
+}
+
+/**
+ * Graph credits of one walk by entry id: sums and best path scores in typed arrays (reused
+ * across walks, reset by a stamp), the step of the best path kept for the reason.
+ */
+export class GraphCredits {
+  #score = new Float64Array(0);
+  #best = new Float64Array(0);
+  #stamp = new Uint32Array(0);
+  #steps: Array<Step | undefined> = [];
+  #round = 0;
+  /** Ids credited since {@link begin}, in the order they were first credited. */
+  readonly ids: number[] = [];
+
+  /** Starts a new walk over ids below `capacity` (nothing is credited). */
+  begin(capacity: number): void {
+    if (this.#score.length < capacity) {
+      const size = Math.max(64, capacity * 2);
+      this.#score = new Float64Array(size);
+      this.#best = new Float64Array(size);
+      this.#stamp = new Uint32Array(size);
+      this.#steps = new Array<Step | undefined>(size);
+      this.#round = 0;
+    }
+    this.#round = (this.#round + 1) >>> 0;
+    if (this.#round === 0) {
+      this.#stamp.fill(0);
+      this.#round = 1;
+    }
+    // Steps of the last walk are dropped so they hold no catalog data alive.
+    for (const id of this.ids) this.#steps[id] = undefined;
+    this.ids.length = 0;
+  }
+
+  /** Whether `id` was credited in this walk. */
+  has(id: number): boolean {
+    return this.#stamp[id] === this.#round;
+  }
+
+  /** The sum of the scores of the paths that reached a credited id. */
+  score(id: number): number {
+    return this.#score[id]!;
+  }
+
+  /** The last step of the best path that reached a credited id (its reason). */
+  step(id: number): Step {
+    return this.#steps[id]!;
+  }
+
+  /** Credits `id` with one path of score `score` ending in `step`. */
+  add(id: number, score: number, step: Step): void {
+    if (this.#stamp[id] !== this.#round) {
+      this.#stamp[id] = this.#round;
+      this.ids.push(id);
+      this.#score[id] = score;
+      this.#best[id] = score;
+      this.#steps[id] = step;
+      return;
+    }
+    this.#score[id]! += score;
+    if (score > this.#best[id]!) {
+      this.#best[id] = score;
+      this.#steps[id] = step;
+    }
+  }
 }
 
 /** Options of {@link walkGraph}. */
 export interface WalkOptions {
   /**
-   * Whether the chains are wanted (false: `paths` comes back empty, the credits are the same).
-   * @defaultValue true
+   * Chains wanted, best first (0: `paths` comes back empty, the credits are the same).
+   * @defaultValue all
    */
-  chains?: boolean;
+  chains?: number;
   /**
-   * Neighbour lists kept across walks, by tool, successors and predecessors apart: the caller
-   * clears them whenever the graph, the catalog or the ranking options differ.
+   * Neighbour lists kept across walks, by entry id, successors and predecessors apart: the
+   * caller clears them whenever the graph, the catalog or the ranking options differ.
    */
   neighbours?: NeighbourCache | undefined;
+  /** Accumulators to reuse (the credits of the previous walk are dropped). */
+  credits?: GraphCredits | undefined;
+}
+
+/** A path of the walk: entry ids in call order and the steps that made it. */
+interface IdPath {
+  nodes: number[];
+  score: number;
+  steps: Step[];
 }
 
 /**
- * Beam search from the best lexical matches: each step extends every kept path by one tool
- * after its last node or before its first, scoring `path score × edge weight`; the best
- * `beamWidth` paths survive each step. A tool's graph credit is the sum of the scores of the
- * paths that reached it (several lexical hits pointing at one tool is stronger evidence than
- * one); its reason is the strongest path's last step.
+ * Beam search from the best lexical matches (`seeds`: entry ids with scores): each step extends
+ * every kept path by one tool after its last node or before its first, scoring `path score ×
+ * edge weight`; the best `beamWidth` paths survive each step. A tool's graph credit is the sum of
+ * the scores of the paths that reached it (several lexical hits pointing at one tool is stronger
+ * evidence than one); its reason is the strongest path's last step. Paths are kept as entry ids
+ * and named only for the chains returned.
  */
 export function walkGraph(
   view: GraphView,
-  seeds: Array<[string, number]>,
+  seeds: ReadonlyArray<readonly [id: number, score: number]>,
   ranking: ResolvedRankingOptions,
   options: WalkOptions = {},
-): { credits: Map<string, Credit>; paths: Path[] } {
-  let beam: Path[] = seeds.map(([name, score]) => ({ nodes: [name], score, steps: [] }));
-  const credits = new Map<string, Credit>();
-  const paths: Path[] = [];
+): { credits: GraphCredits; paths: Path[] } {
+  let beam: IdPath[] = seeds.map(([id, score]) => ({ nodes: [id], score, steps: [] }));
+  const credits = options.credits ?? new GraphCredits();
+  credits.begin(view.capacity());
+  const paths: IdPath[] = [];
   const cache = options.neighbours ?? {
-    forward: new Map<string, Step[]>(),
-    backward: new Map<string, Step[]>(),
+    forward: new Map<number, Adjacent>(),
+    backward: new Map<number, Adjacent>(),
   };
-  const around = (node: string, forward: boolean): Step[] => {
+  const around = (node: number, forward: boolean): Adjacent => {
     const lists = forward ? cache.forward : cache.backward;
-    let steps = lists.get(node);
-    if (!steps) {
-      steps = neighbours(view, node, forward, ranking.beamWidth, ranking);
-      lists.set(node, steps);
+    let adjacent = lists.get(node);
+    if (!adjacent) {
+      const steps = neighbours(view, view.nameOf(node), forward, ranking.beamWidth, ranking);
+      adjacent = {
+        ids: Int32Array.from(steps, (step) => view.idOf(step.node)!),
+        weights: Float64Array.from(steps, (step) => step.weight),
+        steps,
+      };
+      lists.set(node, adjacent);
     }
-    return steps;
+    return adjacent;
   };
+  const width = ranking.beamWidth;
   for (let depth = 0; depth < ranking.beamDepth && beam.length > 0; depth++) {
-    const candidates: Path[] = [];
+    const candidates: IdPath[] = [];
     for (const path of beam) {
-      for (const forward of [true, false]) {
-        const end = forward ? path.nodes[path.nodes.length - 1]! : path.nodes[0]!;
-        for (const step of around(end, forward)) {
-          if (path.nodes.includes(step.node)) continue;
-          const score = path.score * step.weight;
+      const nodes = path.nodes;
+      for (let direction = 0; direction < 2; direction++) {
+        const forward = direction === 0;
+        const { ids, weights, steps } = around(forward ? nodes[nodes.length - 1]! : nodes[0]!, forward);
+        for (let i = 0; i < ids.length; i++) {
+          const node = ids[i]!;
+          if (nodes.includes(node)) continue;
+          const score = path.score * weights[i]!;
           if (score <= 0) continue;
+          const step = steps[i]!;
           candidates.push({
-            nodes: forward ? [...path.nodes, step.node] : [step.node, ...path.nodes],
+            nodes: forward ? [...nodes, node] : [node, ...nodes],
             score,
             steps: [...path.steps, step],
           });
-          const credit = credits.get(step.node);
-          if (!credit) credits.set(step.node, { score, best: score, step });
-          else {
-            credit.score += score;
-            if (score > credit.best) Object.assign(credit, { best: score, step });
-          }
+          credits.add(node, score, step);
         }
       }
     }
     candidates.sort((a, b) => b.score - a.score);
-    const seen = new Set<string>();
     beam = [];
     for (const c of candidates) {
-      const key = c.nodes.join('\u0000');
-      if (seen.has(key)) continue;
-      seen.add(key);
+      if (beam.some((kept) => samePath(kept.nodes, c.nodes))) continue;
       beam.push(c);
       paths.push(c);
-      if (beam.length >= ranking.beamWidth) break;
+      if (beam.length >= width) break;
     }
   }
-  if (options.chains === false) return { credits, paths: [] };
+  const limit = options.chains ?? Infinity;
+  if (limit <= 0) return { credits, paths: [] };
   paths.sort((a, b) => b.score - a.score);
-  return { credits, paths: dedupeChains(paths) };
+  return { credits, paths: bestChains(paths, limit, view) };
 }
 
-/** Keeps the best-scored path of each set of tools (A→B and B→A reached twice are one chain). */
-function dedupeChains(paths: Path[]): Path[] {
+function samePath(a: readonly number[], b: readonly number[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+/**
+ * The first `limit` paths that are distinct sets of tools (A→B and B→A reached twice are one
+ * chain: the best-scored is kept), named.
+ */
+function bestChains(paths: readonly IdPath[], limit: number, view: GraphView): Path[] {
   const seen = new Set<string>();
-  return paths.filter((p) => {
-    const key = [...p.nodes].sort().join('\u0000');
-    if (seen.has(key)) return false;
+  const out: Path[] = [];
+  for (const p of paths) {
+    if (out.length >= limit) break;
+    const key = Int32Array.from(p.nodes).sort().join(',');
+    if (seen.has(key)) continue;
     seen.add(key);
-    return true;
-  });
+    out.push({ nodes: p.nodes.map((id) => view.nameOf(id)), score: p.score, steps: p.steps });
+  }
+  return out;
 }
 
 /** Edges of the tool graph, strongest first per source tool (see `ToolSearch.graphEdges`). */

@@ -9,7 +9,7 @@
 import { CodecallError } from '../errors.js';
 import { Bm25Index } from './bm25.js';
 import { DEFAULT_GRAPH_NEIGHBOUR_CACHE_ENTRIES } from '../config/defaults.js';
-import { listGraphEdges, walkGraph, type Credit, type GraphView, type NeighbourCache } from './beam-walk.js';
+import { GraphCredits, listGraphEdges, walkGraph, type GraphView, type NeighbourCache } from './beam-walk.js';
 import { CatalogLinks, schemaProperties } from './catalog-links.js';
 import {
   DEFAULT_FUSION_DEPTH,
@@ -102,11 +102,16 @@ class ToolSearchIndex implements ToolSearch {
    * when a run is recorded, the catalog changes or it reaches its bound.
    */
   readonly #neighbours: NeighbourCache = { forward: new Map(), backward: new Map() };
+  /** The graph credits of one query's walk by entry id (reused). */
+  readonly #credits = new GraphCredits();
   /** What the graph walk reads (see beam-walk.ts). */
   readonly #view: GraphView = {
     graph: this.#graph,
     links: () => this.#links(),
     has: (name) => this.#entries.has(name),
+    idOf: (name) => this.#entries.get(name)?.id,
+    nameOf: (id) => this.#entries.byId(id)!.name,
+    capacity: () => this.#entries.capacity,
     names: () => this.#entries.names(),
   };
 
@@ -439,7 +444,7 @@ class ToolSearchIndex implements ToolSearch {
     const merge = this.#merge;
 
     /** Lexical plus feedback score of the best `k` such tools (the walk's seeds). */
-    const topBase = (k: number): Array<[string, number]> => {
+    const topBase = (k: number): Array<[number, number]> => {
       merge.begin(this.#entries.capacity);
       for (const id of topLexical(k + feedbackIds.length)) merge.set(id, scores[id]! / best);
       for (let i = 0; i < feedbackIds.length; i++) {
@@ -447,10 +452,11 @@ class ToolSearchIndex implements ToolSearch {
         const base = merge.has(id) ? merge.get(id) : lexicalScore(id);
         merge.set(id, base + ranking.feedbackWeight * feedbackScores[i]!);
       }
-      return merge.top(k, nameOf).map((id) => [nameOf(id), merge.get(id)]);
+      return merge.top(k, nameOf).map((id) => [id, merge.get(id)]);
     };
 
-    const graphReasons = new Map<string, Credit>();
+    // The graph credits by entry id, when the walk ran.
+    let credits: GraphCredits | undefined;
     let chains: ToolChain[] = [];
     if (
       mode === 'hybrid' &&
@@ -465,19 +471,24 @@ class ToolSearchIndex implements ToolSearch {
       const kept = this.#neighbours.forward.size + this.#neighbours.backward.size;
       if (kept >= DEFAULT_GRAPH_NEIGHBOUR_CACHE_ENTRIES) this.#clearNeighbours();
       const walk = walkGraph(this.#view, topBase(ranking.beamWidth), ranking, {
-        chains: chainLimit > 0,
+        chains: chainLimit,
         neighbours: ranking === this.#ranking ? this.#neighbours : undefined,
+        credits: this.#credits,
       });
-      for (const [name, credit] of walk.credits) graphReasons.set(name, credit);
-      chains = walk.paths
-        .slice(0, chainLimit)
-        .map((p) => ({ tools: p.nodes, score: round(p.score), reasons: p.steps.map(describeStep) }));
+      credits = walk.credits;
+      chains = walk.paths.map((p) => ({
+        tools: p.nodes,
+        score: round(p.score),
+        reasons: p.steps.map(describeStep),
+      }));
     }
     // Only the top `limit + credited` lexical hits can make the cut (see selectTop).
     const strong = ranking.lexicalGuard;
     const lexicalTop =
       ids.length > 0
-        ? topLexical(Math.max(limit, strong) + graphReasons.size + feedbackIds.length + (exact?.size ?? 0))
+        ? topLexical(
+            Math.max(limit, strong) + (credits?.ids.length ?? 0) + feedbackIds.length + (exact?.size ?? 0),
+          )
         : [];
     merge.begin(this.#entries.capacity);
     for (const id of lexicalTop) merge.set(id, scores[id]! / best);
@@ -486,10 +497,9 @@ class ToolSearchIndex implements ToolSearch {
       const base = merge.has(id) ? merge.get(id) : lexicalScore(id);
       merge.set(id, base + ranking.feedbackWeight * feedbackScores[i]!);
     }
-    for (const [name, credit] of graphReasons) {
-      const id = this.#entries.get(name)!.id;
+    for (const id of credits?.ids ?? []) {
       const base = merge.has(id) ? merge.get(id) : lexicalScore(id);
-      merge.set(id, base + ranking.graphWeight * credit.score);
+      merge.set(id, base + ranking.graphWeight * credits!.score(id));
     }
     for (const name of exact ?? []) {
       const id = this.#entries.get(name)!.id;
@@ -517,23 +527,17 @@ class ToolSearchIndex implements ToolSearch {
     const distinct = [...new Set(terms)];
     const looked = this.#index.lookup(distinct);
     const masks: number[] = [];
+    // Reasons are worded for the returned hits only.
     const hits = ranked.map(([name, score]) => {
+      const id = this.#entries.get(name)!.id;
       const reasons: string[] = [];
       if (exact?.has(name)) reasons.push('exact tool name');
-      const matched = lexicalReason(
-        this.#index,
-        this.#entries.get(name)!.id,
-        distinct,
-        looked,
-        originals,
-        masks,
-      );
+      const matched = lexicalReason(this.#index, id, distinct, looked, originals, masks);
       if (matched) reasons.push(matched);
-      const learned = feedbackTerms.get(this.#entries.get(name)!.id);
+      const learned = feedbackTerms.get(id);
       if (learned !== undefined)
         reasons.push(`used after queries with '${originals.get(learned) ?? learned}'`);
-      const graph = graphReasons.get(name);
-      if (graph) reasons.push(describeStep(graph.step));
+      if (credits?.has(id)) reasons.push(describeStep(credits.step(id)));
       return { name, score: round(score), reasons };
     });
     return { hits, chains, truncated: false };

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { GraphCredits, type Step } from '../../../src/search/beam-walk.js';
 import { InternedNames } from '../../../src/search/interned-names.js';
 import { QueryFeedback, selectNth } from '../../../src/search/query-feedback.js';
 import { ScoreMerge } from '../../../src/search/score-merge.js';
@@ -112,6 +113,96 @@ describe('score merge', () => {
     expect(merge.has(3)).toBe(false);
     merge.set(4, 0.5);
     expect(merge.top(5, String)).toEqual([4]);
+  });
+});
+
+describe('graph credits by entry id', () => {
+  const step = (from: string): Step => ({ node: 'x', from, forward: true, weight: 1, count: 1, total: 1 });
+
+  it("sums the paths that reach a tool, keeps the best path's step, and forgets them at the next walk", () => {
+    const credits = new GraphCredits();
+    credits.begin(10);
+    const [a, b, c] = [step('a'), step('b'), step('c')];
+    credits.add(3, 0.25, a);
+    credits.add(7, 0.125, c);
+    credits.add(3, 0.5, b);
+    credits.add(3, 0.125, c);
+    expect(credits.ids).toEqual([3, 7]);
+    expect(credits.score(3)).toBe(0.875);
+    expect(credits.step(3)).toBe(b);
+    expect(credits.score(7)).toBe(0.125);
+    credits.begin(10);
+    expect(credits.has(3)).toBe(false);
+    expect(credits.ids).toEqual([]);
+    credits.add(3, 0.0625, a);
+    expect(credits.score(3)).toBe(0.0625);
+    expect(credits.step(3)).toBe(a);
+    // A larger catalog grows the accumulators.
+    credits.begin(1000);
+    credits.add(999, 0.5, c);
+    expect([credits.has(999), credits.has(3), credits.score(999)]).toEqual([true, false, 0.5]);
+  });
+});
+
+describe('the walk by entry id', () => {
+  const tools = [
+    { name: 'first_step', description: 'alpha' },
+    { name: 'second_step', description: 'alpha' },
+    { name: 'third_step', description: 'gamma' },
+    { name: 'unrelated', description: 'delta' },
+  ];
+
+  it('keeps one copy of a path reached from both ends, so its extensions are credited once each', () => {
+    const search = createToolSearch({ tools });
+    for (let i = 0; i < 5; i++) search.recordSequence(['first_step', 'second_step', 'third_step']);
+    const hit = search.search('alpha', { limit: 10, expansionDocs: 0 }).find((h) => h.name === 'third_step');
+    // w = (5 − 1) / (5 + 2). The first step reaches first_step → second_step both from
+    // first_step forward and from second_step backward: one path, kept once in the beam, so
+    // third_step is credited w (after second_step) plus w² (its one extension), not w + 2w².
+    const w = 4 / 7;
+    expect(hit?.score).toBeCloseTo(0.6 * (w + w * w), 5);
+  });
+
+  it('returns A→B and B→A as one chain', () => {
+    const search = createToolSearch({ tools });
+    for (let i = 0; i < 5; i++) {
+      search.recordSequence(['first_step', 'second_step']);
+      search.recordSequence(['second_step', 'first_step']);
+    }
+    const { chains } = search.searchDetailed('alpha', { limit: 10, chainLimit: 10, expansionDocs: 0 });
+    const sets = chains.map((chain) => [...chain.tools].sort().join(' '));
+    expect(sets).toContain('first_step second_step');
+    expect(new Set(sets).size).toBe(sets.length);
+  });
+});
+
+describe('graph and feedback evidence for one tool', () => {
+  it('adds the graph credit on top of the feedback already merged, not in place of it', () => {
+    const tools = [
+      { name: 'parse_invoice', description: 'Parse an invoice document' },
+      { name: 'notify_team', description: 'Post a message to a channel' },
+      ...Array.from({ length: 8 }, (_, i) => ({ name: `other_${i}`, description: `Unrelated tool ${i}` })),
+    ];
+    const search = createToolSearch({ tools });
+    for (let i = 0; i < 5; i++) search.recordSequence(['parse_invoice', 'notify_team']);
+    for (let i = 0; i < 4; i++) search.recordUsage({ query: 'invoice', tools: ['notify_team'] });
+    const scoreOf = (options: object): number => {
+      const hits = search.search('invoice', { limit: 10, expansionDocs: 0, ...options });
+      const hit = hits.find((h) => h.name === 'notify_team');
+      if (!hit) throw new Error(`notify_team not returned: ${JSON.stringify(hits)}`);
+      return hit.score;
+    };
+    // notify_team has no lexical match: its score is feedback alone, graph alone, or both summed.
+    const feedbackOnly = scoreOf({ graphWeight: 0 });
+    const graphOnly = scoreOf({ feedbackWeight: 0 });
+    const both = scoreOf({});
+    expect(feedbackOnly).toBeGreaterThan(0.1);
+    expect(graphOnly).toBeGreaterThan(0.1);
+    expect(both).toBeCloseTo(feedbackOnly + graphOnly, 5);
+    const reasons = search
+      .search('invoice', { limit: 10, expansionDocs: 0 })
+      .find((h) => h.name === 'notify_team')!.reasons;
+    expect(reasons).toEqual(["used after queries with 'invoice'", 'called after parse_invoice 5 of 5 times']);
   });
 });
 
