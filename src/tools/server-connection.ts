@@ -481,11 +481,16 @@ export class ServerConnection {
     return new SSEClientTransport(url, { requestInit });
   }
 
-  /** Connects a fresh client and lists tools, within `connectTimeoutMs`. */
-  private async connectOnce(): Promise<void> {
-    if (this.config.protocol !== '2025-11-25') return this.connectModernOnce();
-    const generation = ++this.generation;
-    const timeoutMs = this.options.connectTimeoutMs;
+  /**
+   * The deadline of one connect attempt: `controller` aborts after `timeoutMs` (a `CONNECT_TIMEOUT`
+   * error) or when codecall closes; `aborted` rejects then, to race the connect's steps against;
+   * `dispose` clears both.
+   */
+  private connectDeadline(timeoutMs: number): {
+    controller: AbortController;
+    aborted: Promise<never>;
+    dispose(): void;
+  } {
     const controller = new AbortController();
     const timer = setTimeout(
       () =>
@@ -498,6 +503,28 @@ export class ServerConnection {
     );
     const onClose = (): void => controller.abort(new Error('codecall is closing'));
     this.closing.signal.addEventListener('abort', onClose, { once: true });
+    const aborted = new Promise<never>((_, reject) => {
+      const fail = (): void => reject(controller.signal.reason as Error);
+      if (controller.signal.aborted) fail();
+      controller.signal.addEventListener('abort', fail, { once: true });
+    });
+    aborted.catch(() => {});
+    return {
+      controller,
+      aborted,
+      dispose: () => {
+        clearTimeout(timer);
+        this.closing.signal.removeEventListener('abort', onClose);
+      },
+    };
+  }
+
+  /** Connects a fresh client and lists tools, within `connectTimeoutMs`. */
+  private async connectOnce(): Promise<void> {
+    if (this.config.protocol !== '2025-11-25') return this.connectModernOnce();
+    const generation = ++this.generation;
+    const timeoutMs = this.options.connectTimeoutMs;
+    const { controller, aborted, dispose } = this.connectDeadline(timeoutMs);
     // codecall declares sampling and elicitation so servers may ask; the gateway forwards each
     // request to its MCP client, or refuses it clearly when that client cannot answer.
     const client = new Client(
@@ -508,12 +535,6 @@ export class ServerConnection {
     try {
       transport = await this.createTransport();
       traceStartup(`server ${this.name} transport created`);
-      const aborted = new Promise<never>((_, reject) => {
-        const fail = (): void => reject(controller.signal.reason as Error);
-        if (controller.signal.aborted) fail();
-        controller.signal.addEventListener('abort', fail, { once: true });
-      });
-      aborted.catch(() => {});
       client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
         if (generation === this.generation) void this.refreshTools();
       });
@@ -542,8 +563,7 @@ export class ServerConnection {
       if (this.config.transport === 'stdio') await sleep(50, this.closing.signal);
       throw error;
     } finally {
-      clearTimeout(timer);
-      this.closing.signal.removeEventListener('abort', onClose);
+      dispose();
     }
   }
 
@@ -554,24 +574,7 @@ export class ServerConnection {
   private async connectModernOnce(): Promise<void> {
     const generation = ++this.generation;
     const timeoutMs = this.options.connectTimeoutMs;
-    const controller = new AbortController();
-    const timer = setTimeout(
-      () =>
-        controller.abort(
-          Object.assign(new Error(`no answer within ${timeoutMs} ms (connectTimeoutMs)`), {
-            code: CONNECT_TIMEOUT,
-          }),
-        ),
-      timeoutMs,
-    );
-    const onClose = (): void => controller.abort(new Error('codecall is closing'));
-    this.closing.signal.addEventListener('abort', onClose, { once: true });
-    const aborted = new Promise<never>((_, reject) => {
-      const fail = (): void => reject(controller.signal.reason as Error);
-      if (controller.signal.aborted) fail();
-      controller.signal.addEventListener('abort', fail, { once: true });
-    });
-    aborted.catch(() => {});
+    const { controller, aborted, dispose } = this.connectDeadline(timeoutMs);
     let modern: ModernClient | undefined;
     let stdio: Transport | undefined;
     try {
@@ -619,8 +622,7 @@ export class ServerConnection {
       if (this.config.transport === 'stdio') await sleep(50, this.closing.signal);
       throw error;
     } finally {
-      clearTimeout(timer);
-      this.closing.signal.removeEventListener('abort', onClose);
+      dispose();
     }
   }
 
