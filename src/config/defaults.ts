@@ -136,6 +136,13 @@ export const DEFAULT_UPSTREAM_TASK_MIN_POLL_MS = 50;
 export const DEFAULT_UPSTREAM_TASK_MAX_POLL_MS = 5_000;
 export const DEFAULT_UPSTREAM_TASK_CANCEL_TIMEOUT_MS = 5_000;
 /**
+ * Characters of a task id a 2026-07-28 upstream may send (the Tasks extension, SEP-2663); a longer
+ * one fails the call: codecall echoes it in `tasks/get` and signs it into a relayed task's id.
+ */
+export const DEFAULT_UPSTREAM_TASK_ID_MAX_CHARS = 256;
+/** Characters of an upstream task's `statusMessage` or failed task's error message kept. */
+export const DEFAULT_UPSTREAM_TASK_MESSAGE_MAX_CHARS = 1_000;
+/**
  * The MCP revision codecall speaks to an upstream server unless `mcpServers.<name>.protocol` says
  * otherwise: the 2025-11-25 `initialize` handshake. Not `auto`: on stdio the SDK v2 probe waits
  * its whole timeout for a legacy server that ignores unknown requests before it falls back, and
@@ -298,6 +305,16 @@ export const DEFAULT_SERVE_TASK_POLL_INTERVAL_MS = 1_000;
  * error instead of a new task. Issue 28.
  */
 export const DEFAULT_SERVE_TASKS_PER_CLIENT = 16;
+/**
+ * Characters of a task id a 2026-07-28 client may send in `tasks/get` / `tasks/update` /
+ * `tasks/cancel`; a longer one is refused before its signature is checked. Issue 28.
+ */
+export const DEFAULT_SERVE_TASK_ID_MAX_CHARS = 1_024;
+/**
+ * Age past which a relayed task's id (a pass-through tool's upstream task, signed by codecall) is
+ * no longer honoured, whatever the upstream's `ttlMs` says. Issue 28.
+ */
+export const DEFAULT_SERVE_RELAYED_TASK_MAX_AGE_MS = 24 * 60 * 60_000;
 
 /**
  * Whether `codecall serve` also answers MCP 2026-07-28 clients (stateless over HTTP, the era

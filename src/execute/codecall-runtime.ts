@@ -245,6 +245,8 @@ export interface RuntimeCallOptions {
   origin?: string;
   /** Traces the call (its request carries the trace context; see `ToolCallOptions.trace`). */
   trace?: CallTrace | undefined;
+  /** What a 2026-07-28 server's task answer does (see `ToolCallOptions.upstreamTask`). @defaultValue `await` */
+  upstreamTask?: ToolCallOptions['upstreamTask'];
 }
 
 function abortedError(): CodecallError {
@@ -765,6 +767,7 @@ export class CodecallRuntime {
       ...(options.asker ? { asker: options.asker } : {}),
       ...(options.origin !== undefined ? { origin: options.origin } : {}),
       ...(options.trace !== undefined ? { trace: options.trace } : {}),
+      ...(options.upstreamTask !== undefined ? { upstreamTask: options.upstreamTask } : {}),
     };
   }
 

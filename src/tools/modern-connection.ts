@@ -24,6 +24,7 @@ import type { ServerConfig, UpstreamProtocol } from '../config/types.js';
 import { CodecallError } from '../errors.js';
 import { importOptional } from '../util/optional-package.js';
 import type { RawToolResult } from './normalize-result.js';
+import { settleUpstreamTask, UpstreamTasks, type UpstreamTaskMode } from './upstream-tasks-2026.js';
 
 type ClientModule = typeof ClientPackage;
 type V2Client = InstanceType<ClientModule['Client']>;
@@ -100,16 +101,19 @@ export class ModernClient {
     readonly client: V2Client,
     readonly transport: V2Transport,
     private readonly serverName: string,
+    private readonly tasks: UpstreamTasks,
   ) {}
 
   /** Negotiates the era and connects, within `timeoutMs`. */
   static async connect(options: ModernConnectOptions): Promise<ModernClient> {
     const sdk = await loadClientModule();
     const { config } = options;
+    const plain = options.canAsk ? { sampling: {}, elicitation: { form: {} } } : {};
     const client = new sdk.Client(
       { name: 'codecall', version: '0.1.0' },
       {
-        capabilities: options.canAsk ? { sampling: {}, elicitation: { form: {} } } : {},
+        // The Tasks extension too (SEP-2663): a task answer is awaited, or relayed (upstream-tasks-2026.ts).
+        capabilities: UpstreamTasks.capabilities(plain),
         versionNegotiation: {
           mode: options.protocol === 'auto' ? 'auto' : { pin: '2026-07-28' },
           probe: { timeoutMs: options.timeoutMs },
@@ -132,7 +136,7 @@ export class ModernClient {
       });
     }
     await client.connect(transport, { signal: options.signal, timeout: options.timeoutMs });
-    return new ModernClient(client, transport, config.name);
+    return new ModernClient(client, transport, config.name, UpstreamTasks.tap(transport, plain));
   }
 
   /** `modern` (2026-07-28) or `legacy` (`auto` fell back to `initialize`). */
@@ -193,12 +197,16 @@ export class ModernClient {
       signal: AbortSignal;
       deadline: number;
       asker: ModernAsker | undefined;
+      /** @defaultValue `await` */
+      upstreamTask?: UpstreamTaskMode | undefined;
     },
   ): Promise<RawToolResult> {
+    const mode = options.upstreamTask ?? 'await';
+    const meta = { ...options.meta, ...this.tasks.metaFor(mode) };
     const base: Record<string, unknown> = {
       name,
       arguments: args as Record<string, unknown>,
-      ...(options.meta && Object.keys(options.meta).length > 0 ? { _meta: options.meta } : {}),
+      ...(Object.keys(meta).length > 0 ? { _meta: meta } : {}),
     };
     let params = base;
     for (let round = 0; ; round++) {
@@ -207,6 +215,15 @@ export class ModernClient {
         timeout: Math.max(1, options.deadline - Date.now()),
         allowInputRequired: true,
       });
+      const task = this.tasks.taskOf(answer);
+      if (task !== undefined)
+        return await settleUpstreamTask(task, {
+          ...options,
+          mode,
+          serverName: this.serverName,
+          request: (method, params, schema, legOptions) =>
+            this.client.request({ method, params } as never, schema, legOptions) as never,
+        });
       if (answer.resultType !== 'input_required') return answer as RawToolResult;
       if (round >= DEFAULT_UPSTREAM_INPUT_REQUIRED_MAX_ROUNDS)
         throw this.failure(

@@ -50,6 +50,7 @@ import { LinearStdioClientTransport } from './stdio-transport.js';
 import type { PrespawnedServer } from './prespawn.js';
 import { childEnvironment, childEnvironmentNames, describeChildEnvironment } from './child-environment.js';
 import { ModernClient, type ModernAsker } from './modern-connection.js';
+import type { UpstreamTaskMode } from './upstream-tasks-2026.js';
 
 /** Creates the transport of one server; called again for each reconnect. */
 export type TransportFactory = () => Transport | Promise<Transport>;
@@ -149,6 +150,11 @@ export interface ConnectionCallOptions {
    * that started the call); without it, the connection's `onRequest` (the gateway's routing).
    */
   asker?: ModernAsker | undefined;
+  /**
+   * What a 2026-07-28 server's task answer does (the Tasks extension): awaited, relayed, or
+   * not invited. @defaultValue `await`
+   */
+  upstreamTask?: UpstreamTaskMode | undefined;
 }
 
 /** One page of `tools/list`, untrusted, with its freshness hint (2026-07-28 servers). */
@@ -1048,6 +1054,7 @@ export class ServerConnection {
             signal: controller.signal,
             deadline: started + timeoutMs,
             asker,
+            upstreamTask: options.upstreamTask,
           });
         }
         if (!client) throw this.unavailable(qualifiedName);

@@ -10,6 +10,7 @@ import type { JsonSchema, ToolCaller } from '../types.js';
 import type { ApprovalRecord, Approver, RequireApprovalSource } from './approval.js';
 import type { AllowedCallersSource, ToolAnnotations } from './policy.js';
 import type { PrespawnedServer } from './prespawn.js';
+import type { UpstreamTaskMode } from './upstream-tasks-2026.js';
 import type {
   ReconnectOptions,
   ServerErrorEvent,
@@ -157,6 +158,13 @@ export interface ToolCallOptions {
    * `traceparent`…), and its span ends when it settles. @defaultValue none
    */
   trace?: CallTrace | undefined;
+  /**
+   * What a 2026-07-28 server's task answer (the Tasks extension, SEP-2663) does: `await` it (a
+   * script's call), `relay` it untouched ({@link upstreamTaskOf} of the result: a gateway whose
+   * client declared the extension), or `undeclared` (the extension is not declared to the server:
+   * a gateway whose client did not). @defaultValue `await`
+   */
+  upstreamTask?: UpstreamTaskMode | undefined;
 }
 
 /** Answers an upstream server's `sampling/createMessage` or `elicitation/create` request. */

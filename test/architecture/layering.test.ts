@@ -178,7 +178,7 @@ const PACKAGE_HOMES: Record<string, string[]> = {
   '@anthropic-ai/sdk': ['providers'],
   openai: ['providers'],
   '@modelcontextprotocol/sdk': ['tools', 'server', 'testing'],
-  '@modelcontextprotocol/server': ['server'],
+  '@modelcontextprotocol/server': ['server', 'testing'],
   ajv: ['tools'],
   'ajv-formats': ['tools'],
   'js-tiktoken': ['agent'],
