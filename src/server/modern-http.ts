@@ -55,12 +55,16 @@ import {
   type PausedCall,
 } from './modern-approvals.js';
 import {
+  clientOf,
   createModernTasks,
   declaresTasks,
+  missingCapability,
+  registerTaskMethods,
   TASKS_EXTENSION,
   type ModernTasks,
   type ModernTasksOptions,
 } from './modern-tasks.js';
+import { createTaskRelay, type TaskRelay } from './task-relay.js';
 import type { CallTrace } from '../util/trace-context.js';
 import { requestTracing } from './request-tracing.js';
 import type { RunLimiter } from './run-limiter.js';
@@ -112,6 +116,8 @@ interface ModernShared {
   codec: RequestStateCodec<PausedCall>;
   journals: JobStateStore;
   tasks: ModernTasks | undefined;
+  /** Pass-through tools' upstream tasks, relayed to clients that declared the extension. */
+  relay: TaskRelay | undefined;
 }
 
 function textResult(text: string, isError = false): CallToolResult {
@@ -166,7 +172,9 @@ function createModernServer(options: ModernHttpOptions, shared: ModernShared): M
     capabilities: {
       tools: { listChanged: true },
       ...modernGatewayCapabilities(gateway.capabilities),
-      ...(shared.tasks !== undefined ? { extensions: { [TASKS_EXTENSION]: {} } } : {}),
+      ...(shared.tasks !== undefined || shared.relay !== undefined
+        ? { extensions: { [TASKS_EXTENSION]: {} } }
+        : {}),
     },
     instructions: options.instructions,
     requestState: { verify: shared.codec.verify },
@@ -179,7 +187,8 @@ function createModernServer(options: ModernHttpOptions, shared: ModernShared): M
   for (const [method, handler] of Object.entries(gateway.handlers) as [GatewayMethod, GatewayHandler][])
     server.setRequestHandler(method, ((request: { params?: Record<string, unknown> }, ctx: ServerContext) =>
       handler(request.params ?? {}, { signal: ctx.mcpReq.signal })) as never);
-  shared.tasks?.register(server);
+  if (shared.tasks !== undefined || shared.relay !== undefined)
+    registerTaskMethods(server, shared.tasks, shared.relay);
   server.setRequestHandler('tools/call', (request, ctx): Promise<CallToolResult | InputRequiredResult> =>
     // The client's trace context (`_meta.traceparent`…) parents the request's span (serve.telemetry)
     // and goes on to the upstream calls it makes.
@@ -342,12 +351,19 @@ function createModernServer(options: ModernHttpOptions, shared: ModernShared): M
         signal,
         caller: 'direct',
         ...(trace !== undefined ? { trace } : {}),
+        // The upstream's task goes to a client that declared the Tasks extension (task-relay.ts).
+        upstreamTask: declaresTasks(ctx) ? 'relay' : 'undeclared',
       });
+      const task = shared.relay?.created(result, tool.server, clientOf(ctx));
+      if (task !== undefined) return task as unknown as CallToolResult;
       const passed: CallToolResult = { content: Array.isArray(result.content) ? result.content : [] };
       if (result.structuredContent !== undefined) passed.structuredContent = result.structuredContent;
       if (result.isError === true) passed.isError = true;
       return passed;
     } catch (error) {
+      // The upstream runs this tool only as a task, and this client cannot take one (SEP-2663).
+      if ((error as { details?: { mcpCode?: unknown } })?.details?.mcpCode === -32021)
+        throw missingCapability();
       return textResult(errorText(error, options.onError), true);
     }
   }
@@ -363,6 +379,10 @@ export function createModernServerFactory(options: ModernHttpOptions): () => Mod
     codec: createApprovalStateCodec({ key: options.requestStateKey }),
     journals: options.journals ?? new MemoryJobStateStore(),
     tasks: options.tasks !== undefined ? createModernTasks(options.tasks) : undefined,
+    relay:
+      (options.passThrough ?? true)
+        ? createTaskRelay({ runtime: options.runtime, key: options.requestStateKey })
+        : undefined,
   };
   return () => createModernServer(options, shared);
 }

@@ -28,11 +28,13 @@ import {
 } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import {
+  DEFAULT_SERVE_TASK_ID_MAX_CHARS,
   DEFAULT_SERVE_TASK_POLL_INTERVAL_MS,
   DEFAULT_SERVE_TASK_TTL_MS,
   DEFAULT_SERVE_TASKS_PER_CLIENT,
 } from '../config/defaults.js';
 import { decisionOf } from './modern-approvals.js';
+import type { TaskRelay } from './task-relay.js';
 import {
   approvalForm,
   isTaskOf,
@@ -84,7 +86,7 @@ export function declaresTasks(ctx: ServerContext): boolean {
  * Who a task belongs to: the bearer token's id (set by `serveModern`), or `anonymous` on a server
  * without a token. A task is answered only to the client that created it (SEP-2663 § Security).
  */
-function clientOf(ctx: ServerContext): string {
+export function clientOf(ctx: ServerContext): string {
   return ctx.http?.authInfo?.clientId ?? 'anonymous';
 }
 
@@ -126,7 +128,7 @@ export function taskOf(job: TaskJobRecord, pollIntervalMs: number): DetailedTask
 }
 
 /** The `-32021` error of a task method from a client that did not declare the extension. */
-function missingCapability(): ProtocolError {
+export function missingCapability(): ProtocolError {
   return new ProtocolError(
     ProtocolErrorCode.MissingRequiredClientCapability,
     `Missing required client capability: declare the "${TASKS_EXTENSION}" extension in the request's clientCapabilities.`,
@@ -136,7 +138,6 @@ function missingCapability(): ProtocolError {
 
 /** The task `taskId` names, if this client may see it; else the spec's `-32602`. */
 async function findTask(backend: TaskBackend, taskId: string, ctx: ServerContext): Promise<TaskJobRecord> {
-  if (!declaresTasks(ctx)) throw missingCapability();
   const job = await backend.get(taskId);
   if (job === undefined || !isTaskOf(job, clientOf(ctx)))
     throw new ProtocolError(
@@ -146,14 +147,63 @@ async function findTask(backend: TaskBackend, taskId: string, ctx: ServerContext
   return job;
 }
 
-const taskIdParams = z.looseObject({ taskId: z.string().min(1).max(128) });
+const taskIdParams = z.looseObject({ taskId: z.string().min(1).max(DEFAULT_SERVE_TASK_ID_MAX_CHARS) });
 
-/** The task runtime of one leg: creates tasks and serves `tasks/get`, `tasks/update`, `tasks/cancel`. */
+/** The task runtime of one leg: creates `execute_code` tasks and answers the task methods for them. */
 export interface ModernTasks {
   /** Queues `code` as a task of this request's client; a text when the client has too many. */
   create(code: string, ctx: ServerContext): Promise<Record<string, unknown> | { refused: string }>;
-  /** Registers the three methods on one request's server. */
-  register(server: ModernServer): void;
+  get(taskId: string, ctx: ServerContext): Promise<Record<string, unknown>>;
+  update(taskId: string, ctx: ServerContext): Promise<Record<string, never>>;
+  cancel(taskId: string, ctx: ServerContext): Promise<Record<string, never>>;
+}
+
+/**
+ * Registers `tasks/get`, `tasks/update` and `tasks/cancel` on one request's server: a relayed
+ * task's id (a pass-through tool's upstream task, `task-relay.ts`) goes to `relay`, any other to
+ * the `execute_code` tasks of `jobs`. Each answers `-32021` to a request that does not declare
+ * the extension (SEP-2663 § Error Handling) and `-32602` for a task this client cannot see.
+ */
+export function registerTaskMethods(
+  server: ModernServer,
+  jobs: ModernTasks | undefined,
+  relay: TaskRelay | undefined,
+): void {
+  const route = <T>(
+    taskId: string,
+    ctx: ServerContext,
+    onRelay: (relay: TaskRelay) => Promise<T>,
+    onJob: (jobs: ModernTasks) => Promise<T>,
+  ): Promise<T> => {
+    if (!declaresTasks(ctx)) throw missingCapability();
+    if (relay?.owns(taskId)) return onRelay(relay);
+    if (jobs !== undefined) return onJob(jobs);
+    throw new ProtocolError(ProtocolErrorCode.InvalidParams, 'Failed to retrieve task: Task not found.');
+  };
+  server.setRequestHandler('tasks/get', { params: taskIdParams }, (params, ctx) =>
+    route(
+      params.taskId,
+      ctx,
+      (r) => r.get(params.taskId, clientOf(ctx), ctx),
+      (j) => j.get(params.taskId, ctx),
+    ),
+  );
+  server.setRequestHandler('tasks/update', { params: taskIdParams }, (params, ctx) =>
+    route(
+      params.taskId,
+      ctx,
+      (r) => r.update(params.taskId, clientOf(ctx), ctx),
+      (j) => j.update(params.taskId, ctx),
+    ),
+  );
+  server.setRequestHandler('tasks/cancel', { params: taskIdParams }, (params, ctx) =>
+    route(
+      params.taskId,
+      ctx,
+      (r) => r.cancel(params.taskId, clientOf(ctx), ctx),
+      (j) => j.cancel(params.taskId, ctx),
+    ),
+  );
 }
 
 /** The Tasks extension over `options.backend`. */
@@ -181,35 +231,33 @@ export function createModernTasks(options: ModernTasksOptions): ModernTasks {
         pollIntervalMs,
       };
     },
-    register(server) {
-      server.setRequestHandler('tasks/get', { params: taskIdParams }, async (params, ctx) => {
-        const job = await findTask(backend, params.taskId, ctx);
-        return { ...taskOf(job, pollIntervalMs) };
-      });
-      server.setRequestHandler('tasks/update', { params: taskIdParams }, async (params, ctx) => {
-        const job = await findTask(backend, params.taskId, ctx);
-        // The SDK lifts `inputResponses` out of the params (as for a retried tools/call).
-        const responses = ctx.mcpReq.inputResponses as Record<string, unknown> | undefined;
-        const call = job.approval;
-        // Responses to keys not outstanding are ignored (SEP-2663 § Task Update Requests).
-        if (job.state !== 'waiting-approval' || call === undefined) return {};
-        const decision = decisionOf(responses, approvalKey(call.callIndex));
-        if (decision === undefined) return {};
-        try {
-          await backend.approve(job.id, {
-            approved: decision.approved,
-            ...(decision.reason !== undefined ? { reason: decision.reason } : {}),
-          });
-        } catch {
-          // Decided meanwhile (another update, the jobs API, its timeout): the ack stays an ack.
-        }
-        return {};
-      });
-      server.setRequestHandler('tasks/cancel', { params: taskIdParams }, async (params, ctx) => {
-        const job = await findTask(backend, params.taskId, ctx);
-        await backend.cancel(job.id);
-        return {};
-      });
+    async get(taskId, ctx) {
+      const job = await findTask(backend, taskId, ctx);
+      return { ...taskOf(job, pollIntervalMs) };
+    },
+    async update(taskId, ctx) {
+      const job = await findTask(backend, taskId, ctx);
+      // The SDK lifts `inputResponses` out of the params (as for a retried tools/call).
+      const responses = ctx.mcpReq.inputResponses as Record<string, unknown> | undefined;
+      const call = job.approval;
+      // Responses to keys not outstanding are ignored (SEP-2663 § Task Update Requests).
+      if (job.state !== 'waiting-approval' || call === undefined) return {};
+      const decision = decisionOf(responses, approvalKey(call.callIndex));
+      if (decision === undefined) return {};
+      try {
+        await backend.approve(job.id, {
+          approved: decision.approved,
+          ...(decision.reason !== undefined ? { reason: decision.reason } : {}),
+        });
+      } catch {
+        // Decided meanwhile (another update, the jobs API, its timeout): the ack stays an ack.
+      }
+      return {};
+    },
+    async cancel(taskId, ctx) {
+      const job = await findTask(backend, taskId, ctx);
+      await backend.cancel(job.id);
+      return {};
     },
   };
 }
