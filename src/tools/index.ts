@@ -60,7 +60,12 @@ export type { InputValidator } from './validate-input.js';
 export { normalizeToolResult, normalizeToolResultText, toolErrorText } from './normalize-result.js';
 export type { BinaryDescriptor, RawToolResult } from './normalize-result.js';
 export { defineTool, localTools } from './local-tools.js';
-export { readUpstreamTask, TASKS_EXTENSION_ID, upstreamTaskOf } from './upstream-tasks-2026.js';
+export {
+  readUpstreamTask,
+  relayedTaskResult,
+  TASKS_EXTENSION_ID,
+  upstreamTaskOf,
+} from './upstream-tasks-2026.js';
 export type { UpstreamTask, UpstreamTaskMode, UpstreamTaskStatus } from './upstream-tasks-2026.js';
 export type { LocalTool, LocalToolDefinition } from './local-tools.js';
 export { openApiTools } from './openapi-tools.js';
