@@ -286,6 +286,14 @@ export const DEFAULT_SERVE_REQUEST_STATE_TTL_MS = 10 * 60_000;
 /** Bytes of a `requestState` a 2026-07-28 client sends back; a longer one is refused unread. Issue 28. */
 export const DEFAULT_SERVE_REQUEST_STATE_MAX_BYTES = 4_096;
 /**
+ * Rounds of `input_required` one `execute_code` run of a 2026-07-28 client may have for its
+ * upstream servers' input requests (each pause is one request); past it the call that asks fails.
+ * Bounds an upstream that asks something new on every replay. Issue 28.
+ */
+export const DEFAULT_SERVE_INPUT_ROUNDS_MAX = 16;
+/** Bytes of one upstream input request (its JSON) passed on to a 2026-07-28 client; a larger one fails the call. Issue 28. */
+export const DEFAULT_SERVE_INPUT_REQUEST_MAX_BYTES = 65_536;
+/**
  * Time-to-live of an MCP task (the Tasks extension, `io.modelcontextprotocol/tasks`) a 2026-07-28
  * client gets for `execute_code`: its `ttlMs`, and the deadline of the job that runs it (a task
  * still running then ends `failed`). Issue 28.
