@@ -446,6 +446,17 @@ export const DEFAULT_APPROVAL_PROMPT_MAX_VALUE_CHARS = 160;
 export const DEFAULT_APPROVAL_PROMPT_MAX_NAME_CHARS = 64;
 /** Names an approval prompt lists of the fields past `DEFAULT_APPROVAL_PROMPT_MAX_FIELDS` ("and N more fields: a, b"). */
 export const DEFAULT_APPROVAL_PROMPT_MAX_NAMED_FIELDS = 200;
+/**
+ * Fields of an upstream server's elicitation form `codecall exec` / `run` asks at the terminal; a
+ * larger form is refused (the call fails, saying so). Issue 28.
+ */
+export const DEFAULT_CLI_INPUT_MAX_FIELDS = 20;
+/** Characters of an upstream form's message shown at the terminal; a longer one is cut, saying so. Issue 28. */
+export const DEFAULT_CLI_INPUT_MAX_TEXT_CHARS = 2_000;
+/** Choices of one enum field of an upstream form the terminal lists; a field with more is refused. Issue 28. */
+export const DEFAULT_CLI_INPUT_MAX_OPTIONS = 50;
+/** Answers the terminal takes for one field of an upstream form before it cancels the form. Issue 28. */
+export const DEFAULT_CLI_INPUT_MAX_ATTEMPTS = 3;
 /** Approval decisions `codecall approvals` lists unless told otherwise. */
 export const DEFAULT_APPROVALS_LIST_LIMIT = 50;
 /** Approval decisions the history store keeps (older ones are pruned). */
