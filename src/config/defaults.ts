@@ -293,6 +293,14 @@ export const DEFAULT_SERVE_REQUEST_STATE_TTL_MS = 10 * 60_000;
 /** Bytes of a `requestState` a 2026-07-28 client sends back; a longer one is refused unread. Issue 28. */
 export const DEFAULT_SERVE_REQUEST_STATE_MAX_BYTES = 4_096;
 /**
+ * Rounds of `input_required` one `execute_code` run of a 2026-07-28 client may have for its
+ * upstream servers' input requests (each pause is one request); past it the call that asks fails.
+ * Bounds an upstream that asks something new on every replay. Issue 28.
+ */
+export const DEFAULT_SERVE_INPUT_ROUNDS_MAX = 16;
+/** Bytes of one upstream input request (its JSON) passed on to a 2026-07-28 client; a larger one fails the call. Issue 28. */
+export const DEFAULT_SERVE_INPUT_REQUEST_MAX_BYTES = 65_536;
+/**
  * Time-to-live of an MCP task (the Tasks extension, `io.modelcontextprotocol/tasks`) a 2026-07-28
  * client gets for `execute_code`: its `ttlMs`, and the deadline of the job that runs it (a task
  * still running then ends `failed`). Issue 28.
@@ -455,6 +463,17 @@ export const DEFAULT_APPROVAL_PROMPT_MAX_VALUE_CHARS = 160;
 export const DEFAULT_APPROVAL_PROMPT_MAX_NAME_CHARS = 64;
 /** Names an approval prompt lists of the fields past `DEFAULT_APPROVAL_PROMPT_MAX_FIELDS` ("and N more fields: a, b"). */
 export const DEFAULT_APPROVAL_PROMPT_MAX_NAMED_FIELDS = 200;
+/**
+ * Fields of an upstream server's elicitation form `codecall exec` / `run` asks at the terminal; a
+ * larger form is refused (the call fails, saying so). Issue 28.
+ */
+export const DEFAULT_CLI_INPUT_MAX_FIELDS = 20;
+/** Characters of an upstream form's message shown at the terminal; a longer one is cut, saying so. Issue 28. */
+export const DEFAULT_CLI_INPUT_MAX_TEXT_CHARS = 2_000;
+/** Choices of one enum field of an upstream form the terminal lists; a field with more is refused. Issue 28. */
+export const DEFAULT_CLI_INPUT_MAX_OPTIONS = 50;
+/** Answers the terminal takes for one field of an upstream form before it cancels the form. Issue 28. */
+export const DEFAULT_CLI_INPUT_MAX_ATTEMPTS = 3;
 /** Approval decisions `codecall approvals` lists unless told otherwise. */
 export const DEFAULT_APPROVALS_LIST_LIMIT = 50;
 /** Approval decisions the history store keeps (older ones are pruned). */

@@ -50,6 +50,7 @@ import {
   type CatalogTool,
   type ToolCallOptions,
   type ToolPoolOptions,
+  type UpstreamAsker,
   type UpstreamToolResult,
 } from '../tools/index.js';
 import type { ExecutionResult, ToolCaller } from '../types.js';
@@ -105,6 +106,14 @@ export interface CodecallRuntimeOptions {
    * @defaultValue none: such calls are denied with a message saying how to allow them
    */
   onApproval?: Approver;
+  /**
+   * Answers what upstream servers ask while a call is in flight (an `elicitation/create` or
+   * `sampling/createMessage`: a 2026-07-28 server's `input_required` round, a 2025-11-25 server's
+   * request), for runs and direct calls that bring no `asker` of their own (`codecall exec` and
+   * `run` prompt at the terminal).
+   * @defaultValue none: such a request fails the call with a message saying nobody can answer it
+   */
+  onUpstreamRequest?: UpstreamAsker;
   /**
    * Told of the tools each run called, in order, after the runtime learned them (see
    * `ExecutorOptions.onSequence`).
@@ -728,7 +737,8 @@ export class CodecallRuntime {
     const executor = this.#executor ?? (await this.#startedExecutor());
     const runId = options.runId ?? randomUUID();
     try {
-      return await executor.execute(code, { ...options, runId });
+      const asker = options.asker ?? this.#options.onUpstreamRequest;
+      return await executor.execute(code, { ...options, runId, ...(asker ? { asker } : {}) });
     } finally {
       await this.#approvalsWritten(runId);
     }
@@ -758,13 +768,14 @@ export class CodecallRuntime {
 
   /** The pool's options of one direct call. */
   #callOptions(options: RuntimeCallOptions): ToolCallOptions {
+    const asker = options.asker ?? this.#options.onUpstreamRequest;
     return {
       caller: options.caller ?? 'direct',
       ...(options.signal ? { signal: options.signal } : {}),
       ...(options.approver ? { approver: options.approver } : {}),
       ...(options.runId !== undefined ? { runId: options.runId } : {}),
       ...(options.onProgress ? { onProgress: options.onProgress } : {}),
-      ...(options.asker ? { asker: options.asker } : {}),
+      ...(asker ? { asker } : {}),
       ...(options.origin !== undefined ? { origin: options.origin } : {}),
       ...(options.trace !== undefined ? { trace: options.trace } : {}),
       ...(options.upstreamTask !== undefined ? { upstreamTask: options.upstreamTask } : {}),

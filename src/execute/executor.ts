@@ -379,7 +379,8 @@ export function createExecutor(options: ExecutorOptions): Executor {
             // host consumers that read values (the journal, `onToolResult`) parse it themselves.
             jsonText: true,
             trace,
-            ...(asker ? { asker } : {}),
+            // The asker learns which call asks (a 2026 client's run pauses on that call).
+            ...(asker ? { asker: (request, signal) => asker(request, signal, { tool: name, args }) } : {}),
           });
   };
   const observed = (listener: ToolResultListener, inner: ToolInvoker): ToolInvoker => {

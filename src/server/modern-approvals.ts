@@ -45,6 +45,26 @@ export interface PausedCall {
   tool: string;
   /** sha256 of the call's arguments. */
   args: string;
+  /** Present when the run paused on an upstream server's input request (not on an approval). */
+  input?: PausedInput | undefined;
+  /** Input rounds the run has had so far (bounded by `DEFAULT_SERVE_INPUT_ROUNDS_MAX`). */
+  inputRounds?: number | undefined;
+}
+
+/** Which of a paused call's upstream input requests the client is asked (see `modern-input.ts`). */
+export interface PausedInput {
+  /** Position of the request among those the call's upstream made (0-based, over its rounds). */
+  ask: number;
+  /** sha256 of the request (method and parameters) as the upstream made it. */
+  request: string;
+  /** Key of the request in `inputRequests`, and of its answer in `inputResponses`. */
+  key: string;
+}
+
+/** Approvals decided in earlier rounds of a run (see `RunAnswers`). */
+export interface DecidedApprovals {
+  get(call: number, tool: string, args: string): ApprovalDecision | undefined;
+  record(call: number, tool: string, args: string, decision: ApprovalDecision): Promise<void>;
 }
 
 /** Options of {@link createApprovalStateCodec}. */
@@ -109,6 +129,8 @@ export interface RoundApprover {
   approver: Approver;
   /** The call that asked and found no decision: the run stopped on it. */
   paused(): { request: ApprovalRequest; call: number; args: string } | undefined;
+  /** The journal index of a call in flight with this tool and arguments hash (the latest one). */
+  callOf(tool: string, args: string): number | undefined;
 }
 
 /**
@@ -119,6 +141,8 @@ export function createRoundApprover(options: {
   journal: RunJournal;
   decided: PausedCall | undefined;
   decision: ApprovalDecision | undefined;
+  /** Decisions of earlier rounds, kept so a call approved before a later pause stays approved. */
+  decisions?: DecidedApprovals | undefined;
   stop: () => void;
 }): RoundApprover {
   const inFlight = new Map<string, number[]>();
@@ -149,21 +173,29 @@ export function createRoundApprover(options: {
         reason: 'codecall could not place the call in its run journal',
       };
     asked.add(call);
-    const { decided, decision } = options;
+    const { decided, decision, decisions } = options;
     if (
       decided &&
       decision &&
+      decided.input === undefined &&
       decided.call === call &&
       decided.tool === request.tool &&
       decided.args === args
     )
-      return decision;
+      return decisions ? decisions.record(call, request.tool, args, decision).then(() => decision) : decision;
+    const earlier = decisions?.get(call, request.tool, args);
+    if (earlier) return earlier;
     paused ??= { request, call, args };
     options.stop();
     // Never answered: the stop aborts the run, which withdraws the question.
     return new Promise<never>(() => {});
   };
-  return { journal, approver, paused: () => paused };
+  return {
+    journal,
+    approver,
+    paused: () => paused,
+    callOf: (tool, args) => inFlight.get(`${tool}\0${args}`)?.at(-1),
+  };
 }
 
 /** The `input_required` answer of a run paused on `request`. */

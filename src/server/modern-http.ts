@@ -18,7 +18,6 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
 import {
-  CLIENT_CAPABILITIES_META_KEY,
   Server as ModernServer,
   createMcpHandler,
   isLegacyRequest,
@@ -31,8 +30,7 @@ import {
 } from '@modelcontextprotocol/server';
 import { EXECUTE_CODE_NAME, SEARCH_TOOLS_NAME, parseExecuteCodeInput } from '../meta/index.js';
 import { DEFAULT_SERVE_SEARCH_WAIT_FOR_SERVERS_MS } from '../config/defaults.js';
-import { formatResultForModel, type CodecallRuntime } from '../execute/index.js';
-import { hashCode } from '../store/index.js';
+import type { CodecallRuntime } from '../execute/index.js';
 import { MemoryJobStateStore, type JobStateStore } from '../store/job-state.js';
 import type { CatalogTool } from '../tools/index.js';
 import type { ServeLearning } from '../config/index.js';
@@ -47,13 +45,8 @@ import {
 } from './shared-handlers.js';
 import type { CallToolResult as SharedCallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { passThroughTools } from './gateway-names.js';
-import {
-  approvalRound,
-  createApprovalStateCodec,
-  createRoundApprover,
-  decisionOf,
-  type PausedCall,
-} from './modern-approvals.js';
+import { createApprovalStateCodec, type PausedCall } from './modern-approvals.js';
+import { executeModern } from './modern-execute.js';
 import {
   clientOf,
   createModernTasks,
@@ -238,100 +231,22 @@ function createModernServer(options: ModernHttpOptions, shared: ModernShared): M
           return textResult(errorText(error, options.onError), true);
         }
       }
-      try {
-        const release = await limiter.acquire(signal);
-        if (release === 'busy')
-          return textResult(
-            `codecall is busy: ${limiter.running} runs in flight and ${limiter.queued} waiting (the most this ` +
-              'server accepts). Nothing ran; try again shortly.',
-            true,
-          );
-        if (release === 'aborted')
-          return textResult('Cancelled before the script started; nothing ran.', true);
-        try {
-          const owner = `mcp-${MODERN_PROTOCOL_VERSION}:${randomUUID()}`;
-          const codeHash = hashCode(input.code);
-          // A retry after an approval round: its state was verified (signature, age, size) by the SDK.
-          const decided = ctx.mcpReq.requestState<PausedCall>();
-          if (decided !== undefined && decided.code !== codeHash)
-            return textResult(
-              'This retry carries the approval state of another script; nothing ran. Retry with the same code, or call execute_code again without it.',
-              true,
-            );
-          const runKey = decided?.run ?? randomUUID();
-          const journalKey = `mcp-${MODERN_PROTOCOL_VERSION}:${runKey}`;
-          const journal = shared.journals.journal(journalKey);
-          if (decided !== undefined && (await journal.entries()).length === 0)
-            return textResult(
-              'The run this approval belongs to is not known here (its journal is gone: it expired, or it was ' +
-                'kept by another codecall node without a shared store). Nothing ran; call execute_code again.',
-              true,
-            );
-          const controller = new AbortController();
-          const onAbort = (): void => controller.abort(signal.reason);
-          signal.addEventListener('abort', onAbort, { once: true });
-          const round = createRoundApprover({
-            journal,
-            decided,
-            decision: decided !== undefined ? decisionOf(ctx.mcpReq.inputResponses) : undefined,
-            stop: () => controller.abort(new Error('paused for an approval')),
-          });
-          // The client's capabilities come with each 2026 request (the _meta envelope the SDK lifts out).
-          const envelope = ctx.mcpReq.envelope as Record<string, unknown> | undefined;
-          const capabilities = envelope?.[CLIENT_CAPABILITIES_META_KEY] as
-            { elicitation?: unknown } | undefined;
-          const elicits = capabilities?.elicitation !== undefined;
-          let result;
-          try {
-            result = await runtime.execute(input.code, {
-              signal: controller.signal,
-              learn,
-              runId: runKey,
-              owner,
-              journal: round.journal,
-              ...(trace !== undefined ? { trace } : {}),
-              ...(decided !== undefined ? { replay: true, replayInDoubt: 'repeat' as const } : {}),
-              approver:
-                runtime.tools.approver ??
-                (elicits
-                  ? round.approver
-                  : () => ({
-                      approved: false,
-                      decidedBy: 'policy' as const,
-                      reason:
-                        'the MCP client did not declare the elicitation capability, so codecall cannot ask for approval',
-                    })),
-            });
-          } finally {
-            signal.removeEventListener('abort', onAbort);
-          }
-          const paused = round.paused();
-          if (paused !== undefined && !signal.aborted)
-            return await approvalRound(
-              shared.codec,
-              {
-                run: runKey,
-                code: codeHash,
-                call: paused.call,
-                tool: paused.request.tool,
-                args: paused.args,
-              },
-              paused.request,
-              ctx,
-            );
-          await shared.journals.forget(journalKey);
-          try {
-            options.onExecute?.({ result });
-          } catch {
-            // A listener's failure must not fail the run.
-          }
-          return withServerNote(textResult(formatResultForModel(result), result.status === 'error'), runtime);
-        } finally {
-          release();
-        }
-      } catch (error) {
-        return textResult(errorText(error, options.onError), true);
-      }
+      return executeModern(
+        {
+          runtime,
+          limiter,
+          learn,
+          codec: shared.codec,
+          journals: shared.journals,
+          protocol: MODERN_PROTOCOL_VERSION,
+          onError: options.onError,
+          onExecute: options.onExecute,
+          withServerNote: (result) => withServerNote(result, runtime),
+        },
+        input.code,
+        ctx,
+        trace,
+      );
     }
     let tool = direct.get(name);
     if (!tool) {

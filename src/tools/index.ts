@@ -12,6 +12,7 @@ export type {
   ToolCallOptions,
   ToolPoolOptions,
   UpstreamAsker,
+  UpstreamAskContext,
   UpstreamNotificationListener,
   UpstreamRequestOptions,
   UpstreamServer,

@@ -167,10 +167,23 @@ export interface ToolCallOptions {
   upstreamTask?: UpstreamTaskMode | undefined;
 }
 
-/** Answers an upstream server's `sampling/createMessage` or `elicitation/create` request. */
+/** Which call an upstream's request came during (told by a run's executor; see {@link UpstreamAsker}). */
+export interface UpstreamAskContext {
+  /** Qualified name of the call in flight, `server.tool`. */
+  tool: string;
+  /** Its arguments, as the script passed them. */
+  args: unknown;
+}
+
+/**
+ * Answers an upstream server's `sampling/createMessage` or `elicitation/create` request. A run's
+ * executor passes `call`, the call the request came during (for a 2025-11-25 server, the run's
+ * latest call in flight to that server: such a server does not say which call asks).
+ */
 export type UpstreamAsker = (
   request: UpstreamRequest,
   signal: AbortSignal,
+  call?: UpstreamAskContext,
 ) => Promise<Record<string, unknown>>;
 
 /** An upstream server as the gateway sees it. */

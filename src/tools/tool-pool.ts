@@ -49,6 +49,7 @@ export type {
   ToolCallOptions,
   ToolPoolOptions,
   UpstreamAsker,
+  UpstreamAskContext,
   UpstreamNotificationListener,
   UpstreamRequestOptions,
   UpstreamServer,

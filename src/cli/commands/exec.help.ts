@@ -37,6 +37,12 @@ Options:
                     asking; repeatable; "all" approves every call. Without it, a terminal is asked
                     (y/N on stderr) and without a terminal such calls are denied (APPROVAL_DENIED)
 
+Upstream questions: when an MCP server asks for input during a call (an elicitation form: a
+2026-07-28 server's input_required, a 2025-11-25 server's elicitation/create), a terminal is
+asked on stderr ([a]nswer, [d]ecline or [c]ancel, then one line per field: text, number, y/n,
+or a choice by number; an empty line takes the default). Without a terminal the call fails
+with a message saying so; run the command in a terminal, or use an MCP client (codecall serve).
+
 Exit status: 0 the script succeeded, 1 it failed or could not be replayed (the reason on
 stderr), 2 usage or configuration error, 130 interrupted by SIGINT (Ctrl-C), 143 by SIGTERM
 (servers and sandboxes are closed first; a second signal exits at once).

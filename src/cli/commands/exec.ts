@@ -22,6 +22,7 @@ import {
   type CliIo,
 } from '../command.js';
 import { checkApproveFlag, createCliApprover } from '../cli-approver.js';
+import { createCliAsker } from '../cli-asker.js';
 import { configNoticeWriter } from '../config-notices.js';
 import { ExecProgress } from '../exec-progress.js';
 import { neutralizeControls } from '../terminal-text.js';
@@ -267,6 +268,8 @@ async function runScript(
     },
     // Calls that need approval (requireApproval): --approve, else a prompt on a terminal, else deny.
     onApproval: createCliApprover({ io, command: 'exec', approve: args.approve }),
+    // What an upstream server asks during a call (elicitation): a form at a terminal, else a clear error.
+    onUpstreamRequest: createCliAsker({ io, command: 'exec' }),
     signal: io.signal,
   });
   // The script compiles (in esbuild's service process) while the MCP servers and the sandbox

@@ -34,6 +34,10 @@ Options:
                       asking; repeatable; "all" approves every call. Without it, a terminal is
                       asked (y/N on stderr); without a terminal such calls are denied
 
+Upstream questions: when an MCP server asks for input during a call (an elicitation form),
+a terminal is asked on stderr ([a]nswer, [d]ecline or [c]ancel, then one line per field);
+without a terminal the call fails with a message saying so (the model sees the error).
+
 Try it offline:
   codecall run "Which team members exceeded their Q3 travel budget?" --model demo --config examples/codecall.json
 

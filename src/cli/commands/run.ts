@@ -15,6 +15,7 @@ import {
   type CliIo,
 } from '../command.js';
 import { checkApproveFlag, createCliApprover } from '../cli-approver.js';
+import { createCliAsker } from '../cli-asker.js';
 import { configNoticeWriter } from '../config-notices.js';
 import { neutralizeControls } from '../terminal-text.js';
 import { canPrompt, ensureConfigTrusted } from '../trust.js';
@@ -173,6 +174,8 @@ async function run(argv: string[], io: CliIo): Promise<number> {
       onHistoryError: (error) => io.stderr.write(`codecall run: ${describeHistoryError(error)}\n`),
       // Calls that need approval (requireApproval): --approve, else a prompt on a terminal, else deny.
       onApproval: createCliApprover({ io, command: 'run', approve: args.approve }),
+      // What an upstream server asks during a call (elicitation): a form at a terminal, else a clear error.
+      onUpstreamRequest: createCliAsker({ io, command: 'run' }),
       signal: io.signal,
     },
     mode: args.mode,
