@@ -286,6 +286,12 @@ export const DEFAULT_SERVE_REQUEST_STATE_TTL_MS = 10 * 60_000;
 /** Bytes of a `requestState` a 2026-07-28 client sends back; a longer one is refused unread. Issue 28. */
 export const DEFAULT_SERVE_REQUEST_STATE_MAX_BYTES = 4_096;
 /**
+ * Bytes of an upstream 2026-07-28 server's `requestState` codecall relays to its own client inside
+ * its signed state (a pass-through call's `input_required`); a longer one fails the call. Leaves
+ * room for the wrapping within {@link DEFAULT_SERVE_REQUEST_STATE_MAX_BYTES}. Issue 28.
+ */
+export const DEFAULT_SERVE_RELAYED_REQUEST_STATE_MAX_BYTES = 2_048;
+/**
  * Time-to-live of an MCP task (the Tasks extension, `io.modelcontextprotocol/tasks`) a 2026-07-28
  * client gets for `execute_code`: its `ttlMs`, and the deadline of the job that runs it (a task
  * still running then ends `failed`). Issue 28.

@@ -47,6 +47,7 @@ import {
 } from './shared-handlers.js';
 import type { CallToolResult as SharedCallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { passThroughTools } from './gateway-names.js';
+import { callPassThrough } from './modern-pass-through.js';
 import {
   approvalRound,
   createApprovalStateCodec,
@@ -337,19 +338,17 @@ function createModernServer(options: ModernHttpOptions, shared: ModernShared): M
         true,
       );
     }
-    try {
-      const result = await runtime.callToolResult(tool.name, args ?? {}, {
-        signal,
-        caller: 'direct',
-        ...(trace !== undefined ? { trace } : {}),
-      });
-      const passed: CallToolResult = { content: Array.isArray(result.content) ? result.content : [] };
-      if (result.structuredContent !== undefined) passed.structuredContent = result.structuredContent;
-      if (result.isError === true) passed.isError = true;
-      return passed;
-    } catch (error) {
-      return textResult(errorText(error, options.onError), true);
-    }
+    // Relayed faithfully: the upstream's input_required rounds, progress and JSON-RPC errors.
+    return callPassThrough({
+      runtime,
+      tool,
+      args: args ?? {},
+      ctx,
+      meta: (request.params as { _meta?: Record<string, unknown> })._meta,
+      trace,
+      codec: shared.codec as RequestStateCodec<unknown>,
+      onError: options.onError,
+    });
   }
   return server;
 }

@@ -49,7 +49,7 @@ import type { ToolAnnotations } from './policy.js';
 import { LinearStdioClientTransport } from './stdio-transport.js';
 import type { PrespawnedServer } from './prespawn.js';
 import { childEnvironment, childEnvironmentNames, describeChildEnvironment } from './child-environment.js';
-import { ModernClient, type ModernAsker } from './modern-connection.js';
+import { ModernClient, type ModernAsker, type RelayedInputRound } from './modern-connection.js';
 
 /** Creates the transport of one server; called again for each reconnect. */
 export type TransportFactory = () => Transport | Promise<Transport>;
@@ -149,6 +149,11 @@ export interface ConnectionCallOptions {
    * that started the call); without it, the connection's `onRequest` (the gateway's routing).
    */
   asker?: ModernAsker | undefined;
+  /**
+   * A 2026-07-28 server's `input_required` is returned to the caller (a gateway relaying it to its
+   * own client) instead of answered; ignored for a 2025-11-25 server.
+   */
+  relay?: RelayedInputRound | undefined;
 }
 
 /** One page of `tools/list`, untrusted, with its freshness hint (2026-07-28 servers). */
@@ -1048,6 +1053,7 @@ export class ServerConnection {
             signal: controller.signal,
             deadline: started + timeoutMs,
             asker,
+            relay: options.relay,
           });
         }
         if (!client) throw this.unavailable(qualifiedName);

@@ -324,6 +324,7 @@ export class ToolPool {
           trace: traced?.meta,
           // A 2026-07-28 server's input_required round belongs to this call: its own asker answers.
           asker: options.asker,
+          relay: options.relay,
         });
       } catch (error) {
         traced?.end(error);
