@@ -48,6 +48,7 @@ import {
 import type { CallToolResult as SharedCallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { passThroughTools } from './gateway-names.js';
 import { callPassThrough } from './modern-pass-through.js';
+import { checkingParamHeaders } from './mcp-param-headers.js';
 import {
   approvalRound,
   createApprovalStateCodec,
@@ -371,11 +372,18 @@ export function createModernServerFactory(options: ModernHttpOptions): () => Mod
  * the sessionful leg).
  */
 export function createModernHttpHandler(options: ModernHttpOptions): McpHttpHandler {
-  return createMcpHandler(createModernServerFactory(options), {
+  const handler = createMcpHandler(createModernServerFactory(options), {
     legacy: 'reject',
     maxRequestBodySize: options.maxBodyBytes,
     onerror: (error) => report(options.onError, error),
   });
+  // Mcp-Param-* headers of pass-through tools whose upstream declared x-mcp-header parameters.
+  return checkingParamHeaders(handler, (tool) =>
+    (options.passThrough ?? true)
+      ? passThroughTools(options.runtime.tools.catalog(), options.originalNames ?? false).get(tool)
+          ?.inputSchema
+      : undefined,
+  );
 }
 
 /** A web `Request` of what `request` sent (its body already read into `text`). */
