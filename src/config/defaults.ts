@@ -301,6 +301,12 @@ export const DEFAULT_SERVE_INPUT_ROUNDS_MAX = 16;
 /** Bytes of one upstream input request (its JSON) passed on to a 2026-07-28 client; a larger one fails the call. Issue 28. */
 export const DEFAULT_SERVE_INPUT_REQUEST_MAX_BYTES = 65_536;
 /**
+ * Bytes of an upstream 2026-07-28 server's `requestState` codecall relays to its own client inside
+ * its signed state (a pass-through call's `input_required`); a longer one fails the call. Leaves
+ * room for the wrapping within {@link DEFAULT_SERVE_REQUEST_STATE_MAX_BYTES}. Issue 28.
+ */
+export const DEFAULT_SERVE_RELAYED_REQUEST_STATE_MAX_BYTES = 2_048;
+/**
  * Time-to-live of an MCP task (the Tasks extension, `io.modelcontextprotocol/tasks`) a 2026-07-28
  * client gets for `execute_code`: its `ttlMs`, and the deadline of the job that runs it (a task
  * still running then ends `failed`). Issue 28.

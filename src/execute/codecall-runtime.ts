@@ -252,6 +252,8 @@ export interface RuntimeCallOptions {
   asker?: ToolCallOptions['asker'];
   /** Whom the call is for: what its server sends meanwhile is that client's (gateway pass-through). */
   origin?: string;
+  /** Relay a 2026-07-28 server's `input_required` to the caller (see `ToolCallOptions.relay`). */
+  relay?: ToolCallOptions['relay'];
   /** Traces the call (its request carries the trace context; see `ToolCallOptions.trace`). */
   trace?: CallTrace | undefined;
   /** What a 2026-07-28 server's task answer does (see `ToolCallOptions.upstreamTask`). @defaultValue `await` */
@@ -779,6 +781,7 @@ export class CodecallRuntime {
       ...(options.origin !== undefined ? { origin: options.origin } : {}),
       ...(options.trace !== undefined ? { trace: options.trace } : {}),
       ...(options.upstreamTask !== undefined ? { upstreamTask: options.upstreamTask } : {}),
+      ...(options.relay !== undefined ? { relay: options.relay } : {}),
     };
   }
 

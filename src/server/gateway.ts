@@ -165,8 +165,8 @@ class UpstreamRouter {
 
 const routers = new WeakMap<ToolPool, UpstreamRouter>();
 
-function protocolError(code: number, message: string): McpError {
-  const error = new McpError(code, message);
+function protocolError(code: number, message: string, data?: unknown): McpError {
+  const error = new McpError(code, message, data);
   error.message = message;
   return error;
 }
@@ -184,6 +184,21 @@ function isMcpError(error: unknown): error is McpError {
   );
 }
 
+/** `-32002`, the resource-not-found code of the 2025 revisions (2026-07-28 keeps `-32602` beside it, SEP-2164). */
+const RESOURCE_NOT_FOUND = -32002;
+
+/**
+ * An upstream's resource-not-found error (`-32002`, or SEP-2164's `-32602` naming a URI) with
+ * `data.uri` as the client named it (`<server>+<uri>` when prefixed), not the upstream's own URI.
+ */
+function withClientUri(error: unknown, uri: string): unknown {
+  if (!isMcpError(error)) return error;
+  const data = (error as { data?: unknown }).data;
+  const named = typeof data === 'object' && data !== null && !Array.isArray(data) && 'uri' in data;
+  if (error.code !== RESOURCE_NOT_FOUND && !(error.code === ErrorCode.InvalidParams && named)) return error;
+  return protocolError(error.code, error.message, { ...(named ? data : {}), uri });
+}
+
 /**
  * An upstream failure as the client should see it: the server's own error code, when it sent one.
  * @internal Exported for tests.
@@ -194,7 +209,11 @@ export function upstreamError(error: unknown): McpError {
     const code = error.details.mcpCode;
     const cause = error.cause instanceof Error ? error.cause.message : undefined;
     if (typeof code === 'number' && cause !== undefined)
-      return protocolError(code, cause.replace(/^(MCP error -?\d+: )+/, ''));
+      return protocolError(
+        code,
+        cause.replace(/^(MCP error -?\d+: )+/, ''),
+        (error.cause as { data?: unknown }).data,
+      );
     return protocolError(ErrorCode.InternalError, error.message);
   }
   return protocolError(
@@ -327,8 +346,9 @@ export function gatewayRequests(options: GatewayRequestsOptions): GatewayRequest
     const sole = soleServer(hasResources);
     if (sole !== undefined) return { server: sole, uri };
     throw protocolError(
-      -32002,
+      RESOURCE_NOT_FOUND,
       `Resource not found: ${JSON.stringify(uri).slice(0, 200)}. URIs of this gateway are "<server>+<uri>" as resources/list names them.`,
+      { uri },
     );
   };
   const outUri = (server: string, uri: string): string =>
@@ -456,7 +476,9 @@ export function gatewayRequests(options: GatewayRequestsOptions): GatewayRequest
         { ...withoutMeta(params), uri: target.uri },
         ReadResourceResultSchema,
         signal,
-      );
+      ).catch((error: unknown) => {
+        throw withClientUri(error, String(params.uri));
+      });
       return {
         ...result,
         contents: result.contents.map((c) => ({ ...c, uri: outUri(target.server, c.uri) })),

@@ -47,11 +47,12 @@ import type { CallToolResult as SharedCallToolResult } from '@modelcontextprotoc
 import { passThroughTools } from './gateway-names.js';
 import { createApprovalStateCodec, type PausedCall } from './modern-approvals.js';
 import { executeModern } from './modern-execute.js';
+import { callPassThrough } from './modern-pass-through.js';
+import { checkingParamHeaders } from './mcp-param-headers.js';
 import {
   clientOf,
   createModernTasks,
   declaresTasks,
-  missingCapability,
   registerTaskMethods,
   TASKS_EXTENSION,
   type ModernTasks,
@@ -261,26 +262,22 @@ function createModernServer(options: ModernHttpOptions, shared: ModernShared): M
         true,
       );
     }
-    try {
-      const result = await runtime.callToolResult(tool.name, args ?? {}, {
-        signal,
-        caller: 'direct',
-        ...(trace !== undefined ? { trace } : {}),
-        // The upstream's task goes to a client that declared the Tasks extension (task-relay.ts).
-        upstreamTask: declaresTasks(ctx) ? 'relay' : 'undeclared',
-      });
-      const task = shared.relay?.created(result, tool.server, clientOf(ctx));
-      if (task !== undefined) return task as unknown as CallToolResult;
-      const passed: CallToolResult = { content: Array.isArray(result.content) ? result.content : [] };
-      if (result.structuredContent !== undefined) passed.structuredContent = result.structuredContent;
-      if (result.isError === true) passed.isError = true;
-      return passed;
-    } catch (error) {
-      // The upstream runs this tool only as a task, and this client cannot take one (SEP-2663).
-      if ((error as { details?: { mcpCode?: unknown } })?.details?.mcpCode === -32021)
-        throw missingCapability();
-      return textResult(errorText(error, options.onError), true);
-    }
+    // Relayed faithfully: the upstream's input_required rounds, its task (to a client that declared
+    // the Tasks extension, task-relay.ts), progress and JSON-RPC errors.
+    return callPassThrough({
+      runtime,
+      tool,
+      args: args ?? {},
+      ctx,
+      meta: (request.params as { _meta?: Record<string, unknown> })._meta,
+      trace,
+      codec: shared.codec as RequestStateCodec<unknown>,
+      onError: options.onError,
+      tasks: {
+        declared: declaresTasks(ctx),
+        created: (result) => shared.relay?.created(result, tool.server, clientOf(ctx)),
+      },
+    });
   }
   return server;
 }
@@ -307,11 +304,18 @@ export function createModernServerFactory(options: ModernHttpOptions): () => Mod
  * the sessionful leg).
  */
 export function createModernHttpHandler(options: ModernHttpOptions): McpHttpHandler {
-  return createMcpHandler(createModernServerFactory(options), {
+  const handler = createMcpHandler(createModernServerFactory(options), {
     legacy: 'reject',
     maxRequestBodySize: options.maxBodyBytes,
     onerror: (error) => report(options.onError, error),
   });
+  // Mcp-Param-* headers of pass-through tools whose upstream declared x-mcp-header parameters.
+  return checkingParamHeaders(handler, (tool) =>
+    (options.passThrough ?? true)
+      ? passThroughTools(options.runtime.tools.catalog(), options.originalNames ?? false).get(tool)
+          ?.inputSchema
+      : undefined,
+  );
 }
 
 /** A web `Request` of what `request` sent (its body already read into `text`). */

@@ -26,6 +26,7 @@ export type {
   UpstreamNotification,
   UpstreamRequest,
 } from './server-connection.js';
+export type { RelayedInputRequired, RelayedInputRound } from './modern-connection.js';
 export { assignIdentifiers, qualifiedName, toIdentifier } from './names.js';
 export {
   assertCallerAllowed,

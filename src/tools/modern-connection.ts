@@ -36,6 +36,35 @@ export interface ModernInputRequest {
   params: Record<string, unknown>;
 }
 
+/**
+ * One `tools/call` a gateway relays for its own 2026-07-28 client: an `input_required` answer is
+ * returned (not answered), and this call carries the client's answers to the previous one.
+ */
+export interface RelayedInputRound {
+  /** The client's answers to the previous round (bare response objects), as it sent them. */
+  inputResponses: Record<string, unknown> | undefined;
+  /** The upstream's `requestState` of the previous round, byte-exact. */
+  requestState: string | undefined;
+  /**
+   * What the client declared it can answer (`elicitation`, `sampling`, `roots`): the upstream is
+   * told these, not codecall's own, so it asks only what the client can give (SEP-2322).
+   */
+  clientCapabilities: Record<string, unknown>;
+}
+
+/** An upstream's `input_required` answer, checked, for the gateway to relay to its client. */
+export interface RelayedInputRequired extends RawToolResult {
+  resultType: 'input_required';
+  inputRequests: Record<string, { method: string; params: Record<string, unknown> }>;
+  requestState: string | undefined;
+}
+
+/** The `_meta` key of the client capabilities in a 2026-07-28 request's envelope. */
+const CLIENT_CAPABILITIES_KEY = 'io.modelcontextprotocol/clientCapabilities';
+
+/** The input requests a relayed round may carry (the 2026-07-28 embedded requests). */
+const RELAYED_METHODS = new Set(['elicitation/create', 'sampling/createMessage', 'roots/list']);
+
 /** Answers one embedded input request; rejects to fail the call. */
 export type ModernAsker = (
   request: ModernInputRequest,
@@ -62,6 +91,9 @@ const ToolsPageSchema = z.looseObject({
 
 /** A `tools/call` answer: a result, or an `input_required` round (checked field by field below). */
 const CallAnswerSchema = z.looseObject({ resultType: z.unknown().optional() });
+
+/** The input requests codecall answers itself (through the asker of the call). */
+const ANSWERED_METHODS: ReadonlySet<string> = new Set(['elicitation/create', 'sampling/createMessage']);
 
 let clientModule: Promise<ClientModule> | undefined;
 
@@ -199,9 +231,12 @@ export class ModernClient {
       asker: ModernAsker | undefined;
       /** @defaultValue `await` */
       upstreamTask?: UpstreamTaskMode | undefined;
+      /** Relay the round to the gateway's client instead of answering it (see {@link RelayedInputRound}). */
+      relay?: RelayedInputRound | undefined;
     },
-  ): Promise<RawToolResult> {
+  ): Promise<RawToolResult | RelayedInputRequired> {
     const mode = options.upstreamTask ?? 'await';
+    if (options.relay) return this.relayToolCall(name, args, { ...options, mode, relay: options.relay });
     const meta = { ...options.meta, ...this.tasks.metaFor(mode) };
     const base: Record<string, unknown> = {
       name,
@@ -239,7 +274,8 @@ export class ModernClient {
       const inputResponses: Record<string, unknown> = {};
       for (const [key, request] of requests) {
         options.signal.throwIfAborted();
-        inputResponses[key] = await options.asker!(request, options.signal);
+        // Only ANSWERED_METHODS pass readRound here.
+        inputResponses[key] = await options.asker!(request as ModernInputRequest, options.signal);
       }
       params = {
         ...base,
@@ -249,11 +285,66 @@ export class ModernClient {
     }
   }
 
+  /**
+   * One `tools/call` of a relayed round: the client's capabilities in the request's envelope (the
+   * SDK lets a caller's `_meta` keys override the ones it attaches), its answers and the upstream's
+   * state echoed; an `input_required` answer comes back checked against the same bounds.
+   */
+  private async relayToolCall(
+    name: string,
+    args: unknown,
+    options: {
+      qualifiedName: string;
+      meta: Record<string, unknown> | undefined;
+      signal: AbortSignal;
+      deadline: number;
+      mode: UpstreamTaskMode;
+      relay: RelayedInputRound;
+    },
+  ): Promise<RawToolResult | RelayedInputRequired> {
+    const { relay } = options;
+    const params: Record<string, unknown> = {
+      name,
+      arguments: args as Record<string, unknown>,
+      _meta: { ...options.meta, [CLIENT_CAPABILITIES_KEY]: relay.clientCapabilities },
+      ...(relay.inputResponses !== undefined ? { inputResponses: relay.inputResponses } : {}),
+      ...(relay.requestState !== undefined ? { requestState: relay.requestState } : {}),
+    };
+    const answer = await this.client.request({ method: 'tools/call', params } as never, CallAnswerSchema, {
+      signal: options.signal,
+      timeout: Math.max(1, options.deadline - Date.now()),
+      allowInputRequired: true,
+    });
+    // The relayed client's capabilities say whether it takes a task (they carry the extension or not).
+    const task = this.tasks.taskOf(answer);
+    if (task !== undefined)
+      return await settleUpstreamTask(task, {
+        ...options,
+        asker: undefined,
+        serverName: this.serverName,
+        request: (method, params, schema, legOptions) =>
+          this.client.request({ method, params } as never, schema, legOptions) as never,
+      });
+    if (answer.resultType !== 'input_required') return answer as RawToolResult;
+    const { requests, requestState } = this.readRound(answer, options.qualifiedName, RELAYED_METHODS);
+    return {
+      resultType: 'input_required',
+      inputRequests: Object.fromEntries(
+        requests.map(([key, r]) => [key, { method: r.method, params: r.params }]),
+      ),
+      requestState,
+    };
+  }
+
   /** The embedded requests and state of one `input_required` answer, checked against the bounds. */
   private readRound(
     answer: Record<string, unknown>,
     qualifiedName: string,
-  ): { requests: [string, ModernInputRequest][]; requestState: string | undefined } {
+    methods: ReadonlySet<string> = ANSWERED_METHODS,
+  ): {
+    requests: [string, { method: string; params: Record<string, unknown> }][];
+    requestState: string | undefined;
+  } {
     const state = answer.requestState;
     if (state !== undefined && typeof state !== 'string')
       throw this.failure(qualifiedName, 'its input_required answer has a requestState that is not a string');
@@ -275,18 +366,25 @@ export class ModernClient {
         qualifiedName,
         'its input_required answer has neither inputRequests nor requestState',
       );
-    const requests: [string, ModernInputRequest][] = [];
+    const requests: [string, { method: string; params: Record<string, unknown> }][] = [];
     for (const [key, entry] of entries) {
+      // `roots/list` has no required params.
+      const params = isObject(entry)
+        ? entry.method === 'roots/list'
+          ? (entry.params ?? {})
+          : entry.params
+        : undefined;
       if (
         !isObject(entry) ||
-        (entry.method !== 'elicitation/create' && entry.method !== 'sampling/createMessage') ||
-        !isObject(entry.params)
+        typeof entry.method !== 'string' ||
+        !methods.has(entry.method) ||
+        !isObject(params)
       )
         throw this.failure(
           qualifiedName,
-          `its input request ${JSON.stringify(key.slice(0, 80))} is not an elicitation/create or sampling/createMessage request`,
+          `its input request ${JSON.stringify(key.slice(0, 80))} is not one of ${[...methods].join(', ')}`,
         );
-      requests.push([key, { method: entry.method, params: entry.params }]);
+      requests.push([key, { method: entry.method, params }]);
     }
     return { requests, requestState: state };
   }

@@ -49,7 +49,7 @@ import type { ToolAnnotations } from './policy.js';
 import { LinearStdioClientTransport } from './stdio-transport.js';
 import type { PrespawnedServer } from './prespawn.js';
 import { childEnvironment, childEnvironmentNames, describeChildEnvironment } from './child-environment.js';
-import { ModernClient, type ModernAsker } from './modern-connection.js';
+import { ModernClient, type ModernAsker, type RelayedInputRound } from './modern-connection.js';
 import type { UpstreamTaskMode } from './upstream-tasks-2026.js';
 
 /** Creates the transport of one server; called again for each reconnect. */
@@ -155,6 +155,11 @@ export interface ConnectionCallOptions {
    * not invited. @defaultValue `await`
    */
   upstreamTask?: UpstreamTaskMode | undefined;
+  /**
+   * A 2026-07-28 server's `input_required` is returned to the caller (a gateway relaying it to its
+   * own client) instead of answered; ignored for a 2025-11-25 server.
+   */
+  relay?: RelayedInputRound | undefined;
 }
 
 /** One page of `tools/list`, untrusted, with its freshness hint (2026-07-28 servers). */
@@ -1055,6 +1060,7 @@ export class ServerConnection {
             deadline: started + timeoutMs,
             asker,
             upstreamTask: options.upstreamTask,
+            relay: options.relay,
           });
         }
         if (!client) throw this.unavailable(qualifiedName);

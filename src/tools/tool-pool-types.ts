@@ -11,6 +11,7 @@ import type { ApprovalRecord, Approver, RequireApprovalSource } from './approval
 import type { AllowedCallersSource, ToolAnnotations } from './policy.js';
 import type { PrespawnedServer } from './prespawn.js';
 import type { UpstreamTaskMode } from './upstream-tasks-2026.js';
+import type { RelayedInputRound } from './modern-connection.js';
 import type {
   ReconnectOptions,
   ServerErrorEvent,
@@ -140,6 +141,13 @@ export interface ToolCallOptions {
    * gateway's MCP client). Without one, such a request is refused with a message saying why.
    */
   asker?: UpstreamAsker;
+  /**
+   * Relay a 2026-07-28 server's `input_required` round to the caller instead of answering it: the
+   * call resolves with the round (`resultType: "input_required"`, see {@link RelayedInputRequired})
+   * and carries the client's answers to the previous one. For a gateway's own 2026-07-28 client.
+   * @defaultValue none: rounds go to `asker`
+   */
+  relay?: RelayedInputRound | undefined;
   /**
    * Whom the call is for (one client of a gateway): what its server sends while it is in flight
    * (log messages, sampling and elicitation requests) is that origin's only when no call of

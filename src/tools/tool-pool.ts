@@ -326,6 +326,7 @@ export class ToolPool {
           // A 2026-07-28 server's input_required round belongs to this call: its own asker answers.
           asker: options.asker,
           upstreamTask: options.upstreamTask,
+          relay: options.relay,
         });
       } catch (error) {
         traced?.end(error);

@@ -178,6 +178,7 @@ const PACKAGE_HOMES: Record<string, string[]> = {
   '@anthropic-ai/sdk': ['providers'],
   openai: ['providers'],
   '@modelcontextprotocol/sdk': ['tools', 'server', 'testing'],
+  // testing: the 2026-07-28 conformance fixture (not re-exported by codecall/testing's index).
   '@modelcontextprotocol/server': ['server', 'testing'],
   ajv: ['tools'],
   'ajv-formats': ['tools'],

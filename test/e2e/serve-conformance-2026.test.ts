@@ -43,6 +43,14 @@ describe('codecall serve --http under the 2026-07-28 conformance requirements', 
               args: [join(ROOT, 'test', 'fixtures', 'servers', 'conformance-server.mjs')],
               deferLoading: false,
             },
+            // The 2026 scenarios' tools (MRTR, stateless diagnostics): a 2026-07-28 upstream whose
+            // input_required rounds, progress and errors codecall relays to the suite's client.
+            fixture2026: {
+              command: process.execPath,
+              args: [join(ROOT, 'test', 'fixtures', 'servers', 'conformance-server-2026.mjs')],
+              protocol: '2026-07-28',
+              deferLoading: false,
+            },
           },
           history: { path: join(dir, 'history.sqlite') },
           serve: { originalNames: true, waitForServersMs: 60_000 },
