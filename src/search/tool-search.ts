@@ -33,7 +33,7 @@ import { expandQuery, isFlatFirstPass, selectTop } from './query-expansion.js';
 import { QueryFeedback } from './query-feedback.js';
 import { RankedIds } from './ranked-ids.js';
 import { ScoreMerge } from './score-merge.js';
-import { indexedFields, SearchEntries } from './search-entries.js';
+import { BuildMemo, indexedFields, SearchEntries } from './search-entries.js';
 import { describeStep, lexicalReason, originalWords, round } from './search-reasons.js';
 import { DEFAULT_STEMMING, tokenize, type TokenizeOptions } from './tokenize.js';
 import { DEFAULT_MAX_TOOL_NAME_CHARS, ToolGraph, type ToolSearchState } from './tool-graph.js';
@@ -194,6 +194,7 @@ class ToolSearchIndex implements ToolSearch {
 
   addTools(tools: readonly SearchableTool[]): void {
     if (!Array.isArray(tools)) throw invalidArgument('addTools needs an array of tools.', 'tools');
+    const memo = new BuildMemo();
     tools.forEach((tool, index) => {
       if (
         typeof tool !== 'object' ||
@@ -209,17 +210,17 @@ class ToolSearchIndex implements ToolSearch {
           `tools[${index}].name`,
         );
       }
-      this.#addOne(tool);
+      this.#addOne(tool, memo);
     });
   }
 
-  #addOne(tool: SearchableTool): void {
+  #addOne(tool: SearchableTool, memo: BuildMemo): void {
     this.#removeOne(tool.name);
     this.#clearNeighbours();
     this.#catalogVersion++;
     const { entry, properties } = this.#entries.add(tool);
     const { server, description, parameterNames } = entry;
-    this.#index.add(entry.id, indexedFields(entry, this.#lexical));
+    this.#index.add(entry.id, indexedFields(entry, this.#lexical, memo));
     this.#embeddings?.set(tool.name, embeddingText(tool.name, description, parameterNames));
     this.#catalogLinks?.add(
       { name: tool.name, server, description, outputSchema: tool.outputSchema },
