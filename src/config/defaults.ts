@@ -683,6 +683,12 @@ export const DEFAULT_FEEDBACK_CANDIDATES = 32;
  * recorded, the catalog changes, or it holds this many.
  */
 export const DEFAULT_GRAPH_NEIGHBOUR_CACHE_ENTRIES = 20_000;
+/**
+ * Distinct field texts (servers, descriptions, parameter lists) a catalog build remembers the terms
+ * of, so identical texts are tokenised once; the memo is cleared when it holds this many, and
+ * dropped when the build ends.
+ */
+export const DEFAULT_BUILD_MEMO_TEXTS = 50_000;
 
 // Result handles (issue 29, docs/data.md): a large tool result stays on the host.
 /** Bytes of a tool result from which the script gets a handle instead of a copy (smaller results are copied as always). */

@@ -117,10 +117,40 @@ export interface Adjacent {
   steps: Step[];
 }
 
-/** Neighbour lists of tools by entry id, as {@link neighbours} gives them. */
-export interface NeighbourCache {
-  forward: Map<number, Adjacent>;
-  backward: Map<number, Adjacent>;
+/**
+ * Neighbour lists of tools by entry id, as {@link neighbours} gives them, successors and
+ * predecessors apart: arrays indexed by id (a walk reads a dozen per query), with the slots set
+ * listed so clearing costs what was kept, not the catalog's size.
+ */
+export class NeighbourCache {
+  readonly #forward: Array<Adjacent | undefined> = [];
+  readonly #backward: Array<Adjacent | undefined> = [];
+  /** Slots set since the last clear: `2 · id` for a successor list, `2 · id + 1` for predecessors. */
+  readonly #kept: number[] = [];
+
+  /** Lists kept. */
+  get size(): number {
+    return this.#kept.length;
+  }
+
+  /** The list of `id` in one direction, if kept. */
+  get(id: number, forward: boolean): Adjacent | undefined {
+    return (forward ? this.#forward : this.#backward)[id];
+  }
+
+  /** Keeps the list of `id` in one direction. */
+  set(id: number, forward: boolean, adjacent: Adjacent): void {
+    const lists = forward ? this.#forward : this.#backward;
+    while (lists.length <= id) lists.push(undefined);
+    if (lists[id] === undefined) this.#kept.push(2 * id + (forward ? 0 : 1));
+    lists[id] = adjacent;
+  }
+
+  /** Forgets every list kept. */
+  clear(): void {
+    for (const slot of this.#kept) (slot & 1 ? this.#backward : this.#forward)[slot >> 1] = undefined;
+    this.#kept.length = 0;
+  }
 }
 
 /**
@@ -212,6 +242,15 @@ interface IdPath {
   steps: Step[];
 }
 
+/** A path extended by one neighbour (`adjacent`'s entry `at`), before or after it, not yet copied. */
+interface Extension {
+  path: IdPath;
+  adjacent: Adjacent;
+  at: number;
+  forward: boolean;
+  score: number;
+}
+
 /**
  * Beam search from the best lexical matches (`seeds`: entry ids with scores): each step extends
  * every kept path by one tool after its last node or before its first, scoring `path score ×
@@ -230,13 +269,9 @@ export function walkGraph(
   const credits = options.credits ?? new GraphCredits();
   credits.begin(view.capacity());
   const paths: IdPath[] = [];
-  const cache = options.neighbours ?? {
-    forward: new Map<number, Adjacent>(),
-    backward: new Map<number, Adjacent>(),
-  };
+  const cache = options.neighbours ?? new NeighbourCache();
   const around = (node: number, forward: boolean): Adjacent => {
-    const lists = forward ? cache.forward : cache.backward;
-    let adjacent = lists.get(node);
+    let adjacent = cache.get(node, forward);
     if (!adjacent) {
       const steps = neighbours(view, view.nameOf(node), forward, ranking.beamWidth, ranking);
       adjacent = {
@@ -244,39 +279,45 @@ export function walkGraph(
         weights: Float64Array.from(steps, (step) => step.weight),
         steps,
       };
-      lists.set(node, adjacent);
+      cache.set(node, forward, adjacent);
     }
     return adjacent;
   };
   const width = ranking.beamWidth;
   for (let depth = 0; depth < ranking.beamDepth && beam.length > 0; depth++) {
-    const candidates: IdPath[] = [];
+    // Extensions stay (path, direction, neighbour) until one is kept in the beam: most are not,
+    // and a path's arrays are copied only for those that are.
+    const candidates: Extension[] = [];
     for (const path of beam) {
       const nodes = path.nodes;
       for (let direction = 0; direction < 2; direction++) {
         const forward = direction === 0;
-        const { ids, weights, steps } = around(forward ? nodes[nodes.length - 1]! : nodes[0]!, forward);
+        const adjacent = around(forward ? nodes[nodes.length - 1]! : nodes[0]!, forward);
+        const { ids, weights, steps } = adjacent;
         for (let i = 0; i < ids.length; i++) {
           const node = ids[i]!;
           if (nodes.includes(node)) continue;
           const score = path.score * weights[i]!;
           if (score <= 0) continue;
-          const step = steps[i]!;
-          candidates.push({
-            nodes: forward ? [...nodes, node] : [node, ...nodes],
-            score,
-            steps: [...path.steps, step],
-          });
-          credits.add(node, score, step);
+          candidates.push({ path, adjacent, at: i, forward, score });
+          credits.add(node, score, steps[i]!);
         }
       }
     }
     candidates.sort((a, b) => b.score - a.score);
     beam = [];
     for (const c of candidates) {
-      if (beam.some((kept) => samePath(kept.nodes, c.nodes))) continue;
-      beam.push(c);
-      paths.push(c);
+      const node = c.adjacent.ids[c.at]!;
+      const nodes = c.path.nodes;
+      const extended = c.forward ? [...nodes, node] : [node, ...nodes];
+      if (beam.some((kept) => samePath(kept.nodes, extended))) continue;
+      const kept: IdPath = {
+        nodes: extended,
+        score: c.score,
+        steps: [...c.path.steps, c.adjacent.steps[c.at]!],
+      };
+      beam.push(kept);
+      paths.push(kept);
       if (beam.length >= width) break;
     }
   }

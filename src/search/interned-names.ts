@@ -11,6 +11,12 @@ export class InternedNames {
   readonly #names: Array<string | undefined> = [];
   #refs = new Int32Array(16);
   readonly #free: number[] = [];
+  #version = 0;
+
+  /** Bumped whenever an id stops naming what it named (released, or reused for a new name). */
+  get version(): number {
+    return this.#version;
+  }
 
   /** Names held (ids in use). */
   get size(): number {
@@ -34,7 +40,10 @@ export class InternedNames {
         grown.set(this.#refs);
         this.#refs = grown;
       }
-    } else this.#names[id] = name;
+    } else {
+      this.#names[id] = name;
+      this.#version++;
+    }
     this.#refs[id] = 0;
     this.#ids.set(name, id);
     return id;
@@ -61,5 +70,6 @@ export class InternedNames {
     this.#ids.delete(this.#names[id]!);
     this.#names[id] = undefined;
     this.#free.push(id);
+    this.#version++;
   }
 }

@@ -277,6 +277,11 @@ export class QueryFeedback {
     return this.#tools.size;
   }
 
+  /** Bumped whenever a tool id stops naming the tool it named (what caches of ids by name key on). */
+  get namesVersion(): number {
+    return this.#tools.version;
+  }
+
   /** The name of a tool id that {@link scoreIds} returned. */
   toolName(id: number): string {
     return this.#tools.name(id);

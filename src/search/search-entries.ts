@@ -9,6 +9,7 @@ import { schemaProperties, type SchemaProperty } from './catalog-links.js';
 import { compileRegexQuery, DEFAULT_MAX_REGEX_FIELD_CHARS } from './regex-query.js';
 import { round } from './search-reasons.js';
 import { splitName, tokenize, type TokenizeOptions } from './tokenize.js';
+import { DEFAULT_BUILD_MEMO_TEXTS } from '../config/defaults.js';
 import { DEFAULT_MAX_TOOL_NAME_CHARS } from './tool-graph.js';
 
 /** Characters of one tool text (description, parameter descriptions) that are indexed. */
@@ -54,15 +55,48 @@ function bareName(name: string, server: string): string {
   return rest === '' ? name : rest;
 }
 
-/** The BM25F fields of a tool: its own name, server, description, parameter names and descriptions. */
-export function indexedFields(entry: Entry, lexical: TokenizeOptions): string[][] {
+/**
+ * Texts tokenised during one catalog build, by text: tools that share a server, a parameter list
+ * or a description (the same server under several names, a fleet's copies of one catalog) are
+ * tokenised once. Dropped with the build; cleared when it holds
+ * {@link DEFAULT_BUILD_MEMO_TEXTS} texts.
+ */
+export class BuildMemo {
+  readonly #plain = new Map<string, readonly string[]>();
+  readonly #kept = new Map<string, readonly string[]>();
+
+  /** The terms of `text` as {@link tokenize} gives them with `options` (whose stop-word choice is `keep`). */
+  terms(text: string, options: TokenizeOptions, keep: boolean): readonly string[] {
+    const memo = keep ? this.#kept : this.#plain;
+    let terms = memo.get(text);
+    if (terms === undefined) {
+      terms = tokenize(text, options);
+      if (memo.size >= DEFAULT_BUILD_MEMO_TEXTS) memo.clear();
+      memo.set(text, terms);
+    }
+    return terms;
+  }
+}
+
+/**
+ * The BM25F fields of a tool: its own name, server, description, parameter names and descriptions.
+ * With a `memo` (a catalog build), texts seen before in the build are not tokenised again; the
+ * tool's own name, nearly always new, is tokenised apart.
+ */
+export function indexedFields(
+  entry: Entry,
+  lexical: TokenizeOptions,
+  memo?: BuildMemo,
+): Array<readonly string[]> {
   const keep = { ...lexical, keepStopWords: true };
+  const terms = (text: string, options: TokenizeOptions, kept: boolean): readonly string[] =>
+    memo === undefined ? tokenize(text, options) : memo.terms(text, options, kept);
   return [
     tokenize(bareName(entry.name, entry.server), keep),
-    tokenize(entry.server, keep),
-    tokenize(entry.description, lexical),
-    tokenize(entry.parameterNames, keep),
-    tokenize(entry.parameterDescriptions, lexical),
+    terms(entry.server, keep, true),
+    terms(entry.description, lexical, false),
+    terms(entry.parameterNames, keep, true),
+    terms(entry.parameterDescriptions, lexical, false),
   ];
 }
 

@@ -30,18 +30,50 @@ const STOP_WORDS: ReadonlySet<string> = new Set(
 /** Longest token kept (longer runs are usually ids or hashes, truncated). */
 const MAX_TOKEN_CHARS = 40;
 
+/** ASCII character classes of {@link splitHumps}: anything else never starts or ends a hump. */
+const OTHER = 0;
+const LOWER = 1;
+const UPPER = 2;
+const DIGIT = 3;
+
+function charClass(code: number): number {
+  if (code >= 97 && code <= 122) return LOWER;
+  if (code >= 65 && code <= 90) return UPPER;
+  if (code >= 48 && code <= 57) return DIGIT;
+  return OTHER;
+}
+
 /**
  * Splits one identifier-ish word on case humps and digits: `getHTTPResponse2` →
- * `get`, `http`, `response`, `2`.
+ * `get`, `http`, `response`, `2`. A word splits before an ASCII capital that follows a lowercase
+ * letter or a digit, before the last capital of a run followed by a lowercase letter (`HTTPResponse`),
+ * and wherever ASCII letters and digits meet; other characters split nothing. One scan of the
+ * character codes (a catalog build splits every word it has not seen).
  */
-function splitHumps(word: string): string[] {
-  if (/^[a-z]*$|^[A-Z][a-z]*$/.test(word)) return [word];
-  return word
-    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
-    .replace(/([A-Z]+)([A-Z][a-z])/g, '$1 $2')
-    .replace(/([a-zA-Z])([0-9])/g, '$1 $2')
-    .replace(/([0-9])([a-zA-Z])/g, '$1 $2')
-    .split(' ');
+export function splitHumps(word: string): string[] {
+  const length = word.length;
+  let out: string[] | undefined;
+  let start = 0;
+  let previous = length > 0 ? charClass(word.charCodeAt(0)) : OTHER;
+  for (let i = 1; i < length; i++) {
+    const current = charClass(word.charCodeAt(i));
+    let split = false;
+    if (current === UPPER) {
+      split =
+        previous === LOWER ||
+        previous === DIGIT ||
+        (previous === UPPER && i + 1 < length && charClass(word.charCodeAt(i + 1)) === LOWER);
+    } else if (current === DIGIT) split = previous === LOWER || previous === UPPER;
+    else if (current === LOWER) split = previous === DIGIT;
+    if (split) {
+      (out ??= []).push(word.slice(start, i));
+      start = i;
+    }
+    previous = current;
+  }
+  if (out === undefined) return [word];
+  out.push(word.slice(start));
+  return out;
 }
 
 function isVowel(word: string, index: number): boolean {

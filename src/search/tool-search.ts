@@ -9,7 +9,7 @@
 import { CodecallError } from '../errors.js';
 import { Bm25Index } from './bm25.js';
 import { DEFAULT_GRAPH_NEIGHBOUR_CACHE_ENTRIES } from '../config/defaults.js';
-import { GraphCredits, listGraphEdges, walkGraph, type GraphView, type NeighbourCache } from './beam-walk.js';
+import { GraphCredits, listGraphEdges, NeighbourCache, walkGraph, type GraphView } from './beam-walk.js';
 import { CatalogLinks, schemaProperties } from './catalog-links.js';
 import {
   DEFAULT_FUSION_DEPTH,
@@ -31,8 +31,9 @@ import {
 } from './options.js';
 import { expandQuery, isFlatFirstPass, selectTop } from './query-expansion.js';
 import { QueryFeedback } from './query-feedback.js';
+import { RankedIds } from './ranked-ids.js';
 import { ScoreMerge } from './score-merge.js';
-import { indexedFields, SearchEntries } from './search-entries.js';
+import { BuildMemo, indexedFields, SearchEntries } from './search-entries.js';
 import { describeStep, lexicalReason, originalWords, round } from './search-reasons.js';
 import { DEFAULT_STEMMING, tokenize, type TokenizeOptions } from './tokenize.js';
 import { DEFAULT_MAX_TOOL_NAME_CHARS, ToolGraph, type ToolSearchState } from './tool-graph.js';
@@ -97,11 +98,22 @@ class ToolSearchIndex implements ToolSearch {
   readonly #entries = new SearchEntries();
   /** The merge of one query's scores by entry id (reused). */
   readonly #merge = new ScoreMerge();
+  /** The lexical hits of one query in rank order, popped as far as asked (reused). */
+  readonly #ranked = new RankedIds();
+  /**
+   * The entry id of each feedback tool id, as `entry id + 1` (`-1`: not in the catalog, `0`: not
+   * looked up yet), valid while the catalog and the feedback's names are as they were when it was
+   * filled (see {@link #feedbackEntry}).
+   */
+  #feedbackEntries = new Int32Array(0);
+  #feedbackEntriesFor: [catalog: number, names: number] = [-1, -1];
+  /** Bumped by every add and remove of a tool. */
+  #catalogVersion = 0;
   /**
    * The walk's neighbour lists under the default ranking options, kept across queries; cleared
    * when a run is recorded, the catalog changes or it reaches its bound.
    */
-  readonly #neighbours: NeighbourCache = { forward: new Map(), backward: new Map() };
+  readonly #neighbours = new NeighbourCache();
   /** The graph credits of one query's walk by entry id (reused). */
   readonly #credits = new GraphCredits();
   /** What the graph walk reads (see beam-walk.ts). */
@@ -182,6 +194,7 @@ class ToolSearchIndex implements ToolSearch {
 
   addTools(tools: readonly SearchableTool[]): void {
     if (!Array.isArray(tools)) throw invalidArgument('addTools needs an array of tools.', 'tools');
+    const memo = new BuildMemo();
     tools.forEach((tool, index) => {
       if (
         typeof tool !== 'object' ||
@@ -197,16 +210,17 @@ class ToolSearchIndex implements ToolSearch {
           `tools[${index}].name`,
         );
       }
-      this.#addOne(tool);
+      this.#addOne(tool, memo);
     });
   }
 
-  #addOne(tool: SearchableTool): void {
+  #addOne(tool: SearchableTool, memo: BuildMemo): void {
     this.#removeOne(tool.name);
     this.#clearNeighbours();
+    this.#catalogVersion++;
     const { entry, properties } = this.#entries.add(tool);
     const { server, description, parameterNames } = entry;
-    this.#index.add(entry.id, indexedFields(entry, this.#lexical));
+    this.#index.add(entry.id, indexedFields(entry, this.#lexical, memo));
     this.#embeddings?.set(tool.name, embeddingText(tool.name, description, parameterNames));
     this.#catalogLinks?.add(
       { name: tool.name, server, description, outputSchema: tool.outputSchema },
@@ -216,8 +230,7 @@ class ToolSearchIndex implements ToolSearch {
 
   #clearNeighbours(): void {
     // Checked first: a catalog build calls this once per tool, nearly always with nothing kept.
-    if (this.#neighbours.forward.size > 0) this.#neighbours.forward.clear();
-    if (this.#neighbours.backward.size > 0) this.#neighbours.backward.clear();
+    if (this.#neighbours.size > 0) this.#neighbours.clear();
   }
 
   /** The schema-inferred links of the catalog, built from the entries on first use. */
@@ -245,6 +258,7 @@ class ToolSearchIndex implements ToolSearch {
     const entry = this.#entries.get(name);
     if (!entry) return;
     this.#clearNeighbours();
+    this.#catalogVersion++;
     this.#index.remove(entry.id, indexedFields(entry, this.#lexical));
     this.#catalogLinks?.remove(name);
     this.#embeddings?.delete(name);
@@ -384,21 +398,22 @@ class ToolSearchIndex implements ToolSearch {
     const text = query.slice(0, DEFAULT_MAX_QUERY_CHARS);
     const terms = tokenize(text, this.#lexical);
 
-    // Query feedback: learned term → tool associations, added to the lexical score, by entry id.
+    // Query feedback: learned term → tool associations, added to the lexical score, by entry id
+    // (with the query term that contributed most to each, for its reason).
     const feedbackIds: number[] = [];
     const feedbackScores: number[] = [];
-    const feedbackTerms = new Map<number, string>();
+    const feedbackTerms: string[] = [];
     if (mode === 'hybrid' && ranking.feedbackWeight > 0 && !this.#feedback.empty) {
       const learned = this.#feedback.scoreIds(terms, {
         evidencePrior: ranking.evidencePrior,
         minCount: ranking.feedbackMinCount,
       });
       for (let i = 0; i < learned.length; i++) {
-        const entry = this.#entries.get(this.#feedback.toolName(learned.tools[i]!));
-        if (!entry) continue;
-        feedbackIds.push(entry.id);
+        const id = this.#feedbackEntry(learned.tools[i]!);
+        if (id < 0) continue;
+        feedbackIds.push(id);
         feedbackScores.push(learned.scores[i]!);
-        feedbackTerms.set(entry.id, learned.terms[i]!);
+        feedbackTerms.push(learned.terms[i]!);
       }
     }
 
@@ -434,12 +449,10 @@ class ToolSearchIndex implements ToolSearch {
     const index = this.#index;
     const lexicalScore = (id: number): number => (index.matched(id) ? scores[id]! / best : 0);
     const nameOf = (id: number): string => this.#entries.byId(id)!.name;
-    // The best k lexical hits; the longest list selected so far serves every shorter request.
-    let selected: number[] = [];
-    const topLexical = (k: number): number[] => {
-      if (k > selected.length && selected.length < ids.length) selected = selectTop(ids, scores, k);
-      return selected.length > k ? selected.slice(0, k) : selected;
-    };
+    // The best k lexical hits, popped in rank order as far as the longest request so far.
+    const rankedIds = this.#ranked;
+    rankedIds.reset(ids, scores);
+    const topLexical = (k: number): number[] => rankedIds.top(k);
     const exact = this.#entries.exactNames(text);
     const merge = this.#merge;
 
@@ -468,8 +481,7 @@ class ToolSearchIndex implements ToolSearch {
     ) {
       // Neighbour lists are kept across queries for the default options only (others weigh edges
       // differently).
-      const kept = this.#neighbours.forward.size + this.#neighbours.backward.size;
-      if (kept >= DEFAULT_GRAPH_NEIGHBOUR_CACHE_ENTRIES) this.#clearNeighbours();
+      if (this.#neighbours.size >= DEFAULT_GRAPH_NEIGHBOUR_CACHE_ENTRIES) this.#clearNeighbours();
       const walk = walkGraph(this.#view, topBase(ranking.beamWidth), ranking, {
         chains: chainLimit,
         neighbours: ranking === this.#ranking ? this.#neighbours : undefined,
@@ -534,13 +546,39 @@ class ToolSearchIndex implements ToolSearch {
       if (exact?.has(name)) reasons.push('exact tool name');
       const matched = lexicalReason(this.#index, id, distinct, looked, originals, masks);
       if (matched) reasons.push(matched);
-      const learned = feedbackTerms.get(id);
+      const at = feedbackIds.indexOf(id);
+      const learned = at < 0 ? undefined : feedbackTerms[at]!;
       if (learned !== undefined)
         reasons.push(`used after queries with '${originals.get(learned) ?? learned}'`);
       if (credits?.has(id)) reasons.push(describeStep(credits.step(id)));
       return { name, score: round(score), reasons };
     });
     return { hits, chains, truncated: false };
+  }
+
+  /**
+   * The entry id of a feedback tool id, or -1 when that tool is not in the catalog. Looked up by
+   * name once, then kept until the catalog changes or the feedback forgets or reuses an id.
+   */
+  #feedbackEntry(tool: number): number {
+    const names = this.#feedback.namesVersion;
+    const kept = this.#feedbackEntriesFor;
+    if (kept[0] !== this.#catalogVersion || kept[1] !== names) {
+      this.#feedbackEntries.fill(0);
+      this.#feedbackEntriesFor = [this.#catalogVersion, names];
+    }
+    if (tool >= this.#feedbackEntries.length) {
+      const grown = new Int32Array(Math.max(64, (tool + 1) * 2));
+      grown.set(this.#feedbackEntries);
+      this.#feedbackEntries = grown;
+    }
+    let slot = this.#feedbackEntries[tool]!;
+    if (slot === 0) {
+      const entry = this.#entries.get(this.#feedback.toolName(tool));
+      slot = entry === undefined ? -1 : entry.id + 1;
+      this.#feedbackEntries[tool] = slot;
+    }
+    return slot < 0 ? -1 : slot - 1;
   }
 
   /**

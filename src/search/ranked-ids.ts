@@ -1,0 +1,87 @@
+/**
+ * @module
+ * The lexical hits of one query in rank order (the higher score first, ties by the lower id), taken
+ * as far as they are asked for. A request for the best `k` keeps a bounded sorted buffer of the
+ * ids not yet taken (one pass over the matches, most rejected by one comparison with the buffer's
+ * last), and a longer request continues from where the longest earlier one stopped: a hybrid query
+ * asks twice (the walk's seeds, then the merge's candidates), and the second pass keeps only the
+ * ids past the first one's end instead of selecting every one of them again.
+ */
+
+/** The best-first order of the ids of one scored query, extended as requests grow. */
+export class RankedIds {
+  #ids: readonly number[] = [];
+  #scores: Float64Array = new Float64Array(0);
+  /** The ids taken so far, best first: every request is a prefix of it. */
+  readonly #taken: number[] = [];
+  /** Scratch of one extension: ids and their scores, best first. */
+  #buffer = new Int32Array(0);
+  #bufferScores = new Float64Array(0);
+
+  /**
+   * Starts over `ids` (distinct), ranked by `scores`. Both are read by later requests, never
+   * written: neither may change until the next reset.
+   */
+  reset(ids: readonly number[], scores: Float64Array): void {
+    this.#ids = ids;
+    this.#scores = scores;
+    this.#taken.length = 0;
+  }
+
+  /**
+   * The best `k` ids (all of them when fewer), best first: the higher score, ties by the lower id,
+   * the order `selectTop` gives. A fresh array.
+   */
+  top(k: number): number[] {
+    const taken = this.#taken;
+    if (k > taken.length && taken.length < this.#ids.length) this.#extend(k - taken.length);
+    return taken.slice(0, k);
+  }
+
+  /** Takes the next `wanted` ids in rank order: the best of those ranked after the last taken. */
+  #extend(wanted: number): void {
+    const ids = this.#ids;
+    const scores = this.#scores;
+    const taken = this.#taken;
+    if (this.#buffer.length < wanted) {
+      this.#buffer = new Int32Array(Math.max(64, wanted * 2));
+      this.#bufferScores = new Float64Array(this.#buffer.length);
+    }
+    const buffer = this.#buffer;
+    const bufferScores = this.#bufferScores;
+    // Ids ranked at or before the last taken one are taken already.
+    const after = taken.length > 0;
+    const lastId = after ? taken[taken.length - 1]! : -1;
+    const lastScore = after ? scores[lastId]! : 0;
+    let size = 0;
+    let worstId = -1;
+    let worstScore = 0;
+    for (let i = 0; i < ids.length; i++) {
+      const id = ids[i]!;
+      const score = scores[id]!;
+      if (after && (score > lastScore || (score === lastScore && id <= lastId))) continue;
+      if (size === wanted && (score < worstScore || (score === worstScore && id > worstId))) continue;
+      let lo = 0;
+      let hi = size;
+      while (lo < hi) {
+        const mid = (lo + hi) >> 1;
+        const other = bufferScores[mid]!;
+        if (other > score || (other === score && buffer[mid]! < id)) lo = mid + 1;
+        else hi = mid;
+      }
+      // Shift the worse ones down by one (the last falls off a full buffer).
+      for (let j = size < wanted ? size : wanted - 1; j > lo; j--) {
+        buffer[j] = buffer[j - 1]!;
+        bufferScores[j] = bufferScores[j - 1]!;
+      }
+      buffer[lo] = id;
+      bufferScores[lo] = score;
+      if (size < wanted) size++;
+      if (size === wanted) {
+        worstId = buffer[wanted - 1]!;
+        worstScore = bufferScores[wanted - 1]!;
+      }
+    }
+    for (let j = 0; j < size; j++) taken.push(buffer[j]!);
+  }
+}

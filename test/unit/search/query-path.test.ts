@@ -1,0 +1,129 @@
+import { describe, expect, it } from 'vitest';
+import { NeighbourCache, type Adjacent } from '../../../src/search/beam-walk.js';
+import { InternedNames } from '../../../src/search/interned-names.js';
+import { selectTop } from '../../../src/search/query-expansion.js';
+import { RankedIds } from '../../../src/search/ranked-ids.js';
+import { createToolSearch } from '../../../src/search/tool-search.js';
+import { seededRandom } from '../../../src/util/seeded-random.js';
+
+describe('ranked ids', () => {
+  it('gives the order selectTop gives (score, then id), for one request and for growing ones', () => {
+    const random = seededRandom(7);
+    const ranked = new RankedIds();
+    let compared = 0;
+    for (let round = 0; round < 200; round++) {
+      const n = 1 + Math.floor(random() * 300);
+      const scores = new Float64Array(1_000);
+      // Few distinct scores, so ties (broken by id) are everywhere.
+      for (let i = 0; i < scores.length; i++) scores[i] = Math.floor(random() * 12) / 4;
+      const ids = [...new Set(Array.from({ length: n }, () => Math.floor(random() * 1_000)))];
+      const requests = [1 + Math.floor(random() * 40), 1 + Math.floor(random() * 80), ids.length + 3];
+      ranked.reset(ids, scores);
+      for (const k of requests) {
+        expect(ranked.top(k)).toEqual(selectTop(ids, scores, k));
+        compared++;
+      }
+    }
+    expect(compared).toBe(600);
+  });
+
+  it('answers a shorter request after a longer one from what it took, and a reset forgets it', () => {
+    const scores = Float64Array.from([0.5, 3, 1, 3, 2, 0]);
+    const ranked = new RankedIds();
+    ranked.reset([0, 1, 2, 3, 4, 5], scores);
+    expect(ranked.top(3)).toEqual([1, 3, 4]);
+    expect(ranked.top(5)).toEqual([1, 3, 4, 2, 0]);
+    expect(ranked.top(2)).toEqual([1, 3]);
+    expect(ranked.top(10)).toEqual([1, 3, 4, 2, 0, 5]);
+    ranked.reset([5, 2, 0], scores);
+    expect(ranked.top(2)).toEqual([2, 0]);
+  });
+});
+
+describe('neighbour cache', () => {
+  const list = (id: number): Adjacent => ({
+    ids: Int32Array.of(id),
+    weights: Float64Array.of(1),
+    steps: [],
+  });
+
+  it('keeps successors and predecessors apart by id, counts what it keeps, and forgets all on clear', () => {
+    const cache = new NeighbourCache();
+    const a = list(1);
+    const b = list(2);
+    cache.set(40, true, a);
+    cache.set(40, false, b);
+    cache.set(3, true, list(3));
+    cache.set(3, true, a); // replaced, not counted twice
+    expect(cache.get(40, true)).toBe(a);
+    expect(cache.get(40, false)).toBe(b);
+    expect(cache.get(3, true)).toBe(a);
+    expect(cache.get(3, false)).toBeUndefined();
+    expect(cache.get(7, true)).toBeUndefined();
+    expect(cache.size).toBe(3);
+    cache.clear();
+    expect(cache.size).toBe(0);
+    expect([cache.get(40, true), cache.get(40, false), cache.get(3, true)]).toEqual([
+      undefined,
+      undefined,
+      undefined,
+    ]);
+  });
+});
+
+describe('feedback tools mapped to catalog entries', () => {
+  it('bumps its version when an id stops naming its name (released, then reused)', () => {
+    const names = new InternedNames();
+    const a = names.intern('a');
+    names.retain(a);
+    const start = names.version;
+    names.intern('b');
+    expect(names.version).toBe(start);
+    names.release(a);
+    const released = names.version;
+    expect(released).toBeGreaterThan(start);
+    expect(names.intern('c')).toBe(a);
+    expect(names.version).toBeGreaterThan(released);
+  });
+
+  it('follows the catalog: a tool removed loses its feedback, a tool added back (new entry) regains it', () => {
+    const tools = [
+      { name: 'plots.draw_chart', description: 'Render numbers' },
+      { name: 'files.read_table', description: 'Read a table from disk' },
+    ];
+    const search = createToolSearch({ tools });
+    for (let i = 0; i < 3; i++) search.recordUsage({ query: 'make a graph', tools: ['plots.draw_chart'] });
+    const learned = (): string | undefined =>
+      search
+        .search('graph')
+        .find((hit) => hit.reasons.some((reason) => reason.startsWith('used after queries')))?.name;
+    expect(learned()).toBe('plots.draw_chart');
+    search.removeTools(['plots.draw_chart']);
+    expect(search.search('graph').map((hit) => hit.name)).not.toContain('plots.draw_chart');
+    search.addTools([tools[0]!]);
+    expect(learned()).toBe('plots.draw_chart');
+  });
+
+  it('maps a feedback id reused for another tool to that tool, not to the one it named before', () => {
+    const names = [
+      ...Array.from({ length: 330 }, (_, i) => `old.tool${i}`),
+      ...Array.from({ length: 65 }, (_, i) => `new.tool${i}`),
+    ];
+    const search = createToolSearch({ tools: names.map((name) => ({ name, description: 'a tool' })) });
+    const learn = (query: string, tool: string): void => {
+      search.recordUsage({ query, tools: [tool] });
+      search.recordUsage({ query, tools: [tool] });
+    };
+    // The first 32 old tools are read by a query, so their ids are mapped to their entries...
+    for (let i = 0; i < 32; i++) learn('xylophone', `old.tool${i}`);
+    expect(search.search('xylophone').map((hit) => hit.name)).toHaveLength(10);
+    // ...then forgotten (a term keeps its strongest 256 tools once it passes 320), freeing their
+    // ids, which the new tools of another term take.
+    for (let i = 32; i < 330; i++) learn('xylophone', `old.tool${i}`);
+    for (let i = 0; i < 65; i++) learn('yodel', `new.tool${i}`);
+    // The query reads the term's 32 strongest tools: the newest, whose ids were reused.
+    const hits = search.search('yodel', { limit: 32 });
+    expect(hits).toHaveLength(32);
+    for (const hit of hits) expect(hit.name).toMatch(/^new\.tool/);
+  });
+});
