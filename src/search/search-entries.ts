@@ -6,6 +6,7 @@
  */
 import type { SearchableTool, ToolSearchResult } from './tool-search-types.js';
 import { schemaProperties, type SchemaProperty } from './catalog-links.js';
+import { exampleText } from './example-text.js';
 import { compileRegexQuery, DEFAULT_MAX_REGEX_FIELD_CHARS } from './regex-query.js';
 import { round } from './search-reasons.js';
 import { splitName, tokenize, type TokenizeOptions } from './tokenize.js';
@@ -29,6 +30,8 @@ export interface Entry {
   description: string;
   parameterNames: string;
   parameterDescriptions: string;
+  /** The values of its example arguments, bounded ({@link exampleText}). */
+  examples: string;
 }
 
 /** The BM25F field weights, by field. */
@@ -38,6 +41,7 @@ export interface FieldWeights {
   description: number;
   parameterNames: number;
   parameterDescriptions: number;
+  examples: number;
 }
 
 function cut(text: unknown, max: number): string {
@@ -54,7 +58,10 @@ function bareName(name: string, server: string): string {
   return rest === '' ? name : rest;
 }
 
-/** The BM25F fields of a tool: its own name, server, description, parameter names and descriptions. */
+/**
+ * The BM25F fields of a tool: its own name, server, description, parameter names and
+ * descriptions, and the values of its example arguments.
+ */
 export function indexedFields(entry: Entry, lexical: TokenizeOptions): string[][] {
   const keep = { ...lexical, keepStopWords: true };
   return [
@@ -63,6 +70,7 @@ export function indexedFields(entry: Entry, lexical: TokenizeOptions): string[][
     tokenize(entry.description, lexical),
     tokenize(entry.parameterNames, keep),
     tokenize(entry.parameterDescriptions, lexical),
+    tokenize(entry.examples, lexical),
   ];
 }
 
@@ -136,6 +144,7 @@ export class SearchEntries {
       description,
       parameterNames,
       parameterDescriptions,
+      examples: exampleText(tool.inputExamples, tool.inputSchema),
     };
     this.#entries.set(tool.name, entry);
     this.#byId[id] = entry;
