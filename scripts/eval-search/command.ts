@@ -4,7 +4,7 @@
  * completeness@k): BM25 alone, plus the learned graph, plus query feedback, side by side,
  * optionally with k-fold cross-validation over a file of queries and their call chains.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CodecallError, isCodecallError } from '../../src/errors.js';
@@ -18,7 +18,16 @@ import type { RankingOptions, SearchFieldWeights } from '../../src/search/option
 import type { Stemming } from '../../src/search/tokenize.js';
 import type { SearchableTool } from '../../src/search/tool-search.js';
 import { parseCommandArgs, UsageError, type CliCommand, type CliIo } from '../../src/cli/command.js';
+import { createOnnxEmbedder } from '../../src/search/onnx-embedder.js';
+import { createOpenAIEmbedder } from '../../src/search/openai-embedder.js';
+import type { EmbedFunction } from '../../src/search/embeddings.js';
+import {
+  DEFAULT_EMBEDDING_GUARD,
+  DEFAULT_EMBEDDING_WEIGHT,
+  DEFAULT_MAX_EMBEDDING_GUARD,
+} from '../../src/config/defaults.js';
 import { evaluateColdStart, formatColdStart } from './cold-start.js';
+import { evaluateFusion, formatFusion } from './fusion.js';
 import { evalSearchHelp } from './help.js';
 
 /** Environment variable naming the development data folder. */
@@ -54,6 +63,7 @@ const FIELD_NAMES: ReadonlyArray<keyof SearchFieldWeights> = [
   'description',
   'parameterNames',
   'parameterDescriptions',
+  'examples',
 ];
 
 function parseFieldWeights(value: string): Partial<SearchFieldWeights> {
@@ -208,6 +218,57 @@ function table(result: EvaluateSearchResult, tools: number): string {
   return `${lines.join('\n')}\n`;
 }
 
+/** Environment variable holding the API key of `--embeddings-base-url` (never a flag: it would show in `ps`). */
+export const EMBEDDINGS_API_KEY_ENV = 'CODECALL_EMBEDDINGS_API_KEY';
+
+/**
+ * The embedder the flags name, as `search.embeddings` would: `--embeddings-onnx <model.onnx or
+ * its folder>` (tokenizer beside it unless `--embeddings-tokenizer`), or `--embeddings-base-url`
+ * with `--embeddings-model` (an OpenAI-compatible `/v1/embeddings`; key from
+ * {@link EMBEDDINGS_API_KEY_ENV}).
+ */
+function embedderFrom(
+  values: Record<string, string | boolean | undefined>,
+  io: CliIo,
+): { embed: EmbedFunction; label: string } | undefined {
+  const onnx = values['embeddings-onnx'] as string | undefined;
+  const baseUrl = values['embeddings-base-url'] as string | undefined;
+  const onnxOnly = ['embeddings-tokenizer', 'embeddings-pooling'].filter((f) => values[f] !== undefined);
+  if (onnx !== undefined && baseUrl !== undefined)
+    throw new UsageError('--embeddings-onnx and --embeddings-base-url exclude each other: give one.');
+  if (onnx === undefined && onnxOnly.length > 0)
+    throw new UsageError(`--${onnxOnly[0]} belongs to --embeddings-onnx.`);
+  if (onnx !== undefined) {
+    let modelPath = resolve(io.cwd, onnx);
+    if (existsSync(modelPath) && statSync(modelPath).isDirectory()) modelPath = join(modelPath, 'model.onnx');
+    const pooling = values['embeddings-pooling'] as string | undefined;
+    if (pooling !== undefined && pooling !== 'mean' && pooling !== 'cls')
+      throw new UsageError(`--embeddings-pooling must be mean or cls; got "${pooling}".`);
+    const tokenizer = values['embeddings-tokenizer'] as string | undefined;
+    return {
+      embed: createOnnxEmbedder({
+        modelPath,
+        ...(tokenizer !== undefined ? { tokenizerPath: resolve(io.cwd, tokenizer) } : {}),
+        ...(pooling !== undefined ? { pooling } : {}),
+      }),
+      label: modelPath,
+    };
+  }
+  if (baseUrl !== undefined) {
+    const model = values['embeddings-model'] as string | undefined;
+    if (model === undefined || model === '')
+      throw new UsageError('--embeddings-base-url needs --embeddings-model <name> (e.g. nomic-embed-text).');
+    const apiKey = io.env[EMBEDDINGS_API_KEY_ENV];
+    return {
+      embed: createOpenAIEmbedder({ baseUrl, model, ...(apiKey ? { apiKey } : {}) }),
+      label: `${model} at ${baseUrl}`,
+    };
+  }
+  if (values['embeddings-model'] !== undefined)
+    throw new UsageError('--embeddings-model belongs to --embeddings-base-url.');
+  return undefined;
+}
+
 /** The eval-search command (flags in {@link evalSearchHelp}). */
 export const evalSearchCommand: CliCommand = {
   ...evalSearchHelp,
@@ -244,6 +305,13 @@ export const evalSearchCommand: CliCommand = {
         'expansion-rerank-docs': { type: 'string' },
         'field-weights': { type: 'string' },
         'learn-field-weights': { type: 'boolean' },
+        'embeddings-onnx': { type: 'string' },
+        'embeddings-tokenizer': { type: 'string' },
+        'embeddings-pooling': { type: 'string' },
+        'embeddings-base-url': { type: 'string' },
+        'embeddings-model': { type: 'string' },
+        'embedding-weights': { type: 'string' },
+        'embedding-guards': { type: 'string' },
       },
       allowPositionals: false,
     });
@@ -355,6 +423,55 @@ export const evalSearchCommand: CliCommand = {
           )
         : [];
     const seed = number(values.seed as string | undefined, '--seed', true);
+    const embedder = embedderFrom(values, io);
+    if (embedder !== undefined) {
+      if (values['cold-start'] === true || learnFieldWeights)
+        throw new UsageError(
+          'The embedding options measure fusion at cold start and with usage: drop --cold-start and --learn-field-weights.',
+        );
+      if (folds === undefined || folds < 2)
+        throw new UsageError('Fusion is measured per fold: give --folds N (N ≥ 2), or --dataset.');
+      const weights = (
+        (values['embedding-weights'] as string | undefined) ?? String(DEFAULT_EMBEDDING_WEIGHT)
+      )
+        .split(',')
+        .map((w) => number(w.trim(), '--embedding-weights', false)!);
+      if (weights.some((w) => w < 0))
+        throw new UsageError('--embedding-weights takes non-negative numbers, e.g. 0.5,1.');
+      const guards = ((values['embedding-guards'] as string | undefined) ?? String(DEFAULT_EMBEDDING_GUARD))
+        .split(',')
+        .map((g) => number(g.trim(), '--embedding-guards', true)!);
+      if (guards.some((g) => g < 0 || g > DEFAULT_MAX_EMBEDDING_GUARD))
+        throw new UsageError(
+          `--embedding-guards takes integers from 0 to ${DEFAULT_MAX_EMBEDDING_GUARD}, e.g. 0,5.`,
+        );
+      const started = Date.now();
+      const fusion = await evaluateFusion({
+        tools,
+        queries: test,
+        folds,
+        ks,
+        embed: embedder.embed,
+        weights,
+        guards,
+        ranking,
+        index: indexOptions,
+        ...(seed !== undefined ? { seed } : {}),
+        onProgress: (done, total) =>
+          io.stderr.write(
+            `eval-search: fold ${done}/${total} done (${((Date.now() - started) / 1000).toFixed(1)} s)\n`,
+          ),
+      });
+      io.stdout.write(
+        values.json
+          ? `${JSON.stringify({ tools: tools.length, model: embedder.label, ranking, index: indexOptions, ...fusion }, null, 2)}\n`
+          : formatFusion(fusion, tools.length, embedder.label),
+      );
+      return fusion.embeddingErrors.length > 0 ? 1 : 0;
+    }
+    for (const flag of ['embedding-weights', 'embedding-guards'])
+      if (values[flag] !== undefined)
+        throw new UsageError(`--${flag} needs --embeddings-onnx or --embeddings-base-url.`);
     if (values['cold-start'] === true) {
       if (learnFieldWeights)
         throw new UsageError('--cold-start measures fixed options: drop --learn-field-weights.');

@@ -62,11 +62,24 @@ Options:
   --cold-start           measure the ranking a fresh catalog gets (no graph, no query
                          feedback) against BM25F with RM3 off, per fold: NDCG@k of all queries,
                          completeness@k of those that need several tools
+  --embeddings-onnx <path>  measure fused ranking (searchAsync) against the ranking it fuses,
+                         per fold, at cold start and with the other folds' usage, with a
+                         sentence-embedding model on disk (model.onnx, or its folder), as
+                         search.embeddings.onnx runs it
+  --embeddings-tokenizer <path>  its tokenizer.json (default: beside the model)
+  --embeddings-pooling <p>  mean (default) or cls
+  --embeddings-base-url <url>  instead, an OpenAI-compatible /v1/embeddings API (needs
+                         --embeddings-model; key from $CODECALL_EMBEDDINGS_API_KEY)
+  --embeddings-model <name>
+  --embedding-weights <list>  embedding weights to measure (default 0.05), e.g. 0.05,0.25,1
+  --embedding-guards <list>   hits of the ranking kept in place (default 5), e.g. 0,3,5
 
 Examples:
   npm run eval-search -- --dataset ultratool
   npm run eval-search -- --dataset toolbench --stemming porter
   npm run eval-search -- --dataset toolbench --cold-start --expansion-when no-feedback
   npm run eval-search -- --tools tools.jsonl --test queries.jsonl --train chains.jsonl
+  npm run eval-search -- --dataset toolbench --embeddings-onnx models/glove --embedding-weights 0.05,1
+  node scripts/eval-search/word-vectors-to-onnx.ts glove.6B.100d.txt models/glove --remove-components 2 --sif 1e-3
 `,
 };

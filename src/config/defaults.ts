@@ -663,7 +663,19 @@ export const DEFAULT_VERB_NORMALIZATION = false;
 /** Tested default of `search.expansionWhen` (see `ExpansionPolicy` in the search module). */
 export const DEFAULT_EXPANSION_WHEN: 'selective' | 'cold-start' | 'no-feedback' | 'always' = 'selective';
 /** Weight of the embedding ranking in the fusion with the lexical + graph ranking. */
-export const DEFAULT_EMBEDDING_WEIGHT = 1;
+export const DEFAULT_EMBEDDING_WEIGHT = 0.05;
+/** Example arguments read per tool for the search field `examples` (of `inputExamples`, and of each JSON Schema `examples` array). */
+export const DEFAULT_SEARCH_MAX_EXAMPLES_PER_TOOL = 10;
+/** Values, arrays and objects of one tool's examples visited for search (one huge or deep example stays cheap). */
+export const DEFAULT_SEARCH_EXAMPLE_MAX_NODES = 500;
+/** Nesting depth of an example argument read for search. */
+export const DEFAULT_SEARCH_EXAMPLE_MAX_DEPTH = 6;
+/** Characters of one tool's example text indexed by search. */
+export const DEFAULT_SEARCH_EXAMPLE_MAX_CHARS = 2_000;
+/** Hits of the default ranking that keep their places when embeddings are fused (`search.embeddings.guard`). */
+export const DEFAULT_EMBEDDING_GUARD = 5;
+/** Largest `search.embeddings.guard` accepted (the fusion reads at most this many hits of each list). */
+export const DEFAULT_MAX_EMBEDDING_GUARD = 50;
 /** The `store.namespace` of a configuration built in memory (no file to name it after). */
 export const IN_MEMORY_STORE_NAMESPACE = '(configuration built in memory)';
 

@@ -40,6 +40,7 @@ import {
   DEFAULT_EMBEDDING_CACHE_PATH,
   DEFAULT_EMBEDDING_TIMEOUT_MS,
   DEFAULT_EMBEDDING_WEIGHT,
+  DEFAULT_EMBEDDING_GUARD,
   DEFAULT_ONNX_EMBEDDING_BATCH_SIZE,
   DEFAULT_ONNX_EMBEDDING_MAX_TOKENS,
   DEFAULT_ONNX_EMBEDDING_THREADS,
@@ -735,6 +736,7 @@ function resolveSearch(section: ConfigFile['search'], configDir: string): Search
               (embeddings.onnx ? DEFAULT_ONNX_EMBEDDING_BATCH_SIZE : DEFAULT_EMBEDDING_BATCH_SIZE),
             timeoutMs: embeddings.timeoutMs ?? DEFAULT_EMBEDDING_TIMEOUT_MS,
             weight: embeddings.weight ?? DEFAULT_EMBEDDING_WEIGHT,
+            guard: embeddings.guard ?? DEFAULT_EMBEDDING_GUARD,
           },
   };
 }

@@ -10,6 +10,7 @@ import { z } from 'zod';
 import {
   DEFAULT_APPROVAL_RULE_MAX_POINTER_CHARS,
   DEFAULT_APPROVAL_RULE_MAX_VALUES,
+  DEFAULT_MAX_EMBEDDING_GUARD,
   DEFAULT_ONNX_EMBEDDING_MAX_TOKENS_LIMIT,
 } from './defaults.js';
 import {
@@ -175,6 +176,7 @@ export const searchSchema = z.strictObject({
       batchSize: positiveInt.optional(),
       timeoutMs: timerMs.optional(),
       weight: z.number().min(0).max(100).optional(),
+      guard: z.number().int().min(0).max(DEFAULT_MAX_EMBEDDING_GUARD).optional(),
     })
     .superRefine((value, context) => {
       const api = value.baseUrl !== undefined;

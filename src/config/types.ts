@@ -221,6 +221,8 @@ export interface SearchEmbeddingsConfig {
   timeoutMs: number;
   /** Weight of the embedding ranking in the fusion. @defaultValue {@link DEFAULT_EMBEDDING_WEIGHT} */
   weight: number;
+  /** Hits of the default ranking that keep their places in the fusion. @defaultValue {@link DEFAULT_EMBEDDING_GUARD} */
+  guard: number;
 }
 
 /** Resolved `search` section: the ranking every surface uses (docs/search.md explains each). */

@@ -387,6 +387,7 @@ function searchable(tool: CatalogTool): SearchableTool {
     description: tool.title ? `${tool.title}. ${tool.description}` : tool.description,
     inputSchema: tool.inputSchema,
     outputSchema: tool.outputSchema,
+    inputExamples: tool.inputExamples,
   };
 }
 
@@ -400,7 +401,8 @@ function sameSearchFields(previous: CatalogTool, next: CatalogTool): boolean {
     previous.title === next.title &&
     previous.description === next.description &&
     previous.inputSchema === next.inputSchema &&
-    previous.outputSchema === next.outputSchema
+    previous.outputSchema === next.outputSchema &&
+    previous.inputExamples === next.inputExamples
   );
 }
 

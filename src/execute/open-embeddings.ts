@@ -61,8 +61,10 @@ export interface EmbeddingsConfig {
   batchSize?: number | undefined;
   /** Deadline of one request. @defaultValue `DEFAULT_EMBEDDING_TIMEOUT_MS` */
   timeoutMs?: number | undefined;
-  /** Weight of the embedding ranking in the fusion. @defaultValue 1 */
+  /** Weight of the embedding ranking in the fusion. @defaultValue `DEFAULT_EMBEDDING_WEIGHT` */
   weight?: number | undefined;
+  /** Hits of the default ranking kept in place by the fusion. @defaultValue `DEFAULT_EMBEDDING_GUARD` */
+  guard?: number | undefined;
 }
 
 /** SHA-256 of a file (read in a stream, at most `max` bytes), or `undefined` when it cannot be read. */
@@ -118,6 +120,7 @@ export interface OpenedEmbeddings {
   embed: EmbedFunction;
   embeddingCache?: EmbeddingCache;
   embeddingWeight?: number;
+  embeddingGuard?: number;
   close(): Promise<void>;
 }
 
@@ -175,6 +178,7 @@ export async function openEmbeddings(config: EmbeddingsConfig, baseDir: string):
   }
   const out: OpenedEmbeddings = { embed, close: () => Promise.resolve() };
   if (config.weight !== undefined) out.embeddingWeight = config.weight;
+  if (config.guard !== undefined) out.embeddingGuard = config.guard;
   if (config.cache !== false && cacheModel !== undefined) {
     const path = config.cache ?? DEFAULT_EMBEDDING_CACHE_PATH;
     const cache = await SqliteEmbeddingCache.open({

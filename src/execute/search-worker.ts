@@ -56,6 +56,9 @@ async function handle(request: SearchWorkerRequest): Promise<void> {
               ...(embeddings.embeddingWeight !== undefined
                 ? { embeddingWeight: embeddings.embeddingWeight }
                 : {}),
+              ...(embeddings.embeddingGuard !== undefined
+                ? { embeddingGuard: embeddings.embeddingGuard }
+                : {}),
             }
           : {}),
       });

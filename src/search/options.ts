@@ -46,6 +46,11 @@ export interface SearchFieldWeights {
   parameterNames: number;
   /** Words of the input parameter descriptions. */
   parameterDescriptions: number;
+  /**
+   * Words of the example arguments' values (`inputExamples`, and JSON Schema `examples` in the
+   * input schema).
+   */
+  examples: number;
 }
 
 /** Tested field weights of BM25F. */
@@ -55,6 +60,7 @@ export const DEFAULT_FIELD_WEIGHTS: Readonly<SearchFieldWeights> = Object.freeze
   description: 1,
   parameterNames: 1,
   parameterDescriptions: 0.5,
+  examples: 0.5,
 });
 
 /**

@@ -6,6 +6,7 @@
  */
 import type { SearchableTool, ToolSearchResult } from './tool-search-types.js';
 import { schemaProperties, type SchemaProperty } from './catalog-links.js';
+import { exampleText } from './example-text.js';
 import { compileRegexQuery, DEFAULT_MAX_REGEX_FIELD_CHARS } from './regex-query.js';
 import { round } from './search-reasons.js';
 import { splitName, tokenize, type TokenizeOptions } from './tokenize.js';
@@ -30,6 +31,8 @@ export interface Entry {
   description: string;
   parameterNames: string;
   parameterDescriptions: string;
+  /** The values of its example arguments, bounded ({@link exampleText}). */
+  examples: string;
 }
 
 /** The BM25F field weights, by field. */
@@ -39,6 +42,7 @@ export interface FieldWeights {
   description: number;
   parameterNames: number;
   parameterDescriptions: number;
+  examples: number;
 }
 
 function cut(text: unknown, max: number): string {
@@ -79,7 +83,8 @@ export class BuildMemo {
 }
 
 /**
- * The BM25F fields of a tool: its own name, server, description, parameter names and descriptions.
+ * The BM25F fields of a tool: its own name, server, description, parameter names and
+ * descriptions, and the values of its example arguments.
  * With a `memo` (a catalog build), texts seen before in the build are not tokenised again; the
  * tool's own name, nearly always new, is tokenised apart.
  */
@@ -97,6 +102,7 @@ export function indexedFields(
     terms(entry.description, lexical, false),
     terms(entry.parameterNames, keep, true),
     terms(entry.parameterDescriptions, lexical, false),
+    terms(entry.examples, lexical, false),
   ];
 }
 
@@ -170,6 +176,7 @@ export class SearchEntries {
       description,
       parameterNames,
       parameterDescriptions,
+      examples: exampleText(tool.inputExamples, tool.inputSchema),
     };
     this.#entries.set(tool.name, entry);
     this.#byId[id] = entry;

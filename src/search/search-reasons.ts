@@ -15,6 +15,7 @@ export const FIELD_LABELS = [
   'description',
   'parameter names',
   'parameter descriptions',
+  'input examples',
 ] as const;
 
 /** Query words quoted per field in a lexical reason. */

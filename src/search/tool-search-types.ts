@@ -24,6 +24,11 @@ export interface SearchableTool {
   server?: string | undefined;
   inputSchema?: JsonSchema | undefined;
   outputSchema?: JsonSchema | undefined;
+  /**
+   * Example arguments (codecall's `tools.<name>.inputExamples`): the values are indexed as the
+   * BM25F field `examples`, as are JSON Schema `examples` in `inputSchema`. Bounded per tool.
+   */
+  inputExamples?: readonly unknown[] | undefined;
 }
 
 /**
@@ -49,6 +54,12 @@ export interface SearchOptions extends RankingOptions {
    * @defaultValue {@link DEFAULT_CHAIN_LIMIT}
    */
   chainLimit?: number;
+  /**
+   * `searchAsync` with embeddings: the default ranking's best this many hits keep their places;
+   * the fusion with the embedding ranking orders what follows (0 = fuse the whole list).
+   * @defaultValue the index's `embeddingGuard`
+   */
+  embeddingGuard?: number;
 }
 
 /** One ranked tool. */
@@ -146,9 +157,15 @@ export interface CreateToolSearchOptions extends RankingOptions {
   embeddingCache?: EmbeddingCache | undefined;
   /**
    * Weight of the embedding ranking in the fusion (the lexical + graph ranking weighs 1).
-   * @defaultValue 1
+   * @defaultValue {@link DEFAULT_EMBEDDING_WEIGHT}
    */
   embeddingWeight?: number;
+  /**
+   * The default ranking's best this many hits keep their places in `searchAsync`; the fusion
+   * orders what follows (0 = fuse the whole list).
+   * @defaultValue {@link DEFAULT_EMBEDDING_GUARD}
+   */
+  embeddingGuard?: number;
 }
 
 /** A searchable, learning index of tools. Create it with {@link createToolSearch}. */

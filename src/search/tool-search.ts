@@ -8,7 +8,12 @@
  */
 import { CodecallError } from '../errors.js';
 import { Bm25Index } from './bm25.js';
-import { DEFAULT_GRAPH_NEIGHBOUR_CACHE_ENTRIES } from '../config/defaults.js';
+import {
+  DEFAULT_EMBEDDING_GUARD,
+  DEFAULT_EMBEDDING_WEIGHT,
+  DEFAULT_GRAPH_NEIGHBOUR_CACHE_ENTRIES,
+  DEFAULT_MAX_EMBEDDING_GUARD,
+} from '../config/defaults.js';
 import { GraphCredits, listGraphEdges, NeighbourCache, walkGraph, type GraphView } from './beam-walk.js';
 import { CatalogLinks, schemaProperties } from './catalog-links.js';
 import {
@@ -79,16 +84,33 @@ function invalidArgument(message: string, field: string): CodecallError {
  * and query feedback, and orchestrates a query; expansion, the graph walk and the reasons live
  * in their own files beside it.
  */
+/** Checks an `embeddingGuard` value: an integer from 0 to {@link DEFAULT_MAX_EMBEDDING_GUARD}. */
+function checkEmbeddingGuard(guard: unknown): number {
+  if (
+    typeof guard !== 'number' ||
+    !Number.isInteger(guard) ||
+    guard < 0 ||
+    guard > DEFAULT_MAX_EMBEDDING_GUARD
+  ) {
+    throw invalidArgument(
+      `"embeddingGuard" must be an integer from 0 to ${DEFAULT_MAX_EMBEDDING_GUARD} (hits of the default ranking kept in place); got ${String(guard)}.`,
+      'embeddingGuard',
+    );
+  }
+  return guard;
+}
+
 class ToolSearchIndex implements ToolSearch {
   readonly #ranking: ResolvedRankingOptions;
   readonly #weights: SearchFieldWeights;
   /** Stemming and verb normalization, the same for the index and every query. */
   readonly #lexical: Pick<TokenizeOptions, 'stemming' | 'verbNormalization'>;
   readonly #index: Bm25Index;
-  /** The BM25F field weights in index order (name, server, description, parameter names, descriptions). */
+  /** The BM25F field weights in index order (name, server, description, parameter names, descriptions, examples). */
   readonly #fieldWeights: readonly number[];
   readonly #embeddings: ToolEmbeddings | undefined;
   readonly #embeddingWeight: number;
+  readonly #embeddingGuard: number;
   readonly #graph = new ToolGraph();
   /** Schema-inferred links, built on first use (they cost as much memory as the index). */
   #catalogLinks: CatalogLinks | undefined;
@@ -159,17 +181,19 @@ class ToolSearchIndex implements ToolSearch {
       throw invalidArgument('"embed" must be a function (texts: string[]) => Promise<number[][]>.', 'embed');
     }
     this.#embeddings = options.embed ? new ToolEmbeddings(options.embed, options.embeddingCache) : undefined;
-    const embeddingWeight = options.embeddingWeight ?? 1;
+    const embeddingWeight = options.embeddingWeight ?? DEFAULT_EMBEDDING_WEIGHT;
     if (typeof embeddingWeight !== 'number' || !Number.isFinite(embeddingWeight) || embeddingWeight < 0) {
       throw invalidArgument('"embeddingWeight" must be a non-negative number.', 'embeddingWeight');
     }
     this.#embeddingWeight = embeddingWeight;
+    this.#embeddingGuard = checkEmbeddingGuard(options.embeddingGuard ?? DEFAULT_EMBEDDING_GUARD);
     this.#fieldWeights = [
       this.#weights.name,
       this.#weights.server,
       this.#weights.description,
       this.#weights.parameterNames,
       this.#weights.parameterDescriptions,
+      this.#weights.examples,
     ];
     this.#index = new Bm25Index(this.#fieldWeights);
     if (options.state !== undefined) {
@@ -332,6 +356,7 @@ class ToolSearchIndex implements ToolSearch {
 
   async searchAsync(query: string, options: SearchOptions = {}): Promise<ToolSearchResult> {
     const embeddings = this.#embeddings;
+    const guard = checkEmbeddingGuard(options.embeddingGuard ?? this.#embeddingGuard);
     if (!embeddings || options.mode === 'regex') return this.searchDetailed(query, options);
     const limit = options.limit ?? DEFAULT_SEARCH_LIMIT;
     const base = this.searchDetailed(query, { ...options, limit: Math.max(limit, DEFAULT_FUSION_DEPTH) });
@@ -356,11 +381,15 @@ class ToolSearchIndex implements ToolSearch {
       ],
       DEFAULT_RRF_K,
     );
-    // Exact tool names stay first, as in the lexical ranking.
-    const exactSet = new Set(exact);
-    const ordered = [
-      ...fused.filter(([name]) => exactSet.has(name)),
-      ...fused.filter(([name]) => !exactSet.has(name)),
+    // Exact tool names stay first, as in the lexical ranking, and so do the ranking's best
+    // `guard` hits: the fusion orders what follows them.
+    const fusedScore = new Map(fused);
+    const kept = new Set([...exact, ...base.hits.slice(0, guard).map((hit) => hit.name)]);
+    const ordered: Array<[string, number]> = [
+      ...base.hits
+        .filter((hit) => kept.has(hit.name))
+        .map((hit): [string, number] => [hit.name, fusedScore.get(hit.name) ?? 0]),
+      ...fused.filter(([name]) => !kept.has(name)),
     ];
     const hits = ordered.slice(0, limit).map(([name, score]) => {
       const reasons = [...(byName.get(name)?.reasons ?? [])];

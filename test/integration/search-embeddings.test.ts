@@ -176,6 +176,34 @@ describe('embeddings fused with BM25 + graph', () => {
     );
   });
 
+  it("keeps the default ranking's best embeddingGuard hits in place; the fusion orders what follows", async () => {
+    const embed = createOpenAIEmbedder({ baseUrl: server.baseUrl, model: 'fake-embed' });
+    const query = 'plot a diagram of my book sales';
+    const lexical = createToolSearch({ tools: TOOLS })
+      .search(query)
+      .map((h) => h.name);
+    expect(lexical[0]).toBe('books.get_sales_numbers');
+    expect(lexical).not.toContain('viz.generate_word_cloud_chart');
+    // A loud embedding ranking with no guard puts its own best first…
+    const open = createToolSearch({ tools: TOOLS, embed, embeddingWeight: 100, embeddingGuard: 0 });
+    expect((await open.searchAsync(query)).hits[0]!.name).toBe('viz.generate_word_cloud_chart');
+    // …with a guard of 1 (set on the index, or per query) the lexical best keeps its place.
+    const guarded = createToolSearch({ tools: TOOLS, embed, embeddingWeight: 100, embeddingGuard: 1 });
+    const names = (await guarded.searchAsync(query)).hits.map((h) => h.name);
+    expect(names.slice(0, 2)).toEqual(['books.get_sales_numbers', 'viz.generate_word_cloud_chart']);
+    expect((await open.searchAsync(query, { embeddingGuard: 1 })).hits.map((h) => h.name)).toEqual(names);
+    // The default guard keeps as many lexical hits as there are (here fewer than 5) ahead of the rest.
+    const byDefault = (
+      await createToolSearch({ tools: TOOLS, embed, embeddingWeight: 100 }).searchAsync(query)
+    ).hits;
+    expect(byDefault.slice(0, lexical.length).map((h) => h.name)).toEqual(lexical.slice(0, 5));
+    expect(byDefault.map((h) => h.name)).toContain('viz.generate_word_cloud_chart');
+    await expect(open.searchAsync(query, { embeddingGuard: -1 })).rejects.toThrow(
+      /"embeddingGuard" must be an integer from 0 to 50/,
+    );
+    expect(() => createToolSearch({ tools: TOOLS, embed, embeddingGuard: 1.5 })).toThrow(/embeddingGuard/);
+  });
+
   it('without an embedder, searchAsync is searchDetailed exactly; with one, search() is unchanged', async () => {
     const plain = createToolSearch({ tools: CATALOG });
     const withEmbedder = createToolSearch({
@@ -322,10 +350,14 @@ describe('search.embeddings in the configuration', () => {
 
     const configDir = join(dir, 'project');
     const opened = await openEmbeddings(
-      { baseUrl: server.baseUrl, model: 'fake-embed', weight: 2 },
+      { baseUrl: server.baseUrl, model: 'fake-embed', weight: 2, guard: 0 },
       configDir,
     );
     expect(opened.embeddingWeight).toBe(2);
+    expect(opened.embeddingGuard).toBe(0);
+    const badGuard = parse({ baseUrl: server.baseUrl, model: 'm', guard: 51 });
+    expect(JSON.stringify(badGuard.error?.issues[0]?.path)).toBe('["search","embeddings","guard"]');
+    expect(parse({ baseUrl: server.baseUrl, model: 'm', guard: 2.5 }).success).toBe(false);
     const search = createToolSearch({ tools: TOOLS, ...opened });
     expect((await search.searchAsync('plot a diagram')).hits[0]!.name).toBe('viz.generate_word_cloud_chart');
     expect(existsSync(join(configDir, '.codecall', 'embeddings.sqlite'))).toBe(true);
@@ -364,14 +396,17 @@ describe('search.embeddings in the runtime (what serve and the agent loop search
   }
 
   it('findTools fuses the configured embedder on the search worker; searchTools stays lexical', async () => {
+    // weight and guard from the configuration reach the worker: unguarded, the loud embedding's
+    // best comes first (the default guard would keep the lexical best there).
     const runtime = await openRuntime({
-      embeddings: { baseUrl: server.baseUrl, model: 'fake-embed', cache: false },
+      embeddings: { baseUrl: server.baseUrl, model: 'fake-embed', cache: false, weight: 100, guard: 0 },
     });
     try {
       const query = 'plot a diagram of my book sales';
       const found = await runtime.findTools(query, { limit: 3 });
       expect(runtime.searchOnWorker).toBe(true);
       expect(found.embeddingError).toBeUndefined();
+      expect(found.hits[0]!.name).toBe('viz.generate_word_cloud_chart');
       const chart = found.hits.find((hit) => hit.name === 'viz.generate_word_cloud_chart');
       expect(chart?.reasons).toEqual(['close in meaning to the query (embedding rank 1)']);
       expect(chart?.tool.server).toBe('viz');
