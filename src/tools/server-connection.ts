@@ -328,6 +328,8 @@ export function withoutRepeatedMcpPrefix(message: string): string {
 /** MCP JSON-RPC error codes the SDK raises locally. */
 const CONNECTION_CLOSED = -32000;
 const REQUEST_TIMEOUT = -32001;
+/** The SDK v2 client's code for a request past its `timeout` (`SdkErrorCode.RequestTimeout`). */
+const SDK_V2_REQUEST_TIMEOUT = 'REQUEST_TIMEOUT';
 /** The code of the error a connection attempt fails with when `connectTimeoutMs` runs out. */
 const CONNECT_TIMEOUT = 'CONNECT_TIMEOUT';
 
@@ -1207,7 +1209,12 @@ export class ServerConnection {
   ): CodecallError {
     if (outer?.aborted) return this.abortedError(qualifiedName, outer);
     const code = errorCode(error);
-    if (code === 'TOOL_TIMEOUT' || code === REQUEST_TIMEOUT || (error as Error)?.name === 'TimeoutError') {
+    if (
+      code === 'TOOL_TIMEOUT' ||
+      code === REQUEST_TIMEOUT ||
+      code === SDK_V2_REQUEST_TIMEOUT ||
+      (error as Error)?.name === 'TimeoutError'
+    ) {
       const reader = this.stdio?.reader;
       if (reader && reader.pendingBytes > 0) {
         const bytes = reader.pendingBytes;

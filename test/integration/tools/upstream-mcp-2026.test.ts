@@ -54,7 +54,7 @@ async function readBody(request: IncomingMessage): Promise<string> {
 
 /** A 2026-only SDK v2 server on loopback: `add`, `deploy` (asks for confirmation), `ask_forever`. */
 async function serveModern(
-  options: { ttlMs?: number; extraTool?: () => boolean } = {},
+  options: { ttlMs?: number; extraTool?: () => boolean; stall?: boolean } = {},
 ): Promise<ModernEndpoint> {
   const methods: string[] = [];
   const states: string[] = [];
@@ -111,6 +111,11 @@ async function serveModern(
             },
           }),
       );
+      if (options.stall)
+        server.registerTool('stall', { description: 'Answers after 30 s.' }, async () => {
+          await new Promise((resolve) => setTimeout(resolve, 30_000).unref());
+          return { content: [{ type: 'text', text: 'late' }] };
+        });
       if (options.extraTool?.())
         server.registerTool('late', { description: 'Listed after a while.' }, async () => ({
           content: [{ type: 'text', text: 'late' }],
@@ -205,6 +210,16 @@ describe('upstream 2026-07-28 servers', () => {
     ).toEqual(['up.add', 'up.ask_forever', 'up.deploy']);
     expect(await pool.call('up.add', { a: 2, b: 40 }, code)).toEqual({ sum: 42 });
     expect(endpoint.tools).toEqual(['add']);
+  });
+
+  it('fails a call past its timeout with TOOL_TIMEOUT, as for a 2025-11-25 server', async () => {
+    const endpoint = await serveModern({ stall: true });
+    cleanup.push(endpoint);
+    const pool = await open(endpoint.url, '2026-07-28', { toolTimeoutMs: 300 });
+    await expect(pool.call('up.stall', {}, code)).rejects.toMatchObject({
+      code: 'TOOL_TIMEOUT',
+      message: expect.stringContaining('did not answer within 300 ms'),
+    });
   });
 
   it('reuses the tool list for its ttlMs and re-lists once it has run out', async () => {
