@@ -190,6 +190,8 @@ export class ModernClient {
     options: {
       qualifiedName: string;
       meta: Record<string, unknown> | undefined;
+      /** SEP-2243 `Mcp-Param-*` headers of this call (the transport sends them on every round). */
+      headers: Record<string, string> | undefined;
       signal: AbortSignal;
       deadline: number;
       asker: ModernAsker | undefined;
@@ -206,6 +208,7 @@ export class ModernClient {
         signal: options.signal,
         timeout: Math.max(1, options.deadline - Date.now()),
         allowInputRequired: true,
+        ...(options.headers ? { headers: options.headers } : {}),
       });
       if (answer.resultType !== 'input_required') return answer as RawToolResult;
       if (round >= DEFAULT_UPSTREAM_INPUT_REQUIRED_MAX_ROUNDS)
