@@ -23,6 +23,7 @@ import {
 import type { ServerConfig, UpstreamProtocol } from '../config/types.js';
 import { CodecallError } from '../errors.js';
 import { importOptional } from '../util/optional-package.js';
+import { UpstreamOAuthProvider } from './oauth/oauth-provider.js';
 import type { RawToolResult } from './normalize-result.js';
 
 type ClientModule = typeof ClientPackage;
@@ -124,6 +125,10 @@ export class ModernClient {
     else if (config.transport === 'http')
       transport = new sdk.StreamableHTTPClientTransport(new URL(config.url), {
         requestInit: { headers: config.headers },
+        // The same provider as the 1.x path: the v2 interface is a superset with optional extras.
+        ...(config.oauth
+          ? { authProvider: new UpstreamOAuthProvider(config.name, config.oauth) as never }
+          : {}),
       });
     else {
       const message = `"protocol": "${options.protocol}" needs a Streamable HTTP or stdio server (the 2026-07-28 revision has no SSE transport). Fix: set "type": "http", or remove "protocol".`;

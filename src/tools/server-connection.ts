@@ -51,6 +51,7 @@ import type { PrespawnedServer } from './prespawn.js';
 import { childEnvironment, childEnvironmentNames, describeChildEnvironment } from './child-environment.js';
 import { buildParamHeaders, scanParamHeaders, type ParamHeaderDeclaration } from './mcp-param-headers.js';
 import { ModernClient, type ModernAsker } from './modern-connection.js';
+import { UpstreamOAuthProvider } from './oauth/oauth-provider.js';
 
 /** Creates the transport of one server; called again for each reconnect. */
 export type TransportFactory = () => Transport | Promise<Transport>;
@@ -390,6 +391,13 @@ export class ServerConnection {
   }
 
   private startError(error: unknown): CodecallError {
+    // An OAuth login is needed (see oauth-provider.ts): its message already names the fix.
+    if (
+      isCodecallError(error) &&
+      error.code === 'SERVER_START_FAILED' &&
+      (error.details as { server?: string } | undefined)?.server === this.name
+    )
+      return error;
     const reason = (error as Error)?.message ?? String(error);
     // The optional SDK v2 client is missing (`protocol`): its message names the install; no other fix applies.
     if (isCodecallError(error) && error.code === 'PACKAGE_MISSING')
@@ -474,14 +482,16 @@ export class ServerConnection {
     }
     const url = new URL(config.url);
     const requestInit = { headers: config.headers };
+    // The SDK runs the OAuth flow; the provider keeps its state in the server's token file.
+    const auth = config.oauth ? { authProvider: new UpstreamOAuthProvider(this.name, config.oauth) } : {};
     // The HTTP transports (and their OAuth and EventSource code) load for HTTP servers only.
     if (config.transport === 'http') {
       const { StreamableHTTPClientTransport } =
         await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
-      return new StreamableHTTPClientTransport(url, { requestInit });
+      return new StreamableHTTPClientTransport(url, { requestInit, ...auth });
     }
     const { SSEClientTransport } = await import('@modelcontextprotocol/sdk/client/sse.js');
-    return new SSEClientTransport(url, { requestInit });
+    return new SSEClientTransport(url, { requestInit, ...auth });
   }
 
   /**
