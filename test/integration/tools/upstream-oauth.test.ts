@@ -15,11 +15,16 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../../src/config/index.js';
 import { createExpenseServer } from '../../../src/testing/servers/expense-server.js';
 import { ToolPool } from '../../../src/tools/index.js';
 
+const run = promisify(execFile);
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const CLIENT_ID = 'codecall-test-client';
 const CLIENT_SECRET = 'sEcReT-client-9f8e7d';
 
@@ -241,6 +246,43 @@ describe('OAuth for upstream servers', { timeout: 120_000 }, () => {
     expect(statSync(tokenFile).mode & 0o777).toBe(0o600);
     for (const secret of [CLIENT_SECRET, old.refresh_token, stored.tokens.access_token])
       expect(run.output).not.toContain(secret);
+  });
+
+  it('codecall auth status shows the stored token without its value, and logout deletes it', async () => {
+    const { config, tokenFile } = configFor({
+      grant: 'client_credentials',
+      clientId: CLIENT_ID,
+      clientSecret: CLIENT_SECRET,
+    });
+    pool = await ToolPool.open(config, { requireAll: true });
+    const access = protectedServer.issued.at(-1)!.access;
+    const state = dirname(dirname(tokenFile));
+    const configFile = join(state, 'codecall.json');
+    writeFileSync(
+      configFile,
+      JSON.stringify({
+        mcpServers: {
+          expenses: {
+            type: 'http',
+            url: `${protectedServer.base}/mcp`,
+            oauth: { grant: 'client_credentials', clientId: CLIENT_ID, clientSecret: '${TEST_SECRET}' },
+          },
+        },
+      }),
+    );
+    const cli = (...args: string[]) =>
+      run(process.execPath, [join(ROOT, 'bin', 'codecall.js'), 'auth', ...args, '--config', configFile], {
+        env: { ...process.env, CODECALL_STATE_DIR: state, TEST_SECRET: CLIENT_SECRET },
+      });
+    const status = await cli('status', '--json');
+    const rows = (JSON.parse(status.stdout) as { servers: Record<string, unknown>[] }).servers;
+    expect(rows).toMatchObject([
+      { server: 'expenses', grant: 'client_credentials', token: true, refreshable: true },
+    ]);
+    for (const secret of [access, CLIENT_SECRET]) expect(status.stdout + status.stderr).not.toContain(secret);
+    const logout = await cli('logout', 'expenses');
+    expect(logout.stdout).toContain('Forgot the tokens of "expenses"');
+    expect(() => statSync(tokenFile)).toThrow();
   });
 
   it('a 401 with no stored token fails the server with an error naming `codecall auth login <server>`', async () => {
