@@ -25,6 +25,7 @@ import { runHelp } from './commands/run.help.js';
 import { searchHelp } from './commands/search.help.js';
 import { serveHelp } from './commands/serve.help.js';
 import { toolsHelp } from './commands/tools.help.js';
+import { authHelp } from './commands/auth.help.js';
 import { workerHelp } from './commands/worker.help.js';
 
 /**
@@ -47,6 +48,7 @@ const COMMANDS: readonly CommandEntry[] = [
   { ...jobsHelp, load: async () => (await import('./commands/jobs.js')).jobsCommand },
   { ...configHelp, load: async () => (await import('./commands/config.js')).configCommand },
   { ...approvalsHelp, load: async () => (await import('./commands/approvals.js')).approvalsCommand },
+  { ...authHelp, load: async () => (await import('./commands/auth.js')).authCommand },
   { ...demoHelp, load: async () => (await import('./commands/demo.js')).demoCommand },
 ];
 

@@ -9,10 +9,10 @@
  */
 import { createHash } from 'node:crypto';
 import { mkdir, readFile, realpath, rename, writeFile } from 'node:fs/promises';
-import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import { CONFIG_FILE_NAMES, configDocumentOf, readConfigBytes } from '../config/index.js';
+import { stateDirectory } from '../config/state-directory.js';
 import { CodecallError } from '../errors.js';
 import type { CliIo } from './command.js';
 import { neutralizeControls } from './terminal-text.js';
@@ -24,15 +24,7 @@ const MAX_LISTED_SERVERS = 20;
 /** Characters of one server's command line or URL shown in the prompt. */
 const MAX_SERVER_LINE_CHARS = 200;
 
-/**
- * The user's codecall state directory: `$CODECALL_STATE_DIR`, else `$XDG_STATE_HOME/codecall`,
- * else `~/.local/state/codecall`.
- */
-export function stateDirectory(env: NodeJS.ProcessEnv): string {
-  if (env.CODECALL_STATE_DIR) return env.CODECALL_STATE_DIR;
-  if (env.XDG_STATE_HOME) return join(env.XDG_STATE_HOME, 'codecall');
-  return join(env.HOME || homedir(), '.local', 'state', 'codecall');
-}
+export { stateDirectory };
 
 interface Approvals {
   version: 1;

@@ -168,6 +168,22 @@ export const DEFAULT_UPSTREAM_INPUT_REQUIRED_MAX_ROUNDS = 8;
 export const DEFAULT_UPSTREAM_REQUEST_STATE_MAX_BYTES = 65_536;
 /** Input requests accepted in one `input_required` round; more fail the call. */
 export const DEFAULT_UPSTREAM_INPUT_REQUESTS_MAX = 16;
+/**
+ * SEP-2243 `x-mcp-header` scan of a 2026-07-28 upstream tool's `inputSchema`: schema nodes visited
+ * (depth-first, properties and the subschemas that may not carry an annotation) before the scan
+ * gives up and excludes the tool as unreadable, and `Mcp-Param-*` headers one tool may declare.
+ */
+export const DEFAULT_UPSTREAM_PARAM_HEADER_SCAN_MAX_NODES = 10_000;
+export const DEFAULT_UPSTREAM_PARAM_HEADERS_MAX = 64;
+/**
+ * OAuth for upstream servers (`mcpServers.<name>.oauth`): the loopback redirect of an
+ * `authorization_code` login (port 0: a free port at login, RFC 8252 § 7.3), how long
+ * `codecall auth login` waits for the browser's redirect, and the largest token file read back
+ * (a bigger one is treated as absent: log in again).
+ */
+export const DEFAULT_UPSTREAM_OAUTH_REDIRECT_URL = 'http://127.0.0.1:0/callback';
+export const DEFAULT_UPSTREAM_OAUTH_LOGIN_TIMEOUT_MS = 300_000;
+export const DEFAULT_UPSTREAM_OAUTH_TOKEN_FILE_MAX_BYTES = 262_144;
 /** Tools accepted from one server; the rest are dropped with a report. */
 export const DEFAULT_SERVER_MAX_TOOLS = 5_000;
 /** Bytes of a server's error text kept in the error a script sees. */

@@ -83,9 +83,11 @@ import {
   IN_MEMORY_STORE_NAMESPACE,
 } from './defaults.js';
 import { toolPolicyOf } from './tool-policy.js';
+import { resolveUpstreamOAuth } from './upstream-oauth.js';
 import { ignoredKeysNotice, readClientFormat } from './client-formats.js';
 import { readClientShape, type ClientServerPolicy } from './client-shapes.js';
 import { expandEnvDeep } from './expand-env.js';
+import { stateDirectory } from './state-directory.js';
 import { parseConfigFile } from './parse-config-text.js';
 import { closestName, formatJsonPath, type JsonPath } from './json-path.js';
 import {
@@ -332,7 +334,12 @@ function resolveConfig(json: unknown, options: ParseConfigOptions, fromFile: boo
   )
     fail(file, [noServerIssue(json as Record<string, unknown>, shape.unreadable, shape.client)]);
   for (const [name, entry] of entries) {
-    const server = resolveServer(name, entry, { configDir, maxMessageBytes, serversKey }, issues);
+    const server = resolveServer(
+      name,
+      entry,
+      { configDir, maxMessageBytes, serversKey, stateDir: stateDirectory(env) },
+      issues,
+    );
     if (entry.disabled === true) disabledServers.push(name);
     else if (server) {
       const policy = shape.policies.get(name);
@@ -797,7 +804,13 @@ function resolveSandbox(section: ConfigFile['sandbox'], issues: ConfigIssue[]): 
 function resolveServer(
   name: string,
   entry: ServerEntry,
-  defaults: { configDir: string; maxMessageBytes: number; serversKey: 'mcpServers' | 'servers' },
+  defaults: {
+    configDir: string;
+    maxMessageBytes: number;
+    serversKey: 'mcpServers' | 'servers';
+    /** The user's state folder (upstream OAuth tokens live there). */
+    stateDir: string;
+  },
   issues: ConfigIssue[],
 ): ServerConfig | undefined {
   const { configDir } = defaults;
@@ -839,7 +852,7 @@ function resolveServer(
         path: at('command'),
         message: 'a stdio server needs "command". Fix: add "command": "<executable>".',
       });
-    for (const key of ['url', 'serverUrl', 'headers'] as const) {
+    for (const key of ['url', 'serverUrl', 'headers', 'oauth'] as const) {
       if (entry[key] !== undefined)
         issues.push({
           path: at(key),
@@ -924,7 +937,16 @@ function resolveServer(
       maxMessageBytes: entry.maxMessageBytes ?? defaults.maxMessageBytes,
     };
   }
-  return { ...base, transport: kind, url: url!, headers: { ...entry.headers } };
+  const oauth = resolveUpstreamOAuth(entry.oauth, {
+    server: name,
+    url: url!,
+    headers: entry.headers ?? {},
+    stateDir: defaults.stateDir,
+    at: (...rest) => at('oauth', ...rest),
+    issues,
+  });
+  if (issues.length > before) return undefined;
+  return { ...base, transport: kind, url: url!, headers: { ...entry.headers }, oauth };
 }
 
 function copyPolicy(

@@ -79,6 +79,16 @@ export const serverTypeSchema = z.enum(['stdio', 'http', 'streamable-http', 'str
  */
 export const upstreamProtocolSchema = z.enum(['2025-11-25', 'auto', '2026-07-28']);
 
+/** `mcpServers.<name>.oauth`: how codecall obtains an access token for a remote server. */
+export const upstreamOAuthSchema = z.strictObject({
+  grant: z.enum(['authorization_code', 'client_credentials']).optional(),
+  clientId: z.string().min(1).optional(),
+  clientSecret: z.string().min(1).optional(),
+  clientMetadataUrl: z.string().min(1).optional(),
+  scope: z.string().min(1).optional(),
+  redirectUrl: z.string().min(1).optional(),
+});
+
 /** One entry of `mcpServers` (or VS Code's `servers`). */
 export const serverSchema = z.strictObject({
   // Client keys (Claude Code / Claude Desktop / Cursor / VS Code / Windsurf / Cline).
@@ -103,6 +113,7 @@ export const serverSchema = z.strictObject({
   maxConcurrentCalls: positiveInt.optional(),
   maxMessageBytes: positiveInt.optional(),
   protocol: upstreamProtocolSchema.optional(),
+  oauth: upstreamOAuthSchema.optional(),
   tools: z.record(z.string(), toolPolicySchema).optional(),
 });
 

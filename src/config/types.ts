@@ -117,11 +117,40 @@ export interface StdioServerConfig extends ServerConfigBase {
   maxMessageBytes: number;
 }
 
+/** How codecall obtains an OAuth access token for a remote server (`mcpServers.<name>.oauth`). */
+export type UpstreamOAuthGrant = 'authorization_code' | 'client_credentials';
+
+/** Resolved `mcpServers.<name>.oauth` (MCP authorization, 2025-11-25 and 2026-07-28). */
+export interface UpstreamOAuthConfig {
+  /**
+   * `authorization_code` (a person logs in once with `codecall auth login <server>`; PKCE,
+   * refresh tokens kept) or `client_credentials` (a machine, no person).
+   */
+  grant: UpstreamOAuthGrant;
+  /** A pre-registered client id; undefined: a client ID metadata document or dynamic registration. */
+  clientId: string | undefined;
+  /** The client secret of a confidential client (write it as `${ENV_VAR}`); undefined: a public client. */
+  clientSecret: string | undefined;
+  /** An HTTPS URL of this client's metadata document (SEP-991), used when the server supports it. */
+  clientMetadataUrl: string | undefined;
+  /** Scope to ask for when the server names none; undefined: the server's `scopes_supported`. */
+  scope: string | undefined;
+  /**
+   * The loopback redirect of `authorization_code` logins; port 0 picks a free port at login
+   * (RFC 8252 § 7.3). Default `DEFAULT_UPSTREAM_OAUTH_REDIRECT_URL`.
+   */
+  redirectUrl: string;
+  /** Where this server's tokens and client registration are kept (mode 0600), in the state folder. */
+  tokenFile: string;
+}
+
 /** A remote server: Streamable HTTP (`http`) or legacy SSE (`sse`). */
 export interface RemoteServerConfig extends ServerConfigBase {
   transport: 'http' | 'sse';
   url: string;
   headers: Record<string, string>;
+  /** OAuth for this server; undefined: none (only the configured `headers` are sent). */
+  oauth: UpstreamOAuthConfig | undefined;
 }
 
 /** One resolved MCP server. */

@@ -23,6 +23,7 @@ import {
 import type { ServerConfig, UpstreamProtocol } from '../config/types.js';
 import { CodecallError } from '../errors.js';
 import { importOptional } from '../util/optional-package.js';
+import { UpstreamOAuthProvider } from './oauth/oauth-provider.js';
 import type { RawToolResult } from './normalize-result.js';
 import { settleUpstreamTask, UpstreamTasks, type UpstreamTaskMode } from './upstream-tasks-2026.js';
 
@@ -160,6 +161,10 @@ export class ModernClient {
     else if (config.transport === 'http')
       transport = new sdk.StreamableHTTPClientTransport(new URL(config.url), {
         requestInit: { headers: config.headers },
+        // The same provider as the 1.x path: the v2 interface is a superset with optional extras.
+        ...(config.oauth
+          ? { authProvider: new UpstreamOAuthProvider(config.name, config.oauth) as never }
+          : {}),
       });
     else {
       const message = `"protocol": "${options.protocol}" needs a Streamable HTTP or stdio server (the 2026-07-28 revision has no SSE transport). Fix: set "type": "http", or remove "protocol".`;
@@ -226,6 +231,8 @@ export class ModernClient {
     options: {
       qualifiedName: string;
       meta: Record<string, unknown> | undefined;
+      /** SEP-2243 `Mcp-Param-*` headers of this call (the transport sends them on every round). */
+      headers: Record<string, string> | undefined;
       signal: AbortSignal;
       deadline: number;
       asker: ModernAsker | undefined;
@@ -249,6 +256,7 @@ export class ModernClient {
         signal: options.signal,
         timeout: Math.max(1, options.deadline - Date.now()),
         allowInputRequired: true,
+        ...(options.headers ? { headers: options.headers } : {}),
       });
       const task = this.tasks.taskOf(answer);
       if (task !== undefined)
@@ -297,6 +305,8 @@ export class ModernClient {
       qualifiedName: string;
       meta: Record<string, unknown> | undefined;
       signal: AbortSignal;
+      /** SEP-2243 `Mcp-Param-*` headers of this call. */
+      headers: Record<string, string> | undefined;
       deadline: number;
       mode: UpstreamTaskMode;
       relay: RelayedInputRound;
@@ -314,6 +324,7 @@ export class ModernClient {
       signal: options.signal,
       timeout: Math.max(1, options.deadline - Date.now()),
       allowInputRequired: true,
+      ...(options.headers ? { headers: options.headers } : {}),
     });
     // The relayed client's capabilities say whether it takes a task (they carry the extension or not).
     const task = this.tasks.taskOf(answer);

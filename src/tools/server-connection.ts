@@ -49,7 +49,9 @@ import type { ToolAnnotations } from './policy.js';
 import { LinearStdioClientTransport } from './stdio-transport.js';
 import type { PrespawnedServer } from './prespawn.js';
 import { childEnvironment, childEnvironmentNames, describeChildEnvironment } from './child-environment.js';
+import { buildParamHeaders, scanParamHeaders, type ParamHeaderDeclaration } from './mcp-param-headers.js';
 import { ModernClient, type ModernAsker, type RelayedInputRound } from './modern-connection.js';
+import { UpstreamOAuthProvider } from './oauth/oauth-provider.js';
 import type { UpstreamTaskMode } from './upstream-tasks-2026.js';
 
 /** Creates the transport of one server; called again for each reconnect. */
@@ -350,6 +352,8 @@ export class ServerConnection {
   private modern: ModernClient | undefined;
   /** The tool list's freshness, for a 2026-07-28 server (undefined: cached until list_changed). */
   freshness: ToolListFreshness | undefined;
+  /** The `x-mcp-header` declarations of the listed tools that have any (2026-07-28 HTTP only). */
+  private paramHeaders = new Map<string, ParamHeaderDeclaration[]>();
   private freshnessTimer: NodeJS.Timeout | undefined;
   private generation = 0;
   /** Listeners of the calls in flight that asked for progress, by codecall's progress token. */
@@ -400,6 +404,13 @@ export class ServerConnection {
   }
 
   private startError(error: unknown): CodecallError {
+    // An OAuth login is needed (see oauth-provider.ts): its message already names the fix.
+    if (
+      isCodecallError(error) &&
+      error.code === 'SERVER_START_FAILED' &&
+      (error.details as { server?: string } | undefined)?.server === this.name
+    )
+      return error;
     const reason = (error as Error)?.message ?? String(error);
     // The optional SDK v2 client is missing (`protocol`): its message names the install; no other fix applies.
     if (isCodecallError(error) && error.code === 'PACKAGE_MISSING')
@@ -484,14 +495,16 @@ export class ServerConnection {
     }
     const url = new URL(config.url);
     const requestInit = { headers: config.headers };
+    // The SDK runs the OAuth flow; the provider keeps its state in the server's token file.
+    const auth = config.oauth ? { authProvider: new UpstreamOAuthProvider(this.name, config.oauth) } : {};
     // The HTTP transports (and their OAuth and EventSource code) load for HTTP servers only.
     if (config.transport === 'http') {
       const { StreamableHTTPClientTransport } =
         await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
-      return new StreamableHTTPClientTransport(url, { requestInit });
+      return new StreamableHTTPClientTransport(url, { requestInit, ...auth });
     }
     const { SSEClientTransport } = await import('@modelcontextprotocol/sdk/client/sse.js');
-    return new SSEClientTransport(url, { requestInit });
+    return new SSEClientTransport(url, { requestInit, ...auth });
   }
 
   /**
@@ -749,6 +762,10 @@ export class ServerConnection {
     const warnings: string[] = [];
     let cursor: string | undefined;
     const cursors = new Set<string>();
+    // SEP-2243: on a 2026-07-28 Streamable HTTP connection, x-mcp-header annotations are checked
+    // (an invalid one excludes its tool) and remembered for the Mcp-Param-* headers of each call.
+    const mirrorHeaders = modernEra && this.config.transport === 'http';
+    const paramHeaders = new Map<string, ParamHeaderDeclaration[]>();
     for (let page = 0; page < DEFAULT_TOOL_LIST_MAX_PAGES; page++) {
       const result = await readPage(cursor, { signal, timeout: timeoutMs });
       // Pages may differ: the list is as fresh as its stalest page, and private if any page is.
@@ -758,6 +775,7 @@ export class ServerConnection {
         const tool = sanitizeTool(raw);
         if (typeof tool === 'string') warnings.push(tool);
         else if (seen.has(tool.name)) warnings.push(`tool "${tool.name}" is listed twice; the first is kept`);
+        else if (mirrorHeaders && !this.noteParamHeaders(tool, paramHeaders, warnings)) continue;
         else if (tools.length >= DEFAULT_SERVER_MAX_TOOLS)
           warnings.push(`more than ${DEFAULT_SERVER_MAX_TOOLS} tools; "${tool.name}" and later ones dropped`);
         else {
@@ -776,8 +794,29 @@ export class ServerConnection {
         warnings.push(`tools/list has more than ${DEFAULT_TOOL_LIST_MAX_PAGES} pages; the rest was not read`);
     }
     this.warnings = warnings.slice(0, 50);
+    this.paramHeaders = paramHeaders;
     if (modernEra) this.noteFreshness(ttlMs, cacheScope);
     return tools;
+  }
+
+  /**
+   * Scans a listed tool's `x-mcp-header` annotations: keeps its declarations and answers true, or
+   * notes why the tool is excluded (server and tool named) and answers false.
+   */
+  private noteParamHeaders(
+    tool: ListedTool,
+    paramHeaders: Map<string, ParamHeaderDeclaration[]>,
+    warnings: string[],
+  ): boolean {
+    const scan = scanParamHeaders(tool.inputSchema);
+    if (!scan.valid) {
+      warnings.push(
+        `tool "${tool.name}" of server "${this.name}" excluded: invalid x-mcp-header declaration (SEP-2243): ${scan.reason}`,
+      );
+      return false;
+    }
+    if (scan.declarations.length > 0) paramHeaders.set(tool.name, scan.declarations);
+    return true;
   }
 
   /** Forwards the server's notifications and requests (gateway) while `generation` is current. */
@@ -1055,9 +1094,11 @@ export class ServerConnection {
           const asker: ModernAsker | undefined =
             options.asker ??
             (onRequest ? (request, signal) => onRequest(this.name, request, signal) : undefined);
+          const declarations = this.paramHeaders.get(tool);
           return await modern.callTool(tool, args, {
             qualifiedName,
             meta,
+            headers: declarations ? buildParamHeaders(declarations, args) : undefined,
             signal: controller.signal,
             deadline: started + timeoutMs,
             asker,

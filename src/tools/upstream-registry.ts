@@ -49,6 +49,7 @@ function placeholderConfig(name: string): ServerConfig {
     transport: 'http',
     url: 'memory:',
     headers: {},
+    oauth: undefined,
     deferLoading: true,
     connectTimeoutMs: DEFAULT_SERVER_CONNECT_TIMEOUT_MS,
     toolTimeoutMs: DEFAULT_TOOL_CALL_TIMEOUT_MS,
