@@ -139,7 +139,7 @@ describe('Dockerfile', () => {
       if (from === 'dist') continue; // built in the build stage
       expect(existsSync(join(ROOT, from!)), from).toBe(true);
     }
-    const sources = ['src/config/load-config.ts', 'src/cli/trust.ts'].map(read).join('\n');
+    const sources = ['src/config/load-config.ts', 'src/config/state-directory.ts'].map(read).join('\n');
     for (const name of ['CODECALL_HISTORY_PATH', 'CODECALL_STATE_DIR']) expect(sources).toContain(name);
     // The optional job backends it installs are the package's peer dependencies.
     const peers = (JSON.parse(read('package.json')) as { peerDependencies: Record<string, string> })
