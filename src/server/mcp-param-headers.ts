@@ -10,14 +10,31 @@
  * checks here, for the pass-through tools whose upstream declared such parameters.
  */
 import type { McpHttpHandler } from '@modelcontextprotocol/server';
+import {
+  primitiveToString,
+  scanParamHeaders,
+  valueAtPath,
+  type ParamHeaderDeclaration,
+} from '../tools/index.js';
 
 /** SEP-2243's HeaderMismatch JSON-RPC error code. */
 export const HEADER_MISMATCH_CODE = -32020;
 
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 const WRAPPED = /^=\?base64\?(.*)\?=$/s;
-/** An HTTP header name's token characters (RFC 9110 § 5.6.2). */
-const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+/** The declarations of each schema seen, read once (the upstream side's scan: one reading of the SEP). */
+const declarationsBySchema = new WeakMap<object, readonly ParamHeaderDeclaration[]>();
+
+function declarationsOf(inputSchema: unknown): readonly ParamHeaderDeclaration[] {
+  if (!isObject(inputSchema)) return [];
+  let declarations = declarationsBySchema.get(inputSchema);
+  if (declarations === undefined) {
+    const scan = scanParamHeaders(inputSchema);
+    declarations = scan.valid ? scan.declarations : [];
+    declarationsBySchema.set(inputSchema, declarations);
+  }
+  return declarations;
+}
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -41,20 +58,10 @@ export function paramHeaderMismatch(
   args: unknown,
   headers: Headers,
 ): string | undefined {
-  const properties = isObject(inputSchema) ? inputSchema.properties : undefined;
-  if (!isObject(properties)) return undefined;
-  const values = isObject(args) ? args : {};
-  for (const [name, property] of Object.entries(properties)) {
-    const header = isObject(property) ? property['x-mcp-header'] : undefined;
-    if (typeof header !== 'string' || !TOKEN.test(header)) continue;
+  for (const { path, headerName: header } of declarationsOf(inputSchema)) {
+    const name = path.join('.');
     const sent = headers.get(`mcp-param-${header}`);
-    const value = values[name];
-    const expected =
-      value === undefined || value === null
-        ? undefined
-        : typeof value === 'string'
-          ? value
-          : JSON.stringify(value);
+    const expected = primitiveToString(valueAtPath(args, path));
     if (sent === null) {
       if (expected !== undefined)
         return `Header Mcp-Param-${header} is missing: the argument "${name}" must be sent in it too (SEP-2243).`;

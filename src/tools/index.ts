@@ -73,3 +73,9 @@ export type { LocalTool, LocalToolDefinition } from './local-tools.js';
 export { openApiTools } from './openapi-tools.js';
 export type { OpenApiOperationInfo, OpenApiToolsOptions } from './openapi-tools.js';
 export { prespawnStdioServers, stopPrespawned, type PrespawnedServer } from './prespawn.js';
+export {
+  primitiveToString,
+  scanParamHeaders,
+  valueAtPath,
+  type ParamHeaderDeclaration,
+} from './mcp-param-headers.js';

@@ -167,11 +167,18 @@ export function encodeParamHeaderValue(value: string): string {
 }
 
 /** The string form of a primitive argument (spec § Type conversion); undefined: no header. */
-function primitiveToString(value: unknown): string | undefined {
+export function primitiveToString(value: unknown): string | undefined {
   if (typeof value === 'string') return value;
   if (typeof value === 'boolean') return value ? 'true' : 'false';
   if (typeof value === 'number' && Number.isSafeInteger(value)) return String(value);
   return undefined;
+}
+
+/** The argument at `path` of `args` (own properties only), or undefined. */
+export function valueAtPath(args: unknown, path: readonly string[]): unknown {
+  let value: unknown = args;
+  for (const key of path) value = isObject(value) && Object.hasOwn(value, key) ? value[key] : undefined;
+  return value;
 }
 
 /**
@@ -185,9 +192,7 @@ export function buildParamHeaders(
 ): Record<string, string> {
   const headers: Record<string, string> = {};
   for (const { path, headerName } of declarations) {
-    let value: unknown = args;
-    for (const key of path) value = isObject(value) && Object.hasOwn(value, key) ? value[key] : undefined;
-    const text = primitiveToString(value);
+    const text = primitiveToString(valueAtPath(args, path));
     if (text !== undefined) headers[`Mcp-Param-${headerName}`] = encodeParamHeaderValue(text);
   }
   return headers;

@@ -36,4 +36,23 @@ describe('paramHeaderMismatch', () => {
     ).toBeUndefined();
     expect(paramHeaderMismatch(undefined, { a: 1 }, new Headers())).toBeUndefined();
   });
+
+  it("reads the declarations as the upstream side does: nested paths, and the spec's integer and boolean forms", () => {
+    const nested = {
+      type: 'object',
+      properties: {
+        filter: { type: 'object', properties: { region: { type: 'string', 'x-mcp-header': 'Region' } } },
+        limit: { type: 'integer', 'x-mcp-header': 'Limit' },
+        dry: { type: 'boolean', 'x-mcp-header': 'Dry' },
+      },
+    };
+    const headers = new Headers({ 'Mcp-Param-Limit': '5', 'Mcp-Param-Dry': 'true' });
+    expect(paramHeaderMismatch(nested, { filter: { region: 'eu' }, limit: 5, dry: true }, headers)).toMatch(
+      /Mcp-Param-Region is missing: the argument "filter.region"/,
+    );
+    headers.set('Mcp-Param-Region', 'eu');
+    expect(
+      paramHeaderMismatch(nested, { filter: { region: 'eu' }, limit: 5, dry: true }, headers),
+    ).toBeUndefined();
+  });
 });
