@@ -10,6 +10,7 @@ import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import { CodecallError } from '../errors.js';
 import type { VectorCache } from './contracts.js';
 import { DEFAULT_HISTORY_BUSY_TIMEOUT_MS, loadSqlite } from './sqlite-history-store.js';
+import { retryWhileBusy } from './sqlite-busy.js';
 import { DEFAULT_EMBEDDING_CACHE_MAX_ENTRIES } from '../config/defaults.js';
 export { DEFAULT_EMBEDDING_CACHE_MAX_ENTRIES };
 
@@ -105,14 +106,23 @@ export class SqliteEmbeddingCache implements VectorCache {
     let db: DatabaseSync | undefined;
     try {
       if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
-      db = new sqlite.DatabaseSync(path);
-      db.exec(`PRAGMA busy_timeout = ${DEFAULT_HISTORY_BUSY_TIMEOUT_MS}`);
-      db.exec('PRAGMA journal_mode = WAL');
-      db.exec(
-        'CREATE TABLE IF NOT EXISTS vectors (model TEXT NOT NULL, hash TEXT NOT NULL, vector BLOB NOT NULL, ' +
-          'written INTEGER NOT NULL, PRIMARY KEY (model, hash))',
-      );
-      db.exec('CREATE INDEX IF NOT EXISTS vectors_written ON vectors (written)');
+      // Several processes may create the file at once: a lock SQLite will not wait for (see
+      // sqlite-busy.ts) retries the whole preparation.
+      db = await retryWhileBusy(() => {
+        const opened = new sqlite.DatabaseSync(path, { timeout: DEFAULT_HISTORY_BUSY_TIMEOUT_MS });
+        try {
+          opened.exec('PRAGMA journal_mode = WAL');
+          opened.exec(
+            'CREATE TABLE IF NOT EXISTS vectors (model TEXT NOT NULL, hash TEXT NOT NULL, vector BLOB NOT NULL, ' +
+              'written INTEGER NOT NULL, PRIMARY KEY (model, hash))',
+          );
+          opened.exec('CREATE INDEX IF NOT EXISTS vectors_written ON vectors (written)');
+          return opened;
+        } catch (error) {
+          opened.close();
+          throw error;
+        }
+      }, DEFAULT_HISTORY_BUSY_TIMEOUT_MS);
       return new SqliteEmbeddingCache(path, options.model, maxEntries, db);
     } catch (error) {
       db?.close();

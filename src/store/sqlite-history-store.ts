@@ -49,6 +49,7 @@ import {
   storedBytes,
 } from './checks.js';
 import type { UsageHistoryStore } from './contracts.js';
+import { retryWhileBusy } from './sqlite-busy.js';
 import { checkShapeArgs, mergeWithRetry, parseShapeRow, type ShapeWrite } from './shape-merge.js';
 import type { ResultShape } from '../util/result-shape.js';
 import type {
@@ -453,13 +454,85 @@ function readUsages(db: DatabaseSync, limit: number): QueryUsage[] {
  * Copies the codecall store at `from` into the new file `to` (`VACUUM INTO`: a consistent
  * snapshot, WAL included, while other processes may still use `from`).
  */
-function copyHistory(DatabaseSync: typeof Sqlite.DatabaseSync, from: string, to: string): void {
-  const source = new DatabaseSync(from, { readOnly: true });
+function copyHistory(
+  DatabaseSync: typeof Sqlite.DatabaseSync,
+  from: string,
+  to: string,
+  busyTimeoutMs: number,
+): void {
+  const source = new DatabaseSync(from, { readOnly: true, timeout: busyTimeoutMs });
   try {
     assertCodecallDatabase(source, from);
     source.prepare('VACUUM INTO ?').run(to);
   } finally {
     source.close();
+  }
+}
+
+/**
+ * Opens the file and brings it to this schema (creating it when new); closes it again when any
+ * step fails, so {@link retryWhileBusy} can run it once more.
+ */
+function prepareDatabase(
+  DatabaseSync: typeof Sqlite.DatabaseSync,
+  path: string,
+  busyTimeoutMs: number,
+): DatabaseSync {
+  const db = new DatabaseSync(path, { timeout: busyTimeoutMs });
+  try {
+    // Before anything writes (WAL mode converts the file): only ever codecall's own database.
+    assertCodecallDatabase(db, path);
+    // A store already at this schema opens with reads only: another process's write lock on the
+    // file does not hold up opening (WAL readers never wait for writers).
+    const current = schemaVersion(db) === SCHEMA_VERSION;
+    if (!current) db.exec('PRAGMA journal_mode = WAL');
+    db.exec('PRAGMA synchronous = FULL');
+    if (!current) {
+      db.exec('BEGIN IMMEDIATE');
+      db.exec(`
+          CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+          CREATE TABLE IF NOT EXISTS runs (
+            id INTEGER PRIMARY KEY, recorded_at INTEGER NOT NULL, tools TEXT NOT NULL, transitions TEXT
+          );
+          CREATE TABLE IF NOT EXISTS transitions (
+            from_tool TEXT NOT NULL, to_tool TEXT NOT NULL, count INTEGER NOT NULL,
+            PRIMARY KEY (from_tool, to_tool)
+          ) WITHOUT ROWID;
+          CREATE TABLE IF NOT EXISTS usages (
+            id INTEGER PRIMARY KEY, recorded_at INTEGER NOT NULL, query TEXT NOT NULL, tools TEXT NOT NULL
+          );
+          CREATE TABLE IF NOT EXISTS approvals (
+            id INTEGER PRIMARY KEY, decided_at INTEGER NOT NULL, tool TEXT NOT NULL, args_sha256 TEXT NOT NULL,
+            outcome TEXT NOT NULL, decided_by TEXT NOT NULL, reason TEXT, caller TEXT NOT NULL,
+            run_id TEXT, call_index INTEGER, line INTEGER
+          );
+          CREATE TABLE IF NOT EXISTS store_values (
+            namespace TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL, bytes INTEGER NOT NULL,
+            updated_at INTEGER NOT NULL, PRIMARY KEY (namespace, key)
+          ) WITHOUT ROWID;
+          ${SHAPES_TABLE_SQL}
+          INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', '${SCHEMA_VERSION}');
+          INSERT OR IGNORE INTO meta (key, value) VALUES ('sequences', '0');
+        `);
+      const row = db.prepare("SELECT value FROM meta WHERE key = 'schema_version'").get() as {
+        value: string;
+      };
+      if (Number(row.value) > SCHEMA_VERSION) {
+        throw new CodecallError(
+          'HISTORY_STORE_FAILED',
+          `Usage history store ${path} was written by a newer codecall (schema ${row.value}); upgrade codecall or use another history.path.`,
+          { details: { backend: 'sqlite', path } },
+        );
+      }
+      if (Number(row.value) < SCHEMA_VERSION) migrate(db);
+      db.exec('COMMIT');
+      db.exec(`PRAGMA application_id = ${HISTORY_APPLICATION_ID}`);
+    }
+    return db;
+  } catch (error) {
+    if (db.isTransaction) db.exec('ROLLBACK');
+    db.close();
+    throw error;
   }
 }
 
@@ -581,66 +654,16 @@ export class SqliteHistoryStore implements UsageHistoryStore {
       );
     }
     const { DatabaseSync } = await loadSqlite();
+    const busyTimeoutMs = options.busyTimeoutMs ?? DEFAULT_HISTORY_BUSY_TIMEOUT_MS;
     let db: DatabaseSync | undefined;
     try {
       mkdirSync(dirname(path), { recursive: true });
       if (options.migrateFrom !== undefined && !existsSync(path) && existsSync(options.migrateFrom)) {
-        copyHistory(DatabaseSync, options.migrateFrom, path);
+        copyHistory(DatabaseSync, options.migrateFrom, path, busyTimeoutMs);
       }
-      db = new DatabaseSync(path, { timeout: options.busyTimeoutMs ?? DEFAULT_HISTORY_BUSY_TIMEOUT_MS });
-      // Before anything writes (WAL mode converts the file): only ever codecall's own database.
-      assertCodecallDatabase(db, path);
-      // A store already at this schema opens with reads only: another process's write lock on the
-      // file does not hold up opening (WAL readers never wait for writers).
-      const current = schemaVersion(db) === SCHEMA_VERSION;
-      if (!current) db.exec('PRAGMA journal_mode = WAL');
-      db.exec('PRAGMA synchronous = FULL');
-      if (!current) {
-        db.exec('BEGIN IMMEDIATE');
-        try {
-          db.exec(`
-          CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-          CREATE TABLE IF NOT EXISTS runs (
-            id INTEGER PRIMARY KEY, recorded_at INTEGER NOT NULL, tools TEXT NOT NULL, transitions TEXT
-          );
-          CREATE TABLE IF NOT EXISTS transitions (
-            from_tool TEXT NOT NULL, to_tool TEXT NOT NULL, count INTEGER NOT NULL,
-            PRIMARY KEY (from_tool, to_tool)
-          ) WITHOUT ROWID;
-          CREATE TABLE IF NOT EXISTS usages (
-            id INTEGER PRIMARY KEY, recorded_at INTEGER NOT NULL, query TEXT NOT NULL, tools TEXT NOT NULL
-          );
-          CREATE TABLE IF NOT EXISTS approvals (
-            id INTEGER PRIMARY KEY, decided_at INTEGER NOT NULL, tool TEXT NOT NULL, args_sha256 TEXT NOT NULL,
-            outcome TEXT NOT NULL, decided_by TEXT NOT NULL, reason TEXT, caller TEXT NOT NULL,
-            run_id TEXT, call_index INTEGER, line INTEGER
-          );
-          CREATE TABLE IF NOT EXISTS store_values (
-            namespace TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL, bytes INTEGER NOT NULL,
-            updated_at INTEGER NOT NULL, PRIMARY KEY (namespace, key)
-          ) WITHOUT ROWID;
-          ${SHAPES_TABLE_SQL}
-          INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', '${SCHEMA_VERSION}');
-          INSERT OR IGNORE INTO meta (key, value) VALUES ('sequences', '0');
-        `);
-          const row = db.prepare("SELECT value FROM meta WHERE key = 'schema_version'").get() as {
-            value: string;
-          };
-          if (Number(row.value) > SCHEMA_VERSION) {
-            throw new CodecallError(
-              'HISTORY_STORE_FAILED',
-              `Usage history store ${path} was written by a newer codecall (schema ${row.value}); upgrade codecall or use another history.path.`,
-              { details: { backend: 'sqlite', path } },
-            );
-          }
-          if (Number(row.value) < SCHEMA_VERSION) migrate(db);
-          db.exec('COMMIT');
-          db.exec(`PRAGMA application_id = ${HISTORY_APPLICATION_ID}`);
-        } catch (error) {
-          if (db.isTransaction) db.exec('ROLLBACK');
-          throw error;
-        }
-      }
+      // Another process may be creating or upgrading the same file right now (two serve nodes
+      // started together): a lock SQLite will not wait for retries the whole preparation.
+      db = await retryWhileBusy(() => prepareDatabase(DatabaseSync, path, busyTimeoutMs), busyTimeoutMs);
       const maxRuns = options.maxRuns ?? DEFAULT_HISTORY_MAX_RUNS;
       const maxUsages = options.maxUsages ?? DEFAULT_STORE_MAX_USAGES;
       for (const [field, value] of Object.entries({ maxRuns, maxUsages }))
