@@ -61,6 +61,15 @@ process.stdout.write('holding\\n');
   return holder;
 }
 
+/** A store's meta table at this schema, not yet in WAL mode: the open converts it (a write after a read). */
+function holdHistoryLock(path: string): Promise<Holder> {
+  return holdWriteLock(
+    path,
+    "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL); INSERT INTO meta VALUES ('schema_version', '6');",
+    "INSERT OR REPLACE INTO meta VALUES ('sequences', '0')",
+  );
+}
+
 /** Releases `holder` after `ms`, while the open under test is (or should be) waiting. */
 async function releaseLater(holder: Holder, ms: number): Promise<void> {
   await sleep(ms);
@@ -70,12 +79,7 @@ async function releaseLater(holder: Holder, ms: number): Promise<void> {
 describe('opening a SQLite file another process is writing', () => {
   it('the history store waits for a lock SQLite would refuse at once, then opens and works', async () => {
     const path = join(dir, 'history.sqlite');
-    // A store's meta table at this schema, not yet in WAL mode: the open converts it (a write after a read).
-    const holder = await holdWriteLock(
-      path,
-      "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL); INSERT INTO meta VALUES ('schema_version', '6');",
-      "INSERT OR REPLACE INTO meta VALUES ('sequences', '0')",
-    );
+    const holder = await holdHistoryLock(path);
     const released = releaseLater(holder, 300);
     const store = await SqliteHistoryStore.open({ path, writer: 'inline' });
     try {
@@ -91,11 +95,7 @@ describe('opening a SQLite file another process is writing', () => {
 
   it('a lock that outlives the busy timeout still fails, naming the file', async () => {
     const path = join(dir, 'history-held.sqlite');
-    const holder = await holdWriteLock(
-      path,
-      "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL); INSERT INTO meta VALUES ('schema_version', '6');",
-      "INSERT OR REPLACE INTO meta VALUES ('sequences', '0')",
-    );
+    const holder = await holdHistoryLock(path);
     await expect(SqliteHistoryStore.open({ path, writer: 'inline', busyTimeoutMs: 100 })).rejects.toThrow(
       /history-held\.sqlite: could not open it: database is locked/,
     );
