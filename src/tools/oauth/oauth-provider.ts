@@ -14,6 +14,7 @@
  *
  * Token values are never put in a message or a log line.
  */
+import { createHash } from 'node:crypto';
 import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import type {
   OAuthClientInformationMixed,
@@ -43,9 +44,19 @@ export function loginRequiredError(server: string, why: string): CodecallError {
   });
 }
 
+/** Tells two token sets apart without keeping a token value: the refresh token, else the access token. */
+function tokenIdentity(tokens: unknown): string | undefined {
+  if (typeof tokens !== 'object' || tokens === null) return undefined;
+  const { refresh_token: refresh, access_token: access } = tokens as Record<string, unknown>;
+  const value = typeof refresh === 'string' ? refresh : typeof access === 'string' ? access : undefined;
+  return value === undefined ? undefined : createHash('sha256').update(value).digest('base64url');
+}
+
 /** {@link OAuthClientProvider} over one server's token file. */
 export class UpstreamOAuthProvider implements OAuthClientProvider {
   readonly store: OAuthTokenStore;
+  /** Which stored tokens this provider last handed to the SDK (or saved), by {@link tokenIdentity}. */
+  #used: string | undefined;
   /** The client ID metadata document (SEP-991), used when the authorization server supports it. */
   readonly clientMetadataUrl?: string;
 
@@ -94,10 +105,13 @@ export class UpstreamOAuthProvider implements OAuthClientProvider {
   }
 
   async tokens(): Promise<OAuthTokens | undefined> {
-    return (await this.store.read()).tokens as OAuthTokens | undefined;
+    const tokens = (await this.store.read()).tokens as OAuthTokens | undefined;
+    this.#used = tokenIdentity(tokens);
+    return tokens;
   }
 
   async saveTokens(tokens: OAuthTokens): Promise<void> {
+    this.#used = tokenIdentity(tokens);
     await this.store.update((state) => ({ ...state, tokens: { ...tokens }, tokensSavedAt: Date.now() }));
   }
 
@@ -123,7 +137,12 @@ export class UpstreamOAuthProvider implements OAuthClientProvider {
   async invalidateCredentials(scope: 'all' | 'client' | 'tokens' | 'verifier' | 'discovery'): Promise<void> {
     await this.store.update((state) => {
       const next = { ...state };
-      if (scope === 'all' || scope === 'tokens') {
+      // The SDK drops the tokens when a refresh is refused (`invalid_grant`). Another process (a
+      // second worker, a serve node) on the same token file may have refreshed them a moment
+      // before, spending the refresh token this one had read: those newer tokens are kept, and
+      // the SDK's retry reads and uses them instead of asking for a login nobody can do.
+      const newer = state.tokens !== undefined && tokenIdentity(state.tokens) !== this.#used;
+      if ((scope === 'all' || scope === 'tokens') && !newer) {
         delete next.tokens;
         delete next.tokensSavedAt;
       }

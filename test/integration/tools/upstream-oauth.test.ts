@@ -14,6 +14,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { auth } from '@modelcontextprotocol/sdk/client/auth.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -21,6 +22,7 @@ import { promisify } from 'node:util';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../../src/config/index.js';
 import { createExpenseServer } from '../../../src/testing/servers/expense-server.js';
+import { UpstreamOAuthProvider } from '../../../src/tools/oauth/oauth-provider.js';
 import { ToolPool } from '../../../src/tools/index.js';
 
 const run = promisify(execFile);
@@ -244,6 +246,52 @@ describe('OAuth for upstream servers', { timeout: 120_000 }, () => {
     expect(stored.tokens.access_token).toBe(protectedServer.issued.at(-1)!.access);
     expect(stored.tokens.access_token).not.toBe(old.access_token);
     expect(statSync(tokenFile).mode & 0o777).toBe(0o600);
+    for (const secret of [CLIENT_SECRET, old.refresh_token, stored.tokens.access_token])
+      expect(run.output).not.toContain(secret);
+  });
+
+  it("two processes refreshing one token file at once: the one whose refresh token was spent keeps the other's new tokens", async () => {
+    const { config, tokenFile } = configFor({
+      grant: 'authorization_code',
+      clientId: CLIENT_ID,
+      clientSecret: CLIENT_SECRET,
+    });
+    const server = config.mcpServers.expenses!;
+    if (server.transport === 'stdio' || !server.oauth) throw new Error('expected an oauth server');
+    const old = protectedServer.issue();
+    mkdirSync(dirname(tokenFile), { recursive: true, mode: 0o700 });
+    writeFileSync(tokenFile, JSON.stringify({ tokens: old, tokensSavedAt: Date.now() }), { mode: 0o600 });
+    // Two providers on one token file, as two workers (or serve nodes) with one state folder.
+    const first = new UpstreamOAuthProvider('expenses', server.oauth);
+    const second = new UpstreamOAuthProvider('expenses', server.oauth);
+    const serverUrl = `${protectedServer.base}/mcp`;
+    // The second one has read the stored refresh token; its token request is held until the
+    // first one has refreshed with the same refresh token (which the server then no longer takes).
+    let firstDone!: () => void;
+    const firstRefreshed = new Promise<void>((resolve) => (firstDone = resolve));
+    let secondAsks!: () => void;
+    const secondAsking = new Promise<void>((resolve) => (secondAsks = resolve));
+    const held: typeof fetch = async (input, init) => {
+      if (String(input instanceof Request ? input.url : input).endsWith('/token')) {
+        secondAsks();
+        await firstRefreshed;
+      }
+      return fetch(input, init);
+    };
+    const grants = protectedServer.grants.length;
+    const run = await capture(async () => {
+      const racing = auth(second, { serverUrl, fetchFn: held });
+      await secondAsking;
+      expect(await auth(first, { serverUrl })).toBe('AUTHORIZED');
+      firstDone();
+      return racing;
+    });
+    expect(run.error).toBeUndefined();
+    expect(run.value).toBe('AUTHORIZED');
+    // The first refresh, the second's refused one (its refresh token spent), its retry with the first's.
+    expect(protectedServer.grants.slice(grants)).toEqual(['refresh_token', 'refresh_token', 'refresh_token']);
+    const stored = JSON.parse(readFileSync(tokenFile, 'utf8')) as { tokens: { access_token: string } };
+    expect(stored.tokens.access_token).toBe(protectedServer.issued.at(-1)!.access);
     for (const secret of [CLIENT_SECRET, old.refresh_token, stored.tokens.access_token])
       expect(run.output).not.toContain(secret);
   });
