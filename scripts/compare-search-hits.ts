@@ -132,6 +132,8 @@ for (let i = 0; queries.length < Number(values.queries); i++) {
 }
 for (const text of read('toolbench/dev.jsonl') as unknown as Array<{ query: string }>)
   queries.push(text.query);
+// A query of no words is an error, not a search: dropped.
+for (let i = queries.length - 1; i >= 0; i--) if (words(queries[i]!).length === 0) queries.splice(i, 1);
 
 let lines = 0;
 const out: string[] = [];

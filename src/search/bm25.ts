@@ -198,7 +198,8 @@ export class Bm25Index {
       this.#forwardStart = grown(this.#forwardStart, id + 1);
       this.#forwardEnd = grown(this.#forwardEnd, id + 1);
     }
-    this.#lengths = grown(this.#lengths, (id + 1) * fieldCount);
+    if ((id + 1) * fieldCount > this.#lengths.length)
+      this.#lengths = grown(this.#lengths, (id + 1) * fieldCount);
     const termIds = this.#termIds;
     const stamp = id + 1;
     const first = this.#forwardUsed;
