@@ -717,6 +717,20 @@ export const DEFAULT_GRAPH_NEIGHBOUR_CACHE_ENTRIES = 20_000;
  * dropped when the build ends.
  */
 export const DEFAULT_BUILD_MEMO_TEXTS = 50_000;
+/**
+ * The search index's postings are immutable typed arrays built in one pass over the documents;
+ * documents added after that go to a small delta segment, merged into a rebuild of the postings
+ * once its postings exceed this share of the main segment's (or {@link DEFAULT_BM25_DELTA_MIN_POSTINGS}).
+ */
+export const DEFAULT_BM25_DELTA_SHARE = 0.25;
+/** Postings the delta segment may hold before a merge, however small the main segment is. */
+export const DEFAULT_BM25_DELTA_MIN_POSTINGS = 4_096;
+/**
+ * Share of the live postings that removed documents may still occupy in the postings and the
+ * forward index before the next query rebuilds them without those documents (and forgets terms
+ * no document holds any more).
+ */
+export const DEFAULT_BM25_DEAD_SHARE = 0.5;
 
 // Result handles (issue 29, docs/data.md): a large tool result stays on the host.
 /** Bytes of a tool result from which the script gets a handle instead of a copy (smaller results are copied as always). */

@@ -7,6 +7,7 @@
 import type { SearchableTool, ToolSearchResult } from './tool-search-types.js';
 import { schemaProperties, type SchemaProperty } from './catalog-links.js';
 import { exampleText } from './example-text.js';
+import { exactKeys, ExactNameTable, hashKey } from './exact-name-table.js';
 import { compileRegexQuery, DEFAULT_MAX_REGEX_FIELD_CHARS } from './regex-query.js';
 import { round } from './search-reasons.js';
 import { splitName, tokenize, type TokenizeOptions } from './tokenize.js';
@@ -106,25 +107,12 @@ export function indexedFields(
   ];
 }
 
-/** The keys an exact-name query finds a tool by. */
-function exactKeys(name: string, server: string): string[] {
-  const lower = name.toLowerCase();
-  const keys = new Set([lower, splitName(name).join(' ')]);
-  const s = server.toLowerCase();
-  if (s && lower.startsWith(s) && lower.length > s.length + 1) {
-    const bare = lower.slice(s.length).replace(/^(?:\.|::|__|_|-|\/)/, '');
-    keys.add(bare);
-    keys.add(splitName(bare).join(' '));
-  }
-  return [...keys].filter((k) => k !== '');
-}
-
 /** The entries of one index, by name, by id and by exact name. */
 export class SearchEntries {
   readonly #entries = new Map<string, Entry>();
   readonly #byId: Array<Entry | undefined> = [];
-  /** Lowercase full and unqualified names → tool names, for exact-name queries. */
-  readonly #exact = new Map<string, string | string[]>();
+  /** Entry ids by their lowercase full and unqualified names (and their words), for exact-name queries. */
+  readonly #exact = new ExactNameTable();
   #nextId = 0;
 
   get size(): number {
@@ -167,7 +155,6 @@ export class SearchEntries {
       DEFAULT_MAX_INDEXED_TEXT_CHARS,
     );
     const id = this.#nextId++;
-    const keys = exactKeys(tool.name, server);
     const entry: Entry = {
       id,
       name: tool.name,
@@ -180,14 +167,7 @@ export class SearchEntries {
     };
     this.#entries.set(tool.name, entry);
     this.#byId[id] = entry;
-    for (const key of keys) {
-      // One name per key is the rule; an array only where names collide.
-      const names = this.#exact.get(key);
-      if (names === undefined) this.#exact.set(key, tool.name);
-      else if (typeof names === 'string') {
-        if (names !== tool.name) this.#exact.set(key, [names, tool.name]);
-      } else if (!names.includes(tool.name)) names.push(tool.name);
-    }
+    this.#exact.add(id, tool.name, server);
     return { entry, properties };
   }
 
@@ -197,21 +177,24 @@ export class SearchEntries {
     if (!entry) return undefined;
     this.#entries.delete(name);
     this.#byId[entry.id] = undefined;
-    for (const key of exactKeys(entry.name, entry.server)) {
-      const names = this.#exact.get(key);
-      if (names === name) this.#exact.delete(key);
-      else if (Array.isArray(names)) {
-        const rest = names.filter((n) => n !== name);
-        this.#exact.set(key, rest.length === 1 ? rest[0]! : rest);
-      }
-    }
+    this.#exact.remove(entry.id, entry.name, entry.server);
     return entry;
   }
 
   /** The tools `text` names exactly (full or unqualified name, or its words), if any. */
   exactNames(text: string): Set<string> | undefined {
-    const names = this.#exact.get(text.trim().toLowerCase()) ?? this.#exact.get(splitName(text).join(' '));
-    return names === undefined ? undefined : new Set(typeof names === 'string' ? [names] : names);
+    const names = this.#named(text.trim().toLowerCase()) ?? this.#named(splitName(text).join(' '));
+    return names === undefined ? undefined : new Set(names);
+  }
+
+  /** The tools with `key` among their exact-name keys, in the order they were added, or undefined. */
+  #named(key: string): string[] | undefined {
+    const names: string[] = [];
+    for (const id of this.#exact.candidates(hashKey(key))) {
+      const entry = this.#byId[id];
+      if (entry !== undefined && exactKeys(entry.name, entry.server).includes(key)) names.push(entry.name);
+    }
+    return names.length > 0 ? names : undefined;
   }
 
   /** Regex mode: tools whose name, description or parameters match `pattern`, within a time budget. */

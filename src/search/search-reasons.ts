@@ -40,14 +40,14 @@ export function describeStep(step: Step): string {
 
 /**
  * `matches 'word' in name; 'other' in description`, or undefined when no term matched. `terms`
- * are the query's distinct terms and `looked` their postings (`index.lookup(terms)`), found once
+ * are the query's distinct terms and `looked` their term ids (`index.lookup(terms)`), found once
  * per query; `masks` is scratch space reused across hits.
  */
 export function lexicalReason(
   index: Bm25Index,
   id: number,
   terms: readonly string[],
-  looked: ReadonlyArray<object | undefined>,
+  looked: readonly number[],
   originals: Map<string, string>,
   masks: number[] = [],
 ): string | undefined {

@@ -236,6 +236,7 @@ class ToolSearchIndex implements ToolSearch {
       }
       this.#addOne(tool, memo);
     });
+    this.#index.seal();
   }
 
   #addOne(tool: SearchableTool, memo: BuildMemo): void {
@@ -283,7 +284,7 @@ class ToolSearchIndex implements ToolSearch {
     if (!entry) return;
     this.#clearNeighbours();
     this.#catalogVersion++;
-    this.#index.remove(entry.id, indexedFields(entry, this.#lexical));
+    this.#index.remove(entry.id);
     this.#catalogLinks?.remove(name);
     this.#embeddings?.delete(name);
     this.#entries.remove(name);

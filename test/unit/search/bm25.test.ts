@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Bm25Index } from '../../../src/search/bm25.js';
+import { seededRandom } from '../../../src/util/seeded-random.js';
 
 const OPTIONS = { k1: 1.2, b: 0.75 };
 
@@ -36,9 +37,9 @@ describe('Bm25Index', () => {
     incremental.add(0, [['a', 'a', 'z'], ['z']]);
     for (const [id, fields] of docs) incremental.add(id, fields);
     incremental.add(7, [['b', 'x'], ['c']]);
-    incremental.remove(0, [['a', 'a', 'z'], ['z']]);
-    incremental.remove(7, [['b', 'x'], ['c']]);
-    incremental.remove(42, [['a']]);
+    incremental.remove(0);
+    incremental.remove(7);
+    incremental.remove(42);
     const fresh = new Bm25Index([2, 1]);
     for (const [id, fields] of docs) fresh.add(id, fields);
     const scores = (index: Bm25Index, term: string): Array<[number, number]> => {
@@ -80,7 +81,7 @@ describe('Bm25Index', () => {
       live.push(doc);
       for (const query of queries) expect(scores(incremental, query)).toEqual(scores(fresh(live), query));
     }
-    incremental.remove(...docs[1]!);
+    incremental.remove(docs[1]![0]);
     live.splice(1, 1);
     for (const query of queries) {
       expect(scores(incremental, query)).toEqual(scores(fresh(live), query));
@@ -155,7 +156,7 @@ describe('Bm25Index', () => {
     ]);
     expect(index.weightedLength(0, [3, 1, 0.5])).toBe(3 * 2 + 1 + 0.5 * 6);
     expect(index.weightedLength(0, [1, 0, 0])).toBe(2);
-    index.remove(0, [['get', 'user'], ['users'], ['get', 'a', 'user', 'by', 'user', 'id']]);
+    index.remove(0);
     const after: string[] = [];
     index.termCounts(0, [3, 1, 0.5], (term) => after.push(term));
     expect(after).toEqual([]);
@@ -187,5 +188,96 @@ describe('Bm25Index', () => {
 
   it('scores nothing on an empty index', () => {
     expect(new Bm25Index([1]).score(['a'], OPTIONS).ids).toEqual([]);
+  });
+});
+
+describe('Bm25Index postings: main segment, delta segment, rebuilds', () => {
+  /** Every document's scores for each query, as a fresh index of the same documents gives them. */
+  const snapshot = (index: Bm25Index, queries: string[][]): string => {
+    const out: string[] = [];
+    for (const query of queries) {
+      const { scores, ids } = index.score(query, OPTIONS);
+      const sorted = [...ids].sort((x, y) => x - y);
+      out.push(sorted.map((id) => `${id}:${scores[id]}`).join(' '));
+    }
+    return out.join('\n');
+  };
+  const fresh = (live: ReadonlyMap<number, string[][]>): Bm25Index => {
+    const index = new Bm25Index([2, 1]);
+    for (const id of [...live.keys()].sort((x, y) => x - y)) index.add(id, live.get(id)!);
+    return index;
+  };
+
+  it('scores as a fresh build through batches, single adds and removals between queries', () => {
+    const random = seededRandom(11);
+    const word = (): string => `w${Math.floor(random() ** 2 * 300)}`;
+    const doc = (id: number): string[][] => [
+      [word(), word(), `u${id}`],
+      Array.from({ length: 2 + Math.floor(random() * 8) }, word),
+    ];
+    const index = new Bm25Index([2, 1]);
+    const live = new Map<number, string[][]>();
+    let next = 0;
+    for (; next < 1_000; next++) {
+      const fields = doc(next);
+      index.add(next, fields);
+      live.set(next, fields);
+    }
+    index.seal();
+    const queries = [['w0'], ['w1', 'w7'], ['w150', 'u5', 'w3'], ['u999', 'w299'], ['absent', 'w12']];
+    let compared = 0;
+    for (let step = 0; step < 2_400; step++) {
+      // Mostly single adds, then mostly removals: the delta fills, merges, and removed documents
+      // pile up until a rebuild drops them.
+      const removing = step < 1_200 ? random() < 0.3 : random() < 0.8;
+      if (removing && live.size > 0) {
+        const ids = [...live.keys()];
+        const id = ids[Math.floor(random() * ids.length)]!;
+        index.remove(id);
+        live.delete(id);
+      } else {
+        const fields = doc(next);
+        index.add(next, fields);
+        live.set(next++, fields);
+      }
+      if (step % 40 === 0) {
+        expect(snapshot(index, queries), `step ${step}`).toBe(snapshot(fresh(live), queries));
+        compared++;
+      }
+    }
+    expect(compared).toBe(60);
+    expect(index.size).toBe(live.size);
+  });
+
+  it('forgets terms no document holds after many removals, and scores the rest as a fresh build', () => {
+    const index = new Bm25Index([2, 1]);
+    const live = new Map<number, string[][]>();
+    // Each document has a term of its own: removing most of them leaves thousands of dead terms.
+    for (let id = 0; id < 12_000; id++) {
+      const fields = [[`only${id}`, `group${id % 50}`], [`group${id % 7}`]];
+      index.add(id, fields);
+      live.set(id, fields);
+    }
+    const queries = [['group3'], ['only11999', 'group1'], ['only5', 'group6'], ['only12']];
+    index.score(['group3'], OPTIONS);
+    for (let id = 0; id < 12_000; id++) {
+      if (id % 10 === 0) continue;
+      index.remove(id);
+      live.delete(id);
+    }
+    expect(index.documentFrequency('only5')).toBe(0);
+    expect(index.documentFrequency('only10')).toBe(1);
+    const holding = [...live.values()].filter((fields) => fields.flat().includes('group3')).length;
+    expect(holding).toBeGreaterThan(100);
+    expect(index.documentFrequency('group3')).toBe(holding);
+    expect(snapshot(index, queries)).toBe(snapshot(fresh(live), queries));
+    const counts: string[] = [];
+    index.termCounts(10, [2, 1], (term, count) => counts.push(`${term}=${count}`));
+    expect(counts).toEqual(['only10=2', 'group10=2', 'group3=1']);
+    expect(index.fieldsContaining(10, 'group3')).toEqual([1]);
+    // New documents after the renumbering get terms of their own again.
+    index.add(20_000, [['only5', 'fresh'], []]);
+    live.set(20_000, [['only5', 'fresh'], []]);
+    expect(snapshot(index, [...queries, ['fresh']])).toBe(snapshot(fresh(live), [...queries, ['fresh']]));
   });
 });

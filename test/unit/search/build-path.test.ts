@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_BUILD_MEMO_TEXTS } from '../../../src/config/defaults.js';
+import { exactKeys, hashKey, keyHashes } from '../../../src/search/exact-name-table.js';
 import { BuildMemo, indexedFields, SearchEntries } from '../../../src/search/search-entries.js';
 import { splitHumps, tokenize } from '../../../src/search/tokenize.js';
 import { createToolSearch } from '../../../src/search/tool-search.js';
@@ -100,5 +101,74 @@ describe('catalog build memo', () => {
     for (const query of ['email to the team', 'calendar', 'issues p3', 'srv2 message']) {
       expect(built.searchDetailed(query)).toEqual(oneByOne.searchDetailed(query));
     }
+  });
+});
+
+describe('exact-name table', () => {
+  it('hashes the keys of ASCII names in one scan as the key strings hash', () => {
+    const random = seededRandom(5);
+    const pieces = [
+      'get',
+      'Get',
+      'HTTP',
+      'Response',
+      'v2',
+      '12',
+      '.',
+      '::',
+      ':',
+      '__',
+      '_',
+      '-',
+      '/',
+      ' ',
+      'a',
+      'Z',
+      'é',
+      'x9Y',
+    ];
+    const servers = ['', 'srv', 'Srv', 'get', 'github', 'g'];
+    let checked = 0;
+    for (let i = 0; i < 20_000; i++) {
+      const server = servers[Math.floor(random() * servers.length)]!;
+      let name = random() < 0.6 ? server : '';
+      const length = 1 + Math.floor(random() * 6);
+      for (let j = 0; j < length; j++) name += pieces[Math.floor(random() * pieces.length)];
+      const scanned: number[] = [];
+      keyHashes(name, server, scanned);
+      const expected = [...new Set(exactKeys(name, server).map(hashKey))];
+      expect(scanned.sort(), `${name} (${server})`).toEqual(expected.sort());
+      checked++;
+    }
+    expect(checked).toBe(20_000);
+  });
+
+  it('finds tools by full, bare and split names, in the order they were added, after removals and re-adds', () => {
+    const entries = new SearchEntries();
+    const add = (name: string, server: string): void => void entries.add({ name, server });
+    add('mail.send_message', 'mail');
+    add('chat.send_message', 'chat');
+    add('chat.sendMessage', 'chat');
+    add('Météo.prévision', 'Météo');
+    expect(entries.exactNames('send_message')).toEqual(new Set(['mail.send_message', 'chat.send_message']));
+    // The bare name is lowercased before it is split: `sendMessage` is not `send message` there.
+    expect(entries.exactNames('Send Message')).toEqual(new Set(['mail.send_message', 'chat.send_message']));
+    expect(entries.exactNames('chat send message')).toEqual(
+      new Set(['chat.send_message', 'chat.sendMessage']),
+    );
+    expect(entries.exactNames('CHAT.SENDMESSAGE')).toEqual(new Set(['chat.sendMessage']));
+    expect(entries.exactNames('prévision')).toEqual(new Set(['Météo.prévision']));
+    expect(entries.exactNames('send')).toBeUndefined();
+    entries.remove('mail.send_message');
+    expect([...entries.exactNames('send_message')!]).toEqual(['chat.send_message']);
+    add('mail.send_message', 'mail');
+    expect([...entries.exactNames('send message')!]).toEqual(['chat.send_message', 'mail.send_message']);
+    // Many tools: the table grows and keeps finding each one.
+    for (let i = 0; i < 5_000; i++) add(`srv${i % 9}.tool${i}Name`, `srv${i % 9}`);
+    expect([...entries.exactNames('tool4321name')!]).toEqual(['srv1.tool4321Name']);
+    expect([...entries.exactNames('srv 1 tool 4321 name')!]).toEqual(['srv1.tool4321Name']);
+    expect([...entries.exactNames('tool 4321 name')!]).toEqual(['srv1.tool4321Name']);
+    expect(entries.exactNames('tool 4321')).toBeUndefined();
+    expect([...entries.exactNames('send_message')!]).toEqual(['chat.send_message', 'mail.send_message']);
   });
 });
