@@ -22,6 +22,7 @@ import { createOnnxEmbedder } from '../../src/search/onnx-embedder.js';
 import { createOpenAIEmbedder } from '../../src/search/openai-embedder.js';
 import type { EmbedFunction } from '../../src/search/embeddings.js';
 import {
+  DEFAULT_EMBEDDING_FLAT_SHARE,
   DEFAULT_EMBEDDING_GUARD,
   DEFAULT_EMBEDDING_WEIGHT,
   DEFAULT_MAX_EMBEDDING_GUARD,
@@ -312,6 +313,7 @@ export const evalSearchCommand: CliCommand = {
         'embeddings-model': { type: 'string' },
         'embedding-weights': { type: 'string' },
         'embedding-guards': { type: 'string' },
+        'embedding-flat-shares': { type: 'string' },
       },
       allowPositionals: false,
     });
@@ -445,6 +447,13 @@ export const evalSearchCommand: CliCommand = {
         throw new UsageError(
           `--embedding-guards takes integers from 0 to ${DEFAULT_MAX_EMBEDDING_GUARD}, e.g. 0,5.`,
         );
+      const flatShares = (
+        (values['embedding-flat-shares'] as string | undefined) ?? String(DEFAULT_EMBEDDING_FLAT_SHARE)
+      )
+        .split(',')
+        .map((f) => number(f.trim(), '--embedding-flat-shares', false)!);
+      if (flatShares.some((f) => f < 0 || f > 1))
+        throw new UsageError('--embedding-flat-shares takes numbers from 0 to 1, e.g. 0,0.75.');
       const started = Date.now();
       const fusion = await evaluateFusion({
         tools,
@@ -454,6 +463,7 @@ export const evalSearchCommand: CliCommand = {
         embed: embedder.embed,
         weights,
         guards,
+        flatShares,
         ranking,
         index: indexOptions,
         ...(seed !== undefined ? { seed } : {}),
@@ -469,7 +479,7 @@ export const evalSearchCommand: CliCommand = {
       );
       return fusion.embeddingErrors.length > 0 ? 1 : 0;
     }
-    for (const flag of ['embedding-weights', 'embedding-guards'])
+    for (const flag of ['embedding-weights', 'embedding-guards', 'embedding-flat-shares'])
       if (values[flag] !== undefined)
         throw new UsageError(`--${flag} needs --embeddings-onnx or --embeddings-base-url.`);
     if (values['cold-start'] === true) {

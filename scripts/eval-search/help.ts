@@ -71,8 +71,11 @@ Options:
   --embeddings-base-url <url>  instead, an OpenAI-compatible /v1/embeddings API (needs
                          --embeddings-model; key from $CODECALL_EMBEDDINGS_API_KEY)
   --embeddings-model <name>
-  --embedding-weights <list>  embedding weights to measure (default 0.05), e.g. 0.05,0.25,1
-  --embedding-guards <list>   hits of the ranking kept in place (default 5), e.g. 0,3,5
+  --embedding-weights <list>  embedding weights to measure (default 0.1), e.g. 0.05,0.25,1
+  --embedding-guards <list>   hits of the ranking kept in place (default 7), e.g. 0,3,5
+  --embedding-flat-shares <list>  fuse a query only when its ranking's 10th hit scores at
+                         least this share of the best (default 0.75; 0 = every query),
+                         e.g. 0,0.7,0.75; prints the variant this data set would choose
 
 Examples:
   npm run eval-search -- --dataset ultratool

@@ -678,8 +678,12 @@ export const DEFAULT_STEMMING: 'light' | 'porter' | 'none' = 'light';
 export const DEFAULT_VERB_NORMALIZATION = false;
 /** Tested default of `search.expansionWhen` (see `ExpansionPolicy` in the search module). */
 export const DEFAULT_EXPANSION_WHEN: 'selective' | 'cold-start' | 'no-feedback' | 'always' = 'selective';
-/** Weight of the embedding ranking in the fusion with the lexical + graph ranking. */
-export const DEFAULT_EMBEDDING_WEIGHT = 0.05;
+/**
+ * Weight of the embedding ranking in the fusion with the lexical + graph ranking (chosen with
+ * {@link DEFAULT_EMBEDDING_GUARD} and {@link DEFAULT_EMBEDDING_FLAT_SHARE} leaving one data set out:
+ * docs/search.md, "Fused against lexical, per fold").
+ */
+export const DEFAULT_EMBEDDING_WEIGHT = 0.1;
 /** Example arguments read per tool for the search field `examples` (of `inputExamples`, and of each JSON Schema `examples` array). */
 export const DEFAULT_SEARCH_MAX_EXAMPLES_PER_TOOL = 10;
 /** Values, arrays and objects of one tool's examples visited for search (one huge or deep example stays cheap). */
@@ -689,7 +693,14 @@ export const DEFAULT_SEARCH_EXAMPLE_MAX_DEPTH = 6;
 /** Characters of one tool's example text indexed by search. */
 export const DEFAULT_SEARCH_EXAMPLE_MAX_CHARS = 2_000;
 /** Hits of the default ranking that keep their places when embeddings are fused (`search.embeddings.guard`). */
-export const DEFAULT_EMBEDDING_GUARD = 5;
+export const DEFAULT_EMBEDDING_GUARD = 7;
+/**
+ * `search.embeddings.flatShare`: embeddings are fused into a query's ranking only when it has no
+ * head, i.e. its 10th hit scores at least this share of its best (the statistic RM3's
+ * `'selective'` rule reads); a ranking with a head keeps its order, and the embedding only adds
+ * hits after its last when it has fewer than the page asks. 0 fuses every query.
+ */
+export const DEFAULT_EMBEDDING_FLAT_SHARE = 0.75;
 /** Largest `search.embeddings.guard` accepted (the fusion reads at most this many hits of each list). */
 export const DEFAULT_MAX_EMBEDDING_GUARD = 50;
 /** The `store.namespace` of a configuration built in memory (no file to name it after). */

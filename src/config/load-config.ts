@@ -41,6 +41,7 @@ import {
   DEFAULT_EMBEDDING_TIMEOUT_MS,
   DEFAULT_EMBEDDING_WEIGHT,
   DEFAULT_EMBEDDING_GUARD,
+  DEFAULT_EMBEDDING_FLAT_SHARE,
   DEFAULT_ONNX_EMBEDDING_BATCH_SIZE,
   DEFAULT_ONNX_EMBEDDING_MAX_TOKENS,
   DEFAULT_ONNX_EMBEDDING_THREADS,
@@ -744,6 +745,7 @@ function resolveSearch(section: ConfigFile['search'], configDir: string): Search
             timeoutMs: embeddings.timeoutMs ?? DEFAULT_EMBEDDING_TIMEOUT_MS,
             weight: embeddings.weight ?? DEFAULT_EMBEDDING_WEIGHT,
             guard: embeddings.guard ?? DEFAULT_EMBEDDING_GUARD,
+            flatShare: embeddings.flatShare ?? DEFAULT_EMBEDDING_FLAT_SHARE,
           },
   };
 }

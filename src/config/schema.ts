@@ -188,6 +188,11 @@ export const searchSchema = z.strictObject({
       timeoutMs: timerMs.optional(),
       weight: z.number().min(0).max(100).optional(),
       guard: z.number().int().min(0).max(DEFAULT_MAX_EMBEDDING_GUARD).optional(),
+      flatShare: z
+        .number()
+        .min(0, "flatShare is a share of the best hit's score, from 0 (fuse every query) to 1.")
+        .max(1, "flatShare is a share of the best hit's score, from 0 (fuse every query) to 1.")
+        .optional(),
     })
     .superRefine((value, context) => {
       const api = value.baseUrl !== undefined;

@@ -252,6 +252,8 @@ export interface SearchEmbeddingsConfig {
   weight: number;
   /** Hits of the default ranking that keep their places in the fusion. @defaultValue {@link DEFAULT_EMBEDDING_GUARD} */
   guard: number;
+  /** A query is fused only when its 10th hit scores at least this share of its best (0: every query). @defaultValue {@link DEFAULT_EMBEDDING_FLAT_SHARE} */
+  flatShare: number;
 }
 
 /** Resolved `search` section: the ranking every surface uses (docs/search.md explains each). */

@@ -65,6 +65,8 @@ export interface EmbeddingsConfig {
   weight?: number | undefined;
   /** Hits of the default ranking kept in place by the fusion. @defaultValue `DEFAULT_EMBEDDING_GUARD` */
   guard?: number | undefined;
+  /** Fuse only rankings whose 10th hit scores at least this share of the best. @defaultValue `DEFAULT_EMBEDDING_FLAT_SHARE` */
+  flatShare?: number | undefined;
 }
 
 /** SHA-256 of a file (read in a stream, at most `max` bytes), or `undefined` when it cannot be read. */
@@ -121,6 +123,7 @@ export interface OpenedEmbeddings {
   embeddingCache?: EmbeddingCache;
   embeddingWeight?: number;
   embeddingGuard?: number;
+  embeddingFlatShare?: number;
   close(): Promise<void>;
 }
 
@@ -179,6 +182,7 @@ export async function openEmbeddings(config: EmbeddingsConfig, baseDir: string):
   const out: OpenedEmbeddings = { embed, close: () => Promise.resolve() };
   if (config.weight !== undefined) out.embeddingWeight = config.weight;
   if (config.guard !== undefined) out.embeddingGuard = config.guard;
+  if (config.flatShare !== undefined) out.embeddingFlatShare = config.flatShare;
   if (config.cache !== false && cacheModel !== undefined) {
     const path = config.cache ?? DEFAULT_EMBEDDING_CACHE_PATH;
     const cache = await SqliteEmbeddingCache.open({

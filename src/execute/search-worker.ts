@@ -59,6 +59,9 @@ async function handle(request: SearchWorkerRequest): Promise<void> {
               ...(embeddings.embeddingGuard !== undefined
                 ? { embeddingGuard: embeddings.embeddingGuard }
                 : {}),
+              ...(embeddings.embeddingFlatShare !== undefined
+                ? { embeddingFlatShare: embeddings.embeddingFlatShare }
+                : {}),
             }
           : {}),
       });

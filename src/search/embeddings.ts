@@ -36,6 +36,30 @@ export const DEFAULT_MAX_EMBEDDING_DIMENSIONS = 8_192;
 export const DEFAULT_RRF_K = 60;
 /** Hits taken from each list (lexical + graph, and embedding) before fusing. */
 export const DEFAULT_FUSION_DEPTH = 50;
+/** The hit whose score tells whether a ranking has a head (a page of results, as RM3's rule reads). */
+export const DEFAULT_FUSION_FLAT_RANK = 10;
+
+/**
+ * True when a ranking has no head: at least `rank` of its hits score `share` of the best or more,
+ * so the order of its page says little and an embedding may reorder it. A ranking with a head
+ * (one or a few hits clearly above the rest, or fewer than `rank` hits) is kept as it is: with a
+ * weak embedding model, reordering it lost more queries than it won (docs/search.md, "Fused
+ * against lexical, per fold"). `share` 0 calls every ranking headless. One pass over `scores`.
+ */
+export function hasNoHead(
+  scores: readonly number[],
+  share: number,
+  rank: number = DEFAULT_FUSION_FLAT_RANK,
+): boolean {
+  if (share <= 0) return true;
+  if (scores.length < rank) return false;
+  let best = 0;
+  for (const score of scores) if (score > best) best = score;
+  const floor = share * best;
+  let level = 0;
+  for (const score of scores) if (score >= floor && ++level >= rank) return true;
+  return false;
+}
 
 /** A tool's embedding text: its name, description and parameter names, bounded. */
 export function embeddingText(name: string, description: string, parameterNames: string): string {

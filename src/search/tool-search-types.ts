@@ -60,6 +60,13 @@ export interface SearchOptions extends RankingOptions {
    * @defaultValue the index's `embeddingGuard`
    */
   embeddingGuard?: number;
+  /**
+   * `searchAsync` with embeddings: fuse only when the default ranking has no head (its 10th hit
+   * scores at least this share of its best); otherwise keep it and only add embedding hits after
+   * its last when it has fewer than `limit` (0 = fuse every query).
+   * @defaultValue the index's `embeddingFlatShare`
+   */
+  embeddingFlatShare?: number;
 }
 
 /** One ranked tool. */
@@ -166,6 +173,13 @@ export interface CreateToolSearchOptions extends RankingOptions {
    * @defaultValue {@link DEFAULT_EMBEDDING_GUARD}
    */
   embeddingGuard?: number;
+  /**
+   * `searchAsync` fuses a query's ranking only when it has no head: its 10th hit scores at least
+   * this share of its best. A ranking with a head keeps its order; the embedding then only adds
+   * hits after its last, when it has fewer than the `limit` asked (0 = fuse every query).
+   * @defaultValue {@link DEFAULT_EMBEDDING_FLAT_SHARE}
+   */
+  embeddingFlatShare?: number;
 }
 
 /** A searchable, learning index of tools. Create it with {@link createToolSearch}. */

@@ -13,6 +13,7 @@ import {
   DEFAULT_EMBEDDING_WEIGHT,
   DEFAULT_GRAPH_NEIGHBOUR_CACHE_ENTRIES,
   DEFAULT_MAX_EMBEDDING_GUARD,
+  DEFAULT_EMBEDDING_FLAT_SHARE,
 } from '../config/defaults.js';
 import { GraphCredits, listGraphEdges, NeighbourCache, walkGraph, type GraphView } from './beam-walk.js';
 import { CatalogLinks, schemaProperties } from './catalog-links.js';
@@ -21,6 +22,7 @@ import {
   DEFAULT_RRF_K,
   embeddingText,
   fuseRankings,
+  hasNoHead,
   ToolEmbeddings,
 } from './embeddings.js';
 import {
@@ -100,6 +102,17 @@ function checkEmbeddingGuard(guard: unknown): number {
   return guard;
 }
 
+/** Checks an `embeddingFlatShare` value: a number from 0 to 1. */
+function checkEmbeddingFlatShare(share: unknown): number {
+  if (typeof share !== 'number' || !Number.isFinite(share) || share < 0 || share > 1) {
+    throw invalidArgument(
+      `"embeddingFlatShare" must be a number from 0 to 1 (fuse when the 10th hit scores at least this share of the best; 0 = every query); got ${String(share)}.`,
+      'embeddingFlatShare',
+    );
+  }
+  return share;
+}
+
 class ToolSearchIndex implements ToolSearch {
   readonly #ranking: ResolvedRankingOptions;
   readonly #weights: SearchFieldWeights;
@@ -111,6 +124,7 @@ class ToolSearchIndex implements ToolSearch {
   readonly #embeddings: ToolEmbeddings | undefined;
   readonly #embeddingWeight: number;
   readonly #embeddingGuard: number;
+  readonly #embeddingFlatShare: number;
   readonly #graph = new ToolGraph();
   /** Schema-inferred links, built on first use (they cost as much memory as the index). */
   #catalogLinks: CatalogLinks | undefined;
@@ -187,6 +201,9 @@ class ToolSearchIndex implements ToolSearch {
     }
     this.#embeddingWeight = embeddingWeight;
     this.#embeddingGuard = checkEmbeddingGuard(options.embeddingGuard ?? DEFAULT_EMBEDDING_GUARD);
+    this.#embeddingFlatShare = checkEmbeddingFlatShare(
+      options.embeddingFlatShare ?? DEFAULT_EMBEDDING_FLAT_SHARE,
+    );
     this.#fieldWeights = [
       this.#weights.name,
       this.#weights.server,
@@ -358,9 +375,22 @@ class ToolSearchIndex implements ToolSearch {
   async searchAsync(query: string, options: SearchOptions = {}): Promise<ToolSearchResult> {
     const embeddings = this.#embeddings;
     const guard = checkEmbeddingGuard(options.embeddingGuard ?? this.#embeddingGuard);
+    const flatShare = checkEmbeddingFlatShare(options.embeddingFlatShare ?? this.#embeddingFlatShare);
     if (!embeddings || options.mode === 'regex') return this.searchDetailed(query, options);
     const limit = options.limit ?? DEFAULT_SEARCH_LIMIT;
-    const base = this.searchDetailed(query, { ...options, limit: Math.max(limit, DEFAULT_FUSION_DEPTH) });
+    let base = this.searchDetailed(query, { ...options, limit: Math.max(limit, DEFAULT_FUSION_DEPTH) });
+    // Fused only where the ranking has no head (or nothing at all); elsewhere it keeps its order
+    // and the embedding may only add hits after its last, when it has fewer than `limit`.
+    const fuse =
+      base.hits.length === 0 ||
+      hasNoHead(
+        base.hits.map((hit) => hit.score),
+        flatShare,
+      );
+    if (!fuse) {
+      base = this.searchDetailed(query, options);
+      if (base.hits.length >= limit) return base;
+    }
     let semantic: Array<[string, number]>;
     try {
       await embeddings.update();
@@ -385,7 +415,7 @@ class ToolSearchIndex implements ToolSearch {
     // Exact tool names stay first, as in the lexical ranking, and so do the ranking's best
     // `guard` hits: the fusion orders what follows them.
     const fusedScore = new Map(fused);
-    const kept = new Set([...exact, ...base.hits.slice(0, guard).map((hit) => hit.name)]);
+    const kept = new Set([...exact, ...base.hits.slice(0, fuse ? guard : undefined).map((hit) => hit.name)]);
     const ordered: Array<[string, number]> = [
       ...base.hits
         .filter((hit) => kept.has(hit.name))

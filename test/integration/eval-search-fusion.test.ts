@@ -12,6 +12,7 @@ import { describe, expect, it } from 'vitest';
 import type { CliIo } from '../../src/cli/command.js';
 import { createOnnxEmbedder } from '../../src/search/onnx-embedder.js';
 import { runEvalSearch } from '../../scripts/eval-search/command.js';
+import { chooseVariant, type FusionGroup, type FusionResult } from '../../scripts/eval-search/fusion.js';
 import { writeWordVectorModel } from '../../scripts/eval-search/word-vectors-to-onnx.js';
 import { tempDir } from '../fixtures/temp-dir.js';
 import { writeTinyModel } from '../fixtures/tiny-onnx-model.js';
@@ -58,7 +59,7 @@ function writeData(dir: string): void {
 }
 
 interface FusionJson {
-  variants: Array<{ weight: number; guard: number }>;
+  variants: Array<{ weight: number; guard: number; flatShare: number }>;
   embeddingErrors: string[];
   folds: Array<{
     queries: number;
@@ -73,6 +74,40 @@ interface FusionJson {
     usageFused: Array<Record<string, number>>;
   };
 }
+
+describe('the variant a data set chooses', () => {
+  /** A group whose variants change NDCG@10 by `cold[v]` and `usage[v]` (fractions). */
+  const group = (cold: number[], usage: number[]): FusionGroup => ({
+    queries: 10,
+    lexical: { 10: 0.5 },
+    lexicalFused: cold.map((c) => ({ 10: 0.5 + c })),
+    usage: { 10: 0.6 },
+    usageFused: usage.map((u) => ({ 10: 0.6 + u })),
+  });
+  const result = (folds: FusionGroup[], all: FusionGroup): FusionResult => ({
+    ks: [10],
+    variants: [
+      { weight: 1, guard: 0, flatShare: 0 },
+      { weight: 0.1, guard: 7, flatShare: 0.75 },
+    ],
+    skipped: 0,
+    embeddingErrors: [],
+    folds,
+    all,
+  });
+
+  it('is the largest mean change of the two settings among variants with no fold below the unfused ranking', () => {
+    // Variant 0 gains more on the whole but loses on fold 2 with usage: variant 1 is chosen.
+    const folds = [group([0.05, 0.01], [0.04, 0]), group([0.03, 0], [-0.001, 0.002])];
+    expect(chooseVariant(result(folds, group([0.04, 0.005], [0.02, 0.001])), 10)).toBe(1);
+    // Without that loss, variant 0.
+    const level = [group([0.05, 0.01], [0.04, 0]), group([0.03, 0], [0.001, 0.002])];
+    expect(chooseVariant(result(level, group([0.04, 0.005], [0.02, 0.001])), 10)).toBe(0);
+    // Every variant loses somewhere: none.
+    const losing = [group([-0.01, 0.01], [0, -0.01]), group([0, 0], [0, 0])];
+    expect(chooseVariant(result(losing, group([0, 0], [0, 0])), 10)).toBeUndefined();
+  });
+});
 
 describe('eval-search --embeddings-onnx', () => {
   it('measures fused against lexical ranking per fold and weight (weight 0 is the lexical ranking)', async () => {
@@ -101,11 +136,12 @@ describe('eval-search --embeddings-onnx', () => {
     expect(t.err()).not.toMatch(/embedding error/);
     expect(code).toBe(0);
     const result = JSON.parse(t.out()) as FusionJson;
+    // The flat share is the default's: these rankings have a head or nothing at all.
     expect(result.variants).toEqual([
-      { weight: 0, guard: 0 },
-      { weight: 0, guard: 5 },
-      { weight: 1, guard: 0 },
-      { weight: 1, guard: 5 },
+      { weight: 0, guard: 0, flatShare: 0.75 },
+      { weight: 0, guard: 5, flatShare: 0.75 },
+      { weight: 1, guard: 0, flatShare: 0.75 },
+      { weight: 1, guard: 5, flatShare: 0.75 },
     ]);
     expect(result.embeddingErrors).toEqual([]);
     expect(result.folds.map((fold) => fold.queries)).toEqual([3, 3]);
@@ -121,16 +157,20 @@ describe('eval-search --embeddings-onnx', () => {
     expect(result.all.usageFused[2]!['10']).toBeGreaterThan(result.all.usage['10']!);
   });
 
-  it('prints a table per fold, and stops on a missing model, naming it', async () => {
+  it('prints a row per variant with its change per fold and the variant the data set chooses, and stops on a missing model, naming it', async () => {
     const dir = tempDir('codecall-eval-fusion-');
     writeData(dir);
     writeTinyModel(dir);
     const t = io(dir);
     const args = ['--tools', 'tools.jsonl', '--train', 'queries.jsonl', '--folds', '2'];
     expect(await runEvalSearch([...args, '--embeddings-onnx', 'model.onnx'], t.io)).toBe(0);
-    expect(t.out()).toMatch(/fold 1 +3 +\d+\.\d +\+\d+\.\d/);
-    expect(t.out()).toMatch(/w=0\.05 g=5/);
-    expect(t.out()).toMatch(/^all +6 +50\.0 +\+50\.0 /m);
+    // NDCG@10 of the unfused ranking per fold and all, cold start then with usage.
+    expect(t.out()).toMatch(/^unfused +66\.7 +33\.3 +50\.0 +66\.7 +33\.3 +50\.0$/m);
+    // The defaults' row: the change per fold in points.
+    expect(t.out()).toMatch(
+      /^w=0\.1 g=7 f=0\.75 +\+33\.33 +\+66\.67 +\+50\.00 +\+33\.33 +\+66\.67 +\+50\.00$/m,
+    );
+    expect(t.out()).toMatch(/chosen on this data set .*: w=0\.1 g=7 f=0\.75$/m);
 
     const missing = io(dir);
     // The model is loaded before any fold: a missing one stops the run, naming the file.

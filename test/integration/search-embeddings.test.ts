@@ -184,24 +184,77 @@ describe('embeddings fused with BM25 + graph', () => {
       .map((h) => h.name);
     expect(lexical[0]).toBe('books.get_sales_numbers');
     expect(lexical).not.toContain('viz.generate_word_cloud_chart');
-    // A loud embedding ranking with no guard puts its own best first…
-    const open = createToolSearch({ tools: TOOLS, embed, embeddingWeight: 100, embeddingGuard: 0 });
+    // Fused on every query (flat share 0; the default fuses only rankings with no head, below),
+    // a loud embedding ranking with no guard puts its own best first…
+    const loud = { tools: TOOLS, embed, embeddingWeight: 100, embeddingFlatShare: 0 };
+    const open = createToolSearch({ ...loud, embeddingGuard: 0 });
     expect((await open.searchAsync(query)).hits[0]!.name).toBe('viz.generate_word_cloud_chart');
     // …with a guard of 1 (set on the index, or per query) the lexical best keeps its place.
-    const guarded = createToolSearch({ tools: TOOLS, embed, embeddingWeight: 100, embeddingGuard: 1 });
+    const guarded = createToolSearch({ ...loud, embeddingGuard: 1 });
     const names = (await guarded.searchAsync(query)).hits.map((h) => h.name);
     expect(names.slice(0, 2)).toEqual(['books.get_sales_numbers', 'viz.generate_word_cloud_chart']);
     expect((await open.searchAsync(query, { embeddingGuard: 1 })).hits.map((h) => h.name)).toEqual(names);
-    // The default guard keeps as many lexical hits as there are (here fewer than 5) ahead of the rest.
-    const byDefault = (
-      await createToolSearch({ tools: TOOLS, embed, embeddingWeight: 100 }).searchAsync(query)
-    ).hits;
-    expect(byDefault.slice(0, lexical.length).map((h) => h.name)).toEqual(lexical.slice(0, 5));
+    // The default guard keeps as many lexical hits as there are (here fewer than 7) ahead of the rest.
+    const byDefault = (await createToolSearch(loud).searchAsync(query)).hits;
+    expect(lexical.length).toBeLessThan(7);
+    expect(byDefault.slice(0, lexical.length).map((h) => h.name)).toEqual(lexical);
     expect(byDefault.map((h) => h.name)).toContain('viz.generate_word_cloud_chart');
     await expect(open.searchAsync(query, { embeddingGuard: -1 })).rejects.toThrow(
       /"embeddingGuard" must be an integer from 0 to 50/,
     );
     expect(() => createToolSearch({ tools: TOOLS, embed, embeddingGuard: 1.5 })).toThrow(/embeddingGuard/);
+  });
+
+  it('fuses only a ranking with no head; one with a head keeps its order, and the embedding only fills a short page', async () => {
+    // Twelve tools match "report" alike; one of them also says "weekly". The chart tool shares no
+    // word with the queries, only a meaning ("plot").
+    const tools: SearchableTool[] = [
+      ...Array.from({ length: 12 }, (_, i) => ({
+        name: `desk.task_${String(i + 1).padStart(2, '0')}`,
+        description: `Files a report${i === 0 ? ' every weekly cycle' : ''} for desk ${i + 1}.`,
+      })),
+      { name: 'viz.generate_word_cloud_chart', description: 'Word cloud from a text.' },
+    ];
+    const embed = createOpenAIEmbedder({ baseUrl: server.baseUrl, model: 'fake-embed' });
+    // A loud embedding and no guard: wherever fusion runs, the chart tool comes first.
+    const search = createToolSearch({ tools, embed, embeddingWeight: 100, embeddingGuard: 0 });
+    const chart = 'viz.generate_word_cloud_chart';
+
+    // No head: the twelve hits tie, the page says nothing about their order; fused.
+    const flat = 'report plot';
+    expect(search.search(flat).map((h) => h.score)).toEqual(
+      new Array(10).fill(search.search(flat)[0]!.score),
+    );
+    expect((await search.searchAsync(flat)).hits[0]!.name).toBe(chart);
+
+    // A head ("weekly" names one tool): the default ranking, exactly, and the query is not even embedded.
+    const headed = 'weekly report plot';
+    const before = server.inputs.length;
+    expect(await search.searchAsync(headed)).toEqual(search.searchDetailed(headed));
+    expect(server.inputs.length).toBe(before);
+    // The same query at flat share 0 (per query, or on the index) is fused.
+    expect((await search.searchAsync(headed, { embeddingFlatShare: 0 })).hits[0]!.name).toBe(chart);
+    const everyQuery = createToolSearch({
+      tools,
+      embed,
+      embeddingWeight: 100,
+      embeddingGuard: 0,
+      embeddingFlatShare: 0,
+    });
+    expect((await everyQuery.searchAsync(headed)).hits[0]!.name).toBe(chart);
+
+    // A page longer than the ranking: every default hit in its order, then the embedding's.
+    const page = await search.searchAsync(headed, { limit: 20 });
+    const lexical = search.searchDetailed(headed, { limit: 20 }).hits.map((h) => h.name);
+    expect(lexical).toHaveLength(12);
+    expect(page.hits.map((h) => h.name).slice(0, 12)).toEqual(lexical);
+    expect(page.hits[12]!.name).toBe(chart);
+    expect(page.hits[12]!.reasons).toEqual(['close in meaning to the query (embedding rank 1)']);
+
+    await expect(search.searchAsync(flat, { embeddingFlatShare: 1.5 })).rejects.toThrow(
+      /"embeddingFlatShare" must be a number from 0 to 1/,
+    );
+    expect(() => createToolSearch({ tools, embed, embeddingFlatShare: -0.1 })).toThrow(/embeddingFlatShare/);
   });
 
   it('without an embedder, searchAsync is searchDetailed exactly; with one, search() is unchanged', async () => {
@@ -350,11 +403,15 @@ describe('search.embeddings in the configuration', () => {
 
     const configDir = join(dir, 'project');
     const opened = await openEmbeddings(
-      { baseUrl: server.baseUrl, model: 'fake-embed', weight: 2, guard: 0 },
+      { baseUrl: server.baseUrl, model: 'fake-embed', weight: 2, guard: 0, flatShare: 0.5 },
       configDir,
     );
     expect(opened.embeddingWeight).toBe(2);
     expect(opened.embeddingGuard).toBe(0);
+    expect(opened.embeddingFlatShare).toBe(0.5);
+    const badShare = parse({ baseUrl: server.baseUrl, model: 'm', flatShare: 1.5 });
+    expect(JSON.stringify(badShare.error?.issues[0]?.path)).toBe('["search","embeddings","flatShare"]');
+    expect(badShare.error?.issues[0]?.message).toMatch(/from 0 \(fuse every query\) to 1/);
     const badGuard = parse({ baseUrl: server.baseUrl, model: 'm', guard: 51 });
     expect(JSON.stringify(badGuard.error?.issues[0]?.path)).toBe('["search","embeddings","guard"]');
     expect(parse({ baseUrl: server.baseUrl, model: 'm', guard: 2.5 }).success).toBe(false);
@@ -396,10 +453,18 @@ describe('search.embeddings in the runtime (what serve and the agent loop search
   }
 
   it('findTools fuses the configured embedder on the search worker; searchTools stays lexical', async () => {
-    // weight and guard from the configuration reach the worker: unguarded, the loud embedding's
-    // best comes first (the default guard would keep the lexical best there).
+    // weight, guard and flat share from the configuration reach the worker: fused on every query
+    // and unguarded, the loud embedding's best comes first (the default flat share leaves this
+    // ranking, which has a head, in its order, and the default guard keeps the lexical best first).
     const runtime = await openRuntime({
-      embeddings: { baseUrl: server.baseUrl, model: 'fake-embed', cache: false, weight: 100, guard: 0 },
+      embeddings: {
+        baseUrl: server.baseUrl,
+        model: 'fake-embed',
+        cache: false,
+        weight: 100,
+        guard: 0,
+        flatShare: 0,
+      },
     });
     try {
       const query = 'plot a diagram of my book sales';
