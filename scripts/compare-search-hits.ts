@@ -9,7 +9,7 @@
 // `seal-tools/tools.jsonl` in the data folder: `--data`, else `$CODECALL_DATA_DIR`, else
 // ../shared/data beside the repository), queries as sentences, keyword pairs, tool names and in
 // the words of recorded uses; on a fresh index (no history), a learned graph alone, the graph with
-// 100,000 recorded uses (past every feedback bound, so the forgetting rule has run), in the hybrid
+// 100,000 recorded uses (past the forgetting rule's bound of tools per term), in the hybrid
 // and bm25 modes, RM3 forced on, three results with two chains, feedback weighted up; then after
 // removing a seventh of the tools, adding half of them back and recording 3,000 more uses.
 import { execFileSync, spawnSync } from 'node:child_process';
