@@ -1,19 +1,22 @@
-// `node scripts/compare-search-hits.ts [--src <repository root>] [--tools <count>] [--queries <count>]`:
-// prints every hit, score, reason and chain of a few thousand searches, one line each, so that two
-// versions of the search code can be compared byte for byte (`diff` the two outputs). The sources
-// are imported from `--src` (default: this repository), so a checkout of the base commit and the
-// working tree run the same script. A developer tool of this repository, like eval-search.
+// `node scripts/compare-search-hits.ts [--base <git ref>] [--data <folder>]`: runs the same
+// searches on the tool search of `<git ref>` (default `main`) and on this work tree's, and compares
+// every hit, score, reason and chain byte for byte (a developer tool of this repository, for
+// changes to the query path that must not change a ranking). The base's `src` is taken with
+// `git archive` into a temporary folder; both run under plain Node (type stripping), a resolve
+// hook mapping the sources' `.js` import specifiers to their `.ts` files.
 //
-// What it runs, on a catalog of Seal-Tools (replicated to `--tools`, names varied), ToolBench, the
-// MCP catalog (CJK descriptions) and UltraTool: sentences, keyword pairs, full, bare and split tool
-// names, on a fresh index (hybrid, bm25, RM3 forced, another `b`, three hits with two chains);
-// after a learned graph; after recorded uses (feedback weighted up too); after removing a seventh
-// of the tools and adding half of them back; with single tools added and removed between queries;
-// after a large batch added back; and on indexes with Porter stemming, verb normalization and
-// other field weights. Needs the data folder: `$CODECALL_DATA_DIR`, else ../shared/data.
+// The searches: the search bench's catalog (10,000 tools replicated from Seal-Tools, so
+// `seal-tools/tools.jsonl` in the data folder: `--data`, else `$CODECALL_DATA_DIR`, else
+// ../shared/data beside the repository), queries as sentences, keyword pairs, tool names and in
+// the words of recorded uses; on a fresh index (no history), a learned graph alone, the graph with
+// 100,000 recorded uses (past the forgetting rule's bound of tools per term), in the hybrid
+// and bm25 modes, RM3 forced on, three results with two chains, feedback weighted up; then after
+// removing a seventh of the tools, adding half of them back and recording 3,000 more uses.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { registerHooks } from 'node:module';
-import { existsSync, readFileSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 
@@ -29,201 +32,172 @@ registerHooks({
   },
 });
 
-interface Tool {
-  name: string;
-  server?: string;
-  description?: string;
-  inputSchema?: { properties?: Record<string, { description?: string }> };
-}
+const ROOT = dirname(dirname(fileURLToPath(import.meta.url)));
+const TOOLS = 10_000;
+const WORKFLOWS = 2_000;
+const RUNS = 50_000;
+const USES = 100_000;
+/** Queries of each kind per scenario (bench-style and learned-style). */
+const QUERIES = 600;
+
 interface Hit {
   name: string;
   score: number;
   reasons: string[];
 }
-interface Result {
-  hits: Hit[];
-  chains: Array<{ tools: string[]; score: number; reasons: string[] }>;
+interface Chain {
+  tools: string[];
+  score: number;
+  reasons: string[];
 }
 interface Search {
-  searchDetailed(query: string, options?: Record<string, unknown>): Result;
+  searchDetailed(query: string, options?: Record<string, unknown>): { hits: Hit[]; chains: Chain[] };
   recordSequence(names: readonly string[]): void;
-  recordUsage(usage: { query: string; tools: readonly string[] }): void;
-  addTools(tools: readonly Tool[]): void;
+  recordUsage(usage: { query: string; tools: string[] }): void;
   removeTools(names: readonly string[]): void;
+  addTools(tools: readonly object[]): void;
 }
+type Create = (options: Record<string, unknown>) => Search;
 
-const ROOT = dirname(dirname(fileURLToPath(import.meta.url)));
-const { values } = parseArgs({
-  options: {
-    src: { type: 'string', default: ROOT },
-    tools: { type: 'string', default: '10000' },
-    queries: { type: 'string', default: '1500' },
-  },
-});
-const DATA_DIR = process.env.CODECALL_DATA_DIR || resolve(ROOT, '..', 'shared', 'data');
-if (!existsSync(resolve(DATA_DIR, 'seal-tools', 'tools.jsonl'))) {
-  console.error(`compare-search-hits: ${DATA_DIR}/seal-tools/tools.jsonl is missing (set CODECALL_DATA_DIR)`);
-  process.exit(2);
-}
-const source = (path: string): string => pathToFileURL(resolve(values.src, path)).href;
-const { createToolSearch } = (await import(source('src/search/tool-search.ts'))) as {
-  createToolSearch: (options: Record<string, unknown>) => Search;
-};
-const { seededRandom } = (await import(source('src/util/seeded-random.ts'))) as {
-  seededRandom: (seed: number) => () => number;
-};
-
-const read = (path: string): Tool[] => {
-  const file = resolve(DATA_DIR, path);
-  if (!existsSync(file)) return [];
-  return readFileSync(file, 'utf8')
+/** Writes every search's output, one line per hit and chain, to `out`. */
+async function runSide(source: string, dataDir: string, out: string): Promise<void> {
+  const { createToolSearch } = (await import(
+    pathToFileURL(join(source, 'src', 'search', 'tool-search.ts')).href
+  )) as { createToolSearch: Create };
+  const { tokenize } = (await import(pathToFileURL(join(source, 'src', 'search', 'tokenize.ts')).href)) as {
+    tokenize: (text: string) => string[];
+  };
+  const { seededRandom } = (await import(
+    pathToFileURL(join(source, 'src', 'util', 'seeded-random.ts')).href
+  )) as { seededRandom: (seed: number) => () => number };
+  const base = readFileSync(join(dataDir, 'seal-tools', 'tools.jsonl'), 'utf8')
     .trim()
     .split('\n')
-    .map((line) => JSON.parse(line) as Tool);
-};
-const seal = read('seal-tools/tools.jsonl');
-const catalog: Tool[] = [];
-for (let i = 0; catalog.length < Number(values.tools); i++) {
-  const t = seal[i % seal.length]!;
-  const copy = Math.floor(i / seal.length);
-  const server = `srv${copy}`;
-  catalog.push({ ...t, name: `${server}.${t.name}${copy ? `V${copy}` : ''}`, server });
-}
-const seen = new Set(catalog.map((t) => t.name));
-for (const t of [
-  ...read('toolbench/tools.jsonl'),
-  ...read('mcp-catalog/tools.jsonl'),
-  ...read('ultratool/tools.jsonl'),
-]) {
-  if (!seen.has(t.name)) catalog.push(t);
-  seen.add(t.name);
-}
-
-const rand = seededRandom(7);
-const pick = <T>(items: readonly T[]): T => items[Math.floor(rand() * items.length)]!;
-const words = (text: string): string[] => text.split(/[^\p{L}\p{N}]+/u).filter((w) => w !== '');
-const queries: string[] = [];
-for (let i = 0; queries.length < Number(values.queries); i++) {
-  const t = pick(catalog);
-  const w = words(t.description ?? t.name);
-  switch (i % 6) {
-    case 0:
-      queries.push(`Can you ${(t.description ?? t.name).toLowerCase()}?`);
-      break;
-    case 1:
-      queries.push(`${pick(w) ?? t.name} ${pick(w) ?? ''}`);
-      break;
-    case 2:
-      queries.push(t.name);
-      break;
-    case 3:
-      queries.push(t.name.split(/\.|::/).pop()!);
-      break;
-    case 4:
-      queries.push(words(t.name).join(' '));
-      break;
-    default: {
-      const u = pick(catalog);
-      queries.push(
-        `${pick(w) ?? ''} then ${pick(words(u.description ?? u.name)) ?? u.name} ${pick(w) ?? ''}`,
-      );
+    .map((line) => JSON.parse(line) as { name: string; description?: string; server?: string });
+  const tools: Array<{ name: string; description?: string; server?: string }> = [];
+  for (let i = 0; tools.length < TOOLS; i++) {
+    const t = base[i % base.length]!;
+    const copy = Math.floor(i / base.length);
+    const server = `srv${copy}`;
+    tools.push({ ...t, name: `${server}.${t.name}${copy ? `V${copy}` : ''}`, server });
+  }
+  const names = tools.map((t) => t.name);
+  const rand = seededRandom(42);
+  const pick = <T>(items: readonly T[]): T => items[Math.floor(rand() * items.length)]!;
+  const workflows = Array.from({ length: WORKFLOWS }, () =>
+    Array.from({ length: 2 + Math.floor(rand() * 3) }, () => pick(names)),
+  );
+  const queries = Array.from({ length: QUERIES }, (_, i) => {
+    const t = pick(tools);
+    if (i % 3 === 0) return `Can you ${(t.description ?? t.name).toLowerCase()}?`;
+    if (i % 3 === 1) {
+      const words = tokenize(t.description ?? t.name);
+      return `${pick(words)} ${pick(words)}`;
     }
+    return t.name.split('.')[1]!;
+  });
+  const byName = new Map(tools.map((t) => [t.name, t]));
+  const wordsOf = workflows.map((flow) =>
+    flow.flatMap((name) => (byName.get(name)?.description ?? name).split(/\s+/).filter((w) => w.length > 2)),
+  );
+  const usage = (): { query: string; tools: string[] } => {
+    const i = Math.floor(WORKFLOWS * rand() ** 2);
+    const words = wordsOf[i]!;
+    const query = Array.from({ length: 3 + Math.floor(rand() * 5) }, () => pick(words)).join(' ');
+    return { query, tools: workflows[i]! };
+  };
+  const usages = Array.from({ length: USES }, usage);
+  const learned = usages.slice(0, QUERIES).map((u) => u.query);
+  const lines: string[] = [];
+  let searches = 0;
+  const run = (label: string, search: Search, options: Record<string, unknown>): void => {
+    for (const query of [...queries, ...learned]) {
+      const result = search.searchDetailed(query, options);
+      searches++;
+      lines.push(`# ${label} | ${query}`);
+      for (const hit of result.hits) lines.push(`${hit.name} ${hit.score} ${hit.reasons.join(' / ')}`);
+      for (const chain of result.chains)
+        lines.push(`chain ${chain.tools.join(' > ')} ${chain.score} ${chain.reasons.join(' / ')}`);
+    }
+  };
+  const fresh = createToolSearch({ tools });
+  run('no history', fresh, { limit: 10 });
+  run('no history, bm25', fresh, { limit: 10, mode: 'bm25' });
+  const search = createToolSearch({ tools });
+  for (let i = 0; i < RUNS; i++) search.recordSequence(workflows[Math.floor(WORKFLOWS * rand() ** 2)]!);
+  run('graph', search, { limit: 10 });
+  run('graph, 3 hits, 2 chains', search, { limit: 3, chainLimit: 2 });
+  for (const u of usages) search.recordUsage(u);
+  const scenarios = (label: string): void => {
+    run(`${label}`, search, { limit: 10 });
+    run(`${label}, bm25`, search, { limit: 10, mode: 'bm25' });
+    run(`${label}, 3 hits, 2 chains`, search, { limit: 3, chainLimit: 2 });
+    run(`${label}, RM3 always`, search, { limit: 10, expansionWhen: 'always' });
+    run(`${label}, feedback x3`, search, { limit: 10, feedbackWeight: 3 });
+  };
+  scenarios('graph + feedback');
+  const removed = names.filter((_, i) => i % 7 === 3);
+  search.removeTools(removed);
+  search.addTools(tools.filter((_, i) => i % 14 === 3));
+  for (let i = 0; i < 3_000; i++) search.recordUsage(usage());
+  scenarios('after removal, re-add and 3,000 more uses');
+  writeFileSync(out, `${lines.join('\n')}\n`);
+  console.log(`${source}: ${searches} searches, ${lines.length} lines`);
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      base: { type: 'string', default: 'main' },
+      data: { type: 'string' },
+      side: { type: 'string' },
+      out: { type: 'string' },
+    },
+  });
+  const dataDir = resolve(
+    values.data ?? (process.env.CODECALL_DATA_DIR || join(ROOT, '..', 'shared', 'data')),
+  );
+  if (values.side !== undefined && values.out !== undefined) {
+    await runSide(values.side, dataDir, values.out);
+    return;
   }
-}
-for (const text of read('toolbench/dev.jsonl') as unknown as Array<{ query: string }>)
-  queries.push(text.query);
-// A query of no words is an error, not a search: dropped.
-for (let i = queries.length - 1; i >= 0; i--) if (words(queries[i]!).length === 0) queries.splice(i, 1);
-
-let lines = 0;
-const out: string[] = [];
-const flush = (): void => {
-  process.stdout.write(out.join('\n') + '\n');
-  out.length = 0;
-};
-function run(label: string, search: Search, options: Record<string, unknown> = {}, every = 1): void {
-  for (let i = 0; i < queries.length; i += every) {
-    const result = search.searchDetailed(queries[i]!, options);
-    const hits = result.hits.map((h) => `${h.name} ${h.score} ${h.reasons.join(' | ')}`).join(' ;; ');
-    const chains = result.chains.map((c) => `${c.tools.join('>')} ${c.score} ${c.reasons.join(' | ')}`);
-    out.push(`${label} #${i} ${hits} ## ${chains.join(' ;; ')}`);
-    lines++;
-  }
-  flush();
-}
-
-const names = catalog.map((t) => t.name);
-const search = createToolSearch({ tools: catalog });
-run('fresh', search);
-run('fresh-bm25', search, { mode: 'bm25' });
-run('fresh-rm3', search, { expansionWhen: 'always' }, 2);
-run('fresh-b', search, { b: 0.4, k1: 1.5 }, 3);
-run('fresh-chains', search, { limit: 3, chainLimit: 2 }, 3);
-const workflows = Array.from({ length: 500 }, () =>
-  Array.from({ length: 2 + Math.floor(rand() * 3) }, () => pick(names)),
-);
-for (let i = 0; i < 10_000; i++)
-  search.recordSequence(workflows[Math.floor(workflows.length * rand() ** 2)]!);
-run('graph', search);
-for (let i = 0; i < 20_000; i++) {
-  const flow = workflows[Math.floor(workflows.length * rand() ** 2)]!;
-  const tool = catalog.find((t) => t.name === flow[0]);
-  const w = words(tool?.description ?? flow[0]!);
-  search.recordUsage({ query: `${pick(w) ?? ''} ${pick(w) ?? ''} ${pick(w) ?? ''}`, tools: flow });
-}
-run('feedback', search);
-run('feedback-bm25', search, { mode: 'bm25' }, 2);
-run('feedback-weighted', search, { feedbackWeight: 6, limit: 3, chainLimit: 2 }, 3);
-run('feedback-rm3', search, { expansionWhen: 'always' }, 3);
-
-// Removal, re-add, more uses.
-const removed = names.filter((_, i) => i % 7 === 3);
-search.removeTools(removed);
-run('removed', search);
-const back = removed.filter((_, i) => i % 2 === 0);
-search.addTools(catalog.filter((t) => back.includes(t.name)));
-for (let i = 0; i < 3_000; i++) {
-  const flow = pick(workflows);
-  search.recordUsage({ query: words(flow[0]!).join(' '), tools: flow });
-}
-run('readded', search);
-run('readded-bm25', search, { mode: 'bm25' }, 2);
-
-// One tool at a time between queries: added (new and re-added), removed, changed.
-for (let step = 0; step < 200; step++) {
-  const t = pick(catalog);
-  const action = step % 4;
-  if (action === 0) search.removeTools([t.name]);
-  else if (action === 1) search.addTools([t]);
-  else if (action === 2) search.addTools([{ ...t, description: `${t.description ?? ''} changed ${step}` }]);
-  else search.addTools([{ ...t, name: `extra${step}.${t.name}`, server: `extra${step}` }]);
-  const q = queries[(step * 37) % queries.length]!;
-  for (const options of [{}, { mode: 'bm25' }]) {
-    const result = search.searchDetailed(q, options);
-    out.push(
-      `step${step} ${result.hits.map((h) => `${h.name} ${h.score} ${h.reasons.join(' | ')}`).join(' ;; ')}`,
+  const work = mkdtempSync(join(tmpdir(), 'codecall-compare-hits-'));
+  try {
+    const baseDir = join(work, 'base');
+    execFileSync('mkdir', ['-p', baseDir]);
+    const archive = execFileSync('git', ['-C', ROOT, 'archive', values.base, 'src'], {
+      maxBuffer: 1 << 30,
+    });
+    execFileSync('tar', ['-x', '-C', baseDir], { input: archive });
+    symlinkSync(join(ROOT, 'node_modules'), join(baseDir, 'node_modules'));
+    const outputs: string[] = [];
+    for (const [side, source] of [
+      ['base', baseDir],
+      ['head', ROOT],
+    ] as const) {
+      const out = join(work, `${side}.txt`);
+      // One process per side: the two sides' modules never share a process.
+      const child = spawnSync(
+        process.execPath,
+        [fileURLToPath(import.meta.url), '--side', source, '--out', out, '--data', dataDir],
+        { stdio: 'inherit' },
+      );
+      if (child.status !== 0) throw new Error(`the ${side} side failed (exit ${child.status})`);
+      outputs.push(readFileSync(out, 'utf8'));
+    }
+    const [before, after] = outputs.map((text) => text.split('\n')) as [string[], string[]];
+    let differ = 0;
+    for (let i = 0; i < Math.max(before.length, after.length); i++) {
+      if (before[i] === after[i]) continue;
+      if (differ++ < 10) console.log(`line ${i + 1}:\n  ${values.base}: ${before[i]}\n  head: ${after[i]}`);
+    }
+    console.log(
+      `${before.length - 1} lines (${values.base}) / ${after.length - 1} lines (work tree); ${differ} differ`,
     );
-    lines++;
+    process.exitCode = differ === 0 && before.length === after.length ? 0 : 1;
+  } finally {
+    rmSync(work, { recursive: true, force: true });
   }
 }
-flush();
-run('stepped', search, {}, 2);
-// A large batch back (the rest of the removed tools) and a large removal.
-search.addTools(catalog.filter((t) => removed.includes(t.name) && !back.includes(t.name)));
-run('batch-added', search, {}, 2);
-search.removeTools(names.filter((_, i) => i % 3 === 1));
-run('batch-removed', search, { mode: 'bm25' }, 2);
-search.addTools(catalog);
-run('all-back', search, {}, 2);
 
-// Other lexical options and field weights, on fresh indexes.
-const subset = catalog.filter((_, i) => i % 3 === 0);
-run('porter', createToolSearch({ tools: subset, stemming: 'porter' }), {}, 3);
-run('verbs', createToolSearch({ tools: subset, verbNormalization: true, stemming: 'none' }), {}, 3);
-run(
-  'weights',
-  createToolSearch({ tools: subset, fieldWeights: { name: 1, description: 3, examples: 2, server: 0 } }),
-  { mode: 'bm25' },
-  3,
-);
-process.stderr.write(`compare-search-hits: ${lines} lines\n`);
+await main();

@@ -158,9 +158,8 @@ export class NeighbourCache {
  * across walks, reset by a stamp), the step of the best path kept for the reason.
  */
 export class GraphCredits {
-  #score = new Float64Array(0);
-  #best = new Float64Array(0);
-  #stamp = new Uint32Array(0);
+  /** Per id, its stamp, sum and best path score side by side (one cache miss per id, not three). */
+  #slots = new Float64Array(0);
   #steps: Array<Step | undefined> = [];
   #round = 0;
   /** Ids credited since {@link begin}, in the order they were first credited. */
@@ -168,17 +167,15 @@ export class GraphCredits {
 
   /** Starts a new walk over ids below `capacity` (nothing is credited). */
   begin(capacity: number): void {
-    if (this.#score.length < capacity) {
+    if (this.#steps.length < capacity) {
       const size = Math.max(64, capacity * 2);
-      this.#score = new Float64Array(size);
-      this.#best = new Float64Array(size);
-      this.#stamp = new Uint32Array(size);
+      this.#slots = new Float64Array(3 * size);
       this.#steps = new Array<Step | undefined>(size);
       this.#round = 0;
     }
     this.#round = (this.#round + 1) >>> 0;
     if (this.#round === 0) {
-      this.#stamp.fill(0);
+      this.#slots.fill(0);
       this.#round = 1;
     }
     // Steps of the last walk are dropped so they hold no catalog data alive.
@@ -188,12 +185,12 @@ export class GraphCredits {
 
   /** Whether `id` was credited in this walk. */
   has(id: number): boolean {
-    return this.#stamp[id] === this.#round;
+    return this.#slots[3 * id] === this.#round;
   }
 
   /** The sum of the scores of the paths that reached a credited id. */
   score(id: number): number {
-    return this.#score[id]!;
+    return this.#slots[3 * id + 1]!;
   }
 
   /** The last step of the best path that reached a credited id (its reason). */
@@ -203,17 +200,19 @@ export class GraphCredits {
 
   /** Credits `id` with one path of score `score` ending in `step`. */
   add(id: number, score: number, step: Step): void {
-    if (this.#stamp[id] !== this.#round) {
-      this.#stamp[id] = this.#round;
+    const slots = this.#slots;
+    const at = 3 * id;
+    if (slots[at] !== this.#round) {
+      slots[at] = this.#round;
       this.ids.push(id);
-      this.#score[id] = score;
-      this.#best[id] = score;
+      slots[at + 1] = score;
+      slots[at + 2] = score;
       this.#steps[id] = step;
       return;
     }
-    this.#score[id]! += score;
-    if (score > this.#best[id]!) {
-      this.#best[id] = score;
+    slots[at + 1]! += score;
+    if (score > slots[at + 2]!) {
+      slots[at + 2] = score;
       this.#steps[id] = step;
     }
   }

@@ -100,7 +100,7 @@ export interface FeedbackScoreOptions {
   /** Decayed co-occurrences a pair needs. */
   minCount: number;
   /**
-   * Tools returned at most, the highest scores first.
+   * Tools returned at most: those with the highest scores (in no particular order).
    * @defaultValue {@link DEFAULT_FEEDBACK_CANDIDATES}
    */
   limit?: number;
@@ -111,10 +111,11 @@ export class QueryFeedback {
   readonly #terms = new Map<string, TermStats>();
   readonly #tools = new InternedNames();
   /** Per-query scratch, indexed by tool id (grown with the ids). */
-  #sums = new Float64Array(0);
-  #best = new Float64Array(0);
-  #bestTerm = new Int32Array(0);
-  #stamp = new Uint32Array(0);
+  /**
+   * Per tool id, four numbers side by side (one cache line's reach instead of four arrays): the
+   * stamp of the query that last touched it, its sum, its best share and that share's term.
+   */
+  #scratch = new Float64Array(0);
   #query = 0;
   #touched = new Int32Array(0);
   #values = new Float64Array(0);
@@ -290,7 +291,7 @@ export class QueryFeedback {
   /**
    * Feedback score of the tools with the most evidence for the query `terms` (0–1: the mean over
    * the query's distinct terms of the shrunk share of uses with that term that used the tool; at
-   * most `limit`, the highest first), and for each tool the term that contributed most (for its
+   * most `limit`, the highest, in no particular order), and for each tool the term that contributed most (for its
    * reason), by name.
    */
   score(
@@ -317,14 +318,11 @@ export class QueryFeedback {
     const unscale = 1 / this.#scale();
     const { minCount, evidencePrior } = options;
     this.#grow();
-    const sums = this.#sums;
-    const best = this.#best;
-    const bestTerm = this.#bestTerm;
-    const stamp = this.#stamp;
+    const scratch = this.#scratch;
     const touched = this.#touched;
     this.#query = (this.#query + 1) >>> 0;
     if (this.#query === 0) {
-      stamp.fill(0);
+      scratch.fill(0);
       this.#query = 1;
     }
     const query = this.#query;
@@ -338,18 +336,19 @@ export class QueryFeedback {
       const weights = ranked.weights;
       for (let i = 0; i < tools.length; i++) {
         const tool = tools[i]!;
+        const at = tool << 2;
         const share = weights[i]! * factor;
-        if (stamp[tool] !== query) {
-          stamp[tool] = query;
+        if (scratch[at] !== query) {
+          scratch[at] = query;
           touched[count++] = tool;
-          sums[tool] = share;
-          best[tool] = share;
-          bestTerm[tool] = t;
+          scratch[at + 1] = share;
+          scratch[at + 2] = share;
+          scratch[at + 3] = t;
         } else {
-          sums[tool]! += share;
-          if (share > best[tool]!) {
-            best[tool] = share;
-            bestTerm[tool] = t;
+          scratch[at + 1]! += share;
+          if (share > scratch[at + 2]!) {
+            scratch[at + 2] = share;
+            scratch[at + 3] = t;
           }
         }
       }
@@ -359,7 +358,7 @@ export class QueryFeedback {
     let cut = -Infinity;
     if (count > limit) {
       const values = this.#values;
-      for (let i = 0; i < count; i++) values[i] = sums[touched[i]!]!;
+      for (let i = 0; i < count; i++) values[i] = scratch[(touched[i]! << 2) + 1]!;
       cut = selectNth(values, count, count - limit);
     }
     if (out.tools.length < Math.min(count, limit)) {
@@ -369,21 +368,22 @@ export class QueryFeedback {
     const atCut: number[] = [];
     for (let i = 0; i < count; i++) {
       const tool = touched[i]!;
-      const score = sums[tool]!;
+      const score = scratch[(tool << 2) + 1]!;
       if (score > cut) {
         out.tools[out.length] = tool;
         out.scores[out.length] = score;
-        out.terms[out.length++] = distinct[bestTerm[tool]!]!;
+        out.terms[out.length++] = distinct[scratch[(tool << 2) + 3]!]!;
       } else if (score === cut) atCut.push(tool);
     }
     if (atCut.length > 0) {
+      // Names break the tie only when not every tool at the cut fits.
       const names = this.#tools;
-      atCut.sort((a, b) => (names.name(a) < names.name(b) ? -1 : 1));
+      if (atCut.length > limit - out.length) atCut.sort((a, b) => (names.name(a) < names.name(b) ? -1 : 1));
       for (let i = 0; i < atCut.length && out.length < limit; i++) {
         const tool = atCut[i]!;
         out.tools[out.length] = tool;
-        out.scores[out.length] = sums[tool]!;
-        out.terms[out.length++] = distinct[bestTerm[tool]!]!;
+        out.scores[out.length] = scratch[(tool << 2) + 1]!;
+        out.terms[out.length++] = distinct[scratch[(tool << 2) + 3]!]!;
       }
     }
     out.terms.length = out.length;
@@ -393,12 +393,9 @@ export class QueryFeedback {
   /** Grows the per-query scratch to the tool ids' capacity. */
   #grow(): void {
     const capacity = this.#tools.capacity;
-    if (this.#sums.length >= capacity) return;
+    if (this.#touched.length >= capacity) return;
     const size = Math.max(64, capacity * 2);
-    this.#sums = new Float64Array(size);
-    this.#best = new Float64Array(size);
-    this.#bestTerm = new Int32Array(size);
-    this.#stamp = new Uint32Array(size);
+    this.#scratch = new Float64Array(size * 4);
     this.#query = 0;
     this.#touched = new Int32Array(size);
     this.#values = new Float64Array(size);

@@ -6,6 +6,10 @@
  * last), and a longer request continues from where the longest earlier one stopped: a hybrid query
  * asks twice (the walk's seeds, then the merge's candidates), and the second pass keeps only the
  * ids past the first one's end instead of selecting every one of them again.
+ *
+ * A merge that adds other evidence (feedback, graph credits, exact names: never negative) to some
+ * ids reads only as much of the order as its top can depend on ({@link RankedIds.covering}): past
+ * the `k`th lexical hit and the hits tied with it, none can enter the merge's top `k`.
  */
 
 /** The best-first order of the ids of one scored query, extended as requests grow. */
@@ -36,6 +40,28 @@ export class RankedIds {
     const taken = this.#taken;
     if (k > taken.length && taken.length < this.#ids.length) this.#extend(k - taken.length);
     return taken.slice(0, k);
+  }
+
+  /**
+   * The prefix of the best `bound` ids that a merge's top `k` can depend on, when the merge scores
+   * every id by `scores[id] / scale` plus other evidence that is never negative (and adds ids of
+   * its own): the best `k` and the ids after them whose scaled score equals the `k`th one's, at
+   * most `bound`. Any id further down scores strictly less than each of the first `k`, whatever
+   * they gain, so none can enter a top `k`. A fresh array.
+   */
+  covering(k: number, bound: number, scale: number): number[] {
+    const limit = Math.min(bound, this.#ids.length);
+    if (k <= 0 || k >= limit) return this.top(bound);
+    const scores = this.#scores;
+    const taken = this.#taken;
+    let want = Math.min(limit, k + Math.max(8, k >> 1));
+    for (;;) {
+      if (want > taken.length) this.#extend(want - taken.length);
+      const cut = scores[taken[k - 1]!]! / scale;
+      for (let i = k; i < want; i++) if (scores[taken[i]!]! / scale < cut) return taken.slice(0, i);
+      if (want >= limit) return taken.slice(0, limit);
+      want = Math.min(limit, want * 2);
+    }
   }
 
   /** Takes the next `wanted` ids in rank order: the best of those ranked after the last taken. */

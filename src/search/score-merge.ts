@@ -8,23 +8,21 @@
 
 /** Scores of the tools one query touched, by entry id. */
 export class ScoreMerge {
-  #values = new Float64Array(0);
-  #stamp = new Uint32Array(0);
+  /** Per id, its stamp then its score, side by side (one cache miss per id instead of two). */
+  #slots = new Float64Array(0);
   #round = 0;
   /** Ids touched since {@link begin}, in the order they were first set. */
   readonly ids: number[] = [];
 
   /** Starts a new merge over ids below `capacity` (nothing is touched). */
   begin(capacity: number): void {
-    if (this.#values.length < capacity) {
-      const size = Math.max(64, capacity * 2);
-      this.#values = new Float64Array(size);
-      this.#stamp = new Uint32Array(size);
+    if (this.#slots.length < 2 * capacity) {
+      this.#slots = new Float64Array(2 * Math.max(64, capacity * 2));
       this.#round = 0;
     }
     this.#round = (this.#round + 1) >>> 0;
     if (this.#round === 0) {
-      this.#stamp.fill(0);
+      this.#slots.fill(0);
       this.#round = 1;
     }
     this.ids.length = 0;
@@ -32,21 +30,22 @@ export class ScoreMerge {
 
   /** Whether `id` was touched in this merge. */
   has(id: number): boolean {
-    return this.#stamp[id] === this.#round;
+    return this.#slots[id << 1] === this.#round;
   }
 
   /** The score of a touched id. */
   get(id: number): number {
-    return this.#values[id]!;
+    return this.#slots[(id << 1) + 1]!;
   }
 
   /** Sets the score of `id`, touching it. */
   set(id: number, value: number): void {
-    if (this.#stamp[id] !== this.#round) {
-      this.#stamp[id] = this.#round;
+    const at = id << 1;
+    if (this.#slots[at] !== this.#round) {
+      this.#slots[at] = this.#round;
       this.ids.push(id);
     }
-    this.#values[id] = value;
+    this.#slots[at + 1] = value;
   }
 
   /**
@@ -54,9 +53,12 @@ export class ScoreMerge {
    * order a full sort by score, then name, gives).
    */
   top(k: number, nameOf: (id: number) => string): number[] {
-    const values = this.#values;
-    const before = (a: number, b: number): boolean =>
-      values[a]! > values[b]! || (values[a] === values[b] && nameOf(a) < nameOf(b));
+    const slots = this.#slots;
+    const before = (a: number, b: number): boolean => {
+      const x = slots[(a << 1) + 1]!;
+      const y = slots[(b << 1) + 1]!;
+      return x > y || (x === y && nameOf(a) < nameOf(b));
+    };
     const top: number[] = [];
     if (k < 1) return top;
     for (const id of this.ids) {

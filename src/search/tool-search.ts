@@ -512,14 +512,14 @@ class ToolSearchIndex implements ToolSearch {
     // The best k lexical hits, popped in rank order as far as the longest request so far.
     const rankedIds = this.#ranked;
     rankedIds.reset(ids, scores);
-    const topLexical = (k: number): number[] => rankedIds.top(k);
     const exact = this.#entries.exactNames(text);
     const merge = this.#merge;
 
     /** Lexical plus feedback score of the best `k` such tools (the walk's seeds). */
     const topBase = (k: number): Array<[number, number]> => {
       merge.begin(this.#entries.capacity);
-      for (const id of topLexical(k + feedbackIds.length)) merge.set(id, scores[id]! / best);
+      // Of the best `k + feedback` lexical hits, only as many as the top `k` can depend on.
+      for (const id of rankedIds.covering(k, k + feedbackIds.length, best)) merge.set(id, scores[id]! / best);
       for (let i = 0; i < feedbackIds.length; i++) {
         const id = feedbackIds[i]!;
         const base = merge.has(id) ? merge.get(id) : lexicalScore(id);
@@ -554,14 +554,20 @@ class ToolSearchIndex implements ToolSearch {
         reasons: p.steps.map(describeStep),
       }));
     }
-    // Only the top `limit + credited` lexical hits can make the cut (see selectTop).
+    // Only the top `limit + credited` lexical hits can make the cut (see selectTop), and of those
+    // only as many as the merge's top can depend on (see RankedIds.covering).
     const strong = ranking.lexicalGuard;
-    const lexicalTop =
-      ids.length > 0
-        ? topLexical(
-            Math.max(limit, strong) + (credits?.ids.length ?? 0) + feedbackIds.length + (exact?.size ?? 0),
-          )
-        : [];
+    const lexicalBound =
+      Math.max(limit, strong) + (credits?.ids.length ?? 0) + feedbackIds.length + (exact?.size ?? 0);
+    const guardHits = Math.min(strong, DEFAULT_LEXICAL_GUARD_HITS);
+    const exactIds: number[] = [];
+    for (const name of exact ?? []) exactIds.push(this.#entries.get(name)!.id);
+    // The merge's top is `limit` plus the guarded hits (at most `guardHits`): a longer prefix than
+    // it needs changes nothing.
+    const lexicalTop = ids.length > 0 ? rankedIds.covering(limit + guardHits, lexicalBound, best) : [];
+    const guardedIds = lexicalTop
+      .slice(0, guardHits)
+      .filter((id) => scores[id]! / best >= DEFAULT_LEXICAL_GUARD_SHARE);
     merge.begin(this.#entries.capacity);
     for (const id of lexicalTop) merge.set(id, scores[id]! / best);
     for (let i = 0; i < feedbackIds.length; i++) {
@@ -573,16 +579,12 @@ class ToolSearchIndex implements ToolSearch {
       const base = merge.has(id) ? merge.get(id) : lexicalScore(id);
       merge.set(id, base + ranking.graphWeight * credits!.score(id));
     }
-    for (const name of exact ?? []) {
-      const id = this.#entries.get(name)!.id;
+    for (const id of exactIds) {
       const base = merge.has(id) ? merge.get(id) : lexicalScore(id);
       merge.set(id, base + 1 + ranking.graphWeight + ranking.feedbackWeight);
     }
 
-    const guardedIds = lexicalTop
-      .slice(0, Math.min(strong, DEFAULT_LEXICAL_GUARD_HITS))
-      .filter((id) => scores[id]! / best >= DEFAULT_LEXICAL_GUARD_SHARE);
-    const guarded = new Set(guardedIds.map(nameOf));
+    const guarded = new Set(guardedIds);
     // The guard reads the top `limit` and where the guarded hits stand: the best `limit + guarded`
     // of the merge, then any guarded hit below them, in the same order.
     const topIds = merge.top(limit + guardedIds.length, nameOf);
@@ -593,17 +595,16 @@ class ToolSearchIndex implements ToolSearch {
       below.sort((a, b) => value(b) - value(a) || (nameOf(a) < nameOf(b) ? -1 : 1));
       topIds.push(...below);
     }
-    const sorted = topIds.map((id): [string, number] => [nameOf(id), merge.get(id)]);
-    const ranked = guardLexical(sorted, guarded, exact, Math.min(strong, limit)).slice(0, limit);
+    const exactSet = exactIds.length > 0 ? new Set(exactIds) : undefined;
+    const ranked = guardLexical(topIds, guarded, exactSet, Math.min(strong, limit)).slice(0, limit);
     const originals = originalWords(text, this.#lexical);
     const distinct = [...new Set(terms)];
     const looked = this.#index.lookup(distinct);
     const masks: number[] = [];
     // Reasons are worded for the returned hits only.
-    const hits = ranked.map(([name, score]) => {
-      const id = this.#entries.get(name)!.id;
+    const hits = ranked.map((id) => {
       const reasons: string[] = [];
-      if (exact?.has(name)) reasons.push('exact tool name');
+      if (exactSet?.has(id)) reasons.push('exact tool name');
       const matched = lexicalReason(this.#index, id, distinct, looked, originals, masks);
       if (matched) reasons.push(matched);
       const at = feedbackIds.indexOf(id);
@@ -611,7 +612,7 @@ class ToolSearchIndex implements ToolSearch {
       if (learned !== undefined)
         reasons.push(`used after queries with '${originals.get(learned) ?? learned}'`);
       if (credits?.has(id)) reasons.push(describeStep(credits.step(id)));
-      return { name, score: round(score), reasons };
+      return { name: nameOf(id), score: round(merge.get(id)), reasons };
     });
     return { hits, chains, truncated: false };
   }
@@ -681,31 +682,31 @@ class ToolSearchIndex implements ToolSearch {
  * never crowded out by neighbours of weaker matches.
  */
 function guardLexical(
-  sorted: Array<[string, number]>,
-  guarded: ReadonlySet<string>,
-  exact: ReadonlySet<string> | undefined,
+  sorted: number[],
+  guarded: ReadonlySet<number>,
+  exact: ReadonlySet<number> | undefined,
   rank: number,
-): Array<[string, number]> {
+): number[] {
   if (guarded.size === 0 || rank < 1) return sorted;
   const top = sorted.slice(0, rank);
-  const inTop = new Set(top.map(([name]) => name));
-  const missing = sorted.slice(rank).filter(([name]) => guarded.has(name));
+  const inTop = new Set(top);
+  const missing = sorted.slice(rank).filter((id) => guarded.has(id));
   if (missing.length === 0) return sorted;
   // Displace the lowest-ranked hits of the top that are neither guarded nor exact names.
-  const kept: Array<[string, number]> = [];
+  const kept: number[] = [];
   let displace = missing.length;
   for (let i = top.length - 1; i >= 0; i--) {
-    const [name] = top[i]!;
-    if (displace > 0 && !guarded.has(name) && !exact?.has(name)) {
+    const id = top[i]!;
+    if (displace > 0 && !guarded.has(id) && !exact?.has(id)) {
       displace--;
-      inTop.delete(name);
+      inTop.delete(id);
       continue;
     }
-    kept.unshift(top[i]!);
+    kept.unshift(id);
   }
   const lifted = missing.slice(0, missing.length - displace);
-  for (const [name] of lifted) inTop.add(name);
-  return [...kept, ...lifted, ...sorted.filter(([name]) => !inTop.has(name))];
+  for (const id of lifted) inTop.add(id);
+  return [...kept, ...lifted, ...sorted.filter((id) => !inTop.has(id))];
 }
 
 /**

@@ -27,6 +27,50 @@ describe('ranked ids', () => {
     expect(compared).toBe(600);
   });
 
+  it('covers what a merge top reads when other evidence only adds: the same top as over the whole bound', () => {
+    const random = seededRandom(11);
+    const ranked = new RankedIds();
+    let compared = 0;
+    let shorter = 0;
+    for (let round = 0; round < 400; round++) {
+      const scores = new Float64Array(500);
+      // Few distinct scores, so ties at the cut (broken by id here, by name in the merge) are common.
+      for (let i = 0; i < scores.length; i++) scores[i] = Math.floor(random() * 10) / 3;
+      const ids = [
+        ...new Set(Array.from({ length: 1 + Math.floor(random() * 200) }, () => Math.floor(random() * 500))),
+      ];
+      // Ids the merge adds other evidence to (never negative), whatever their lexical rank.
+      const marked = new Set(
+        Array.from({ length: Math.floor(random() * 40) }, () => Math.floor(random() * 500)),
+      );
+      const names = Array.from({ length: 500 }, (_, i) => `t${(i * 7919) % 500}`);
+      const extra = Float64Array.from({ length: 500 }, () => Math.floor(random() * 4) / 3);
+      const k = 1 + Math.floor(random() * 12);
+      const bound = k + marked.size + Math.floor(random() * 5);
+      const best = 3;
+      const matched = new Set(ids);
+      const mergeTop = (lexical: readonly number[]): number[] => {
+        const value = new Map<number, number>();
+        for (const id of lexical) value.set(id, scores[id]! / best);
+        for (const id of marked) value.set(id, (matched.has(id) ? scores[id]! / best : 0) + extra[id]!);
+        return [...value.keys()]
+          .sort((a, b) => value.get(b)! - value.get(a)! || (names[a]! < names[b]! ? -1 : 1))
+          .slice(0, k);
+      };
+      ranked.reset(ids, scores);
+      const whole = ranked.top(bound);
+      ranked.reset(ids, scores);
+      const covered = ranked.covering(k, bound, best);
+      expect(covered).toEqual(whole.slice(0, covered.length));
+      expect(mergeTop(covered)).toEqual(mergeTop(whole));
+      if (covered.length < whole.length) shorter++;
+      compared++;
+    }
+    expect(compared).toBe(400);
+    // The point of it: most merges read less than the whole bound.
+    expect(shorter).toBeGreaterThan(200);
+  });
+
   it('answers a shorter request after a longer one from what it took, and a reset forgets it', () => {
     const scores = Float64Array.from([0.5, 3, 1, 3, 2, 0]);
     const ranked = new RankedIds();
