@@ -408,8 +408,8 @@ export function gatewayRequests(options: GatewayRequestsOptions): GatewayRequest
     if (parsed) return parsed;
     throw protocolError(
       ErrorCode.InvalidParams,
-      `Unknown prompt ${JSON.stringify(name).slice(0, 200)}. Prompts of this gateway are named as prompts/list names them ` +
-        `("<server>__<prompt>"${originalNames ? ', or the original name when no other server has it' : ''}).`,
+      `Unknown prompt ${JSON.stringify(name).slice(0, 200)}. Prompts of this gateway are "<server>__<prompt>" as ` +
+        `prompts/list names them${originalNames ? ' (or their own name when no other server has a prompt of that name)' : ''}.`,
     );
   };
   const outPrompt = (server: string, name: string, owners: Map<string, string[]> | undefined): string =>

@@ -445,6 +445,10 @@ export function createConformanceServer(options: ConformanceServerOptions = {}):
             { role: 'user', content: { type: 'text', text: 'Please analyze the image above.' } },
           ],
         };
+      case DYNAMIC_PROMPT.name:
+        if (dynamicPrompt)
+          return { messages: [{ role: 'user', content: { type: 'text', text: 'The dynamic prompt.' } }] };
+        throw new McpError(ErrorCode.InvalidParams, `Unknown prompt ${request.params.name}`);
       default:
         throw new McpError(ErrorCode.InvalidParams, `Unknown prompt ${request.params.name}`);
     }
