@@ -157,7 +157,8 @@ function createModernServer(options: ModernHttpOptions, shared: ModernShared): M
   const tracing = requestTracing(runtime.config.serve.telemetry);
   const originalNames = options.originalNames ?? false;
   const searchWaitMs = options.searchWaitForServersMs ?? DEFAULT_SERVE_SEARCH_WAIT_FOR_SERVERS_MS;
-  const direct =
+  // Read per request: a stdio connection keeps one server while the catalog changes under it.
+  const currentDirect = (): Map<string, CatalogTool> =>
     (options.passThrough ?? true)
       ? passThroughTools(runtime.tools.catalog(), originalNames)
       : new Map<string, CatalogTool>();
@@ -178,7 +179,7 @@ function createModernServer(options: ModernHttpOptions, shared: ModernShared): M
     requestState: { verify: shared.codec.verify },
   });
   server.setRequestHandler('tools/list', () => ({
-    tools: listCodecallTools(runtime, direct) as unknown as ModernTool[],
+    tools: listCodecallTools(runtime, currentDirect()) as unknown as ModernTool[],
   }));
   // Resources, resource templates, prompts and completion: the gateway's one table, as for 2025
   // clients (spec 2026-07-28 server/resources, server/prompts, server/utilities/completion).
@@ -215,6 +216,7 @@ function createModernServer(options: ModernHttpOptions, shared: ModernShared): M
   ): Promise<CallToolResult | InputRequiredResult> {
     const { name, arguments: args } = request.params;
     const signal = ctx.mcpReq.signal;
+    const direct = currentDirect();
     if (name === SEARCH_TOOLS_NAME)
       return (
         await searchToolsCall(runtime, args ?? {}, {
