@@ -323,6 +323,13 @@ export const DEFAULT_SERVE_INPUT_REQUEST_MAX_BYTES = 65_536;
  */
 export const DEFAULT_SERVE_RELAYED_REQUEST_STATE_MAX_BYTES = 2_048;
 /**
+ * `subscriptions/listen` streams of 2026-07-28 clients one `codecall serve` process keeps open
+ * (HTTP: per process; stdio: per connection); a new one past it is refused with `-32603`
+ * ("Subscription limit reached") before its acknowledgement. Each holds an SSE response and one
+ * listener. Issue 28.
+ */
+export const DEFAULT_SERVE_MAX_LISTEN_SUBSCRIPTIONS = 1_024;
+/**
  * Time-to-live of an MCP task (the Tasks extension, `io.modelcontextprotocol/tasks`) a 2026-07-28
  * client gets for `execute_code`: its `ttlMs`, and the deadline of the job that runs it (a task
  * still running then ends `failed`). Issue 28.

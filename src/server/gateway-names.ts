@@ -8,7 +8,8 @@
  * table (the prefix names the server), and a template stays a template
  * (`everything+test://template/{id}/data`). With `originalNames`, a capability offered by one
  * connected server alone keeps its original names and URIs (a gateway in front of one server is
- * transparent).
+ * transparent); with several servers offering prompts, a prompt no other server lists keeps its
+ * name too (the gateway reads their lists to know, gateway.ts).
  */
 import { assignDirectNames, EXECUTE_CODE_NAME, SEARCH_TOOLS_NAME } from '../meta/index.js';
 import { assignIdentifiers, type CatalogTool, type UpstreamServer } from '../tools/index.js';
@@ -134,7 +135,11 @@ export function servedNames(
     const entry: { prompts?: string; resources?: string } = {};
     if (upstream.capabilities?.prompts)
       entry.prompts =
-        promptsSole === upstream.name ? '<prompt>' : names.promptName(upstream.name, '<prompt>');
+        promptsSole === upstream.name
+          ? '<prompt>'
+          : originalNames
+            ? `<prompt> (${names.promptName(upstream.name, '<prompt>')} when another server has one of that name)`
+            : names.promptName(upstream.name, '<prompt>');
     if (upstream.capabilities?.resources)
       entry.resources = resourcesSole === upstream.name ? '<uri>' : names.uri(upstream.name, '<uri>');
     servers.set(upstream.name, entry);

@@ -48,10 +48,19 @@ import {
   type ServerNotification,
   type ServerRequest,
 } from '@modelcontextprotocol/sdk/types.js';
-import { DEFAULT_SERVE_MAX_SUBSCRIPTIONS_PER_SESSION } from '../config/defaults.js';
+import {
+  DEFAULT_SERVE_MAX_SUBSCRIPTIONS_PER_SESSION,
+  DEFAULT_TOOL_LIST_MAX_PAGES,
+} from '../config/defaults.js';
 import { isCodecallError, isErrorLike } from '../errors.js';
 import type { CodecallRuntime } from '../execute/index.js';
-import type { ToolPool, UpstreamAsker, UpstreamNotification, UpstreamServer } from '../tools/index.js';
+import type {
+  RelayedInputRound,
+  ToolPool,
+  UpstreamAsker,
+  UpstreamNotification,
+  UpstreamServer,
+} from '../tools/index.js';
 import { GatewayNames } from './gateway-names.js';
 
 type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
@@ -265,6 +274,12 @@ export function gatewayCapabilities(upstreams: readonly UpstreamServer[]): Serve
 export interface GatewayRequestContext {
   /** Aborted when the client cancels the request (or goes away). */
   signal: AbortSignal;
+  /**
+   * A 2026-07-28 client's `prompts/get` or `resources/read`: a 2026-07-28 upstream's
+   * `input_required` answer is returned as it came (`resultType: "input_required"`) for the
+   * caller to relay (modern-pass-through.ts), and this round's answers go upstream.
+   */
+  relay?: RelayedInputRound | undefined;
 }
 
 /**
@@ -353,18 +368,54 @@ export function gatewayRequests(options: GatewayRequestsOptions): GatewayRequest
   };
   const outUri = (server: string, uri: string): string =>
     soleServer(hasResources) === server ? uri : names.uri(server, uri);
-  const promptTarget = (name: string): { server: string; name: string } => {
+  /**
+   * With `originalNames` and several servers offering prompts: the servers listing each prompt
+   * name (every page, at most {@link DEFAULT_TOOL_LIST_MAX_PAGES} a server), so a name no other
+   * server has keeps its original form, as pass-through tools do. Undefined otherwise (then a
+   * prompt is `<server>__<prompt>`, or its original name in front of one prompts server).
+   */
+  const promptOwners = async (signal: AbortSignal): Promise<Map<string, string[]> | undefined> => {
+    const servers = offering(hasPrompts);
+    if (!originalNames || servers.length < 2) return undefined;
+    const owners = new Map<string, string[]>();
+    for (const server of servers) {
+      let cursor: string | undefined;
+      for (let page = 0; page < DEFAULT_TOOL_LIST_MAX_PAGES; page++) {
+        const result = await request<{ prompts: { name: string }[]; nextCursor?: string }>(
+          server,
+          'prompts/list',
+          cursor === undefined ? {} : { cursor },
+          ListPromptsResultSchema,
+          signal,
+        ).catch(() => undefined);
+        for (const prompt of result?.prompts ?? [])
+          owners.set(prompt.name, [...(owners.get(prompt.name) ?? []), server]);
+        cursor = result?.nextCursor;
+        if (cursor === undefined) break;
+      }
+    }
+    return owners;
+  };
+  const promptTarget = async (
+    name: string,
+    signal: AbortSignal,
+  ): Promise<{ server: string; name: string }> => {
     const sole = soleServer(hasPrompts);
     if (sole !== undefined) return { server: sole, name };
+    const owner = (await promptOwners(signal))?.get(name);
+    if (owner?.length === 1) return { server: owner[0]!, name };
     const parsed = names.parsePromptName(name);
     if (parsed) return parsed;
     throw protocolError(
       ErrorCode.InvalidParams,
-      `Unknown prompt ${JSON.stringify(name).slice(0, 200)}. Prompts of this gateway are "<server>__<prompt>" as prompts/list names them.`,
+      `Unknown prompt ${JSON.stringify(name).slice(0, 200)}. Prompts of this gateway are "<server>__<prompt>" as ` +
+        `prompts/list names them${originalNames ? ' (or their own name when no other server has a prompt of that name)' : ''}.`,
     );
   };
-  const outPrompt = (server: string, name: string): string =>
-    soleServer(hasPrompts) === server ? name : names.promptName(server, name);
+  const outPrompt = (server: string, name: string, owners: Map<string, string[]> | undefined): string =>
+    soleServer(hasPrompts) === server || owners?.get(name)?.length === 1
+      ? name
+      : names.promptName(server, name);
 
   /** One page of a listing across servers: one upstream page per request, the cursor names where. */
   const listAcross = async <T>(
@@ -418,6 +469,27 @@ export function gatewayRequests(options: GatewayRequestsOptions): GatewayRequest
         throw upstreamError(error);
       }) as Promise<T>;
 
+  /** {@link request}, or its relayed form when the client's request is relayed (see {@link GatewayRequestContext.relay}). */
+  const relayable = <T>(
+    serverName: string,
+    method: string,
+    params: Record<string, unknown>,
+    schema: Parameters<ToolPool['requestUpstream']>[2],
+    context: GatewayRequestContext,
+  ): Promise<T | { resultType: 'input_required' }> =>
+    context.relay === undefined
+      ? request<T>(serverName, method, params, schema, context.signal)
+      : (pool
+          .relayUpstream(serverName, { method, params }, schema, context.relay, {
+            signal: context.signal,
+            origin,
+          })
+          .catch((error: unknown) => {
+            throw upstreamError(error);
+          }) as Promise<T | { resultType: 'input_required' }>);
+  const isRound = (result: unknown): result is { resultType: 'input_required' } =>
+    (result as { resultType?: unknown }).resultType === 'input_required';
+
   const handlers: Partial<Record<GatewayMethod, GatewayHandler>> = {};
   if (capabilities.resources) {
     handlers['resources/list'] = async (params, { signal }) => {
@@ -468,17 +540,18 @@ export function gatewayRequests(options: GatewayRequestsOptions): GatewayRequest
         ...(page.nextCursor !== undefined ? { nextCursor: page.nextCursor } : {}),
       };
     };
-    handlers['resources/read'] = async (params, { signal }) => {
+    handlers['resources/read'] = async (params, context) => {
       const target = resourceTarget(String(params.uri));
-      const result = await request<{ contents: { uri: string }[] }>(
+      const result = await relayable<{ contents: { uri: string }[] }>(
         target.server,
         'resources/read',
         { ...withoutMeta(params), uri: target.uri },
         ReadResourceResultSchema,
-        signal,
+        context,
       ).catch((error: unknown) => {
         throw withClientUri(error, String(params.uri));
       });
+      if (isRound(result)) return result;
       return {
         ...result,
         contents: result.contents.map((c) => ({ ...c, uri: outUri(target.server, c.uri) })),
@@ -487,6 +560,7 @@ export function gatewayRequests(options: GatewayRequestsOptions): GatewayRequest
   }
   if (capabilities.prompts) {
     handlers['prompts/list'] = async (params, { signal }) => {
+      const owners = await promptOwners(signal);
       const page = await listAcross(
         hasPrompts,
         params.cursor,
@@ -499,7 +573,7 @@ export function gatewayRequests(options: GatewayRequestsOptions): GatewayRequest
             signal,
           );
           return {
-            items: result.prompts.map((p) => ({ ...p, name: outPrompt(name, p.name) })),
+            items: result.prompts.map((p) => ({ ...p, name: outPrompt(name, p.name, owners) })),
             nextCursor: result.nextCursor,
           };
         },
@@ -510,14 +584,14 @@ export function gatewayRequests(options: GatewayRequestsOptions): GatewayRequest
         ...(page.nextCursor !== undefined ? { nextCursor: page.nextCursor } : {}),
       };
     };
-    handlers['prompts/get'] = async (params, { signal }) => {
-      const target = promptTarget(String(params.name));
-      return request(
+    handlers['prompts/get'] = async (params, context) => {
+      const target = await promptTarget(String(params.name), context.signal);
+      return relayable<Record<string, unknown>>(
         target.server,
         'prompts/get',
         { ...withoutMeta(params), name: target.name },
         GetPromptResultSchema,
-        signal,
+        context,
       );
     };
   }
@@ -526,7 +600,7 @@ export function gatewayRequests(options: GatewayRequestsOptions): GatewayRequest
       const ref = params.ref as { type: string; name?: string; uri?: string };
       let target: { server: string; ref: Record<string, unknown> };
       if (ref.type === 'ref/prompt') {
-        const prompt = promptTarget(String(ref.name));
+        const prompt = await promptTarget(String(ref.name), signal);
         target = { server: prompt.server, ref: { ...ref, name: prompt.name } };
       } else {
         const resource = resourceTarget(String(ref.uri));
@@ -552,7 +626,8 @@ export function gatewayRequests(options: GatewayRequestsOptions): GatewayRequest
 function withoutMeta(params: Record<string, unknown>): Record<string, unknown> {
   const meta = params._meta as Record<string, unknown> | undefined;
   if (meta === undefined || typeof meta !== 'object' || !(PROTOCOL_VERSION_META_KEY in meta)) return params;
-  const { _meta: _dropped, ...rest } = params;
+  // A relayed round's answers and codecall's own state are not the upstream's (GatewayRequestContext.relay).
+  const { _meta: _dropped, inputResponses: _answers, requestState: _state, ...rest } = params;
   return rest;
 }
 

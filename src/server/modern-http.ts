@@ -29,7 +29,10 @@ import {
   type Tool as ModernTool,
 } from '@modelcontextprotocol/server';
 import { EXECUTE_CODE_NAME, SEARCH_TOOLS_NAME, parseExecuteCodeInput } from '../meta/index.js';
-import { DEFAULT_SERVE_SEARCH_WAIT_FOR_SERVERS_MS } from '../config/defaults.js';
+import {
+  DEFAULT_SERVE_MAX_LISTEN_SUBSCRIPTIONS,
+  DEFAULT_SERVE_SEARCH_WAIT_FOR_SERVERS_MS,
+} from '../config/defaults.js';
 import type { CodecallRuntime } from '../execute/index.js';
 import { MemoryJobStateStore, type JobStateStore } from '../store/job-state.js';
 import type { CatalogTool } from '../tools/index.js';
@@ -47,7 +50,8 @@ import type { CallToolResult as SharedCallToolResult } from '@modelcontextprotoc
 import { passThroughTools } from './gateway-names.js';
 import { createApprovalStateCodec, type PausedCall } from './modern-approvals.js';
 import { executeModern } from './modern-execute.js';
-import { callPassThrough } from './modern-pass-through.js';
+import { callPassThrough, relayGatewayRequest } from './modern-pass-through.js';
+import { notifyListChanges } from './modern-listen.js';
 import { checkingParamHeaders } from './mcp-param-headers.js';
 import {
   clientOf,
@@ -125,15 +129,15 @@ function withServerNote(result: CallToolResult, runtime: CodecallRuntime): CallT
 
 /**
  * The gateway's capabilities as a 2026-07-28 server declares them: resources, prompts and
- * completion when an upstream offers them; no `subscribe` (the revision replaces
- * `resources/subscribe` with `subscriptions/listen`, changelog Major 4), no `logging` (deprecated,
- * changelog § Deprecations; the level comes with each request), no `listChanged` (nothing is
- * sent on `subscriptions/listen` here).
+ * completion when an upstream offers them, with `listChanged` (their changes reach
+ * `subscriptions/listen` streams, modern-listen.ts); no `subscribe` (resource updates are not
+ * carried on `subscriptions/listen` yet), no `logging` (deprecated, changelog § Deprecations; the
+ * level comes with each request).
  */
 function modernGatewayCapabilities(capabilities: GatewayRequests['capabilities']): Record<string, object> {
   return {
-    ...(capabilities.resources ? { resources: {} } : {}),
-    ...(capabilities.prompts ? { prompts: {} } : {}),
+    ...(capabilities.resources ? { resources: { listChanged: true } } : {}),
+    ...(capabilities.prompts ? { prompts: { listChanged: true } } : {}),
     ...(capabilities.completions ? { completions: {} } : {}),
   };
 }
@@ -153,7 +157,8 @@ function createModernServer(options: ModernHttpOptions, shared: ModernShared): M
   const tracing = requestTracing(runtime.config.serve.telemetry);
   const originalNames = options.originalNames ?? false;
   const searchWaitMs = options.searchWaitForServersMs ?? DEFAULT_SERVE_SEARCH_WAIT_FOR_SERVERS_MS;
-  const direct =
+  // Read per request: a stdio connection keeps one server while the catalog changes under it.
+  const currentDirect = (): Map<string, CatalogTool> =>
     (options.passThrough ?? true)
       ? passThroughTools(runtime.tools.catalog(), originalNames)
       : new Map<string, CatalogTool>();
@@ -174,13 +179,22 @@ function createModernServer(options: ModernHttpOptions, shared: ModernShared): M
     requestState: { verify: shared.codec.verify },
   });
   server.setRequestHandler('tools/list', () => ({
-    tools: listCodecallTools(runtime, direct) as unknown as ModernTool[],
+    tools: listCodecallTools(runtime, currentDirect()) as unknown as ModernTool[],
   }));
   // Resources, resource templates, prompts and completion: the gateway's one table, as for 2025
   // clients (spec 2026-07-28 server/resources, server/prompts, server/utilities/completion).
+  // `prompts/get` and `resources/read` relay an upstream's input_required rounds as tools/call does.
   for (const [method, handler] of Object.entries(gateway.handlers) as [GatewayMethod, GatewayHandler][])
     server.setRequestHandler(method, ((request: { params?: Record<string, unknown> }, ctx: ServerContext) =>
-      handler(request.params ?? {}, { signal: ctx.mcpReq.signal })) as never);
+      method === 'prompts/get' || method === 'resources/read'
+        ? relayGatewayRequest({
+            method,
+            params: request.params ?? {},
+            handler,
+            ctx,
+            codec: shared.codec as RequestStateCodec<unknown>,
+          })
+        : handler(request.params ?? {}, { signal: ctx.mcpReq.signal })) as never);
   if (shared.tasks !== undefined || shared.relay !== undefined)
     registerTaskMethods(server, shared.tasks, shared.relay);
   server.setRequestHandler('tools/call', (request, ctx): Promise<CallToolResult | InputRequiredResult> =>
@@ -202,6 +216,7 @@ function createModernServer(options: ModernHttpOptions, shared: ModernShared): M
   ): Promise<CallToolResult | InputRequiredResult> {
     const { name, arguments: args } = request.params;
     const signal = ctx.mcpReq.signal;
+    const direct = currentDirect();
     if (name === SEARCH_TOOLS_NAME)
       return (
         await searchToolsCall(runtime, args ?? {}, {
@@ -307,8 +322,21 @@ export function createModernHttpHandler(options: ModernHttpOptions): McpHttpHand
   const handler = createMcpHandler(createModernServerFactory(options), {
     legacy: 'reject',
     maxRequestBodySize: options.maxBodyBytes,
+    maxSubscriptions: DEFAULT_SERVE_MAX_LISTEN_SUBSCRIPTIONS,
     onerror: (error) => report(options.onError, error),
   });
+  // List changes go to the open `subscriptions/listen` streams (modern-listen.ts).
+  const stop = notifyListChanges({
+    runtime: options.runtime,
+    passThrough: options.passThrough ?? true,
+    originalNames: options.originalNames ?? false,
+    notify: handler.notify,
+  });
+  const close = handler.close.bind(handler);
+  handler.close = async () => {
+    stop();
+    await close();
+  };
   // Mcp-Param-* headers of pass-through tools whose upstream declared x-mcp-header parameters.
   return checkingParamHeaders(handler, (tool) =>
     (options.passThrough ?? true)

@@ -15,6 +15,9 @@
  * - **A JSON-RPC error** the upstream answered (`-32021`, `-32602`…) passes through as that error,
  *   with its `data`, not as `isError` text.
  *
+ * The same relay serves `prompts/get` and `resources/read` ({@link relayGatewayRequest}), the other
+ * requests a server may answer with `input_required` (`mrtr.mdx` § Supported Requests).
+ *
  * A 2025-11-25 upstream's server→client request during the call needs the held stream of a
  * session, which a stateless request has not: it is refused as for any caller without an asker
  * (docs/mcp-2026.md § Pass-through calls).
@@ -38,14 +41,17 @@ import type { CallTrace } from '../util/trace-context.js';
 import type { CatalogTool, RelayedInputRequired, RelayedInputRound } from '../tools/index.js';
 import { errorText, textResult } from './shared-handlers.js';
 import { TASKS_EXTENSION } from './modern-tasks.js';
+import type { GatewayRequestContext } from './gateway.js';
 
 /** What codecall's `requestState` of a relayed round names. */
 export interface RelayedCall {
   /** Marks a relayed round (an approval's state has none). */
   relay: 1;
-  /** The pass-through tool the round belongs to. */
+  /** The request the round belongs to; absent for `tools/call` (states minted before there were others). */
+  method?: RelayedGatewayMethod;
+  /** The pass-through tool, the prompt's name or the resource's URI (as the client named it). */
   tool: string;
-  /** sha256 of the call's arguments: a retry with other arguments is refused. */
+  /** sha256 of the call's (or prompt's) arguments: a retry with other arguments is refused. */
   args: string;
   /** The upstream's `requestState`, byte-exact, when it sent one. */
   upstream?: string;
@@ -80,10 +86,18 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/**
+ * The requests besides `tools/call` on which a server may answer `input_required` (spec 2026-07-28
+ * `basic/patterns/mrtr.mdx` § Supported Requests; "MUST NOT" on any other).
+ */
+export const RELAYED_GATEWAY_METHODS = ['prompts/get', 'resources/read'] as const;
+export type RelayedGatewayMethod = (typeof RELAYED_GATEWAY_METHODS)[number];
+
 function isRelayedCall(value: unknown): value is RelayedCall {
   return (
     isObject(value) &&
     value.relay === 1 &&
+    (value.method === undefined || RELAYED_GATEWAY_METHODS.includes(value.method as RelayedGatewayMethod)) &&
     typeof value.tool === 'string' &&
     typeof value.args === 'string' &&
     (value.upstream === undefined || typeof value.upstream === 'string')
@@ -102,6 +116,85 @@ function relayedCapabilities(ctx: ServerContext): Record<string, unknown> {
   if (!isObject(declared)) return out;
   for (const key of RELAYED_CAPABILITIES) if (isObject(declared[key])) out[key] = declared[key];
   return out;
+}
+
+/**
+ * The round a client's retry carries: its answers and the upstream's state out of codecall's
+ * verified `requestState` (the SDK checked its signature and age before the handler ran), which
+ * must name this very request (`method`, `target`, `argsHash`); else `-32602`.
+ */
+function readRelayedRound(
+  ctx: ServerContext,
+  method: RelayedGatewayMethod | undefined,
+  target: string,
+  argsHash: string,
+  what: string,
+): RelayedInputRound {
+  const state = ctx.mcpReq.requestState<unknown>();
+  if (
+    state !== undefined &&
+    (!isRelayedCall(state) || state.method !== method || state.tool !== target || state.args !== argsHash)
+  )
+    throw invalidParams(
+      `requestState belongs to another request than ${what}: retry with the arguments and requestState of the ` +
+        'input_required answer you got, or send the request again without requestState.',
+    );
+  const dropped = ctx.mcpReq.droppedInputResponseKeys ?? [];
+  if (dropped.length > 0)
+    throw invalidParams(
+      `inputResponses[${JSON.stringify(dropped[0]!.slice(0, 80))}] is not a response object: each answer is the ` +
+        'bare result of its input request (an ElicitResult, CreateMessageResult or ListRootsResult).',
+    );
+  return {
+    inputResponses: ctx.mcpReq.inputResponses,
+    requestState: isRelayedCall(state) ? state.upstream : undefined,
+    clientCapabilities: relayedCapabilities(ctx),
+  };
+}
+
+/**
+ * A 2026-07-28 client's `prompts/get` or `resources/read` through the gateway, relayed as
+ * {@link callPassThrough} relays a call: an upstream's `input_required` goes back with codecall's
+ * signed state wrapping the upstream's and naming the request (method, prompt name or URI, hash of
+ * the prompt's arguments); the client's retry, on any node, goes upstream with its answers.
+ */
+export async function relayGatewayRequest(options: {
+  method: RelayedGatewayMethod;
+  params: Record<string, unknown>;
+  handler: (
+    params: Record<string, unknown>,
+    context: GatewayRequestContext,
+  ) => Promise<Record<string, unknown>>;
+  ctx: ServerContext;
+  codec: RequestStateCodec<unknown>;
+}): Promise<Record<string, unknown>> {
+  const { method, params, ctx } = options;
+  const target = String(method === 'prompts/get' ? params.name : params.uri);
+  const argsHash = hashArgs(isObject(params.arguments) ? params.arguments : {});
+  const what = `this ${method} of ${JSON.stringify(target.slice(0, 200))}`;
+  const relay = readRelayedRound(ctx, method, target, argsHash, what);
+  const result = await options.handler(params, { signal: ctx.mcpReq.signal, relay });
+  if (result.resultType !== 'input_required') return result;
+  const round = result as unknown as RelayedInputRequired;
+  const upstream = round.requestState;
+  if (upstream !== undefined && Buffer.byteLength(upstream) > DEFAULT_SERVE_RELAYED_REQUEST_STATE_MAX_BYTES)
+    throw new ProtocolError(
+      ProtocolErrorCode.InternalError,
+      `The MCP server behind ${what} asked for input with a requestState of ${Buffer.byteLength(upstream)} bytes, ` +
+        `more than codecall relays (${DEFAULT_SERVE_RELAYED_REQUEST_STATE_MAX_BYTES}, ` +
+        'DEFAULT_SERVE_RELAYED_REQUEST_STATE_MAX_BYTES); nothing more was sent to it.',
+    );
+  const state: RelayedCall = {
+    relay: 1,
+    method,
+    tool: target,
+    args: argsHash,
+    ...(upstream !== undefined ? { upstream } : {}),
+  };
+  return inputRequired({
+    inputRequests: round.inputRequests as unknown as Record<string, InputRequest>,
+    requestState: await options.codec.mint(state, ctx),
+  }) as unknown as Record<string, unknown>;
 }
 
 /** The upstream's JSON-RPC error as the client gets it, or undefined for any other failure. */
@@ -123,23 +216,11 @@ export async function callPassThrough(
 ): Promise<CallToolResult | InputRequiredResult> {
   const { runtime, tool, args, ctx } = options;
   const argsHash = hashArgs(args);
-  const state = ctx.mcpReq.requestState<unknown>();
-  if (state !== undefined && (!isRelayedCall(state) || state.tool !== tool.name || state.args !== argsHash))
-    throw invalidParams(
-      `requestState belongs to another request than this call of ${tool.name}: retry with the arguments and ` +
-        'requestState of the input_required answer you got, or call the tool again without requestState.',
-    );
-  const dropped = ctx.mcpReq.droppedInputResponseKeys ?? [];
-  if (dropped.length > 0)
-    throw invalidParams(
-      `inputResponses[${JSON.stringify(dropped[0]!.slice(0, 80))}] is not a response object: each answer is the ` +
-        'bare result of its input request (an ElicitResult, CreateMessageResult or ListRootsResult).',
-    );
+  const answers = readRelayedRound(ctx, undefined, tool.name, argsHash, `this call of ${tool.name}`);
   const relay: RelayedInputRound = {
-    inputResponses: ctx.mcpReq.inputResponses,
-    requestState: isRelayedCall(state) ? state.upstream : undefined,
+    ...answers,
     clientCapabilities: {
-      ...relayedCapabilities(ctx),
+      ...answers.clientCapabilities,
       ...(options.tasks?.declared === true ? { extensions: { [TASKS_EXTENSION]: {} } } : {}),
     },
   };

@@ -17,7 +17,9 @@ import {
   packageVersion,
   type CodecallServerOptions,
 } from './create-codecall-server.js';
+import { DEFAULT_SERVE_MAX_LISTEN_SUBSCRIPTIONS } from '../config/defaults.js';
 import { createModernServerFactory } from './modern-http.js';
+import { notifyListChanges } from './modern-listen.js';
 import { RunLimiter } from './run-limiter.js';
 import type { StdioServerHandle } from './start-stdio-server.js';
 
@@ -55,14 +57,34 @@ export function serveModernStdio(
   // Backward compatibility lets a server that speaks both eras answer the fallback). That server
   // is the SDK 1.x one every 2025 stdio connection gets; the entry only needs its
   // `connect(transport)` and `close()`, which it has.
+  let stopListChanges: (() => void) | undefined;
   const eraFactory = ({ era }: { era: 'legacy' | 'modern' }): ModernServer => {
-    if (era === 'modern') return factory();
+    if (era === 'modern') {
+      const server = factory();
+      // The entry's listen router turns the pinned instance's list_changed notifications into
+      // notifications on the connection's open `subscriptions/listen` streams (modern-listen.ts).
+      stopListChanges?.();
+      stopListChanges = notifyListChanges({
+        runtime: options.runtime,
+        passThrough: options.passThrough ?? true,
+        originalNames: options.originalNames ?? false,
+        notify: {
+          toolsChanged: () => void server.sendToolListChanged().catch(() => {}),
+          promptsChanged: () => void server.sendPromptListChanged().catch(() => {}),
+          resourcesChanged: () => void server.sendResourceListChanged().catch(() => {}),
+        },
+      });
+      return server;
+    }
+    stopListChanges?.();
+    stopListChanges = undefined;
     const legacy = createCodecallServer({ store: 'runtime', ...options });
     return legacy as unknown as ModernServer;
   };
   const handle = serveStdio(eraFactory, {
     legacy: 'serve',
     transport,
+    maxSubscriptions: DEFAULT_SERVE_MAX_LISTEN_SUBSCRIPTIONS,
     onerror: (error) => options.onError?.(error),
   });
   let closing: Promise<void> | undefined;
@@ -70,6 +92,7 @@ export function serveModernStdio(
     closing ??= (async () => {
       input.off('end', onEnd);
       input.off('close', onEnd);
+      stopListChanges?.();
       await handle.close().catch(() => {});
       resolveClosed();
     })();

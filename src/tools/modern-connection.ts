@@ -220,6 +220,44 @@ export class ModernClient {
   }
 
   /**
+   * A `prompts/get` or `resources/read` a gateway relays for its own 2026-07-28 client (the other
+   * requests that may answer `input_required`, spec 2026-07-28 `basic/patterns/mrtr.mdx` §
+   * Supported Requests): sent with the client's capabilities, answers and the upstream's state, as
+   * {@link relayToolCall} sends a call; an `input_required` answer comes back checked against the
+   * same bounds, any other is checked against `schema`.
+   */
+  async relayRequest<T>(
+    request: { method: string; params?: Record<string, unknown> | undefined },
+    schema: z.ZodType<T>,
+    options: { signal: AbortSignal; timeout: number; qualifiedName: string; relay: RelayedInputRound },
+  ): Promise<T | RelayedInputRequired> {
+    const { relay } = options;
+    const params: Record<string, unknown> = {
+      ...request.params,
+      _meta: {
+        ...(request.params?._meta as Record<string, unknown> | undefined),
+        [CLIENT_CAPABILITIES_KEY]: relay.clientCapabilities,
+      },
+      ...(relay.inputResponses !== undefined ? { inputResponses: relay.inputResponses } : {}),
+      ...(relay.requestState !== undefined ? { requestState: relay.requestState } : {}),
+    };
+    const answer = await this.client.request({ method: request.method, params } as never, CallAnswerSchema, {
+      signal: options.signal,
+      timeout: options.timeout,
+      allowInputRequired: true,
+    });
+    if (answer.resultType !== 'input_required') return schema.parse(answer);
+    const { requests, requestState } = this.readRound(answer, options.qualifiedName, RELAYED_METHODS);
+    return {
+      resultType: 'input_required',
+      inputRequests: Object.fromEntries(
+        requests.map(([key, r]) => [key, { method: r.method, params: r.params }]),
+      ),
+      requestState,
+    } as RelayedInputRequired;
+  }
+
+  /**
    * Calls a tool. An `input_required` answer (2026-07-28) is a round: each embedded request goes
    * to `asker`, and the call is made again with `inputResponses` and the byte-exact
    * `requestState`, at most {@link DEFAULT_UPSTREAM_INPUT_REQUIRED_MAX_ROUNDS} times. Without an

@@ -891,6 +891,13 @@ export class ServerConnection {
           }
         : request.params;
       try {
+        if (modern && options.relay)
+          return (await modern.relayRequest({ ...request, params }, resultSchema, {
+            signal: controller.signal,
+            timeout: remaining,
+            qualifiedName,
+            relay: options.relay,
+          })) as T;
         if (modern)
           return await modern.request({ ...request, params }, resultSchema, {
             signal: controller.signal,

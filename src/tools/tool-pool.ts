@@ -26,6 +26,7 @@ import {
   type RawToolResult,
 } from './normalize-result.js';
 import type { ServerErrorEvent } from './server-connection.js';
+import type { RelayedInputRequired, RelayedInputRound } from './modern-connection.js';
 import { ToolCatalog } from './tool-catalog.js';
 import type {
   CatalogListener,
@@ -363,6 +364,33 @@ export class ToolPool {
     resultSchema: z.ZodType<T>,
     options: UpstreamRequestOptions = {},
   ): Promise<T> {
+    return this.#request(server, request, resultSchema, options, undefined) as Promise<T>;
+  }
+
+  /**
+   * {@link requestUpstream} for a gateway relaying a `prompts/get` or `resources/read` of its own
+   * 2026-07-28 client: a 2026-07-28 server's `input_required` answer resolves as the round
+   * (`resultType: "input_required"`), not answered; `relay` carries the client's capabilities,
+   * answers and the upstream's state of the previous round. A 2025-11-25 server gets the request
+   * as {@link requestUpstream} sends it.
+   */
+  async relayUpstream<T>(
+    server: string,
+    request: { method: string; params?: Record<string, unknown> },
+    resultSchema: z.ZodType<T>,
+    relay: RelayedInputRound,
+    options: UpstreamRequestOptions = {},
+  ): Promise<T | RelayedInputRequired> {
+    return this.#request(server, request, resultSchema, options, relay);
+  }
+
+  async #request<T>(
+    server: string,
+    request: { method: string; params?: Record<string, unknown> },
+    resultSchema: z.ZodType<T>,
+    options: UpstreamRequestOptions,
+    relay: RelayedInputRound | undefined,
+  ): Promise<T | RelayedInputRequired> {
     if (this.#closed)
       throw new CodecallError('CLOSED', `No MCP server "${server}" (the tool pool is closed).`, {
         details: { server },
@@ -377,6 +405,7 @@ export class ToolPool {
         timeoutMs: options.timeoutMs ?? connection.config.toolTimeoutMs,
         qualifiedName: `${request.method} on MCP server "${server}"`,
         onProgress: options.onProgress,
+        relay,
       });
     } finally {
       untrack();

@@ -7,7 +7,7 @@
  * that now passes, so the baseline stays exact; each entry is argued in docs/server.md.
  */
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -98,6 +98,30 @@ describe('codecall serve --http under the 2026-07-28 conformance requirements', 
         ]) {
           expect(passing.has(name), `${name}\n${summary}`).toBe(true);
         }
+        // The checks the summary does not count: SHOULD warnings, read from each scenario's checks.json.
+        const statuses = new Map<string, string>();
+        const warnings: string[] = [];
+        for (const file of readdirSync(join(dir, 'results'), { recursive: true, encoding: 'utf8' })) {
+          if (!file.endsWith('checks.json')) continue;
+          const checks = JSON.parse(readFileSync(join(dir, 'results', file), 'utf8')) as {
+            id: string;
+            status: string;
+          }[];
+          for (const check of checks) {
+            statuses.set(check.id, check.status);
+            if (check.status === 'WARNING') warnings.push(`${file}: ${check.id}`);
+          }
+        }
+        expect(warnings, summary).toEqual([]);
+        // List changes on subscriptions/listen, and input_required on prompts/get (SEP-2575, SEP-2322).
+        for (const id of [
+          'sep-2575-server-sends-tools-list-changed-on-subscription',
+          'sep-2575-server-sends-prompts-list-changed-on-subscription',
+          'sep-2575-server-honors-notification-filter',
+          'sep-2322-non-tool-incomplete',
+          'sep-2322-non-tool-complete',
+        ])
+          expect(statuses.get(id), `${id}\n${summary}`).toBe('SUCCESS');
         expect(summary, `${summary}\n${result.stderr}`).toMatch(
           /Baseline check passed: all failures are expected\./,
         );

@@ -18,7 +18,7 @@ import { Readable } from 'node:stream';
 import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { createMcpHandler } from '@modelcontextprotocol/server';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createConformanceServer2026 } from '../../src/testing/servers/conformance-server-2026.js';
 import { ROOT, type ServeProcess } from './serve-helpers.js';
 import { resultText, roundRobin, startServe2026 } from './mcp-2026-helpers.js';
@@ -28,12 +28,18 @@ const serves: ServeProcess[] = [];
 const servers: Server[] = [];
 /** Every `tools/call` the 2026 upstream got: which tool, and whether it carried a requestState. */
 const upstreamCalls: { name: string; requestState: boolean; capabilities: unknown }[] = [];
+/** Every `prompts/get` and `resources/read` it got: the method, and whether it carried a requestState. */
+const upstreamReads: { method: string; requestState: boolean; inputResponses: unknown }[] = [];
 let proxyUrl = '';
+/** One node's own URL (not behind the proxy). */
+let nodeUrl = '';
 let hits: number[] = [];
 
 /** The 2026 fixture over Streamable HTTP (the SDK's web-standard handler behind node:http). */
 async function startUpstream(): Promise<string> {
-  const handler = createMcpHandler(() => createConformanceServer2026(), { legacy: 'reject' });
+  const handler = createMcpHandler(() => createConformanceServer2026({ inputRequiredResource: true }), {
+    legacy: 'reject',
+  });
   const server = createServer((incoming, outgoing) => {
     const chunks: Buffer[] = [];
     incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -51,6 +57,14 @@ async function startUpstream(): Promise<string> {
             name: params.name,
             requestState: params.requestState !== undefined,
             capabilities: params._meta?.['io.modelcontextprotocol/clientCapabilities'],
+          });
+        }
+        if (body?.method === 'prompts/get' || body?.method === 'resources/read') {
+          const params = body.params as { requestState?: unknown; inputResponses?: unknown };
+          upstreamReads.push({
+            method: body.method,
+            requestState: params.requestState !== undefined,
+            inputResponses: params.inputResponses,
           });
         }
         const headers = new Headers();
@@ -105,6 +119,7 @@ beforeAll(async () => {
   servers.push(proxy.server);
   proxyUrl = proxy.url;
   hits = proxy.hits;
+  nodeUrl = nodes[0]!.url;
 }, 120_000);
 
 afterAll(async () => {
@@ -115,7 +130,11 @@ afterAll(async () => {
 });
 
 /** The SDK v2 client pinned to 2026-07-28, answering rounds from its handlers (auto-fulfilment). */
-async function connect(capabilities: Record<string, unknown>, answers: string[]): Promise<Client> {
+async function connect(
+  capabilities: Record<string, unknown>,
+  answers: string[],
+  url = proxyUrl,
+): Promise<Client> {
   const client = new Client(
     { name: 'e2e-relay', version: '1.0.0' },
     {
@@ -136,8 +155,53 @@ async function connect(capabilities: Record<string, unknown>, answers: string[])
     }));
   if (capabilities.roots !== undefined)
     client.setRequestHandler('roots/list', () => ({ roots: [{ uri: 'file:///work/e2e', name: 'e2e' }] }));
-  await client.connect(new StreamableHTTPClientTransport(new URL(proxyUrl)));
+  await client.connect(new StreamableHTTPClientTransport(new URL(url)));
   return client;
+}
+
+/** One raw 2026 request of `method` (JSON-RPC body and answer as sent). */
+async function rawRequest(
+  method: string,
+  params: Record<string, unknown>,
+  name: string,
+): Promise<{ status: number; result?: Record<string, unknown>; error?: { code: number; message: string } }> {
+  const response = await fetch(proxyUrl, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2026-07-28',
+      'mcp-method': method,
+      'mcp-name': name,
+    },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method,
+      params: {
+        ...params,
+        _meta: {
+          'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+          'io.modelcontextprotocol/clientInfo': { name: 'e2e-relay-raw', version: '1.0.0' },
+          'io.modelcontextprotocol/clientCapabilities': { elicitation: { form: {} } },
+        },
+      },
+    }),
+  });
+  const text = await response.text();
+  const json = text.startsWith('{') ? text : (/^data: (.*)$/m.exec(text)?.[1] ?? '{}');
+  return { status: response.status, ...(JSON.parse(json) as object) };
+}
+
+/** What a prompt's or a read's answer says in text. */
+function textsOf(result: unknown): string {
+  const r = result as {
+    messages?: { content: { text?: string } }[];
+    contents?: { uri: string; text?: string }[];
+  };
+  return [...(r.messages ?? []).map((m) => m.content.text), ...(r.contents ?? []).map((c) => c.text)].join(
+    '\n',
+  );
 }
 
 /** One raw 2026 `tools/call` (JSON-RPC body and answer as sent), for what the SDK client won't send. */
@@ -294,6 +358,153 @@ describe('codecall serve --http relays a 2026 upstream to a 2026 client across n
         expect(progress).toEqual([0, 50, 100]);
       } finally {
         await client.close();
+      }
+    },
+  );
+  it(
+    'relays input_required on prompts/get and resources/read, each retry on the other node',
+    { timeout: 120_000 },
+    async () => {
+      const answers: string[] = [];
+      const client = await connect({ elicitation: { form: {} } }, answers);
+      try {
+        // Both fixtures offer prompts; with serve.originalNames each keeps its name (no other has it).
+        const prompts = await client.listPrompts();
+        expect(prompts.prompts.map((p) => p.name)).toEqual(
+          expect.arrayContaining(['test_simple_prompt', 'test_input_required_result_prompt']),
+        );
+        const before = [...hits];
+        const reads = upstreamReads.length;
+        const prompt = await client.getPrompt({ name: 'test_input_required_result_prompt' });
+        expect(textsOf(prompt)).toBe('Context: {"name":"Ada","color":"teal"}');
+        expect(answers).toEqual(['What context should the prompt use?']);
+        expect(hits[0]! - before[0]!).toBeGreaterThan(0);
+        expect(hits[1]! - before[1]!).toBeGreaterThan(0);
+        // The retry reached the upstream with its own state and the client's answer, not codecall's state.
+        expect(upstreamReads.slice(reads)).toEqual([
+          { method: 'prompts/get', requestState: false, inputResponses: undefined },
+          {
+            method: 'prompts/get',
+            requestState: true,
+            inputResponses: { context: { action: 'accept', content: { name: 'Ada', color: 'teal' } } },
+          },
+        ]);
+        // Two servers offer resources: the 2026 fixture's URI is namespaced, and maps back.
+        const uri = 'fixture2026+test://input-required-resource';
+        const read = await client.readResource({ uri });
+        expect(read.contents).toEqual([{ uri, text: 'read after confirmation (accept)' }]);
+        expect(answers).toEqual(['What context should the prompt use?', 'Read the resource?']);
+        expect(upstreamReads.slice(reads + 2).map((r) => [r.method, r.requestState])).toEqual([
+          ['resources/read', false],
+          ['resources/read', true],
+        ]);
+      } finally {
+        await client.close();
+      }
+    },
+  );
+
+  it(
+    'refuses a tampered state, and a state minted for another request, on prompts/get and resources/read',
+    { timeout: 60_000 },
+    async () => {
+      const prompt = { name: 'test_input_required_result_prompt' };
+      const first = await rawRequest('prompts/get', prompt, prompt.name);
+      expect(first.result?.resultType).toBe('input_required');
+      const state = first.result?.requestState as string;
+      const answer = { context: { action: 'accept', content: { context: 'raw' } } };
+      const good = await rawRequest(
+        'prompts/get',
+        { ...prompt, inputResponses: answer, requestState: state },
+        prompt.name,
+      );
+      expect(textsOf(good.result)).toBe('Context: {"context":"raw"}');
+      const tampered = await rawRequest(
+        'prompts/get',
+        { ...prompt, inputResponses: answer, requestState: `${state.slice(0, -2)}xx` },
+        prompt.name,
+      );
+      expect(tampered.error?.code).toBe(-32602);
+      // A state is bound to its method (the codec), and names its prompt: another prompt's retry is refused.
+      const other = await rawRequest(
+        'prompts/get',
+        { name: 'test_simple_prompt', inputResponses: answer, requestState: state },
+        'test_simple_prompt',
+      );
+      expect(other.error).toMatchObject({
+        code: -32602,
+        message: expect.stringContaining('requestState belongs to another request'),
+      });
+      const uri = 'fixture2026+test://input-required-resource';
+      const onRead = await rawRequest(
+        'resources/read',
+        { uri, inputResponses: answer, requestState: state },
+        uri,
+      );
+      expect(onRead.error?.code).toBe(-32602);
+      const onCall = await rawCall('test_input_required_result_request_state', {
+        inputResponses: answer,
+        requestState: state,
+      });
+      expect(onCall.error).toMatchObject({ code: -32602 });
+      const call = await rawCall('test_input_required_result_request_state', {});
+      const callState = call.result?.requestState as string;
+      const onPrompt = await rawRequest(
+        'prompts/get',
+        { ...prompt, inputResponses: answer, requestState: callState },
+        prompt.name,
+      );
+      expect(onPrompt.error?.code).toBe(-32602);
+    },
+  );
+
+  it(
+    'sends list changes on subscriptions/listen, filtered as the client asked, and stops when it closes',
+    { timeout: 120_000 },
+    async () => {
+      // One node: its pool is the one that sees its upstream's change (every node has its own).
+      const client = await connect({}, [], nodeUrl);
+      const narrow = await connect({}, [], nodeUrl);
+      try {
+        const seen: string[] = [];
+        const narrowSeen: string[] = [];
+        client.setNotificationHandler('notifications/tools/list_changed', () => void seen.push('tools'));
+        client.setNotificationHandler('notifications/prompts/list_changed', () => void seen.push('prompts'));
+        narrow.setNotificationHandler(
+          'notifications/tools/list_changed',
+          () => void narrowSeen.push('tools'),
+        );
+        narrow.setNotificationHandler(
+          'notifications/prompts/list_changed',
+          () => void narrowSeen.push('prompts'),
+        );
+        const subscription = await client.listen({ toolsListChanged: true, promptsListChanged: true });
+        expect(subscription.honoredFilter).toEqual({ toolsListChanged: true, promptsListChanged: true });
+        const promptsOnly = await narrow.listen({ promptsListChanged: true });
+        const listed = async (): Promise<string[]> => (await client.listTools()).tools.map((t) => t.name);
+        const had = (await listed()).includes('test_dynamic_tool');
+        await client.callTool({ name: 'test_trigger_tool_change', arguments: {} });
+        await vi.waitFor(() => expect(seen).toContain('tools'), { timeout: 30_000, interval: 100 });
+        expect((await listed()).includes('test_dynamic_tool')).toBe(!had);
+        await client.callTool({ name: 'test_trigger_prompt_change', arguments: {} });
+        await vi.waitFor(() => expect(seen).toContain('prompts'), { timeout: 30_000, interval: 100 });
+        await vi.waitFor(() => expect(narrowSeen).toContain('prompts'), { timeout: 30_000, interval: 100 });
+        // The prompts-only stream never got the tool change.
+        expect(narrowSeen).not.toContain('tools');
+        await subscription.close();
+        expect(await subscription.closed).toBe('local');
+        const count = seen.length;
+        await client.callTool({ name: 'test_trigger_prompt_change', arguments: {} });
+        // The other stream still hears it; the closed one does not.
+        await vi.waitFor(() => expect(narrowSeen.filter((n) => n === 'prompts').length).toBe(2), {
+          timeout: 30_000,
+          interval: 100,
+        });
+        expect(seen.length).toBe(count);
+        await promptsOnly.close();
+      } finally {
+        await client.close();
+        await narrow.close();
       }
     },
   );

@@ -10,8 +10,8 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
-import { afterAll, describe, expect, it } from 'vitest';
-import { BIN, tempServeConfig } from './serve-helpers.js';
+import { afterAll, describe, expect, it, vi } from 'vitest';
+import { BIN, ROOT, tempServeConfig } from './serve-helpers.js';
 import { tempDir } from '../fixtures/temp-dir.js';
 
 const dirs: string[] = [];
@@ -139,4 +139,62 @@ registerHooks({
       child.kill('SIGTERM');
     }
   }, 120_000);
+  it('sends list changes on subscriptions/listen over stdio, as the client filtered them', async () => {
+    const dir = tempDir('codecall-listen-stdio-');
+    const configPath = join(dir, 'codecall.json');
+    writeFileSync(
+      configPath,
+      JSON.stringify({
+        mcpServers: {
+          fixture: {
+            command: process.execPath,
+            args: [join(ROOT, 'test', 'fixtures', 'servers', 'conformance-server.mjs')],
+            deferLoading: false,
+          },
+        },
+        history: { enabled: false },
+        serve: { originalNames: true, waitForServersMs: 60_000 },
+      }),
+    );
+    const client = new Client(
+      { name: 'e2e-2026-stdio-listen', version: '1.0.0' },
+      { versionNegotiation: { mode: { pin: '2026-07-28' } } },
+    );
+    await client.connect(
+      new StdioClientTransport({
+        command: process.execPath,
+        args: [BIN, 'serve', '--mcp-2026', '--config', configPath],
+        cwd: dir,
+        stderr: 'pipe',
+      }),
+    );
+    try {
+      const seen: string[] = [];
+      client.setNotificationHandler('notifications/tools/list_changed', () => void seen.push('tools'));
+      client.setNotificationHandler('notifications/prompts/list_changed', () => void seen.push('prompts'));
+      const subscription = await client.listen({ toolsListChanged: true });
+      expect(subscription.honoredFilter).toEqual({ toolsListChanged: true });
+      await vi.waitFor(
+        async () =>
+          expect((await client.listTools()).tools.map((t) => t.name)).toContain('test_trigger_tool_change'),
+        { timeout: 60_000, interval: 200 },
+      );
+      // What the fixture's connecting sent before is not the change this test makes.
+      seen.length = 0;
+      await client.callTool({ name: 'test_trigger_tool_change', arguments: {} });
+      await vi.waitFor(() => expect(seen).toContain('tools'), { timeout: 30_000, interval: 100 });
+      expect((await client.listTools()).tools.map((t) => t.name)).toContain('test_dynamic_tool');
+      // Not asked for: the prompt change is not sent.
+      await client.callTool({ name: 'test_trigger_prompt_change', arguments: {} });
+      await client.callTool({ name: 'test_trigger_tool_change', arguments: {} });
+      await vi.waitFor(() => expect(seen.filter((n) => n === 'tools').length).toBe(2), {
+        timeout: 30_000,
+        interval: 100,
+      });
+      expect(seen).not.toContain('prompts');
+      await subscription.close();
+    } finally {
+      await client.close();
+    }
+  }, 180_000);
 });

@@ -6,14 +6,19 @@
  * (`conformance-server.ts`) has not, written from the scenarios' descriptions ("Required server
  * fixtures"): the multi round-trip tools `test_input_required_result_*` (SEP-2322), the stateless
  * diagnostic `test_missing_capability` (SEP-2575) and a tool with `x-mcp-header` parameters
- * (SEP-2243). No tool name is one of the 2025 fixture's, so both run behind one `codecall serve`
- * with `serve.originalNames`. It declares tools only: a second upstream offering prompts or
- * resources would make the gateway prefix the 2025 fixture's (`<server>__<prompt>`).
+ * (SEP-2243), and the prompt `test_input_required_result_prompt`, which answers `prompts/get` with
+ * `input_required` (SEP-2322 on a request other than `tools/call`). No tool or prompt name is one of
+ * the 2025 fixture's, so both run behind one `codecall serve` with `serve.originalNames` and keep
+ * their names. A resource that asks for input is served on request (`inputRequiredResource`): the
+ * conformance run leaves it off, since with two servers offering resources the gateway names URIs
+ * `<server>+<uri>` and the suite reads the 2025 fixture's by their own URIs.
  */
 import { randomBytes } from 'node:crypto';
 import {
   CLIENT_CAPABILITIES_META_KEY,
   MissingRequiredClientCapabilityError,
+  ProtocolError,
+  ProtocolErrorCode,
   Server,
   createRequestStateCodec,
   inputRequired,
@@ -82,7 +87,18 @@ export interface ConformanceServer2026Options {
    * every server built on it). @defaultValue none: no task tools, no extension declared
    */
   tasks?: ConformanceTaskState | undefined;
+  /**
+   * Also serve the resource {@link INPUT_REQUIRED_RESOURCE_URI}, whose `resources/read` asks for a
+   * confirmation (`input_required`) before it answers. @defaultValue false
+   */
+  inputRequiredResource?: boolean | undefined;
 }
+
+/** The prompt whose `prompts/get` answers `input_required` (the suite's `input-required-result-non-tool-request`). */
+export const INPUT_REQUIRED_PROMPT = 'test_input_required_result_prompt';
+
+/** The resource {@link ConformanceServer2026Options.inputRequiredResource} serves. */
+export const INPUT_REQUIRED_RESOURCE_URI = 'test://input-required-resource';
 
 /**
  * One 2026-07-28 server (build one per connection or request). Its `requestState` is HMAC-signed
@@ -106,6 +122,8 @@ export function createConformanceServer2026(options: ConformanceServer2026Option
     {
       capabilities: {
         tools: {},
+        prompts: {},
+        ...(options.inputRequiredResource === true ? { resources: {} } : {}),
         ...(options.tasks !== undefined ? { extensions: { [TASKS_EXTENSION_ID]: {} } } : {}),
       },
       requestState: { verify: codec.verify },
@@ -244,6 +262,64 @@ export function createConformanceServer2026(options: ConformanceServer2026Option
         return { content: [{ type: 'text', text: `Unknown tool ${name}` }], isError: true };
     }
   };
+  server.setRequestHandler('prompts/list', () => ({
+    prompts: [
+      {
+        name: INPUT_REQUIRED_PROMPT,
+        description: 'Asks for context (elicitation) before it is built.',
+      },
+    ],
+  }));
+  server.setRequestHandler('prompts/get', async (request, ctx) => {
+    if (request.params.name !== INPUT_REQUIRED_PROMPT)
+      throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown prompt ${request.params.name}`);
+    const answer = inputResponse(ctx.mcpReq.inputResponses, 'context');
+    const state = ctx.mcpReq.requestState<FixtureState>();
+    if (state?.tool === INPUT_REQUIRED_PROMPT && answer.kind === 'elicit' && answer.action === 'accept')
+      return {
+        messages: [
+          {
+            role: 'user' as const,
+            content: { type: 'text' as const, text: `Context: ${JSON.stringify(answer.content ?? {})}` },
+          },
+        ],
+      };
+    return inputRequired({
+      inputRequests: {
+        context: inputRequired.elicit({
+          message: 'What context should the prompt use?',
+          requestedSchema: {
+            type: 'object',
+            properties: { context: { type: 'string' } },
+            required: ['context'],
+          },
+        }),
+      },
+      requestState: await codec.mint({ tool: INPUT_REQUIRED_PROMPT, round: 1 }, ctx),
+    });
+  });
+  if (options.inputRequiredResource === true) {
+    server.setRequestHandler('resources/list', () => ({
+      resources: [{ uri: INPUT_REQUIRED_RESOURCE_URI, name: 'input-required-resource' }],
+    }));
+    server.setRequestHandler('resources/read', async (request, ctx) => {
+      const answer = inputResponse(ctx.mcpReq.inputResponses, 'confirm');
+      const state = ctx.mcpReq.requestState<FixtureState>();
+      if (state?.tool === INPUT_REQUIRED_RESOURCE_URI && answer.kind === 'elicit')
+        return {
+          contents: [{ uri: request.params.uri, text: `read after confirmation (${answer.action})` }],
+        };
+      return inputRequired({
+        inputRequests: {
+          confirm: inputRequired.elicit({
+            message: 'Read the resource?',
+            requestedSchema: { type: 'object', properties: { ok: { type: 'boolean' } }, required: ['ok'] },
+          }),
+        },
+        requestState: await codec.mint({ tool: INPUT_REQUIRED_RESOURCE_URI, round: 1 }, ctx),
+      });
+    });
+  }
   if (options.tasks !== undefined)
     serveConformanceTaskTools(server, options.tasks, {
       tools: CONFORMANCE_2026_TOOLS,

@@ -9,6 +9,11 @@
  * Beyond the scenarios, for codecall's own tests: `resources/list` is paginated
  * (`resourcePageSize`), and the tool `touch_watched_resource` sends
  * `notifications/resources/updated` for `test://watched-resource` to a subscribed client.
+ *
+ * The 2026 suite's diagnostic hooks `test_trigger_tool_change` and `test_trigger_prompt_change`
+ * add (or take away again) the tool `test_dynamic_tool` or the prompt `test_dynamic_prompt` and
+ * send `notifications/tools/list_changed` or `notifications/prompts/list_changed`: codecall follows
+ * a 2025-11-25 upstream's list changes as they happen, so its own list changes for its clients.
  */
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import {
@@ -134,6 +139,16 @@ const TOOLS: Tool[] = [
     description: 'Notifies subscribers of test://watched-resource.',
     inputSchema: NO_ARGS,
   },
+  {
+    name: 'test_trigger_tool_change',
+    description: 'Adds test_dynamic_tool (or takes it away again) and sends tools/list_changed.',
+    inputSchema: NO_ARGS,
+  },
+  {
+    name: 'test_trigger_prompt_change',
+    description: 'Adds test_dynamic_prompt (or takes it away again) and sends prompts/list_changed.',
+    inputSchema: NO_ARGS,
+  },
 ];
 
 const RESOURCES: Resource[] = [
@@ -172,6 +187,15 @@ const PROMPTS = [
 
 const COMPLETIONS = ['paris', 'park', 'party', 'test', 'testing'];
 
+/** What `test_trigger_tool_change` adds and takes away again. */
+const DYNAMIC_TOOL: Tool = {
+  name: 'test_dynamic_tool',
+  description: 'Listed only while test_trigger_tool_change has added it.',
+  inputSchema: NO_ARGS,
+};
+/** What `test_trigger_prompt_change` adds and takes away again. */
+const DYNAMIC_PROMPT = { name: 'test_dynamic_prompt', description: 'Listed only while added.' };
+
 /**
  * Creates the conformance fixture server (an SDK `Server`; connect it to any transport). The
  * tools `test_sampling` and `test_elicitation*` ask the client and fail when it cannot answer.
@@ -188,7 +212,7 @@ export function createConformanceServer(options: ConformanceServerOptions = {}):
     { name: 'conformance-fixture', version: '1.0.0' },
     {
       capabilities: {
-        tools: {},
+        tools: { listChanged: true },
         resources: { subscribe: true, listChanged: true },
         prompts: { listChanged: true },
         completions: {},
@@ -197,8 +221,13 @@ export function createConformanceServer(options: ConformanceServerOptions = {}):
     },
   );
   const subscribed = new Set<string>();
+  // The lists the trigger hooks change (per server instance).
+  let dynamicTool = false;
+  let dynamicPrompt = false;
 
-  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: TOOLS }));
+  server.setRequestHandler(ListToolsRequestSchema, () => ({
+    tools: dynamicTool ? [...TOOLS, DYNAMIC_TOOL] : TOOLS,
+  }));
   server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
     const args = (request.params.arguments ?? {}) as Record<string, unknown>;
     const text = (value: string): CallToolResult => ({ content: [{ type: 'text', text: value }] });
@@ -298,6 +327,17 @@ export function createConformanceServer(options: ConformanceServerOptions = {}):
         if (subscribed.has('test://watched-resource'))
           await server.sendResourceUpdated({ uri: 'test://watched-resource' });
         return text(subscribed.has('test://watched-resource') ? 'notified' : 'nobody subscribed');
+      case 'test_trigger_tool_change':
+        dynamicTool = !dynamicTool;
+        await server.sendToolListChanged();
+        return text(`${DYNAMIC_TOOL.name} ${dynamicTool ? 'added' : 'removed'}`);
+      case 'test_trigger_prompt_change':
+        dynamicPrompt = !dynamicPrompt;
+        await server.sendPromptListChanged();
+        return text(`${DYNAMIC_PROMPT.name} ${dynamicPrompt ? 'added' : 'removed'}`);
+      case 'test_dynamic_tool':
+        if (dynamicTool) return text('The dynamic tool ran.');
+        throw new McpError(ErrorCode.InvalidParams, `Unknown tool ${request.params.name}`);
       default:
         throw new McpError(ErrorCode.InvalidParams, `Unknown tool ${request.params.name}`);
     }
@@ -357,7 +397,9 @@ export function createConformanceServer(options: ConformanceServerOptions = {}):
     return {};
   });
 
-  server.setRequestHandler(ListPromptsRequestSchema, () => ({ prompts: PROMPTS }));
+  server.setRequestHandler(ListPromptsRequestSchema, () => ({
+    prompts: dynamicPrompt ? [...PROMPTS, DYNAMIC_PROMPT] : PROMPTS,
+  }));
   server.setRequestHandler(GetPromptRequestSchema, (request): GetPromptResult => {
     const args = request.params.arguments ?? {};
     switch (request.params.name) {
@@ -403,6 +445,10 @@ export function createConformanceServer(options: ConformanceServerOptions = {}):
             { role: 'user', content: { type: 'text', text: 'Please analyze the image above.' } },
           ],
         };
+      case DYNAMIC_PROMPT.name:
+        if (dynamicPrompt)
+          return { messages: [{ role: 'user', content: { type: 'text', text: 'The dynamic prompt.' } }] };
+        throw new McpError(ErrorCode.InvalidParams, `Unknown prompt ${request.params.name}`);
       default:
         throw new McpError(ErrorCode.InvalidParams, `Unknown prompt ${request.params.name}`);
     }

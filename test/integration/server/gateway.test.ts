@@ -366,3 +366,34 @@ describe('originalNames in front of one server', () => {
     });
   });
 });
+
+describe('originalNames in front of two servers offering prompts', () => {
+  it('keeps the name of a prompt no other server lists, and prefixes the names both list', async () => {
+    const runtime = await openRuntime(['alpha', 'beta']);
+    const client = await connect(runtime, { originalNames: true });
+    // alpha alone lists test_dynamic_prompt once its hook added it.
+    expect(text(await client.callTool({ name: 'alpha__test_trigger_prompt_change', arguments: {} }))).toBe(
+      'test_dynamic_prompt added',
+    );
+    const names = (
+      await all(async (cursor) => {
+        const page = await client.listPrompts(cursor === undefined ? {} : { cursor });
+        return { items: page.prompts, nextCursor: page.nextCursor };
+      })
+    ).map((p) => p.name);
+    expect(names).toContain('test_dynamic_prompt');
+    expect(names).not.toContain('alpha__test_dynamic_prompt');
+    expect(names).toEqual(expect.arrayContaining(['alpha__test_simple_prompt', 'beta__test_simple_prompt']));
+    expect(names).not.toContain('test_simple_prompt');
+    const dynamic = await client.getPrompt({ name: 'test_dynamic_prompt' });
+    expect(dynamic.messages[0]?.content).toEqual({ type: 'text', text: 'The dynamic prompt.' });
+    const prefixed = await client.getPrompt({ name: 'beta__test_simple_prompt' });
+    expect(prefixed.messages[0]?.content).toEqual({
+      type: 'text',
+      text: 'This is a simple prompt for testing.',
+    });
+    await expect(client.getPrompt({ name: 'test_simple_prompt' })).rejects.toThrow(
+      /Unknown prompt "test_simple_prompt"\. Prompts of this gateway are "<server>__<prompt>".*own name when no other server/,
+    );
+  });
+});
