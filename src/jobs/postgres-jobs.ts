@@ -32,11 +32,12 @@ import {
   DEFAULT_JOBS_WORKER_CONCURRENCY,
 } from '../config/defaults.js';
 import { CodecallError } from '../errors.js';
-import type { JobApprovalDecision, JobApprovalStore } from '../store/job-state.js';
+import type { JobApprovalDecision, JobApprovalStore, JobDecisionInput } from '../store/job-state.js';
 import { PostgresJobStateStore } from '../store/job-state-postgres.js';
 import { setLongTimeout } from '../util/long-timeout.js';
 import { queueName, withTimeout } from './bullmq-shared.js';
 import { cutLogLine, jobStateKey, waitForJobEnd } from './job-helpers.js';
+import { answerLogKey } from './job-inputs.js';
 import {
   startQueueWorker,
   type ClaimedJob,
@@ -323,10 +324,7 @@ export async function openPgJobBackend(options: PgJobConnectionOptions): Promise
       return { id, deduplicated: sent === null };
     },
     get,
-    async approve(
-      id: string,
-      decision: { approved: boolean; reason?: string },
-    ): Promise<JobApprovalDecision> {
+    async approve(id: string, decision: JobDecisionInput): Promise<JobApprovalDecision> {
       assertOpen();
       const job = await find(id);
       if (!job) throw new CodecallError('JOB_NOT_FOUND', `No job "${id}".`, { details: { id } });
@@ -370,7 +368,10 @@ export async function openPgJobBackend(options: PgJobConnectionOptions): Promise
       if (!job || ['completed', 'cancelled', 'failed'].includes(job.state)) return false;
       await boss.cancel(name, id);
       // A parked job's state has no worker left to forget it.
-      if (job.state !== 'active') await (await stateStore()).forget(keyOf(job));
+      if (job.state !== 'active') {
+        await (await stateStore()).forget(keyOf(job));
+        await (await stateStore()).forget(answerLogKey(keyOf(job)));
+      }
       return true;
     },
     async list(opts: ListJobsOptions = {}): Promise<JobRecord[]> {

@@ -30,6 +30,7 @@ import { openPostgresPool } from './postgres-pool.js';
 import {
   toDecision,
   type JobApprovalDecision,
+  type JobDecisionInput,
   type JobApprovalStore,
   type JobStateStore,
   type PendingApproval,
@@ -183,7 +184,7 @@ class PostgresJobApprovalStore implements JobApprovalStore {
     return body === undefined ? undefined : (JSON.parse(body) as JobApprovalDecision);
   }
 
-  async decide(decision: { approved: boolean; reason?: string }): Promise<JobApprovalDecision | false> {
+  async decide(decision: JobDecisionInput): Promise<JobApprovalDecision | false> {
     const body = await this.#body(PENDING);
     if (body === undefined) return false;
     const recorded = toDecision(JSON.parse(body) as PendingApproval, decision);

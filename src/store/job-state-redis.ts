@@ -17,6 +17,7 @@ import { importOptional } from '../util/optional-package.js';
 import {
   toDecision,
   type JobApprovalDecision,
+  type JobDecisionInput,
   type JobApprovalStore,
   type JobStateStore,
   type PendingApproval,
@@ -104,7 +105,7 @@ class RedisJobApprovalStore implements JobApprovalStore {
     return text === null ? undefined : (JSON.parse(text) as JobApprovalDecision);
   }
 
-  async decide(decision: { approved: boolean; reason?: string }): Promise<JobApprovalDecision | false> {
+  async decide(decision: JobDecisionInput): Promise<JobApprovalDecision | false> {
     const text = await this.redis.hget(this.key, 'pending');
     if (text === null) return false;
     const recorded = toDecision(JSON.parse(text) as PendingApproval, decision);
