@@ -111,6 +111,48 @@ async function startUpstreams(): Promise<Upstreams> {
         },
       );
       server.registerTool(
+        'two_step',
+        { description: 'Asks a name, then a confirmation, in one call.', inputSchema: z.object({}) },
+        async (_args, ctx): Promise<CallToolResult | InputRequiredResult> => {
+          const state = ctx.mcpReq.requestState<string>();
+          const name = acceptedContent(ctx.mcpReq.inputResponses, 'name', z.object({ name: z.string() }));
+          if (state === undefined || (state === 'step1' && name === undefined))
+            return inputRequired({
+              inputRequests: {
+                name: inputRequired.elicit({
+                  message: 'Which name?',
+                  requestedSchema: {
+                    type: 'object',
+                    properties: { name: { type: 'string' } },
+                    required: ['name'],
+                  },
+                }),
+              },
+              requestState: 'step1',
+            });
+          if (state === 'step1')
+            return inputRequired({
+              inputRequests: {
+                confirm: inputRequired.elicit({
+                  message: `Really name it ${name!.name}?`,
+                  requestedSchema: confirmSchema,
+                }),
+              },
+              requestState: `step2:${name!.name}`,
+            });
+          const confirmed = acceptedContent(
+            ctx.mcpReq.inputResponses,
+            'confirm',
+            z.object({ confirm: z.boolean() }),
+          );
+          const chosen = state.slice('step2:'.length);
+          if (confirmed?.confirm === true) done.push(`name:${chosen}`);
+          return {
+            content: [{ type: 'text', text: confirmed?.confirm === true ? `named ${chosen}` : 'not named' }],
+          };
+        },
+      );
+      server.registerTool(
         'fickle',
         { description: 'Asks one question the first time, another one after.', inputSchema: z.object({}) },
         async (_args, ctx): Promise<CallToolResult | InputRequiredResult> => {
@@ -213,6 +255,8 @@ function writeConfig(upstreams: Upstreams, extra: Record<string, unknown> = {}):
           url: upstreams.modernUrl,
           protocol: '2026-07-28',
           allowedCallers: ['code_execution'],
+          // deploy needs an approval too: approved, then asked by its server, in the same call.
+          tools: { deploy: { requireApproval: true } },
         },
         legacy: { type: 'http', url: upstreams.legacyUrl, allowedCallers: ['code_execution'] },
       },
@@ -246,7 +290,7 @@ async function answer(client: Client, taskId: string, key: string, response: unk
 
 const waitsForInput = (task: Task2026): boolean => task.status === 'input_required' || terminal(task);
 
-/** Deploys (a 2026 input round), then wipes a table (a 2025 elicitation during the call). */
+/** Deploys (an approval, then a 2026 input round), then wipes a table (a 2025 elicitation during the call). */
 const script = `
   const deployed = await tools.modern.deploy({ env: 'staging' });
   const wiped = await tools.legacy.wipe({ table: 't1' });
@@ -267,8 +311,16 @@ async function runDeployAndWipe(
   expect(created).toMatchObject({ resultType: 'task', status: 'working' });
   const taskId = created.taskId as string;
 
-  const first = await pollUntil(client, taskId, waitsForInput);
-  expect(first.task.status).toBe('input_required');
+  const approval = await pollUntil(client, taskId, waitsForInput);
+  expect(approval.task.status).toBe('input_required');
+  expect(Object.keys(approval.task.inputRequests ?? {})).toEqual(['approval-0']);
+  await answer(client, taskId, 'approval-0', { action: 'accept', content: { approve: true } });
+
+  const first = await pollUntil(
+    client,
+    taskId,
+    (task) => terminal(task) || 'upstream-0' in (task.inputRequests ?? {}),
+  );
   expect(onlyRequest(first.task)).toEqual({
     key: 'upstream-0',
     method: 'elicitation/create',
@@ -343,6 +395,24 @@ describe('a task-based execute_code whose script meets an upstream input request
       expect(await refused.text()).toMatch(/tasks\/update/);
     });
 
+    // Two rounds in one call: the first answer is kept in the answer log, so the replay that
+    // reaches the second request answers the first again without asking.
+    const twoStep = await callAsTask(url, `console.log(await tools.modern.two_step({}));`, ELICITS);
+    const twoStepId = twoStep.taskId as string;
+    const n1 = await pollUntil(client, twoStepId, waitsForInput);
+    expect(onlyRequest(n1.task)).toMatchObject({ key: 'upstream-0', message: 'Which name?' });
+    await answer(client, twoStepId, 'upstream-0', { action: 'accept', content: { name: 'orion' } });
+    const n2 = await pollUntil(
+      client,
+      twoStepId,
+      (task) => terminal(task) || 'upstream-1' in (task.inputRequests ?? {}),
+    );
+    expect(onlyRequest(n2.task)).toMatchObject({ key: 'upstream-1', message: 'Really name it orion?' });
+    await answer(client, twoStepId, 'upstream-1', { action: 'accept', content: { confirm: true } });
+    const { task: twoStepDone } = await pollUntil(client, twoStepId, terminal);
+    expect(twoStepDone.result?.content[0]?.text).toMatch(/^stdout:\nnamed orion\n/);
+    expect(upstreams.done.filter((effect) => effect.startsWith('name:'))).toEqual(['name:orion']);
+
     // A question that changes on replay is a new round under a new key: the answer given is never
     // applied to the other question.
     const fickle = await callAsTask(url, `console.log(await tools.modern.fickle({}));`, ELICITS);
@@ -366,13 +436,12 @@ describe('a task-based execute_code whose script meets an upstream input request
     // naming the capability, and the script can catch it.
     const unable = await callAsTask(
       url,
-      `try { await tools.modern.deploy({ env: 'prod' }); } catch (error) { console.log('deploy:', error.message); }`,
+      `try { await tools.modern.two_step({}); } catch (error) { console.log('two_step:', error.message); }`,
     );
     const { task: unableDone } = await pollUntil(client, unable.taskId as string, terminal);
     expect(unableDone.result?.content[0]?.text).toMatch(
-      /deploy: .*did not declare the "elicitation" capability/,
+      /two_step: .*did not declare the "elicitation" capability/,
     );
-    expect(upstreams.done).not.toContain('deploy:prod');
   }, 240_000);
 
   it.skipIf(!hasRedisServer() && process.env.CI !== 'true')(
