@@ -25,7 +25,10 @@ import {
   type CallToolResult,
   type InputRequiredResult,
 } from '@modelcontextprotocol/server';
+import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport as LegacyTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { CallToolResultSchema, ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import * as z from 'zod/v4';
 import { serveHttp } from '../../src/testing/servers/index.js';
@@ -442,6 +445,46 @@ describe('a task-based execute_code whose script meets an upstream input request
     expect(unableDone.result?.content[0]?.text).toMatch(
       /two_step: .*did not declare the "elicitation" capability/,
     );
+  }, 240_000);
+
+  it('gives a 2025-11-25 task client the requests through tasks/result, tied to the task (SDK 1.x client)', async () => {
+    const upstreams = await startUpstreams();
+    const { url } = await startServe2026(serves, writeConfig(upstreams));
+    const client = new LegacyClient(
+      { name: 'e2e-legacy-task-input', version: '1.0.0' },
+      { capabilities: { elicitation: { form: {} } } },
+    );
+    const asked: { message: string; taskId: unknown }[] = [];
+    client.setRequestHandler(ElicitRequestSchema, (request) => {
+      const { message, _meta } = request.params as { message: string; _meta?: Record<string, unknown> };
+      asked.push({
+        message: message.replace(/^(Approve \S+).*$/s, '$1'),
+        taskId: (_meta?.['io.modelcontextprotocol/related-task'] as { taskId?: unknown } | undefined)?.taskId,
+      });
+      if (message.startsWith('Approve ')) return { action: 'accept', content: { approve: true } };
+      return { action: 'accept', content: { confirm: true } };
+    });
+    await client.connect(new LegacyTransport(new URL(url)));
+    closers.push(() => client.close());
+    let taskId = '';
+    let output = '';
+    for await (const message of client.experimental.tasks.callToolStream(
+      { name: 'execute_code', arguments: { code: script } },
+      CallToolResultSchema,
+      { task: { ttl: 600_000 }, timeout: 120_000 },
+    )) {
+      if (message.type === 'taskCreated') taskId = message.task.taskId;
+      if (message.type === 'result')
+        output = message.result.content.map((c) => (c.type === 'text' ? c.text : '')).join('\n');
+      if (message.type === 'error') throw new Error(message.error.message);
+    }
+    expect(output).toMatch(/^stdout:\n\["deployed staging","wiped t1"\]\n/);
+    expect(asked).toEqual([
+      { message: 'Approve modern.deploy({"env":"staging"})', taskId },
+      { message: 'Deploy to staging?', taskId },
+      { message: 'Wipe t1?', taskId },
+    ]);
+    expect(upstreams.done).toEqual(['deploy:staging', 'wipe:t1']);
   }, 240_000);
 
   it.skipIf(!hasRedisServer() && process.env.CI !== 'true')(
