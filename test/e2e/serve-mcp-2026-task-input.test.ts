@@ -447,6 +447,30 @@ describe('a task-based execute_code whose script meets an upstream input request
     );
   }, 240_000);
 
+  it('ends the task when nobody answers within jobs.approvalTimeoutMs (INPUT_TIMEOUT), without finishing the call', async () => {
+    const upstreams = await startUpstreams();
+    const { url } = await startServe2026(
+      serves,
+      writeConfig(upstreams, { jobs: { approvalTimeoutMs: 2_000 } }),
+    );
+    const client = await connect2026(url, { name: 'e2e-task-input-timeout', tasks: true });
+    closers.push(() => client.close());
+    const created = await callAsTask(
+      url,
+      `console.log(await tools.legacy.wipe({ table: 'late' }));`,
+      ELICITS,
+    );
+    const taskId = created.taskId as string;
+    const asking = await pollUntil(client, taskId, waitsForInput);
+    expect(onlyRequest(asking.task)).toMatchObject({ key: 'upstream-0', message: 'Wipe late?' });
+    const { task } = await pollUntil(client, taskId, terminal);
+    expect(task.status).toBe('failed');
+    expect(task.error?.message).toMatch(
+      /^Nobody answered the elicitation\/create request of legacy\.wipe \(call 0\) within 2000 ms/,
+    );
+    expect(upstreams.done).toEqual([]);
+  }, 240_000);
+
   it('gives a 2025-11-25 task client the requests through tasks/result, tied to the task (SDK 1.x client)', async () => {
     const upstreams = await startUpstreams();
     const { url } = await startServe2026(serves, writeConfig(upstreams));
