@@ -24,6 +24,8 @@ import { createHash } from 'node:crypto';
 import type { RunJournal } from '../store/index.js';
 import type { PendingInput } from '../store/job-state.js';
 
+export { answerLogKey } from '../store/job-state.js';
+
 /**
  * The label of a job that says which input requests its requester can answer: a comma-separated
  * list of `elicitation.form`, `elicitation.url` and `sampling`. `codecall serve` sets it on the
@@ -62,11 +64,6 @@ export function refusalOf(method: PendingInput['method'], mode: string, asks: Jo
 /** The sha256 (hex) of a request's JSON. */
 export function requestHashOf(json: string): string {
   return createHash('sha256').update(json, 'utf8').digest('hex');
-}
-
-/** The key of a job's answer log in its state store. */
-export function answerLogKey(stateKey: string): string {
-  return `${stateKey}:answers`;
 }
 
 /** An approval an earlier attempt used, as the answer log keeps it. */

@@ -182,7 +182,6 @@ export function createJobProcessor(options: JobProcessorOptions): JobProcessor {
     },
     ended(stateKey) {
       void state.forget(stateKey).catch(() => {});
-      void state.forget(answerLogKey(stateKey)).catch(() => {});
     },
     running: () => active,
   };

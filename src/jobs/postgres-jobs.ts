@@ -37,7 +37,6 @@ import { PostgresJobStateStore } from '../store/job-state-postgres.js';
 import { setLongTimeout } from '../util/long-timeout.js';
 import { queueName, withTimeout } from './bullmq-shared.js';
 import { cutLogLine, jobStateKey, waitForJobEnd } from './job-helpers.js';
-import { answerLogKey } from './job-inputs.js';
 import {
   startQueueWorker,
   type ClaimedJob,
@@ -368,10 +367,7 @@ export async function openPgJobBackend(options: PgJobConnectionOptions): Promise
       if (!job || ['completed', 'cancelled', 'failed'].includes(job.state)) return false;
       await boss.cancel(name, id);
       // A parked job's state has no worker left to forget it.
-      if (job.state !== 'active') {
-        await (await stateStore()).forget(keyOf(job));
-        await (await stateStore()).forget(answerLogKey(keyOf(job)));
-      }
+      if (job.state !== 'active') await (await stateStore()).forget(keyOf(job));
       return true;
     },
     async list(opts: ListJobsOptions = {}): Promise<JobRecord[]> {

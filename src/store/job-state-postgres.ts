@@ -28,6 +28,7 @@ import type { RunJournal, RunJournalEntry } from './run-journal.js';
 import { connectionHost } from '../util/connection-host.js';
 import { openPostgresPool } from './postgres-pool.js';
 import {
+  answerLogKey,
   toDecision,
   type JobApprovalDecision,
   type JobDecisionInput,
@@ -305,9 +306,10 @@ DELETE FROM ${T_LOGS} WHERE scope = $1 AND job_key = $2 AND id <= (
 
   async forget(key: string): Promise<void> {
     await this.#pool.query(
-      `WITH j AS (DELETE FROM ${T_JOURNAL} WHERE scope = $1 AND job_key = $2)
+      `WITH j AS (DELETE FROM ${T_JOURNAL} WHERE scope = $1 AND job_key IN ($2, $3))
        DELETE FROM ${T_APPROVALS} WHERE scope = $1 AND job_key = $2`,
-      [this.#scope, key],
+      // The job's answer log is a journal of its own ($3).
+      [this.#scope, key, answerLogKey(key)],
     );
   }
 

@@ -15,6 +15,7 @@ import { DEFAULT_JOBS_KEEP_AGE_MS } from '../config/defaults.js';
 import type { RunJournal, RunJournalEntry } from './run-journal.js';
 import { importOptional } from '../util/optional-package.js';
 import {
+  answerLogKey,
   toDecision,
   type JobApprovalDecision,
   type JobDecisionInput,
@@ -168,7 +169,7 @@ export class RedisJobStateStore implements JobStateStore {
   }
 
   async forget(key: string): Promise<void> {
-    await this.#redis.del(this.journalKey(key), this.approvalsKey(key));
+    await this.#redis.del(this.journalKey(key), this.approvalsKey(key), this.journalKey(answerLogKey(key)));
   }
 
   close(): Promise<void> {

@@ -103,10 +103,18 @@ export interface JobStateStore {
   journal(key: string): RunJournal;
   /** The approvals of the job under `key`. */
   approvals(key: string): JobApprovalStore;
-  /** Deletes the job's journal and approvals (once the queue has recorded its end). */
+  /** Deletes the job's journal, approvals and answer log (once the queue has recorded its end). */
   forget(key: string): Promise<void>;
   /** Releases connections the store opened. Idempotent. */
   close(): Promise<void>;
+}
+
+/**
+ * The key of a job's answer log (the answers to its upstream input requests and the approvals it
+ * used, a run journal of its own): {@link JobStateStore.forget} deletes it with the job's state.
+ */
+export function answerLogKey(stateKey: string): string {
+  return `${stateKey}:answers`;
 }
 
 /**
@@ -210,6 +218,7 @@ export class MemoryJobStateStore implements JobStateStore {
 
   forget(key: string): Promise<void> {
     this.#jobs.delete(key);
+    this.#jobs.delete(answerLogKey(key));
     return Promise.resolve();
   }
 
