@@ -29,7 +29,7 @@ import {
   type JobConnectionOptions,
   type JobRetentionOptions,
 } from './bullmq-shared.js';
-import type { JobApprovalDecision, JobApprovalStore } from '../store/job-state.js';
+import type { JobApprovalDecision, JobApprovalStore, JobDecisionInput } from '../store/job-state.js';
 import { RedisJobStateStore } from '../store/job-state-redis.js';
 import { jobStateKey, waitForJobEnd } from './job-helpers.js';
 import { parseJobSpec, type JobSpecInput } from './job-spec.js';
@@ -193,7 +193,7 @@ class BullmqJobBackend implements JobBackend {
     return this.#state.then((state) => state.approvals(jobStateKey(job.id ?? '', job.timestamp)));
   }
 
-  async approve(id: string, decision: { approved: boolean; reason?: string }): Promise<JobApprovalDecision> {
+  async approve(id: string, decision: JobDecisionInput): Promise<JobApprovalDecision> {
     const record = await this.#require(id);
     const job = await Job.fromId(this.#queue, id);
     const recorded =

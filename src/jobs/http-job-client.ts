@@ -12,7 +12,7 @@ import {
   DEFAULT_JOBS_SSE_KEEPALIVE_MS,
 } from '../config/defaults.js';
 import { CodecallError, isCodecallError } from '../errors.js';
-import type { JobApprovalDecision } from '../store/job-state.js';
+import type { JobApprovalDecision, JobDecisionInput } from '../store/job-state.js';
 import { waitForJobEnd } from './job-helpers.js';
 import { JOBS_HTTP_PATH } from './job-http-routes.js';
 import type { JobSpecInput } from './job-spec.js';
@@ -387,7 +387,7 @@ class HttpJobClient implements JobBackend {
     return ((await this.#send('GET', `/${encodeURIComponent(id)}/logs`)).json as { logs: string[] }).logs;
   }
 
-  async approve(id: string, decision: { approved: boolean; reason?: string }): Promise<JobApprovalDecision> {
+  async approve(id: string, decision: JobDecisionInput): Promise<JobApprovalDecision> {
     const answer = await this.#send('POST', `/${encodeURIComponent(id)}/approvals`, { body: decision });
     return (answer.json as { decision: JobApprovalDecision }).decision;
   }

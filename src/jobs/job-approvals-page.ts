@@ -124,7 +124,10 @@ export function createJobApprovalsPage(
     notice: ApprovalsPageModel['notice'],
   ): Promise<void> => {
     const listed = await backend.list({ states: ['waiting-approval'], limit: maxJobs + 1 });
-    const waiting = listed.filter((job): job is typeof job & WaitingJob => job.approval !== undefined);
+    // A job waiting for its task client's answer to an upstream input request is not an approval.
+    const waiting = listed.filter(
+      (job): job is typeof job & WaitingJob => job.approval !== undefined && job.approval.input === undefined,
+    );
     // The calls whose time runs out first come first.
     const jobs = waiting
       .sort((a, b) => a.approval.expiresAt - b.approval.expiresAt || a.createdAt - b.createdAt)
@@ -177,7 +180,12 @@ export function createJobApprovalsPage(
     const record = await backend.get(id);
     if (!record) throw new PageError(404, `No job "${id}" (removed by retention?); nothing was decided.`);
     const pending = record.state === 'waiting-approval' ? record.approval : undefined;
-    if (!pending || String(pending.callIndex) !== form.get('call') || pending.argsHash !== form.get('args'))
+    if (
+      !pending ||
+      pending.input !== undefined ||
+      String(pending.callIndex) !== form.get('call') ||
+      pending.argsHash !== form.get('args')
+    )
       throw new PageError(
         409,
         `Job ${id} no longer waits on the call shown (decided already, or it now waits on another); ` +

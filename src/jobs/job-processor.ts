@@ -19,7 +19,8 @@
  * {@link JobProcessor.ended}): a worker killed between the two leaves the retry what it needs.
  */
 import type { JobStateStore, PendingApproval } from '../store/job-state.js';
-import { JobWaitingApprovalError } from './job-approvals.js';
+import { describePending, JobWaitingApprovalError } from './job-approvals.js';
+import { answerLogKey } from './job-inputs.js';
 import { parseJobSpec, type JobSpec } from './job-spec.js';
 import type { JobProgress, JobResult } from './job-types.js';
 import { isRetryableJobError, JOB_ABORT_REASONS, JobHandBackError, runJob } from './run-job.js';
@@ -119,7 +120,15 @@ export function createJobProcessor(options: JobProcessorOptions): JobProcessor {
         onProgress: (progress) => job.progress(progress),
         onLog: (line) => job.log(line),
         ...(journal ? { journal } : {}),
-        ...(approvals ? { approvals: { store: approvals, timeoutMs: options.approvalTimeoutMs } } : {}),
+        ...(approvals
+          ? {
+              approvals: {
+                store: approvals,
+                timeoutMs: options.approvalTimeoutMs,
+                answers: state.journal(answerLogKey(job.stateKey)),
+              },
+            }
+          : {}),
       });
       log(`job ${id} ${result.status}`);
       await job.complete(result);
@@ -136,8 +145,13 @@ export function createJobProcessor(options: JobProcessorOptions): JobProcessor {
         const { request } = error;
         await job.delayUntil(Math.min(request.expiresAt, spec.deadline ?? Number.POSITIVE_INFINITY), request);
         const still = await approvals.pending();
-        if (still?.callIndex !== request.callIndex) await job.promote();
-        log(`job ${id} waits for the approval of ${request.tool} (call ${request.callIndex})`);
+        if (
+          still?.callIndex !== request.callIndex ||
+          still.input?.requestHash !== request.input?.requestHash ||
+          still.input?.ask !== request.input?.ask
+        )
+          await job.promote();
+        log(`job ${id} waits for ${describePending(request)}`);
         return;
       }
       const message = messageOf(error);

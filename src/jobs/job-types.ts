@@ -6,7 +6,7 @@
  * serialises with `JSON.stringify` and travels over HTTP unchanged.
  */
 import type { SavingsReport } from '../agent/index.js';
-import type { JobApprovalDecision, PendingApproval } from '../store/job-state.js';
+import type { JobApprovalDecision, JobDecisionInput, PendingApproval } from '../store/job-state.js';
 import type { JobSpec, JobSpecInput } from './job-spec.js';
 
 /**
@@ -151,7 +151,7 @@ export interface JobBackend {
    * call runs once; denied, the script sees `APPROVAL_DENIED`. Throws `JOB_NOT_FOUND`, and
    * `JOB_NOT_WAITING_APPROVAL` when the job waits on no call.
    */
-  approve(id: string, decision: { approved: boolean; reason?: string }): Promise<JobApprovalDecision>;
+  approve(id: string, decision: JobDecisionInput): Promise<JobApprovalDecision>;
   /** Asks to cancel; false when the job is unknown or already finished. */
   cancel(id: string): Promise<boolean>;
   /** Most recent first. */

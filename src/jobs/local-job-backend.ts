@@ -25,7 +25,13 @@ import {
 import { CodecallError } from '../errors.js';
 import { backoffDelayMs } from '../util/backoff.js';
 import { setLongTimeout } from '../util/long-timeout.js';
-import { MemoryJobStateStore, type JobApprovalDecision, type PendingApproval } from '../store/job-state.js';
+import { describePending } from './job-approvals.js';
+import {
+  MemoryJobStateStore,
+  type JobApprovalDecision,
+  type JobDecisionInput,
+  type PendingApproval,
+} from '../store/job-state.js';
 import { cutLogLine, jobStateKey, waitForJobEnd } from './job-helpers.js';
 import { createJobProcessor, type ClaimedJob, type JobProcessor } from './job-processor.js';
 import { MAX_JOB_PRIORITY, parseJobSpec, type JobSpec, type JobSpecInput } from './job-spec.js';
@@ -293,7 +299,7 @@ class LocalJobBackend implements JobBackend {
       this.#finish(job, {
         state: 'failed',
         failedReason:
-          `The job asked for the approval of ${request.tool} (call ${request.callIndex}) while ` +
+          `The job asked for ${describePending(request)} while ` +
           `${this.#maxParked} jobs already waited for one (jobs.maxParked); the call was not made. ` +
           'Decide the waiting jobs, then submit it again.',
       });
@@ -316,7 +322,7 @@ class LocalJobBackend implements JobBackend {
     };
   }
 
-  async approve(id: string, decision: { approved: boolean; reason?: string }): Promise<JobApprovalDecision> {
+  async approve(id: string, decision: JobDecisionInput): Promise<JobApprovalDecision> {
     const job = this.#require(id);
     const recorded =
       job.record.state === 'waiting-approval'

@@ -32,7 +32,7 @@ import {
   DEFAULT_JOBS_WORKER_CONCURRENCY,
 } from '../config/defaults.js';
 import { CodecallError } from '../errors.js';
-import type { JobApprovalDecision, JobApprovalStore } from '../store/job-state.js';
+import type { JobApprovalDecision, JobApprovalStore, JobDecisionInput } from '../store/job-state.js';
 import { PostgresJobStateStore } from '../store/job-state-postgres.js';
 import { setLongTimeout } from '../util/long-timeout.js';
 import { queueName, withTimeout } from './bullmq-shared.js';
@@ -323,10 +323,7 @@ export async function openPgJobBackend(options: PgJobConnectionOptions): Promise
       return { id, deduplicated: sent === null };
     },
     get,
-    async approve(
-      id: string,
-      decision: { approved: boolean; reason?: string },
-    ): Promise<JobApprovalDecision> {
+    async approve(id: string, decision: JobDecisionInput): Promise<JobApprovalDecision> {
       assertOpen();
       const job = await find(id);
       if (!job) throw new CodecallError('JOB_NOT_FOUND', `No job "${id}".`, { details: { id } });

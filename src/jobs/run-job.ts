@@ -13,6 +13,7 @@
  * `cancelled`, a passed deadline `expired`, and a worker shutdown throws {@link JobHandBackError}
  * so the backend puts the job back in the queue for another worker.
  */
+import { randomUUID } from 'node:crypto';
 import { createOrchestrator, type AgentEvent, type RunInput } from '../agent/index.js';
 import { isCodecallError } from '../errors.js';
 import type { RunJournal } from '../store/index.js';
@@ -22,7 +23,13 @@ import type { ExecJobSpec, JobSpec, RunJobSpec } from './job-spec.js';
 import type { JobProgress, JobResult } from './job-types.js';
 import type { RuntimeRegistry } from './runtime-registry.js';
 import type { JobApprovalStore } from '../store/job-state.js';
-import { createJobApprover, JobWaitingApprovalError, type JobApprover } from './job-approvals.js';
+import {
+  createJobApprover,
+  describePending,
+  JobWaitingApprovalError,
+  type JobApprover,
+} from './job-approvals.js';
+import { asksOfLabels, JobAnswers } from './job-inputs.js';
 
 /**
  * The sandbox owner of every job's script (see `ExecuteOptions.owner`): the jobs of a runtime come
@@ -108,6 +115,11 @@ export interface RunJobOptions {
     store: JobApprovalStore;
     /** @defaultValue the job's configuration's `jobs.approvalTimeoutMs`, else `DEFAULT_JOBS_APPROVAL_TIMEOUT_MS` (one day) */
     timeoutMs?: number | undefined;
+    /**
+     * The job's answer log (`job-inputs.ts`): with it, a job labelled with what its requester can
+     * answer (`JOB_ASKS_LABEL`, an MCP task's job) parks on its upstreams' input requests too.
+     */
+    answers?: RunJournal | undefined;
   };
 }
 
@@ -196,17 +208,24 @@ export async function runJob(options: RunJobOptions): Promise<JobResult> {
     const late = approver?.timedOut();
     if (late) {
       log(`no decision on ${late.tool} (call ${late.callIndex}) in time; the job ends`);
+      const within = `within ${Math.round(late.expiresAt - late.requestedAt)} ms (jobs.approvalTimeoutMs)`;
       return finish({
         status: 'expired',
-        error: {
-          code: 'APPROVAL_TIMEOUT',
-          message: `Nobody approved or denied the call of ${late.tool} (call ${late.callIndex}) within ${Math.round(late.expiresAt - late.requestedAt)} ms (jobs.approvalTimeoutMs); the job ended without making it.`,
-        },
+        error:
+          late.input === undefined
+            ? {
+                code: 'APPROVAL_TIMEOUT',
+                message: `Nobody approved or denied the call of ${late.tool} (call ${late.callIndex}) ${within}; the job ended without making it.`,
+              }
+            : {
+                code: 'INPUT_TIMEOUT',
+                message: `Nobody answered the ${late.input.method} request of ${late.tool} (call ${late.callIndex}) ${within}; the job ended without finishing that call.`,
+              },
       });
     }
     const waiting = approver?.waiting();
     if (!waiting) return cancelled();
-    log(`waiting for approval of ${waiting.tool} (call ${waiting.callIndex}): ${waiting.reason}`);
+    log(`waiting for ${describePending(waiting)}: ${waiting.reason}`);
     throw new JobWaitingApprovalError(waiting);
   };
   try {
@@ -222,6 +241,9 @@ export async function runJob(options: RunJobOptions): Promise<JobResult> {
         timeoutMs: options.approvals.timeoutMs ?? runtime.config.jobs.approvalTimeoutMs,
         stop: () => controller.abort(JOB_ABORT_REASONS.approval),
         now,
+        ...(options.approvals.answers
+          ? { answers: new JobAnswers(options.approvals.answers), asks: asksOfLabels(spec.labels) }
+          : {}),
       });
     const result =
       spec.kind === 'exec'
@@ -269,16 +291,23 @@ async function runExec(
             : ''),
       );
   }
-  const result = await runtime.execute(spec.code, {
-    signal,
-    owner: JOBS_ISOLATE_OWNER,
-    limits: minLimits(runtime.config.sandbox.limits, spec.limits),
-    onToolResult: (event) => progress({ type: 'tool-call', tool: event.name, ok: event.ok }),
-    ...(journal
-      ? { journal: approvals?.journal ?? journal, replay: true, replayInDoubt: 'repeat' as const }
-      : {}),
-    ...(approvals ? { approver: approvals.approver } : {}),
-  });
+  // What the upstreams send during this job's calls is this job's (never another job's).
+  const runId = randomUUID();
+  const forget = approvals?.asker ? runtime.tools.attributeRun(runId, `job:${runId}`) : undefined;
+  const result = await runtime
+    .execute(spec.code, {
+      signal,
+      runId,
+      owner: JOBS_ISOLATE_OWNER,
+      limits: minLimits(runtime.config.sandbox.limits, spec.limits),
+      onToolResult: (event) => progress({ type: 'tool-call', tool: event.name, ok: event.ok }),
+      ...(journal
+        ? { journal: approvals?.journal ?? journal, replay: true, replayInDoubt: 'repeat' as const }
+        : {}),
+      ...(approvals ? { approver: approvals.approver } : {}),
+      ...(approvals?.asker ? { asker: approvals.asker } : {}),
+    })
+    .finally(() => forget?.());
   const exec = {
     stdout: result.stdout,
     stderr: result.stderr,

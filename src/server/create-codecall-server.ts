@@ -590,7 +590,12 @@ export function createCodecallServer(options: CodecallServerOptions): Server {
         'A task runs on the job backend, not in a REPL session: call execute_code without "session" as a task, or with it without params.task.',
         true,
       );
-    const created = await tasks.create(input.code, request.params.task?.ttl, taskClient);
+    const created = await tasks.create(
+      input.code,
+      request.params.task?.ttl,
+      taskClient,
+      server.getClientCapabilities(),
+    );
     if ('refused' in created) return textResult(created.refused, true);
     // The CreateTaskResult goes out as the answer of tools/call (the SDK sends what this returns).
     return created as unknown as CallToolResult;

@@ -26,6 +26,8 @@ import {
   ListTasksRequestSchema,
   McpError,
   RELATED_TASK_META_KEY,
+  CreateMessageResultSchema,
+  type ClientCapabilities,
   type ServerCapabilities,
   type ServerNotification,
   type ServerRequest,
@@ -41,6 +43,7 @@ import {
 import {
   approvalForm,
   isTaskOf,
+  oversizedAnswer,
   submitTask,
   taskStateOf,
   type TaskApproval,
@@ -94,6 +97,8 @@ export interface LegacyTasks {
     code: string,
     requestedTtl: number | null | undefined,
     client: LegacyTaskClient,
+    /** The session's client capabilities: its script's upstream input requests are passed to it. */
+    capabilities?: ClientCapabilities | undefined,
   ): Promise<{ task: Task } | { refused: string }>;
   /** Registers `tasks/get`, `tasks/result`, `tasks/list` (when listable) and `tasks/cancel`. */
   register(server: Server, client: LegacyTaskClient): void;
@@ -206,6 +211,37 @@ export function createLegacyTasks(options: LegacyTasksOptions): LegacyTasks {
     };
   };
 
+  /**
+   * Passes the upstream input request `call` waits on to this session's client, tied to the task;
+   * its answer, or undefined when the client cannot be asked (the job then waits out its timeout).
+   */
+  const askInput = async (
+    server: Server,
+    extra: Extra,
+    taskId: string,
+    call: TaskApproval,
+  ): Promise<Record<string, unknown> | undefined> => {
+    const input = call.input;
+    if (input === undefined) return undefined;
+    const capabilities = server.getClientCapabilities();
+    const able =
+      input.method === 'sampling/createMessage' ? capabilities?.sampling : capabilities?.elicitation;
+    if (!able) return undefined;
+    // Spec § Associating Task-Related Messages: the request names the task it serves.
+    const params = { ...input.params, _meta: { [RELATED_TASK_META_KEY]: { taskId } } };
+    const options = { signal: extra.signal, timeout: approvalTimeoutMs + ELICITATION_TIMEOUT_MARGIN_MS };
+    const result =
+      input.method === 'sampling/createMessage'
+        ? await extra.sendRequest(
+            { method: input.method, params } as never,
+            CreateMessageResultSchema,
+            options,
+          )
+        : await extra.sendRequest({ method: input.method, params } as never, ElicitResultSchema, options);
+    const { _meta: _ignored, ...response } = result as Record<string, unknown>;
+    return oversizedAnswer(response) === undefined ? response : undefined;
+  };
+
   /** What `tools/call` would have answered, for a task in a terminal status (spec: exactly that). */
   const payloadOf = (job: TaskJobRecord): Record<string, unknown> => {
     const state = taskStateOf(job);
@@ -226,7 +262,7 @@ export function createLegacyTasks(options: LegacyTasksOptions): LegacyTasks {
       return { ...(client.listable ? { list: {} } : {}), cancel: {}, requests: { tools: { call: {} } } };
     },
 
-    async create(code, requestedTtl, client) {
+    async create(code, requestedTtl, client, capabilities) {
       // The client may ask for a shorter life, never a longer one.
       const ttl =
         typeof requestedTtl === 'number' && Number.isSafeInteger(requestedTtl) && requestedTtl > 0
@@ -237,6 +273,7 @@ export function createLegacyTasks(options: LegacyTasksOptions): LegacyTasks {
         client: client.id,
         ttlMs: ttl,
         maxPerClient,
+        capabilities: capabilities as Record<string, unknown> | undefined,
       });
       if ('refused' in submitted) return { refused: submitted.refused };
       if ('unreadable' in submitted) throw taskError(ErrorCode.InternalError, submitted.unreadable);
@@ -253,7 +290,7 @@ export function createLegacyTasks(options: LegacyTasksOptions): LegacyTasks {
 
       server.setRequestHandler(GetTaskPayloadRequestSchema, async (request, extra) => {
         const { taskId } = request.params;
-        const asked = new Set<number>();
+        const asked = new Set<number | string>();
         let last: string | undefined;
         for (;;) {
           const job = await find(taskId, client);
@@ -266,8 +303,20 @@ export function createLegacyTasks(options: LegacyTasksOptions): LegacyTasks {
             await extra.sendNotification(notification).catch(() => {});
           }
           const call = job.state === 'waiting-approval' ? job.approval : undefined;
-          if (call !== undefined && !asked.has(call.callIndex)) {
-            asked.add(call.callIndex);
+          const key = call?.input === undefined ? call?.callIndex : `upstream-${call.input.round}`;
+          if (call?.input !== undefined && !asked.has(key!)) {
+            asked.add(key!);
+            const response = await askInput(server, extra, taskId, call);
+            if (response !== undefined)
+              try {
+                await (await backend()).approve(job.id, { approved: true, response });
+              } catch {
+                // Answered meanwhile (another tasks/result, its timeout): go on reading.
+              }
+            continue;
+          }
+          if (call !== undefined && call.input === undefined && !asked.has(key!)) {
+            asked.add(key!);
             const decision = await ask(server, extra, taskId, call);
             try {
               await (await backend()).approve(job.id, decision);

@@ -150,7 +150,7 @@ function forwardedOf(request: UpstreamRequest): UpstreamRequest {
 }
 
 /** The client's answer under `key` in the form `method` expects, undefined when it sent none. */
-function responseOf(
+export function responseOf(
   method: UpstreamRequest['method'],
   responses: Record<string, unknown> | undefined,
   key: string,

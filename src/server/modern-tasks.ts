@@ -34,10 +34,13 @@ import {
   DEFAULT_SERVE_TASKS_PER_CLIENT,
 } from '../config/defaults.js';
 import { decisionOf } from './modern-approvals.js';
+import { responseOf } from './modern-input.js';
 import type { TaskRelay } from './task-relay.js';
 import {
   approvalForm,
+  inputKeyOf,
   isTaskOf,
+  oversizedAnswer,
   submitTask,
   taskStateOf,
   type TaskBackend,
@@ -90,11 +93,6 @@ export function clientOf(ctx: ServerContext): string {
   return ctx.http?.authInfo?.clientId ?? 'anonymous';
 }
 
-/** The input request key of the approval of journal call `callIndex` (unique over a task's life). */
-function approvalKey(callIndex: number): string {
-  return `approval-${callIndex}`;
-}
-
 /** A job as a task (SEP-2663 § Task Polling: the payload of each status). */
 export function taskOf(job: TaskJobRecord, pollIntervalMs: number): DetailedTask {
   const state = taskStateOf(job);
@@ -118,8 +116,13 @@ export function taskOf(job: TaskJobRecord, pollIntervalMs: number): DetailedTask
         status: 'input_required',
         statusMessage: state.statusMessage,
         pollIntervalMs,
+        // Keys are unique over the task's life: the call's journal index (and the request's position).
         inputRequests: {
-          [approvalKey(state.approval.callIndex)]: inputRequired.elicit(approvalForm(state.approval)),
+          [inputKeyOf(state.approval)]:
+            state.approval.input === undefined
+              ? inputRequired.elicit(approvalForm(state.approval))
+              : // The upstream's request as it came (without its own _meta and task), as for a run in the request.
+                { method: state.approval.input.method, params: state.approval.input.params },
         },
       };
     case 'working':
@@ -214,7 +217,15 @@ export function createModernTasks(options: ModernTasksOptions): ModernTasks {
   const maxPerClient = options.maxPerClient ?? DEFAULT_SERVE_TASKS_PER_CLIENT;
   return {
     async create(code, ctx) {
-      const submitted = await submitTask(backend, { code, client: clientOf(ctx), ttlMs, maxPerClient });
+      const envelope = ctx.mcpReq.envelope as Record<string, unknown> | undefined;
+      const submitted = await submitTask(backend, {
+        code,
+        client: clientOf(ctx),
+        ttlMs,
+        maxPerClient,
+        // What this client can answer: its script's upstream input requests park the task for it.
+        capabilities: envelope?.[CLIENT_CAPABILITIES_META_KEY] as Record<string, unknown> | undefined,
+      });
       if ('refused' in submitted) return { refused: submitted.refused };
       // SEP-2663 § Task Creation: no CreateTaskResult before a tasks/get for it would resolve.
       if ('unreadable' in submitted)
@@ -242,7 +253,24 @@ export function createModernTasks(options: ModernTasksOptions): ModernTasks {
       const call = job.approval;
       // Responses to keys not outstanding are ignored (SEP-2663 § Task Update Requests).
       if (job.state !== 'waiting-approval' || call === undefined) return {};
-      const decision = decisionOf(responses, approvalKey(call.callIndex));
+      if (call.input !== undefined) {
+        const response = responseOf(call.input.method, responses, inputKeyOf(call));
+        if (response === undefined) return {};
+        if (response instanceof Error)
+          throw new ProtocolError(
+            ProtocolErrorCode.InvalidParams,
+            `Invalid inputResponses: ${response.message}.`,
+          );
+        const oversized = oversizedAnswer(response);
+        if (oversized !== undefined) throw new ProtocolError(ProtocolErrorCode.InvalidParams, oversized);
+        try {
+          await backend.approve(job.id, { approved: true, response });
+        } catch {
+          // Answered meanwhile (another update, its timeout): the ack stays an ack.
+        }
+        return {};
+      }
+      const decision = decisionOf(responses, inputKeyOf(call));
       if (decision === undefined) return {};
       try {
         await backend.approve(job.id, {

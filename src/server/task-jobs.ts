@@ -8,7 +8,7 @@
  * MCP SDK, so the 2025 path does not load the 2026 one and the other way round.
  */
 import { createHash } from 'node:crypto';
-import { DEFAULT_JOBS_MAX_LIST_LIMIT } from '../config/defaults.js';
+import { DEFAULT_JOBS_MAX_LIST_LIMIT, DEFAULT_SERVE_INPUT_REQUEST_MAX_BYTES } from '../config/defaults.js';
 import { formatResultForModel } from '../execute/index.js';
 import { escapeInvisible, renderApprovalCall } from '../tools/approval-text.js';
 
@@ -17,6 +17,37 @@ export const TASK_CLIENT_LABEL = 'mcp-task-client';
 
 /** The label that holds the task's `ttlMs` (the job's deadline is `createdAt` plus about that). */
 export const TASK_TTL_LABEL = 'mcp-task-ttl-ms';
+
+/**
+ * The label that says which upstream input requests the task's client can answer (the jobs
+ * layer's `JOB_ASKS_LABEL`): `elicitation.form`, `elicitation.url`, `sampling`, comma-separated.
+ * A job without it (submitted through the jobs API) has nobody to ask, and a script's call that is
+ * asked something fails; so does one whose client declared neither (the label is then empty).
+ */
+export const TASK_ASKS_LABEL = 'mcp-task-asks';
+
+/** The {@link TASK_ASKS_LABEL} value of a client's declared capabilities; undefined when it can answer nothing. */
+export function asksOfCapabilities(capabilities: Record<string, unknown> | undefined): string | undefined {
+  const asks: string[] = [];
+  const elicitation = capabilities?.elicitation;
+  if (typeof elicitation === 'object' && elicitation !== null) {
+    const modes = elicitation as Record<string, unknown>;
+    // An empty `elicitation: {}` means form mode (spec 2025-11-25 client/elicitation § Capabilities).
+    if (Object.keys(modes).length === 0 || 'form' in modes) asks.push('elicitation.form');
+    if ('url' in modes) asks.push('elicitation.url');
+  }
+  if (typeof capabilities?.sampling === 'object' && capabilities.sampling !== null) asks.push('sampling');
+  return asks.length > 0 ? asks.join(',') : undefined;
+}
+
+/**
+ * The key of the input request a task waits on, unique over the task's life: `approval-<journal
+ * index>` for an approval, `upstream-<round>` for an upstream's request (a request that changes on
+ * replay is a new round under a new key).
+ */
+export function inputKeyOf(call: TaskApproval): string {
+  return call.input === undefined ? `approval-${call.callIndex}` : `upstream-${call.input.round}`;
+}
 
 /** Job states of a task not finished yet. */
 export const UNFINISHED_TASK_STATES = ['waiting', 'delayed', 'active', 'waiting-approval'] as const;
@@ -42,7 +73,22 @@ export interface TaskJobRecord {
   startedAt?: number;
   finishedAt?: number;
   cancelRequested?: boolean;
-  approval?: { tool: string; args: unknown; callIndex: number; reason: string; requestedAt: number };
+  approval?: {
+    tool: string;
+    args: unknown;
+    callIndex: number;
+    reason: string;
+    requestedAt: number;
+    /** Set when the call waits for the answer to its upstream's input request (untrusted params). */
+    input?: {
+      method: 'elicitation/create' | 'sampling/createMessage';
+      params: Record<string, unknown>;
+      ask: number;
+      requestHash: string;
+      /** Requests the job put to its client before this one: unique over the task's life. */
+      round: number;
+    };
+  };
 }
 
 /**
@@ -58,7 +104,11 @@ export interface TaskBackend {
     labels: Record<string, string>;
   }): Promise<{ id: string }>;
   get(id: string): Promise<TaskJobRecord | undefined>;
-  approve(id: string, decision: { approved: boolean; reason?: string }): Promise<unknown>;
+  /** Decides the approval the job waits on, or (with `response`) answers its input request. */
+  approve(
+    id: string,
+    decision: { approved: boolean; reason?: string; response?: Record<string, unknown> },
+  ): Promise<unknown>;
   cancel(id: string): Promise<boolean>;
   list(options: { states: TaskJobRecord['state'][]; limit: number }): Promise<TaskJobRecord[]>;
 }
@@ -153,7 +203,10 @@ export function taskStateOf(job: TaskJobRecord): TaskState {
     return {
       ...base,
       status: 'input_required',
-      statusMessage: `Waiting for the approval of ${escapeInvisible(job.approval.tool)}.`,
+      statusMessage:
+        job.approval.input === undefined
+          ? `Waiting for the approval of ${escapeInvisible(job.approval.tool)}.`
+          : `Waiting for the answer to ${escapeInvisible(job.approval.tool)}'s ${job.approval.input.method} request.`,
       approval: job.approval,
     };
   return { ...base, status: 'working', statusMessage: job.state === 'active' ? 'Running.' : 'Queued.' };
@@ -184,10 +237,23 @@ export function approvalForm(call: TaskApproval): {
   };
 }
 
+/**
+ * Why a client's answer to a task's upstream input request is refused before it is kept: larger
+ * than {@link DEFAULT_SERVE_INPUT_REQUEST_MAX_BYTES} of JSON; undefined when it may be kept.
+ */
+export function oversizedAnswer(response: Record<string, unknown>): string | undefined {
+  const bytes = Buffer.byteLength(JSON.stringify(response));
+  return bytes > DEFAULT_SERVE_INPUT_REQUEST_MAX_BYTES
+    ? `The answer is ${bytes} bytes of JSON, more than ${DEFAULT_SERVE_INPUT_REQUEST_MAX_BYTES} (DEFAULT_SERVE_INPUT_REQUEST_MAX_BYTES); send a shorter one.`
+    : undefined;
+}
+
 /** Options of {@link submitTask}. */
 export interface SubmitTaskOptions {
   code: string;
   client: string;
+  /** What the client can answer (its declared capabilities): the script's upstream input requests park the task for it. */
+  capabilities: Record<string, unknown> | undefined;
   ttlMs: number;
   maxPerClient: number;
 }
@@ -203,6 +269,7 @@ export async function submitTask(
   options: SubmitTaskOptions,
 ): Promise<{ job: TaskJobRecord } | { refused: string } | { unreadable: string }> {
   const { client, maxPerClient, ttlMs } = options;
+  const asks = asksOfCapabilities(options.capabilities);
   const unfinished = await backend.list({
     states: [...UNFINISHED_TASK_STATES],
     limit: DEFAULT_JOBS_MAX_LIST_LIMIT,
@@ -219,7 +286,12 @@ export async function submitTask(
     kind: 'exec',
     code: options.code,
     deadline: Date.now() + ttlMs,
-    labels: { [TASK_CLIENT_LABEL]: client, [TASK_TTL_LABEL]: String(ttlMs) },
+    labels: {
+      [TASK_CLIENT_LABEL]: client,
+      [TASK_TTL_LABEL]: String(ttlMs),
+      // Empty when the client can answer nothing: its script's calls are then refused, naming the capability.
+      [TASK_ASKS_LABEL]: asks ?? '',
+    },
   });
   const job = await backend.get(id);
   return job === undefined ? { unreadable: 'The task was queued but cannot be read back.' } : { job };

@@ -28,8 +28,10 @@ import type { RunJournal, RunJournalEntry } from './run-journal.js';
 import { connectionHost } from '../util/connection-host.js';
 import { openPostgresPool } from './postgres-pool.js';
 import {
+  answerLogKey,
   toDecision,
   type JobApprovalDecision,
+  type JobDecisionInput,
   type JobApprovalStore,
   type JobStateStore,
   type PendingApproval,
@@ -183,7 +185,7 @@ class PostgresJobApprovalStore implements JobApprovalStore {
     return body === undefined ? undefined : (JSON.parse(body) as JobApprovalDecision);
   }
 
-  async decide(decision: { approved: boolean; reason?: string }): Promise<JobApprovalDecision | false> {
+  async decide(decision: JobDecisionInput): Promise<JobApprovalDecision | false> {
     const body = await this.#body(PENDING);
     if (body === undefined) return false;
     const recorded = toDecision(JSON.parse(body) as PendingApproval, decision);
@@ -304,9 +306,10 @@ DELETE FROM ${T_LOGS} WHERE scope = $1 AND job_key = $2 AND id <= (
 
   async forget(key: string): Promise<void> {
     await this.#pool.query(
-      `WITH j AS (DELETE FROM ${T_JOURNAL} WHERE scope = $1 AND job_key = $2)
+      `WITH j AS (DELETE FROM ${T_JOURNAL} WHERE scope = $1 AND job_key IN ($2, $3))
        DELETE FROM ${T_APPROVALS} WHERE scope = $1 AND job_key = $2`,
-      [this.#scope, key],
+      // The job's answer log is a journal of its own ($3).
+      [this.#scope, key, answerLogKey(key)],
     );
   }
 

@@ -15,8 +15,10 @@ import { DEFAULT_JOBS_KEEP_AGE_MS } from '../config/defaults.js';
 import type { RunJournal, RunJournalEntry } from './run-journal.js';
 import { importOptional } from '../util/optional-package.js';
 import {
+  answerLogKey,
   toDecision,
   type JobApprovalDecision,
+  type JobDecisionInput,
   type JobApprovalStore,
   type JobStateStore,
   type PendingApproval,
@@ -104,7 +106,7 @@ class RedisJobApprovalStore implements JobApprovalStore {
     return text === null ? undefined : (JSON.parse(text) as JobApprovalDecision);
   }
 
-  async decide(decision: { approved: boolean; reason?: string }): Promise<JobApprovalDecision | false> {
+  async decide(decision: JobDecisionInput): Promise<JobApprovalDecision | false> {
     const text = await this.redis.hget(this.key, 'pending');
     if (text === null) return false;
     const recorded = toDecision(JSON.parse(text) as PendingApproval, decision);
@@ -167,7 +169,7 @@ export class RedisJobStateStore implements JobStateStore {
   }
 
   async forget(key: string): Promise<void> {
-    await this.#redis.del(this.journalKey(key), this.approvalsKey(key));
+    await this.#redis.del(this.journalKey(key), this.approvalsKey(key), this.journalKey(answerLogKey(key)));
   }
 
   close(): Promise<void> {

@@ -10,9 +10,30 @@
  * submitted again under the same id does not replay the first one's calls), and is deleted with
  * {@link JobStateStore.forget} once the queue has recorded the job's end.
  */
+import { CodecallError } from '../errors.js';
 import type { RunJournal } from './run-journal.js';
 
-/** A call of a job that waits for a decision. */
+/**
+ * An upstream server's input request (an `elicitation/create` or `sampling/createMessage`) that
+ * a job's call met: the job waits for its client's answer as it waits for an approval.
+ */
+export interface PendingInput {
+  /** `elicitation/create` or `sampling/createMessage`. */
+  method: 'elicitation/create' | 'sampling/createMessage';
+  /** The request's params as the upstream sent them, without its own `_meta` and `task` (untrusted). */
+  params: Record<string, unknown>;
+  /** Position of the request among the requests of its call, over all the call's rounds (0-based). */
+  ask: number;
+  /** sha256 (hex) of the request's JSON (`{method, params}`): the answer applies to this request only. */
+  requestHash: string;
+  /** Input requests the job put to its client before this one (so `round` is unique over the job's life). */
+  round: number;
+}
+
+/**
+ * A call of a job that waits for a decision: an approval, or (with `input`) the answer to an
+ * input request its upstream server sent during the call.
+ */
 export interface PendingApproval {
   /** Qualified name, `server.tool`. */
   tool: string;
@@ -26,8 +47,10 @@ export interface PendingApproval {
   reason: string;
   /** Epoch milliseconds. */
   requestedAt: number;
-  /** The job ends (`APPROVAL_TIMEOUT`) if nobody decides by then (epoch milliseconds). */
+  /** The job ends (`APPROVAL_TIMEOUT`, `INPUT_TIMEOUT`) if nobody decides by then (epoch milliseconds). */
   expiresAt: number;
+  /** Set when the call waits for the answer to its upstream's input request, not for an approval. */
+  input?: PendingInput;
 }
 
 /** A decision recorded for a pending call. */
@@ -40,6 +63,20 @@ export interface JobApprovalDecision {
   argsHash: string;
   /** Epoch milliseconds. */
   decidedAt: number;
+  /** The input request it answers (position and sha256), when it answers one. */
+  input?: { ask: number; requestHash: string };
+  /** The answer to that input request (an `ElicitResult` or a `CreateMessageResult`). */
+  response?: Record<string, unknown>;
+}
+
+/**
+ * What a decision says: an approval (`approved`, `reason`), or the answer to an input request
+ * (`approved: true` and its `response`).
+ */
+export interface JobDecisionInput {
+  approved: boolean;
+  reason?: string;
+  response?: Record<string, unknown>;
 }
 
 /** Where a job's pending request and decisions are kept. */
@@ -54,7 +91,7 @@ export interface JobApprovalStore {
    * Records the decision of the pending request and clears it, atomically (two approvers racing
    * on one request: one wins); false when no request is pending (never asked, or decided already).
    */
-  decide(decision: { approved: boolean; reason?: string }): Promise<JobApprovalDecision | false>;
+  decide(decision: JobDecisionInput): Promise<JobApprovalDecision | false>;
 }
 
 /**
@@ -66,17 +103,37 @@ export interface JobStateStore {
   journal(key: string): RunJournal;
   /** The approvals of the job under `key`. */
   approvals(key: string): JobApprovalStore;
-  /** Deletes the job's journal and approvals (once the queue has recorded its end). */
+  /** Deletes the job's journal, approvals and answer log (once the queue has recorded its end). */
   forget(key: string): Promise<void>;
   /** Releases connections the store opened. Idempotent. */
   close(): Promise<void>;
 }
 
-/** The decision record of `pending`. */
-export function toDecision(
-  pending: PendingApproval,
-  decision: { approved: boolean; reason?: string },
-): JobApprovalDecision {
+/**
+ * The key of a job's answer log (the answers to its upstream input requests and the approvals it
+ * used, a run journal of its own): {@link JobStateStore.forget} deletes it with the job's state.
+ */
+export function answerLogKey(stateKey: string): string {
+  return `${stateKey}:answers`;
+}
+
+/**
+ * The decision record of `pending`. Throws `INVALID_ARGUMENT` when the decision does not fit what
+ * waits: an input request is answered with a `response`, an approval is decided without one.
+ */
+export function toDecision(pending: PendingApproval, decision: JobDecisionInput): JobApprovalDecision {
+  if (pending.input !== undefined && decision.response === undefined)
+    throw new CodecallError(
+      'INVALID_ARGUMENT',
+      `The job waits for the answer to an ${pending.input.method} request of ${pending.tool} (call ${pending.callIndex}), not for an approval; the MCP client of its task answers it (tasks/update, or tasks/result for a 2025-11-25 client).`,
+      { details: { field: 'response' } },
+    );
+  if (pending.input === undefined && decision.response !== undefined)
+    throw new CodecallError(
+      'INVALID_ARGUMENT',
+      `The job waits for the approval of ${pending.tool} (call ${pending.callIndex}), not for an answer; send {"approved": true} or {"approved": false}.`,
+      { details: { field: 'response' } },
+    );
   return {
     approved: decision.approved,
     ...(decision.reason !== undefined ? { reason: decision.reason } : {}),
@@ -84,6 +141,10 @@ export function toDecision(
     tool: pending.tool,
     argsHash: pending.argsHash,
     decidedAt: Date.now(),
+    ...(pending.input !== undefined
+      ? { input: { ask: pending.input.ask, requestHash: pending.input.requestHash } }
+      : {}),
+    ...(decision.response !== undefined ? { response: decision.response } : {}),
   };
 }
 
@@ -105,10 +166,15 @@ export class MemoryJobApprovalStore implements JobApprovalStore {
     return Promise.resolve(this.#decisions.get(callIndex));
   }
 
-  decide(decision: { approved: boolean; reason?: string }): Promise<JobApprovalDecision | false> {
+  decide(decision: JobDecisionInput): Promise<JobApprovalDecision | false> {
     const pending = this.#pending;
     if (!pending) return Promise.resolve(false);
-    const recorded = toDecision(pending, decision);
+    let recorded: JobApprovalDecision;
+    try {
+      recorded = toDecision(pending, decision);
+    } catch (error) {
+      return Promise.reject(error as Error);
+    }
     this.#decisions.set(pending.callIndex, recorded);
     this.#pending = undefined;
     return Promise.resolve(recorded);
@@ -152,6 +218,7 @@ export class MemoryJobStateStore implements JobStateStore {
 
   forget(key: string): Promise<void> {
     this.#jobs.delete(key);
+    this.#jobs.delete(answerLogKey(key));
     return Promise.resolve();
   }
 

@@ -6,7 +6,12 @@
  */
 import { DEFAULT_JOBS_MAX_LOG_LINES } from '../../src/config/defaults.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MemoryJobStateStore, type JobStateStore, type PendingApproval } from '../../src/store/job-state.js';
+import {
+  answerLogKey,
+  MemoryJobStateStore,
+  type JobStateStore,
+  type PendingApproval,
+} from '../../src/store/job-state.js';
 import { PostgresJobStateStore } from '../../src/store/job-state-postgres.js';
 import { Redis } from 'ioredis';
 import { RedisJobStateStore } from '../../src/store/job-state-redis.js';
@@ -183,7 +188,7 @@ for (const backend of backends) {
         expect((await store.approvals(id).decision(0))?.approved).toBe(winner.approved);
       });
 
-      it('keeps jobs apart, and forget deletes one job only', async () => {
+      it('keeps jobs apart, and forget deletes one job only (with its answer log)', async () => {
         const store = await open();
         const [a, b] = [key(), key()];
         await store.journal(a).append(started(0));
@@ -191,8 +196,13 @@ for (const backend of backends) {
         await store.approvals(a).setPending(request(0));
         await store.approvals(b).setPending(request(1));
         await store.approvals(b).decide({ approved: true });
+        await store.journal(answerLogKey(a)).append(finished(0));
+        await store.journal(answerLogKey(b)).append(finished(1));
         await store.forget(a);
         expect(await store.journal(a).entries()).toEqual([]);
+        // The job's answer log goes with it; another job's stays.
+        expect(await store.journal(answerLogKey(a)).entries()).toEqual([]);
+        expect(await store.journal(answerLogKey(b)).entries()).toEqual([finished(1)]);
         expect(await store.approvals(a).pending()).toBeUndefined();
         expect(await store.journal(b).entries()).toEqual([started(7)]);
         expect((await store.approvals(b).decision(1))?.approved).toBe(true);

@@ -115,8 +115,15 @@ export async function connect2026(url: string, options: Connect2026Options = {})
   return client;
 }
 
-/** `execute_code` as the 2026 `tools/call` the SDK client would send, declaring the extension. */
-export async function callAsTask(url: string, code: string): Promise<Record<string, unknown>> {
+/**
+ * `execute_code` as the 2026 `tools/call` the SDK client would send, declaring the extension (and
+ * `capabilities` beside it, e.g. `elicitation`).
+ */
+export async function callAsTask(
+  url: string,
+  code: string,
+  capabilities: Record<string, unknown> = {},
+): Promise<Record<string, unknown>> {
   const response = await fetch(url, {
     method: 'POST',
     headers: {
@@ -136,7 +143,7 @@ export async function callAsTask(url: string, code: string): Promise<Record<stri
         _meta: {
           'io.modelcontextprotocol/protocolVersion': '2026-07-28',
           'io.modelcontextprotocol/clientInfo': { name: 'e2e-2026-tasks-raw', version: '1.0.0' },
-          'io.modelcontextprotocol/clientCapabilities': { extensions: { [TASKS]: {} } },
+          'io.modelcontextprotocol/clientCapabilities': { ...capabilities, extensions: { [TASKS]: {} } },
         },
       },
     }),

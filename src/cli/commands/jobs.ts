@@ -9,7 +9,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { DEFAULT_JOBS_QUEUE } from '../../config/defaults.js';
+import { DEFAULT_CLI_INPUT_MAX_TEXT_CHARS, DEFAULT_JOBS_QUEUE } from '../../config/defaults.js';
 import { loadConfig } from '../../config/index.js';
 import { isCodecallError } from '../../errors.js';
 import { escapeInvisible, renderApprovalArguments } from '../../tools/approval-text.js';
@@ -90,6 +90,23 @@ export function formatProgress(progress: JobProgress): string {
   }
 }
 
+/**
+ * What a job waiting for an upstream's input request waits for: the request, its call and its
+ * timeout, the upstream's text escaped and cut at {@link DEFAULT_CLI_INPUT_MAX_TEXT_CHARS}.
+ */
+function describeInputWait(pending: NonNullable<JobRecord['approval']>): string {
+  const input = pending.input!;
+  const message = input.params.message;
+  const text =
+    typeof message === 'string'
+      ? ` "${escapeInvisible(message.slice(0, DEFAULT_CLI_INPUT_MAX_TEXT_CHARS))}${message.length > DEFAULT_CLI_INPUT_MAX_TEXT_CHARS ? '…' : ''}"`
+      : '';
+  return (
+    `waits for the answer to ${input.method}${text} from ${escapeInvisible(pending.tool)} (call ${pending.callIndex})` +
+    ` until ${new Date(pending.expiresAt).toISOString()}`
+  );
+}
+
 /** A short human summary of a job. */
 export function formatRecord(record: JobRecord): string {
   const parts = [`${record.id}`, record.kind, record.state];
@@ -98,7 +115,9 @@ export function formatRecord(record: JobRecord): string {
   if (record.failedReason) parts.push(`failed: ${record.failedReason.split('\n')[0]}`);
   parts.push(`attempts ${record.attemptsMade}/${record.attempts}`);
   if (record.cancelRequested && record.state !== 'completed') parts.push('cancel requested');
-  if (record.approval && record.state === 'waiting-approval') {
+  if (record.approval?.input && record.state === 'waiting-approval') {
+    parts.push(`${describeInputWait(record.approval)}: the MCP client of its task answers it (tasks/update)`);
+  } else if (record.approval && record.state === 'waiting-approval') {
     const args = renderApprovalArguments(record.approval.args);
     parts.push(
       `waits for approval of ${escapeInvisible(record.approval.tool)} (call ${record.approval.callIndex}) ${args.text}${args.note}` +
@@ -212,7 +231,13 @@ async function waitFor(client: JobBackend, id: string, values: Values, io: CliIo
     for await (const event of client.events(id, { signal: stop.signal })) {
       if (event.type === 'state')
         io.stderr.write(
-          `codecall jobs: ${id} ${event.state}${event.approval ? ` (${event.approval.tool}, call ${event.approval.callIndex}: codecall jobs approve ${id} [--deny])` : ''}\n`,
+          `codecall jobs: ${id} ${event.state}${
+            event.approval?.input
+              ? ` (${describeInputWait(event.approval)})`
+              : event.approval
+                ? ` (${escapeInvisible(event.approval.tool)}, call ${event.approval.callIndex}: codecall jobs approve ${id} [--deny])`
+                : ''
+          }\n`,
         );
       else if (event.type === 'progress')
         io.stderr.write(`codecall jobs: ${formatProgress(event.progress)}\n`);

@@ -17,6 +17,7 @@ import { formatRecord } from '../../../src/cli/commands/jobs.js';
 import {
   DEFAULT_APPROVAL_PROMPT_MAX_FIELDS,
   DEFAULT_APPROVAL_PROMPT_MAX_VALUE_CHARS,
+  DEFAULT_CLI_INPUT_MAX_TEXT_CHARS,
 } from '../../../src/config/defaults.js';
 import { elicitationApprover } from '../../../src/server/elicitation-approver.js';
 import type { ApprovalRequest } from '../../../src/tools/index.js';
@@ -142,5 +143,33 @@ describe('approval prompts', () => {
     });
     expect(line).toContain('waits for approval of records.delete\\u202egnp.txt (call 1) {');
     expectFullyNamed(line);
+  });
+
+  it("a job waiting for an upstream's input request says what it waits for, escaped and cut, and who answers", () => {
+    const message = `Deploy to prod\u202Edorp?${'!'.repeat(DEFAULT_CLI_INPUT_MAX_TEXT_CHARS)}`;
+    const line = formatRecord({
+      id: 'job-2',
+      kind: 'exec',
+      config: 'default',
+      state: 'waiting-approval',
+      attemptsMade: 1,
+      attempts: 3,
+      createdAt: 0,
+      approval: {
+        tool: 'modern.deploy',
+        args: { env: 'prod' },
+        argsHash: 'hash',
+        callIndex: 2,
+        reason: "modern.deploy's server asks for input (elicitation/create)",
+        requestedAt: 0,
+        expiresAt: 86_400_000,
+        input: { method: 'elicitation/create', params: { message }, ask: 0, requestHash: 'h', round: 0 },
+      },
+    });
+    expect(line).toContain('waits for the answer to elicitation/create "Deploy to prod\\u202edorp?!');
+    expect(line).toContain('…" from modern.deploy (call 2) until 1970-01-02T00:00:00.000Z');
+    expect(line).toMatch(/the MCP client of its task answers it \(tasks\/update\)$/);
+    expect(line).not.toMatch(HIDDEN);
+    expect(line).not.toContain('codecall jobs approve');
   });
 });
