@@ -11,27 +11,12 @@
  * so another worker resumes it, and the answer sent through another serve node) and on pg-boss.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/client';
-import {
-  acceptedContent,
-  createMcpHandler,
-  inputRequired,
-  McpServer as ModernMcpServer,
-  type CallToolResult,
-  type InputRequiredResult,
-} from '@modelcontextprotocol/server';
 import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as LegacyTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { CallToolResultSchema, ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import * as z from 'zod/v4';
-import { serveHttp } from '../../src/testing/servers/index.js';
 import {
   hasRedisServer,
   spawnWorker,
@@ -49,6 +34,7 @@ import {
   type Task2026,
 } from './mcp-2026-helpers.js';
 import type { ServeProcess } from './serve-helpers.js';
+import { startInputUpstreams, writeInputConfig, type InputUpstreams } from './upstream-input-fixtures.js';
 
 const serves: ServeProcess[] = [];
 const workers: WorkerProcess[] = [];
@@ -60,216 +46,8 @@ afterAll(async () => {
   for (const close of closers.reverse()) await close();
 });
 
-/** What the upstreams really did. */
-interface Upstreams {
-  modernUrl: string;
-  legacyUrl: string;
-  /** Completed effects, e.g. `deploy:staging`. */
-  done: string[];
-  /** `tools/call` requests that reached the 2026 upstream, by tool. */
-  calls: Map<string, number>;
-}
-
-async function readBody(request: IncomingMessage): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of request) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
-}
-
-const confirmSchema = {
-  type: 'object' as const,
-  properties: { confirm: { type: 'boolean' as const } },
-  required: ['confirm'],
-};
-
-/** A 2026-only SDK v2 upstream (`deploy`, `fickle`) and an SDK 1.x one (`wipe`, which elicits). */
-async function startUpstreams(): Promise<Upstreams> {
-  const done: string[] = [];
-  const calls = new Map<string, number>();
-  let fickleAsked = 0;
-  const handler = createMcpHandler(
-    () => {
-      const server = new ModernMcpServer({ name: 'modern-up', version: '1.0.0' });
-      server.registerTool(
-        'deploy',
-        { description: 'Deploys after the operator confirms.', inputSchema: z.object({ env: z.string() }) },
-        async ({ env }, ctx): Promise<CallToolResult | InputRequiredResult> => {
-          const answer = acceptedContent(
-            ctx.mcpReq.inputResponses,
-            'confirm',
-            z.object({ confirm: z.boolean() }),
-          );
-          if (answer === undefined)
-            return inputRequired({
-              inputRequests: {
-                confirm: inputRequired.elicit({
-                  message: `Deploy to ${env}?`,
-                  requestedSchema: confirmSchema,
-                }),
-              },
-              requestState: `deploy:${env}`,
-            });
-          if (answer.confirm) done.push(`deploy:${env}`);
-          return { content: [{ type: 'text', text: answer.confirm ? `deployed ${env}` : `kept ${env}` }] };
-        },
-      );
-      server.registerTool(
-        'two_step',
-        { description: 'Asks a name, then a confirmation, in one call.', inputSchema: z.object({}) },
-        async (_args, ctx): Promise<CallToolResult | InputRequiredResult> => {
-          const state = ctx.mcpReq.requestState<string>();
-          const name = acceptedContent(ctx.mcpReq.inputResponses, 'name', z.object({ name: z.string() }));
-          if (state === undefined || (state === 'step1' && name === undefined))
-            return inputRequired({
-              inputRequests: {
-                name: inputRequired.elicit({
-                  message: 'Which name?',
-                  requestedSchema: {
-                    type: 'object',
-                    properties: { name: { type: 'string' } },
-                    required: ['name'],
-                  },
-                }),
-              },
-              requestState: 'step1',
-            });
-          if (state === 'step1')
-            return inputRequired({
-              inputRequests: {
-                confirm: inputRequired.elicit({
-                  message: `Really name it ${name!.name}?`,
-                  requestedSchema: confirmSchema,
-                }),
-              },
-              requestState: `step2:${name!.name}`,
-            });
-          const confirmed = acceptedContent(
-            ctx.mcpReq.inputResponses,
-            'confirm',
-            z.object({ confirm: z.boolean() }),
-          );
-          const chosen = state.slice('step2:'.length);
-          if (confirmed?.confirm === true) done.push(`name:${chosen}`);
-          return {
-            content: [{ type: 'text', text: confirmed?.confirm === true ? `named ${chosen}` : 'not named' }],
-          };
-        },
-      );
-      server.registerTool(
-        'fickle',
-        { description: 'Asks one question the first time, another one after.', inputSchema: z.object({}) },
-        async (_args, ctx): Promise<CallToolResult | InputRequiredResult> => {
-          const answer = acceptedContent(ctx.mcpReq.inputResponses, 'q', z.object({ answer: z.string() }));
-          if (answer === undefined) {
-            fickleAsked++;
-            const question = fickleAsked === 1 ? 'First question?' : 'Second question?';
-            return inputRequired({
-              inputRequests: {
-                q: inputRequired.elicit({
-                  message: question,
-                  requestedSchema: {
-                    type: 'object',
-                    properties: { answer: { type: 'string' } },
-                    required: ['answer'],
-                  },
-                }),
-              },
-              requestState: question,
-            });
-          }
-          const asked = String(ctx.mcpReq.requestState<string>());
-          done.push(`fickle:${asked}=${answer.answer}`);
-          return { content: [{ type: 'text', text: `${asked} ${answer.answer}` }] };
-        },
-      );
-      return server;
-    },
-    { legacy: 'reject' },
-  );
-  const http: Server = createServer((request, response) => {
-    void (async () => {
-      const text = await readBody(request);
-      try {
-        const message = JSON.parse(text) as { method?: string; params?: { name?: string } };
-        if (message.method === 'tools/call' && message.params?.name)
-          calls.set(message.params.name, (calls.get(message.params.name) ?? 0) + 1);
-      } catch {
-        // Not JSON: the handler answers it.
-      }
-      const headers = new Headers();
-      for (const [key, value] of Object.entries(request.headers))
-        if (typeof value === 'string') headers.set(key, value);
-      const answer = await handler.fetch(
-        new Request(`http://127.0.0.1${request.url ?? '/'}`, {
-          method: request.method ?? 'GET',
-          headers,
-          ...(request.method === 'GET' || request.method === 'HEAD' ? {} : { body: text }),
-        }),
-      );
-      response.writeHead(answer.status, Object.fromEntries(answer.headers));
-      response.end(Buffer.from(await answer.arrayBuffer()));
-    })().catch((error: unknown) => {
-      response.writeHead(500);
-      response.end(String(error));
-    });
-  });
-  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
-  closers.push(async () => {
-    await handler.close();
-    http.closeAllConnections();
-    await new Promise<void>((resolve) => http.close(() => resolve()));
-  });
-  const legacy = await serveHttp(() => {
-    const server = new McpServer({ name: 'legacy-up', version: '1.0.0' });
-    server.registerTool(
-      'wipe',
-      { description: 'Wipes a table after asking.', inputSchema: { table: z.string() } },
-      async ({ table }) => {
-        const answer = await server.server.elicitInput({
-          message: `Wipe ${table}?`,
-          requestedSchema: confirmSchema,
-        });
-        const yes = answer.action === 'accept' && answer.content?.confirm === true;
-        if (yes) done.push(`wipe:${table}`);
-        return { content: [{ type: 'text', text: yes ? `wiped ${table}` : `kept ${table}` }] };
-      },
-    );
-    return server;
-  });
-  closers.push(() => legacy.close());
-  return {
-    modernUrl: `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`,
-    legacyUrl: legacy.url,
-    done,
-    calls,
-  };
-}
-
-function writeConfig(upstreams: Upstreams, extra: Record<string, unknown> = {}): string {
-  const dir = mkdtempSync(join(tmpdir(), 'codecall-task-input-'));
-  closers.push(() => rmSync(dir, { recursive: true, force: true }));
-  const path = join(dir, 'codecall.json');
-  writeFileSync(
-    path,
-    JSON.stringify({
-      mcpServers: {
-        modern: {
-          type: 'http',
-          url: upstreams.modernUrl,
-          protocol: '2026-07-28',
-          allowedCallers: ['code_execution'],
-          // deploy needs an approval too: approved, then asked by its server, in the same call.
-          tools: { deploy: { requireApproval: true } },
-        },
-        legacy: { type: 'http', url: upstreams.legacyUrl, allowedCallers: ['code_execution'] },
-      },
-      sandbox: { mode: 'in-process', cpuTimeMs: 5_000, memoryMb: 64 },
-      history: { enabled: false },
-      serve: { taskPollIntervalMs: 200 },
-      ...extra,
-    }),
-  );
-  return path;
+function writeConfig(upstreams: InputUpstreams, extra: Record<string, unknown> = {}): string {
+  return writeInputConfig(upstreams, closers, { serve: { taskPollIntervalMs: 200 }, ...extra });
 }
 
 const ELICITS = { elicitation: { form: {} } };
@@ -307,7 +85,7 @@ const script = `
 async function runDeployAndWipe(
   createUrl: string,
   client: Client,
-  upstreams: Upstreams,
+  upstreams: InputUpstreams,
   between?: (taskId: string) => Promise<void>,
 ): Promise<void> {
   const created = await callAsTask(createUrl, script, ELICITS);
@@ -365,7 +143,7 @@ async function runDeployAndWipe(
 
 describe('a task-based execute_code whose script meets an upstream input request', () => {
   it('parks the job on the embedded backend, shows the request in tasks/get and the jobs API, and tasks/update answers it', async () => {
-    const upstreams = await startUpstreams();
+    const upstreams = await startInputUpstreams(closers);
     const { url } = await startServe2026(serves, writeConfig(upstreams));
     const client = await connect2026(url, { name: 'e2e-task-input', tasks: true });
     closers.push(() => client.close());
@@ -448,7 +226,7 @@ describe('a task-based execute_code whose script meets an upstream input request
   }, 240_000);
 
   it('ends the task when nobody answers within jobs.approvalTimeoutMs (INPUT_TIMEOUT), without finishing the call', async () => {
-    const upstreams = await startUpstreams();
+    const upstreams = await startInputUpstreams(closers);
     const { url } = await startServe2026(
       serves,
       writeConfig(upstreams, { jobs: { approvalTimeoutMs: 2_000 } }),
@@ -472,7 +250,7 @@ describe('a task-based execute_code whose script meets an upstream input request
   }, 240_000);
 
   it('gives a 2025-11-25 task client the requests through tasks/result, tied to the task (SDK 1.x client)', async () => {
-    const upstreams = await startUpstreams();
+    const upstreams = await startInputUpstreams(closers);
     const { url } = await startServe2026(serves, writeConfig(upstreams));
     const client = new LegacyClient(
       { name: 'e2e-legacy-task-input', version: '1.0.0' },
@@ -514,7 +292,7 @@ describe('a task-based execute_code whose script meets an upstream input request
   it.skipIf(!hasRedisServer() && process.env.CI !== 'true')(
     'on BullMQ: the worker that parked the job is killed, another resumes it, the answers go through another serve node',
     async () => {
-      const upstreams = await startUpstreams();
+      const upstreams = await startInputUpstreams(closers);
       const redis: RedisHandle = await startRedis();
       closers.push(() => redis.stop());
       const queue = `task-input-${randomBytes(4).toString('hex')}`;
@@ -538,7 +316,7 @@ describe('a task-based execute_code whose script meets an upstream input request
   it.skipIf(postgresBinDir() === undefined && process.env.CI !== 'true')(
     'on pg-boss (PostgreSQL 15): the same rounds, answered through another serve node',
     async () => {
-      const upstreams = await startUpstreams();
+      const upstreams = await startInputUpstreams(closers);
       const pg: PostgresHandle = await startPostgres();
       closers.push(() => pg.stop());
       const queue = `task_input_${randomBytes(4).toString('hex')}`;

@@ -9,27 +9,12 @@
  * (shared key, Redis journals): the rounds land on both nodes.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import {
-  acceptedContent,
-  createMcpHandler,
-  inputRequired,
-  McpServer as ModernMcpServer,
-  type CallToolResult,
-  type InputRequiredResult,
-} from '@modelcontextprotocol/server';
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { afterAll, describe, expect, it } from 'vitest';
-import * as z from 'zod/v4';
-import { serveHttp, type HttpMcpEndpoint } from '../../src/testing/servers/index.js';
 import { hasRedisServer, startRedis, type RedisHandle } from '../integration/jobs/jobs-helpers.js';
 import { resultText, roundRobin, startServe2026 } from './mcp-2026-helpers.js';
 import type { ServeProcess } from './serve-helpers.js';
+import { startInputUpstreams, writeInputConfig, type InputUpstreams } from './upstream-input-fixtures.js';
 
 const serves: ServeProcess[] = [];
 const closers: (() => Promise<void> | void)[] = [];
@@ -39,217 +24,8 @@ afterAll(async () => {
   for (const close of closers.reverse()) await close();
 });
 
-/** What the upstreams really did. */
-interface Upstreams {
-  modernUrl: string;
-  legacyUrl: string;
-  /** Completed effects, e.g. `deploy:staging`. */
-  done: string[];
-  /** `tools/call` requests that reached the 2026 upstream, by tool. */
-  calls: Map<string, number>;
-}
-
-async function readBody(request: IncomingMessage): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of request) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
-}
-
-const confirmSchema = {
-  type: 'object' as const,
-  properties: { confirm: { type: 'boolean' as const } },
-  required: ['confirm'],
-};
-
-/** A 2026-only SDK v2 upstream (`deploy`, `two_step`, `fickle`) and an SDK 1.x one (`wipe`, which elicits). */
-async function startUpstreams(): Promise<Upstreams> {
-  const done: string[] = [];
-  const calls = new Map<string, number>();
-  let fickleAsked = 0;
-  const handler = createMcpHandler(
-    () => {
-      const server = new ModernMcpServer({ name: 'modern-up', version: '1.0.0' });
-      server.registerTool(
-        'deploy',
-        { description: 'Deploys after the operator confirms.', inputSchema: z.object({ env: z.string() }) },
-        async ({ env }, ctx): Promise<CallToolResult | InputRequiredResult> => {
-          const answer = acceptedContent(
-            ctx.mcpReq.inputResponses,
-            'confirm',
-            z.object({ confirm: z.boolean() }),
-          );
-          if (answer === undefined)
-            return inputRequired({
-              inputRequests: {
-                confirm: inputRequired.elicit({
-                  message: `Deploy to ${env}?`,
-                  requestedSchema: confirmSchema,
-                }),
-              },
-              requestState: `deploy:${env}`,
-            });
-          if (answer.confirm) done.push(`deploy:${env}`);
-          return { content: [{ type: 'text', text: answer.confirm ? `deployed ${env}` : `kept ${env}` }] };
-        },
-      );
-      server.registerTool(
-        'two_step',
-        { description: 'Asks a name, then a confirmation.', inputSchema: z.object({}) },
-        async (_args, ctx): Promise<CallToolResult | InputRequiredResult> => {
-          const state = ctx.mcpReq.requestState<string>();
-          const name = acceptedContent(ctx.mcpReq.inputResponses, 'name', z.object({ name: z.string() }));
-          if (state === undefined || (state === 'step1' && name === undefined))
-            return inputRequired({
-              inputRequests: {
-                name: inputRequired.elicit({
-                  message: 'Which name?',
-                  requestedSchema: {
-                    type: 'object',
-                    properties: { name: { type: 'string' } },
-                    required: ['name'],
-                  },
-                }),
-              },
-              requestState: 'step1',
-            });
-          if (state === 'step1')
-            return inputRequired({
-              inputRequests: {
-                confirm: inputRequired.elicit({
-                  message: `Really name it ${name!.name}?`,
-                  requestedSchema: confirmSchema,
-                }),
-              },
-              requestState: `step2:${name!.name}`,
-            });
-          const confirmed = acceptedContent(
-            ctx.mcpReq.inputResponses,
-            'confirm',
-            z.object({ confirm: z.boolean() }),
-          );
-          const chosen = state.slice('step2:'.length);
-          if (confirmed?.confirm === true) done.push(`name:${chosen}`);
-          return {
-            content: [{ type: 'text', text: confirmed?.confirm === true ? `named ${chosen}` : 'not named' }],
-          };
-        },
-      );
-      server.registerTool(
-        'fickle',
-        { description: 'Asks one question the first time, another one after.', inputSchema: z.object({}) },
-        async (_args, ctx): Promise<CallToolResult | InputRequiredResult> => {
-          const answer = acceptedContent(ctx.mcpReq.inputResponses, 'q', z.object({ answer: z.string() }));
-          if (answer === undefined) {
-            fickleAsked++;
-            const question = fickleAsked === 1 ? 'First question?' : 'Second question?';
-            return inputRequired({
-              inputRequests: {
-                q: inputRequired.elicit({
-                  message: question,
-                  requestedSchema: {
-                    type: 'object',
-                    properties: { answer: { type: 'string' } },
-                    required: ['answer'],
-                  },
-                }),
-              },
-              requestState: question,
-            });
-          }
-          done.push(`fickle:${String(ctx.mcpReq.requestState<string>())}=${answer.answer}`);
-          return {
-            content: [
-              { type: 'text', text: `${String(ctx.mcpReq.requestState<string>())} ${answer.answer}` },
-            ],
-          };
-        },
-      );
-      return server;
-    },
-    { legacy: 'reject' },
-  );
-  const http: Server = createServer((request, response) => {
-    void (async () => {
-      const text = await readBody(request);
-      try {
-        const message = JSON.parse(text) as { method?: string; params?: { name?: string } };
-        if (message.method === 'tools/call' && message.params?.name)
-          calls.set(message.params.name, (calls.get(message.params.name) ?? 0) + 1);
-      } catch {
-        // Not JSON: the handler answers it.
-      }
-      const headers = new Headers();
-      for (const [key, value] of Object.entries(request.headers))
-        if (typeof value === 'string') headers.set(key, value);
-      const answer = await handler.fetch(
-        new Request(`http://127.0.0.1${request.url ?? '/'}`, {
-          method: request.method ?? 'GET',
-          headers,
-          ...(request.method === 'GET' || request.method === 'HEAD' ? {} : { body: text }),
-        }),
-      );
-      response.writeHead(answer.status, Object.fromEntries(answer.headers));
-      response.end(Buffer.from(await answer.arrayBuffer()));
-    })().catch((error: unknown) => {
-      response.writeHead(500);
-      response.end(String(error));
-    });
-  });
-  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
-  closers.push(async () => {
-    await handler.close();
-    http.closeAllConnections();
-    await new Promise<void>((resolve) => http.close(() => resolve()));
-  });
-  const legacy: HttpMcpEndpoint = await serveHttp(() => {
-    const server = new McpServer({ name: 'legacy-up', version: '1.0.0' });
-    server.registerTool(
-      'wipe',
-      { description: 'Wipes a table after asking.', inputSchema: { table: z.string() } },
-      async ({ table }) => {
-        const answer = await server.server.elicitInput({
-          message: `Wipe ${table}?`,
-          requestedSchema: confirmSchema,
-        });
-        const yes = answer.action === 'accept' && answer.content?.confirm === true;
-        if (yes) done.push(`wipe:${table}`);
-        return { content: [{ type: 'text', text: yes ? `wiped ${table}` : `kept ${table}` }] };
-      },
-    );
-    return server;
-  });
-  closers.push(() => legacy.close());
-  return {
-    modernUrl: `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`,
-    legacyUrl: legacy.url,
-    done,
-    calls,
-  };
-}
-
-function writeConfig(upstreams: Upstreams, extra: Record<string, unknown> = {}): string {
-  const dir = mkdtempSync(join(tmpdir(), 'codecall-upstream-input-'));
-  closers.push(() => rmSync(dir, { recursive: true, force: true }));
-  const path = join(dir, 'codecall.json');
-  writeFileSync(
-    path,
-    JSON.stringify({
-      mcpServers: {
-        modern: {
-          type: 'http',
-          url: upstreams.modernUrl,
-          protocol: '2026-07-28',
-          allowedCallers: ['code_execution'],
-          tools: { deploy: { requireApproval: true } },
-        },
-        legacy: { type: 'http', url: upstreams.legacyUrl, allowedCallers: ['code_execution'] },
-      },
-      sandbox: { mode: 'in-process', cpuTimeMs: 5_000, memoryMb: 64 },
-      history: { enabled: false },
-      ...extra,
-    }),
-  );
-  return path;
+function writeConfig(upstreams: InputUpstreams, extra: Record<string, unknown> = {}): string {
+  return writeInputConfig(upstreams, closers, extra);
 }
 
 /**
@@ -293,7 +69,7 @@ const script = `
 
 describe('a script’s upstream input requests reach the 2026-07-28 client that started the run', () => {
   it('passes 2026 input_required rounds and 2025 elicitations to the client, beside an approval, answered by replay', async () => {
-    const upstreams = await startUpstreams();
+    const upstreams = await startInputUpstreams(closers);
     const { url } = await startServe2026(serves, writeConfig(upstreams));
     const asked: string[] = [];
     const client = await connect(url, asked);
@@ -324,7 +100,7 @@ describe('a script’s upstream input requests reach the 2026-07-28 client that 
   }, 180_000);
 
   it('gives a client without the elicitation capability a tool error naming it, and nothing hangs', async () => {
-    const upstreams = await startUpstreams();
+    const upstreams = await startInputUpstreams(closers);
     const { url } = await startServe2026(serves, writeConfig(upstreams));
     const client = await connect(url, [], { elicitation: false });
     const result = await client.callTool({
@@ -343,7 +119,7 @@ describe('a script’s upstream input requests reach the 2026-07-28 client that 
   it.skipIf(!hasRedisServer() && process.env.CI !== 'true')(
     'two nodes behind a round-robin proxy: the rounds of one run land on both (shared key, Redis journals)',
     async () => {
-      const upstreams = await startUpstreams();
+      const upstreams = await startInputUpstreams(closers);
       const redis: RedisHandle = await startRedis();
       closers.push(() => redis.stop());
       const config = writeConfig(upstreams);
