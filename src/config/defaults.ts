@@ -136,6 +136,13 @@ export const DEFAULT_UPSTREAM_TASK_MIN_POLL_MS = 50;
 export const DEFAULT_UPSTREAM_TASK_MAX_POLL_MS = 5_000;
 export const DEFAULT_UPSTREAM_TASK_CANCEL_TIMEOUT_MS = 5_000;
 /**
+ * How long a task-capable call to a 2026-07-28 upstream that is aborted while its `tools/call` is in
+ * flight still waits for that call's answer: the server may have created the task already, and an
+ * answer that arrives (within this, and the call's own timeout) with a task gets `tasks/cancel`
+ * instead of leaving the task running with nobody to follow it. The caller is answered at once.
+ */
+export const DEFAULT_UPSTREAM_TASK_ABORT_GRACE_MS = 10_000;
+/**
  * Characters of a task id a 2026-07-28 upstream may send (the Tasks extension, SEP-2663); a longer
  * one fails the call: codecall echoes it in `tasks/get` and signs it into a relayed task's id.
  */

@@ -25,7 +25,12 @@ import { CodecallError } from '../errors.js';
 import { importOptional } from '../util/optional-package.js';
 import { UpstreamOAuthProvider } from './oauth/oauth-provider.js';
 import type { RawToolResult } from './normalize-result.js';
-import { settleUpstreamTask, UpstreamTasks, type UpstreamTaskMode } from './upstream-tasks-2026.js';
+import {
+  sendKeepingTask,
+  settleUpstreamTask,
+  UpstreamTasks,
+  type UpstreamTaskMode,
+} from './upstream-tasks-2026.js';
 
 type ClientModule = typeof ClientPackage;
 type V2Client = InstanceType<ClientModule['Client']>;
@@ -290,12 +295,7 @@ export class ModernClient {
     };
     let params = base;
     for (let round = 0; ; round++) {
-      const answer = await this.client.request({ method: 'tools/call', params } as never, CallAnswerSchema, {
-        signal: options.signal,
-        timeout: Math.max(1, options.deadline - Date.now()),
-        allowInputRequired: true,
-        ...(options.headers ? { headers: options.headers } : {}),
-      });
+      const answer = await this.sendToolCall(params, mode, options);
       const task = this.tasks.taskOf(answer);
       if (task !== undefined)
         return await settleUpstreamTask(task, {
@@ -358,12 +358,7 @@ export class ModernClient {
       ...(relay.inputResponses !== undefined ? { inputResponses: relay.inputResponses } : {}),
       ...(relay.requestState !== undefined ? { requestState: relay.requestState } : {}),
     };
-    const answer = await this.client.request({ method: 'tools/call', params } as never, CallAnswerSchema, {
-      signal: options.signal,
-      timeout: Math.max(1, options.deadline - Date.now()),
-      allowInputRequired: true,
-      ...(options.headers ? { headers: options.headers } : {}),
-    });
+    const answer = await this.sendToolCall(params, options.mode, options);
     // The relayed client's capabilities say whether it takes a task (they carry the extension or not).
     const task = this.tasks.taskOf(answer);
     if (task !== undefined)
@@ -383,6 +378,31 @@ export class ModernClient {
       ),
       requestState,
     };
+  }
+
+  /**
+   * One `tools/call` request. Where the server may answer with a task (the call declares the Tasks
+   * extension), an abort does not drop the answer: see {@link sendKeepingTask}.
+   */
+  private sendToolCall(
+    params: Record<string, unknown>,
+    mode: UpstreamTaskMode,
+    options: { signal: AbortSignal; deadline: number; headers: Record<string, string> | undefined },
+  ): Promise<Record<string, unknown>> {
+    const send = (signal: AbortSignal): Promise<Record<string, unknown>> =>
+      this.client.request({ method: 'tools/call', params } as never, CallAnswerSchema, {
+        signal,
+        timeout: Math.max(1, options.deadline - Date.now()),
+        allowInputRequired: true,
+        ...(options.headers ? { headers: options.headers } : {}),
+      }) as Promise<Record<string, unknown>>;
+    if (mode === 'undeclared') return send(options.signal);
+    return sendKeepingTask(send, {
+      signal: options.signal,
+      tasks: this.tasks,
+      request: (method, taskParams, schema, legOptions) =>
+        this.client.request({ method, params: taskParams } as never, schema, legOptions) as never,
+    });
   }
 
   /** The embedded requests and state of one `input_required` answer, checked against the bounds. */

@@ -21,6 +21,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
 import {
   DEFAULT_UPSTREAM_INPUT_REQUESTS_MAX,
+  DEFAULT_UPSTREAM_TASK_ABORT_GRACE_MS,
   DEFAULT_UPSTREAM_INPUT_REQUIRED_MAX_ROUNDS,
   DEFAULT_UPSTREAM_TASK_CANCEL_TIMEOUT_MS,
   DEFAULT_UPSTREAM_TASK_ID_MAX_CHARS,
@@ -188,6 +189,63 @@ export class UpstreamTasks {
   metaFor(mode: UpstreamTaskMode): Record<string, unknown> {
     return mode === 'undeclared' ? { [CLIENT_CAPABILITIES_META]: this.plain } : {};
   }
+}
+
+/**
+ * Sends one task-capable `tools/call` (through `send`, given the signal the request itself runs
+ * under) so that aborting it cannot orphan a task: the server may create the task before its answer
+ * reaches codecall, and an aborted request never delivers that answer. On abort the caller is
+ * rejected at once with the signal's reason, while the request runs on (at most
+ * {@link DEFAULT_UPSTREAM_TASK_ABORT_GRACE_MS}, and never past its own timeout); an answer that then
+ * arrives carrying a task gets `tasks/cancel`.
+ */
+export function sendKeepingTask(
+  send: (signal: AbortSignal) => Promise<Record<string, unknown>>,
+  options: {
+    signal: AbortSignal;
+    tasks: UpstreamTasks;
+    request: UpstreamTaskRequest;
+    graceMs?: number;
+  },
+): Promise<Record<string, unknown>> {
+  const { signal } = options;
+  signal.throwIfAborted();
+  const inner = new AbortController();
+  const answer = send(inner.signal);
+  return new Promise((resolve, reject) => {
+    const onAbort = (): void => {
+      reject(signal.reason as Error);
+      const timer = setTimeout(
+        () => inner.abort(signal.reason),
+        options.graceMs ?? DEFAULT_UPSTREAM_TASK_ABORT_GRACE_MS,
+      );
+      timer.unref();
+      answer.then(
+        (late) => {
+          clearTimeout(timer);
+          const task = readUpstreamTask(options.tasks.taskOf(late));
+          if ('taskId' in task)
+            void options
+              .request('tasks/cancel', { taskId: task.taskId }, AckSchema, {
+                timeout: DEFAULT_UPSTREAM_TASK_CANCEL_TIMEOUT_MS,
+              })
+              .catch(() => {});
+        },
+        () => clearTimeout(timer),
+      );
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+    answer.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error as Error);
+      },
+    );
+  });
 }
 
 /** One request to the server that runs the task (`tasks/get`, `tasks/update`, `tasks/cancel`). */

@@ -7,6 +7,8 @@
  * records each task method it gets.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -149,6 +151,61 @@ describe('upstream Tasks extension (2026-07-28)', { timeout: 60_000 }, () => {
     const result = await run;
     expect(result.status).toBe('error');
     await until(() => cancelsOf(endpoint).includes(task!.id), 'tasks/cancel of the aborted call');
+    expect(endpoint.state.status(task!.id)).toBe('cancelled');
+  });
+
+  it('an abort while the task-creating call is still in flight cancels the task its late answer names', async () => {
+    const endpoint = await fixture();
+    // A loopback proxy that holds every tools/call answer: the server has created the task, the
+    // answer naming it has not reached codecall yet when the call is aborted.
+    const held: (() => void)[] = [];
+    const proxy = createServer((request, response) => {
+      void (async () => {
+        const chunks: Buffer[] = [];
+        for await (const chunk of request) chunks.push(chunk as Buffer);
+        const body = Buffer.concat(chunks);
+        const headers = new Headers();
+        for (const [key, value] of Object.entries(request.headers))
+          if (typeof value === 'string' && key !== 'host' && key !== 'content-length')
+            headers.set(key, value);
+        const answer = await fetch(new URL(request.url ?? '/', endpoint.url), {
+          method: request.method ?? 'GET',
+          headers,
+          ...(request.method === 'GET' || request.method === 'HEAD' ? {} : { body }),
+        });
+        const text = Buffer.from(await answer.arrayBuffer());
+        if (body.toString('utf8').includes('"tools/call"')) await new Promise<void>((go) => held.push(go));
+        response.writeHead(answer.status, Object.fromEntries(answer.headers));
+        response.end(text);
+      })().catch((error: unknown) => {
+        if (!response.headersSent) response.writeHead(502);
+        response.end(String(error));
+      });
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    cleanup.push({
+      close: async () => {
+        for (const go of held.splice(0)) go();
+        proxy.closeAllConnections();
+        await new Promise<void>((resolve) => proxy.close(() => resolve()));
+      },
+    });
+    const pool = await open(
+      `http://127.0.0.1:${(proxy.address() as AddressInfo).port}${new URL(endpoint.url).pathname}`,
+    );
+    const controller = new AbortController();
+    const call = pool.call('up.slow_compute', { seconds: 60 }, { ...code, signal: controller.signal });
+    await until(() => held.length === 1, 'the held tools/call answer');
+    const [task] = [...endpoint.state.tasks.values()];
+    expect(task?.status).toBe('working');
+    controller.abort(new Error('stop'));
+    await expect(call).rejects.toMatchObject({ code: 'ABORTED' });
+    // The answer naming the task arrives after the abort: codecall reads it and cancels the task.
+    held.shift()!();
+    await until(
+      () => cancelsOf(endpoint).includes(task!.id),
+      'tasks/cancel of the task the late answer named',
+    );
     expect(endpoint.state.status(task!.id)).toBe('cancelled');
   });
 
