@@ -108,24 +108,25 @@ export function neighbours(
 }
 
 /**
- * The neighbour list of one tool as the walk reads it: entry ids and weights in typed arrays,
- * heaviest first, with the steps kept to word the reasons of what reaches the result.
- */
-export interface Adjacent {
-  ids: Int32Array;
-  weights: Float64Array;
-  steps: Step[];
-}
-
-/**
  * Neighbour lists of tools by entry id, as {@link neighbours} gives them, successors and
- * predecessors apart: arrays indexed by id (a walk reads a dozen per query), with the slots set
- * listed so clearing costs what was kept, not the catalog's size.
+ * predecessors apart, flat: the lists side by side in one pool of entry ids, one of weights and
+ * one of steps (kept to word the reasons of what reaches the result), each list's bounds in one
+ * array indexed by id and direction (a walk reads a dozen lists per query: three arrays, no object
+ * per list). Filled as the walk asks and emptied whenever the graph changes (the caller clears),
+ * with the lists set recorded so clearing costs what was kept, not the catalog's size.
  */
 export class NeighbourCache {
-  readonly #forward: Array<Adjacent | undefined> = [];
-  readonly #backward: Array<Adjacent | undefined> = [];
-  /** Slots set since the last clear: `2 · id` for a successor list, `2 · id + 1` for predecessors. */
+  /** Per slot (`2 · id` successors, `2 · id + 1` predecessors): its first pool index + 1 (0: not kept), its end. */
+  #bounds = new Int32Array(0);
+  /** Entry ids of the neighbours, all lists side by side. */
+  ids = new Int32Array(64);
+  /** Their effective weights, as {@link neighbours} gives them. */
+  weights = new Float64Array(64);
+  /** Their steps. */
+  readonly steps: Step[] = [];
+  /** Pool entries used. */
+  #used = 0;
+  /** Slots set since the last clear. */
   readonly #kept: number[] = [];
 
   /** Lists kept. */
@@ -133,23 +134,60 @@ export class NeighbourCache {
     return this.#kept.length;
   }
 
-  /** The list of `id` in one direction, if kept. */
-  get(id: number, forward: boolean): Adjacent | undefined {
-    return (forward ? this.#forward : this.#backward)[id];
+  /** Where the list of `id` in one direction starts in the pool, or −1 when it is not kept. */
+  start(id: number, forward: boolean): number {
+    const at = 2 * (2 * id + (forward ? 0 : 1));
+    return at < this.#bounds.length ? this.#bounds[at]! - 1 : -1;
   }
 
-  /** Keeps the list of `id` in one direction. */
-  set(id: number, forward: boolean, adjacent: Adjacent): void {
-    const lists = forward ? this.#forward : this.#backward;
-    while (lists.length <= id) lists.push(undefined);
-    if (lists[id] === undefined) this.#kept.push(2 * id + (forward ? 0 : 1));
-    lists[id] = adjacent;
+  /** Where the list of `id` in one direction ends in the pool (kept lists only). */
+  end(id: number, forward: boolean): number {
+    return this.#bounds[2 * (2 * id + (forward ? 0 : 1)) + 1]!;
   }
 
-  /** Forgets every list kept. */
+  /** Keeps the list of `id` in one direction (a list kept before is replaced); returns its start. */
+  set(
+    id: number,
+    forward: boolean,
+    ids: ArrayLike<number>,
+    weights: ArrayLike<number>,
+    steps: readonly Step[],
+  ): number {
+    const slot = 2 * id + (forward ? 0 : 1);
+    if (this.#bounds.length <= 2 * slot + 1) {
+      const bounds = new Int32Array(Math.max(64, 4 * (slot + 1)));
+      bounds.set(this.#bounds);
+      this.#bounds = bounds;
+    }
+    const start = this.#used;
+    const end = start + ids.length;
+    if (end > this.ids.length) {
+      const size = Math.max(2 * this.ids.length, end);
+      const grownIds = new Int32Array(size);
+      grownIds.set(this.ids.subarray(0, start));
+      this.ids = grownIds;
+      const grownWeights = new Float64Array(size);
+      grownWeights.set(this.weights.subarray(0, start));
+      this.weights = grownWeights;
+    }
+    for (let i = 0; i < ids.length; i++) {
+      this.ids[start + i] = ids[i]!;
+      this.weights[start + i] = weights[i]!;
+      this.steps[start + i] = steps[i]!;
+    }
+    this.#used = end;
+    if (this.#bounds[2 * slot] === 0) this.#kept.push(slot);
+    this.#bounds[2 * slot] = start + 1;
+    this.#bounds[2 * slot + 1] = end;
+    return start;
+  }
+
+  /** Forgets every list kept (the steps too, so they hold no catalog data alive). */
   clear(): void {
-    for (const slot of this.#kept) (slot & 1 ? this.#backward : this.#forward)[slot >> 1] = undefined;
+    for (const slot of this.#kept) this.#bounds[2 * slot] = 0;
     this.#kept.length = 0;
+    this.#used = 0;
+    this.steps.length = 0;
   }
 }
 
@@ -232,6 +270,8 @@ export interface WalkOptions {
   neighbours?: NeighbourCache | undefined;
   /** Accumulators to reuse (the credits of the previous walk are dropped). */
   credits?: GraphCredits | undefined;
+  /** Scratch for the extensions of a step, reused across walks (one walk at a time). */
+  extensions?: Extensions | undefined;
 }
 
 /** A path of the walk: entry ids in call order and the steps that made it. */
@@ -241,13 +281,89 @@ interface IdPath {
   steps: Step[];
 }
 
-/** A path extended by one neighbour (`adjacent`'s entry `at`), before or after it, not yet copied. */
-interface Extension {
-  path: IdPath;
-  adjacent: Adjacent;
-  at: number;
-  forward: boolean;
-  score: number;
+/**
+ * The extensions of one step of the walk, a path extended by one neighbour (an entry of the
+ * neighbour pool) after its last node or before its first, not yet copied: columns in typed
+ * arrays grown to the largest step seen and reused, so a step allocates nothing until an
+ * extension is kept in the beam.
+ */
+export class Extensions {
+  length = 0;
+  /** Index of the extended path in the beam. */
+  path = new Int32Array(64);
+  /** The neighbour's entry in the {@link NeighbourCache} pool. */
+  entry = new Int32Array(64);
+  /** 1 after the path's last node, 0 before its first. */
+  forward = new Uint8Array(64);
+  /** Path score × edge weight (positive); set to −1 once taken by {@link next}. */
+  score = new Float64Array(64);
+
+  /** Empties the list (the arrays are reused). */
+  reset(): void {
+    this.length = 0;
+  }
+
+  push(path: number, entry: number, forward: boolean, score: number): void {
+    const i = this.length;
+    if (i === this.score.length) this.#grow();
+    this.path[i] = path;
+    this.entry[i] = entry;
+    this.forward[i] = forward ? 1 : 0;
+    this.score[i] = score;
+    this.length = i + 1;
+  }
+
+  /**
+   * Takes the best extension not yet taken and gives its index, or −1 when none is left: the
+   * order of a stable sort by score, descending (the first pushed wins a tie), without sorting
+   * what the beam never reads.
+   */
+  next(): number {
+    const score = this.score;
+    let best = -1;
+    let bestScore = 0;
+    for (let i = 0; i < this.length; i++) {
+      if (score[i]! > bestScore) {
+        best = i;
+        bestScore = score[i]!;
+      }
+    }
+    if (best >= 0) score[best] = -1;
+    return best;
+  }
+
+  #grow(): void {
+    const size = this.score.length * 2;
+    const path = new Int32Array(size);
+    path.set(this.path);
+    this.path = path;
+    const entry = new Int32Array(size);
+    entry.set(this.entry);
+    this.entry = entry;
+    const forward = new Uint8Array(size);
+    forward.set(this.forward);
+    this.forward = forward;
+    const score = new Float64Array(size);
+    score.set(this.score);
+    this.score = score;
+  }
+}
+
+/** The neighbour lists of a walk given no cache (walks are synchronous: one at a time). */
+const WALK_NEIGHBOURS = new NeighbourCache();
+
+/** Whether `kept` is `nodes` with `node` appended (`forward`) or prepended. */
+function isExtension(
+  kept: readonly number[],
+  nodes: readonly number[],
+  node: number,
+  forward: boolean,
+): boolean {
+  if (kept.length !== nodes.length + 1) return false;
+  const offset = forward ? 0 : 1;
+  if (kept[forward ? nodes.length : 0] !== node) return false;
+  for (let i = 0; i < nodes.length; i++) if (kept[i + offset] !== nodes[i]) return false;
+  return true;
 }
 
 /**
@@ -268,68 +384,73 @@ export function walkGraph(
   const credits = options.credits ?? new GraphCredits();
   credits.begin(view.capacity());
   const paths: IdPath[] = [];
-  const cache = options.neighbours ?? new NeighbourCache();
-  const around = (node: number, forward: boolean): Adjacent => {
-    let adjacent = cache.get(node, forward);
-    if (!adjacent) {
-      const steps = neighbours(view, view.nameOf(node), forward, ranking.beamWidth, ranking);
-      adjacent = {
-        ids: Int32Array.from(steps, (step) => view.idOf(step.node)!),
-        weights: Float64Array.from(steps, (step) => step.weight),
-        steps,
-      };
-      cache.set(node, forward, adjacent);
-    }
-    return adjacent;
+  // Without a cache of the caller's, one of the module's, emptied before and after the walk.
+  const own = options.neighbours === undefined;
+  const cache = options.neighbours ?? WALK_NEIGHBOURS;
+  if (own) cache.clear();
+  /** The start of the list of `node` in one direction in the pool, made if not kept. */
+  const around = (node: number, forward: boolean): number => {
+    const start = cache.start(node, forward);
+    if (start >= 0) return start;
+    const steps = neighbours(view, view.nameOf(node), forward, ranking.beamWidth, ranking);
+    return cache.set(
+      node,
+      forward,
+      steps.map((step) => view.idOf(step.node)!),
+      steps.map((step) => step.weight),
+      steps,
+    );
   };
   const width = ranking.beamWidth;
+  const candidates = options.extensions ?? new Extensions();
   for (let depth = 0; depth < ranking.beamDepth && beam.length > 0; depth++) {
     // Extensions stay (path, direction, neighbour) until one is kept in the beam: most are not,
     // and a path's arrays are copied only for those that are.
-    const candidates: Extension[] = [];
-    for (const path of beam) {
+    candidates.reset();
+    for (let p = 0; p < beam.length; p++) {
+      const path = beam[p]!;
       const nodes = path.nodes;
       for (let direction = 0; direction < 2; direction++) {
         const forward = direction === 0;
-        const adjacent = around(forward ? nodes[nodes.length - 1]! : nodes[0]!, forward);
-        const { ids, weights, steps } = adjacent;
-        for (let i = 0; i < ids.length; i++) {
+        const tip = forward ? nodes[nodes.length - 1]! : nodes[0]!;
+        const start = around(tip, forward);
+        const end = cache.end(tip, forward);
+        // Read after `around`, which may grow the pool.
+        const { ids, weights, steps } = cache;
+        for (let i = start; i < end; i++) {
           const node = ids[i]!;
           if (nodes.includes(node)) continue;
           const score = path.score * weights[i]!;
           if (score <= 0) continue;
-          candidates.push({ path, adjacent, at: i, forward, score });
+          candidates.push(p, i, forward, score);
           credits.add(node, score, steps[i]!);
         }
       }
     }
-    candidates.sort((a, b) => b.score - a.score);
+    const previous = beam;
     beam = [];
-    for (const c of candidates) {
-      const node = c.adjacent.ids[c.at]!;
-      const nodes = c.path.nodes;
-      const extended = c.forward ? [...nodes, node] : [node, ...nodes];
-      if (beam.some((kept) => samePath(kept.nodes, extended))) continue;
+    for (let c = candidates.next(); c >= 0; c = candidates.next()) {
+      const entry = candidates.entry[c]!;
+      const forward = candidates.forward[c] === 1;
+      const node = cache.ids[entry]!;
+      const path = previous[candidates.path[c]!]!;
+      const nodes = path.nodes;
+      if (beam.some((kept) => isExtension(kept.nodes, nodes, node, forward))) continue;
       const kept: IdPath = {
-        nodes: extended,
-        score: c.score,
-        steps: [...c.path.steps, c.adjacent.steps[c.at]!],
+        nodes: forward ? [...nodes, node] : [node, ...nodes],
+        score: path.score * cache.weights[entry]!,
+        steps: [...path.steps, cache.steps[entry]!],
       };
       beam.push(kept);
       paths.push(kept);
       if (beam.length >= width) break;
     }
   }
+  if (own) cache.clear();
   const limit = options.chains ?? Infinity;
   if (limit <= 0) return { credits, paths: [] };
   paths.sort((a, b) => b.score - a.score);
   return { credits, paths: bestChains(paths, limit, view) };
-}
-
-function samePath(a: readonly number[], b: readonly number[]): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
 }
 
 /**

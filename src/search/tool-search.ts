@@ -15,7 +15,14 @@ import {
   DEFAULT_MAX_EMBEDDING_GUARD,
   DEFAULT_EMBEDDING_FLAT_SHARE,
 } from '../config/defaults.js';
-import { GraphCredits, listGraphEdges, NeighbourCache, walkGraph, type GraphView } from './beam-walk.js';
+import {
+  Extensions,
+  GraphCredits,
+  listGraphEdges,
+  NeighbourCache,
+  walkGraph,
+  type GraphView,
+} from './beam-walk.js';
 import { CatalogLinks, schemaProperties } from './catalog-links.js';
 import {
   DEFAULT_FUSION_DEPTH,
@@ -152,6 +159,7 @@ class ToolSearchIndex implements ToolSearch {
   readonly #neighbours = new NeighbourCache();
   /** The graph credits of one query's walk by entry id (reused). */
   readonly #credits = new GraphCredits();
+  readonly #extensions = new Extensions();
   /** What the graph walk reads (see beam-walk.ts). */
   readonly #view: GraphView = {
     graph: this.#graph,
@@ -546,6 +554,7 @@ class ToolSearchIndex implements ToolSearch {
         chains: chainLimit,
         neighbours: ranking === this.#ranking ? this.#neighbours : undefined,
         credits: this.#credits,
+        extensions: this.#extensions,
       });
       credits = walk.credits;
       chains = walk.paths.map((p) => ({

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { NeighbourCache, type Adjacent } from '../../../src/search/beam-walk.js';
+import { Extensions, NeighbourCache, type Step } from '../../../src/search/beam-walk.js';
 import { InternedNames } from '../../../src/search/interned-names.js';
 import { selectTop } from '../../../src/search/query-expansion.js';
 import { RankedIds } from '../../../src/search/ranked-ids.js';
@@ -85,33 +85,96 @@ describe('ranked ids', () => {
 });
 
 describe('neighbour cache', () => {
-  const list = (id: number): Adjacent => ({
-    ids: Int32Array.of(id),
-    weights: Float64Array.of(1),
-    steps: [],
-  });
+  const step = (node: string): Step => ({ node, from: 'x', forward: true, weight: 1, count: 1, total: 1 });
+  /** The list of `id` in one direction as the walk reads it: ids, weights and step names. */
+  const read = (cache: NeighbourCache, id: number, forward: boolean): unknown => {
+    const start = cache.start(id, forward);
+    if (start < 0) return undefined;
+    const end = cache.end(id, forward);
+    return {
+      ids: [...cache.ids.subarray(start, end)],
+      weights: [...cache.weights.subarray(start, end)],
+      steps: cache.steps.slice(start, end).map((s) => s.node),
+    };
+  };
 
   it('keeps successors and predecessors apart by id, counts what it keeps, and forgets all on clear', () => {
     const cache = new NeighbourCache();
-    const a = list(1);
-    const b = list(2);
-    cache.set(40, true, a);
-    cache.set(40, false, b);
-    cache.set(3, true, list(3));
-    cache.set(3, true, a); // replaced, not counted twice
-    expect(cache.get(40, true)).toBe(a);
-    expect(cache.get(40, false)).toBe(b);
-    expect(cache.get(3, true)).toBe(a);
-    expect(cache.get(3, false)).toBeUndefined();
-    expect(cache.get(7, true)).toBeUndefined();
+    cache.set(40, true, [1, 2], [0.5, 0.25], [step('a'), step('b')]);
+    cache.set(40, false, [3], [0.75], [step('c')]);
+    cache.set(3, true, [9], [0.1], [step('d')]);
+    cache.set(3, true, [7, 8], [0.3, 0.2], [step('e'), step('f')]); // replaced, not counted twice
+    expect(read(cache, 40, true)).toEqual({ ids: [1, 2], weights: [0.5, 0.25], steps: ['a', 'b'] });
+    expect(read(cache, 40, false)).toEqual({ ids: [3], weights: [0.75], steps: ['c'] });
+    expect(read(cache, 3, true)).toEqual({ ids: [7, 8], weights: [0.3, 0.2], steps: ['e', 'f'] });
+    expect(read(cache, 3, false)).toBeUndefined();
+    expect(read(cache, 7, true)).toBeUndefined();
+    expect(read(cache, 100_000, false)).toBeUndefined();
     expect(cache.size).toBe(3);
     cache.clear();
     expect(cache.size).toBe(0);
-    expect([cache.get(40, true), cache.get(40, false), cache.get(3, true)]).toEqual([
+    expect(cache.steps).toHaveLength(0);
+    expect([read(cache, 40, true), read(cache, 40, false), read(cache, 3, true)]).toEqual([
       undefined,
       undefined,
       undefined,
     ]);
+    // Refilled after a clear from the start of the pool; an empty list is kept too.
+    expect(cache.set(5, false, [4], [1], [step('g')])).toBe(0);
+    cache.set(6, true, [], [], []);
+    expect(read(cache, 5, false)).toEqual({ ids: [4], weights: [1], steps: ['g'] });
+    expect(read(cache, 6, true)).toEqual({ ids: [], weights: [], steps: [] });
+    expect(cache.size).toBe(2);
+  });
+
+  it('keeps every list intact as its pool and its bounds grow', () => {
+    const cache = new NeighbourCache();
+    const random = seededRandom(11);
+    const expected = new Map<number, { ids: number[]; weights: number[]; steps: string[] }>();
+    for (let id = 0; id < 300; id++) {
+      const n = Math.floor(random() * 6);
+      const list = {
+        ids: Array.from({ length: n }, () => Math.floor(random() * 10_000)),
+        weights: Array.from({ length: n }, () => random()),
+        steps: Array.from({ length: n }, (_, i) => `${id}:${i}`),
+      };
+      const slot = 7 * id; // ids far apart, so the bounds grow many times
+      cache.set(slot, id % 2 === 0, list.ids, list.weights, list.steps.map(step));
+      expected.set(slot, list);
+    }
+    expect(cache.size).toBe(300);
+    const got = [...expected.keys()].map((slot) => read(cache, slot, (slot / 7) % 2 === 0));
+    expect(got).toEqual([...expected.values()]);
+    // The other direction of each was never set.
+    expect(
+      [...expected.keys()].filter((slot) => read(cache, slot, (slot / 7) % 2 !== 0) !== undefined),
+    ).toEqual([]);
+  });
+});
+
+describe('walk extensions', () => {
+  it('are taken in the order of a stable sort by score, descending, then none is left', () => {
+    const random = seededRandom(5);
+    const extensions = new Extensions();
+    let compared = 0;
+    for (let round = 0; round < 50; round++) {
+      extensions.reset();
+      const n = Math.floor(random() * 150); // past the initial 64 slots: they grow
+      // Few distinct scores, so ties (first pushed first) are everywhere.
+      const scores = Array.from({ length: n }, () => (1 + Math.floor(random() * 6)) / 8);
+      scores.forEach((score, i) => extensions.push(i % 5, 1_000 + i, i % 2 === 0, score));
+      const expected = scores.map((score, i) => ({ score, i })).sort((a, b) => b.score - a.score);
+      const taken: Array<{ score: number; i: number }> = [];
+      const columns: number[][] = [];
+      for (let c = extensions.next(); c >= 0; c = extensions.next()) {
+        taken.push({ score: scores[c]!, i: c });
+        columns.push([extensions.path[c]!, extensions.entry[c]!, extensions.forward[c]!]);
+      }
+      expect(taken).toEqual(expected);
+      expect(columns).toEqual(expected.map(({ i }) => [i % 5, 1_000 + i, i % 2 === 0 ? 1 : 0]));
+      compared += n;
+    }
+    expect(compared).toBeGreaterThan(2_000);
   });
 });
 
