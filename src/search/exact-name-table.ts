@@ -6,7 +6,7 @@
  * arrays, ASCII names hashed in one scan without building the key strings, and a lookup verifies
  * each candidate by computing its keys. Pure.
  */
-import { splitName } from './tokenize.js';
+import { charClass, DIGIT, LOWER, OTHER, splitName, UPPER } from './tokenize.js';
 
 const FNV_OFFSET = 0x811c9dc5 | 0;
 const FNV_PRIME = 16_777_619;
@@ -30,18 +30,6 @@ export function exactKeys(name: string, server: string): string[] {
     keys.add(splitName(bare).join(' '));
   }
   return [...keys].filter((k) => k !== '');
-}
-
-const OTHER = 0;
-const LOWER = 1;
-const UPPER = 2;
-const DIGIT = 3;
-
-function charClass(code: number): number {
-  if (code >= 97 && code <= 122) return LOWER;
-  if (code >= 65 && code <= 90) return UPPER;
-  if (code >= 48 && code <= 57) return DIGIT;
-  return OTHER;
 }
 
 function lowerCode(code: number): number {

@@ -31,12 +31,13 @@ const STOP_WORDS: ReadonlySet<string> = new Set(
 const MAX_TOKEN_CHARS = 40;
 
 /** ASCII character classes of {@link splitHumps}: anything else never starts or ends a hump. */
-const OTHER = 0;
-const LOWER = 1;
-const UPPER = 2;
-const DIGIT = 3;
+export const OTHER = 0;
+export const LOWER = 1;
+export const UPPER = 2;
+export const DIGIT = 3;
 
-function charClass(code: number): number {
+/** The class of one UTF-16 code unit: {@link LOWER}, {@link UPPER}, {@link DIGIT} or {@link OTHER}. */
+export function charClass(code: number): number {
   if (code >= 97 && code <= 122) return LOWER;
   if (code >= 65 && code <= 90) return UPPER;
   if (code >= 48 && code <= 57) return DIGIT;
