@@ -49,7 +49,7 @@ import type { ExecutionResult } from '../types.js';
 import type { ServeLearning } from '../config/index.js';
 import { elicitationApprover } from './elicitation-approver.js';
 import type { LegacyTaskClient, LegacyTasks } from './legacy-tasks.js';
-import { passThroughTools } from './gateway-names.js';
+import { passThroughTools, samePassThroughTools } from './gateway-names.js';
 import { attachGateway, type NotificationDroppedEvent } from './gateway.js';
 import type { CallTrace } from '../util/trace-context.js';
 import { requestTracing } from './request-tracing.js';
@@ -368,17 +368,10 @@ export function createCodecallServer(options: CodecallServerOptions): Server {
     passThrough ? passThroughTools(runtime.tools.catalog(), originalNames) : new Map();
   let direct = exposed();
 
-  // The pool keeps the object of a tool whose listing did not change: same objects, same list.
-  const sameTools = (a: Map<string, CatalogTool>, b: Map<string, CatalogTool>): boolean => {
-    if (a.size !== b.size) return false;
-    for (const [name, tool] of a) if (b.get(name) !== tool) return false;
-    return true;
-  };
-
   const unsubscribe = runtime.tools.onCatalogChange((_catalog, change) => {
     const touched = change.added.length + change.removed.length + change.changed.length > 0;
     const next = touched ? exposed() : direct;
-    const changed = !sameTools(next, direct);
+    const changed = !samePassThroughTools(next, direct);
     direct = next;
     if (changed && server.transport) server.sendToolListChanged().catch(() => {});
     const nowConnected = connectedKey();

@@ -79,6 +79,19 @@ export class GatewayNames {
 }
 
 /**
+ * Whether two {@link passThroughTools} lists are the same: the pool keeps the object of a tool
+ * whose listing did not change, so the same names mapped to the same objects mean no change.
+ */
+export function samePassThroughTools(
+  a: ReadonlyMap<string, CatalogTool>,
+  b: ReadonlyMap<string, CatalogTool>,
+): boolean {
+  if (a.size !== b.size) return false;
+  for (const [name, tool] of a) if (b.get(name) !== tool) return false;
+  return true;
+}
+
+/**
  * The tools `codecall serve` passes through to clients, by the name clients see: tools the
  * configuration opens to direct calls (`allowedCallers` contains `"direct"`, `deferLoading:
  * false`), named `<namespace>__<tool>` over the whole catalog (so a tool keeps its name as others

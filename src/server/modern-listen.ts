@@ -17,7 +17,7 @@
  */
 import type { CodecallRuntime } from '../execute/index.js';
 import type { CatalogTool } from '../tools/index.js';
-import { passThroughTools } from './gateway-names.js';
+import { passThroughTools, samePassThroughTools } from './gateway-names.js';
 
 /** What {@link notifyListChanges} calls; the SDK's `ServerNotifier` has this shape. */
 export interface ListChangeNotifier {
@@ -33,13 +33,6 @@ export interface ListChangesOptions {
   passThrough: boolean;
   originalNames: boolean;
   notify: ListChangeNotifier;
-}
-
-/** The pool keeps the object of a tool whose listing did not change: same objects, same list. */
-function sameTools(a: ReadonlyMap<string, CatalogTool>, b: ReadonlyMap<string, CatalogTool>): boolean {
-  if (a.size !== b.size) return false;
-  for (const [name, tool] of a) if (b.get(name) !== tool) return false;
-  return true;
 }
 
 /**
@@ -70,7 +63,7 @@ export function notifyListChanges(options: ListChangesOptions): () => void {
   const offCatalog = pool.onCatalogChange((_catalog, change) => {
     const touched = change.added.length + change.removed.length + change.changed.length > 0;
     const next = touched ? exposed() : direct;
-    const changed = !sameTools(next, direct);
+    const changed = !samePassThroughTools(next, direct);
     direct = next;
     if (changed) safely(() => notify.toolsChanged());
     const nowConnected = connectedKey();
