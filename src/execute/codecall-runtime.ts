@@ -20,7 +20,7 @@ import { createScriptStore, type ScriptStore } from './script-store.js';
 import { renderDeclarations, type RenderDeclarationsOptions } from '../compile/index.js';
 import { loadConfig, type CodecallConfig, type LoadConfigOptions } from '../config/index.js';
 import { CodecallError } from '../errors.js';
-import { SandboxPool, type SandboxLimits, type SandboxPoolOptions } from '../isolate/index.js';
+import { SandboxPool, type SandboxPoolOptions } from '../isolate/index.js';
 import {
   createToolSearch,
   type SearchableTool,
@@ -38,7 +38,6 @@ import {
   type GraphCountStore,
   type LearnedShape,
   type QueryUsageStore,
-  type RunJournal,
   type UsageHistoryStore,
 } from '../store/index.js';
 import { DEFAULT_SEARCH_WORKER_MIN_TOOLS, SearchWorkerHost } from './search-host.js';
@@ -58,14 +57,7 @@ import type { CallTrace } from '../util/trace-context.js';
 import type { ResultHandleOptions } from './result-handles.js';
 import { ResultShapeBook, type ShapeSample } from './result-shapes.js';
 import { DEFAULT_RESULT_HANDLE_MIN_BYTES } from '../config/defaults.js';
-import {
-  createExecutor,
-  type Executor,
-  type ExtraTools,
-  type SequenceListener,
-  type ToolResultListener,
-} from './executor.js';
-import type { ReplayInDoubtPolicy } from './journaled-invoker.js';
+import { createExecutor, type ExecuteOptions, type Executor, type SequenceListener } from './executor.js';
 
 /** Default number of hits of {@link CodecallRuntime.searchTools}. */
 export const DEFAULT_RUNTIME_SEARCH_LIMIT = 8;
@@ -193,49 +185,12 @@ export interface RuntimeSearchOptions {
   declarations?: RenderDeclarationsOptions;
 }
 
-/** Options of {@link CodecallRuntime.execute}. */
-export interface RuntimeExecuteOptions {
-  signal?: AbortSignal;
-  limits?: Partial<SandboxLimits>;
-  /**
-   * Called on the host after each tool call of this run, with its result (see
-   * `ExecuteOptions.onToolResult`); keep it cheap, errors it throws are ignored.
-   */
-  onToolResult?: ToolResultListener;
-  /** Whether the run teaches the tool graph (and history). @defaultValue true */
-  learn?: boolean;
-  /** Records the run's tool calls for replay (see `ExecuteOptions.journal`). */
-  journal?: RunJournal;
-  /** Resumes the run recorded in `journal` (see `ExecuteOptions.replay`). @defaultValue false */
-  replay?: boolean;
-  /** See `ExecuteOptions.replayInDoubt`. @defaultValue 'refuse' */
-  replayInDoubt?: ReplayInDoubtPolicy;
-  /** Decides this run's calls that need approval. @defaultValue the runtime's `onApproval` */
-  approver?: Approver;
-  /** The run's id in approval requests and the audit trail. @defaultValue a random UUID */
-  runId?: string;
-  /** Runs the script in this sandbox session (globals kept between runs; see `ExecuteOptions.session`). */
-  session?: string;
-  /** Whose session it is (sessions of different owners never share state). @defaultValue `''` */
-  sessionOwner?: string;
-  /**
-   * Whose run it is: runs of one owner may take turns in one isolate, each in a fresh context
-   * with nothing of the earlier runs reachable (see `SandboxRunOptions.owner`); runs of different
-   * owners never share an isolate. @defaultValue none: the run gets an isolate of its own
-   */
-  owner?: string;
-  /**
-   * Answers this run's `store.get` / `store.set` (one client's own store in `codecall serve`).
-   * @defaultValue {@link CodecallRuntimeOptions.store}
-   */
-  store?: ScriptStore;
-  /** Tools answered by the caller, bound beside the catalog (see `ExecuteOptions.extraTools`). */
-  extraTools?: ExtraTools;
-  /** Traces the run's MCP calls (see `ExecuteOptions.trace`). */
-  trace?: CallTrace | undefined;
-  /** Answers an upstream 2026-07-28 server's `input_required` rounds of this run's calls (see `ExecuteOptions.asker`). */
-  asker?: ToolCallOptions['asker'];
-}
+/**
+ * Options of {@link CodecallRuntime.execute}: the executor's {@link ExecuteOptions}, with the
+ * runtime's defaults — `approver` defaults to the runtime's `onApproval`, `store` to
+ * {@link CodecallRuntimeOptions.store}, `asker` to {@link CodecallRuntimeOptions.onUpstreamRequest}.
+ */
+export type RuntimeExecuteOptions = ExecuteOptions;
 
 /** Options of {@link CodecallRuntime.callTool}. */
 export interface RuntimeCallOptions {
