@@ -19,7 +19,7 @@
 import { DEFAULT_SERVE_INPUT_REQUEST_MAX_BYTES, DEFAULT_SERVE_INPUT_ROUNDS_MAX } from '../config/defaults.js';
 import { CodecallError } from '../errors.js';
 import type { ExecuteOptions } from '../execute/index.js';
-import { hashArgs, type RunJournal, type RunJournalEntry } from '../store/index.js';
+import { CallsInFlight, hashArgs, type RunJournal } from '../store/index.js';
 import type { JobApprovalStore, PendingApproval } from '../store/job-state.js';
 import type { UpstreamAsker } from '../tools/index.js';
 import { refusalOf, requestHashOf, type JobAnswers, type JobAsks } from './job-inputs.js';
@@ -117,36 +117,18 @@ export interface JobApproverOptions {
 export function createJobApprover(options: JobApproverOptions): JobApprover {
   const { store, stop } = options;
   const now = options.now ?? Date.now;
-  /** Journal indexes of calls started and not finished, by `name\0argsHash`. */
-  const inFlight = new Map<string, number[]>();
-  const asked = new Set<number>();
+  const journal = new CallsInFlight(options.journal);
   let waiting: PendingApproval | undefined;
   let timedOut: PendingApproval | undefined;
-  const journal: RunJournal = {
-    async append(entry: RunJournalEntry) {
-      await options.journal.append(entry);
-      if (entry.type === 'started') {
-        const key = `${entry.name}\0${entry.argsHash}`;
-        inFlight.set(key, [...(inFlight.get(key) ?? []), entry.index]);
-      } else if (entry.type === 'finished') {
-        const key = `${entry.name}\0${entry.argsHash}`;
-        const left = (inFlight.get(key) ?? []).filter((index) => index !== entry.index);
-        if (left.length > 0) inFlight.set(key, left);
-        else inFlight.delete(key);
-      }
-    },
-    entries: () => options.journal.entries(),
-  };
   const approver: Approver = async (request) => {
     const argsHash = hashArgs(request.args);
-    const callIndex = (inFlight.get(`${request.tool}\0${argsHash}`) ?? []).find((index) => !asked.has(index));
+    const callIndex = journal.claim(request.tool, argsHash);
     if (callIndex === undefined)
       return {
         approved: false,
         decidedBy: 'policy',
         reason: 'the job could not place the call in its run journal',
       };
-    asked.add(callIndex);
     const kept = await options.answers?.approval(callIndex, request.tool, argsHash);
     if (kept)
       return {
@@ -233,7 +215,7 @@ export function createJobApprover(options: JobApproverOptions): JobApprover {
               `it is larger than ${DEFAULT_SERVE_INPUT_REQUEST_MAX_BYTES} bytes (DEFAULT_SERVE_INPUT_REQUEST_MAX_BYTES)`,
             );
           const argsHash = hashArgs(context.args);
-          const callIndex = inFlight.get(`${context.tool}\0${argsHash}`)?.at(-1);
+          const callIndex = journal.latest(context.tool, argsHash);
           if (callIndex === undefined)
             throw cannot(`it could not place ${context.tool} in the job's run journal`);
           const ask = positions.get(callIndex) ?? 0;

@@ -29,7 +29,7 @@ import {
 import { CodecallError } from '../errors.js';
 import type { ApprovalDecision, ApprovalRequest, Approver } from '../tools/index.js';
 import { escapeInvisible, renderApprovalCall } from '../tools/approval-text.js';
-import { hashArgs, type RunJournal, type RunJournalEntry } from '../store/index.js';
+import { CallsInFlight, hashArgs, type RunJournal } from '../store/index.js';
 
 /** Key of the one embedded request of an approval round. */
 export const APPROVAL_INPUT_KEY = 'approval';
@@ -145,34 +145,17 @@ export function createRoundApprover(options: {
   decisions?: DecidedApprovals | undefined;
   stop: () => void;
 }): RoundApprover {
-  const inFlight = new Map<string, number[]>();
-  const asked = new Set<number>();
+  const journal = new CallsInFlight(options.journal);
   let paused: { request: ApprovalRequest; call: number; args: string } | undefined;
-  const journal: RunJournal = {
-    async append(entry: RunJournalEntry) {
-      await options.journal.append(entry);
-      if (entry.type === 'started') {
-        const key = `${entry.name}\0${entry.argsHash}`;
-        inFlight.set(key, [...(inFlight.get(key) ?? []), entry.index]);
-      } else if (entry.type === 'finished') {
-        const key = `${entry.name}\0${entry.argsHash}`;
-        const left = (inFlight.get(key) ?? []).filter((index) => index !== entry.index);
-        if (left.length > 0) inFlight.set(key, left);
-        else inFlight.delete(key);
-      }
-    },
-    entries: () => options.journal.entries(),
-  };
   const approver: Approver = (request) => {
     const args = hashArgs(request.args);
-    const call = (inFlight.get(`${request.tool}\0${args}`) ?? []).find((index) => !asked.has(index));
+    const call = journal.claim(request.tool, args);
     if (call === undefined)
       return {
         approved: false,
         decidedBy: 'policy',
         reason: 'codecall could not place the call in its run journal',
       };
-    asked.add(call);
     const { decided, decision, decisions } = options;
     if (
       decided &&
@@ -194,7 +177,7 @@ export function createRoundApprover(options: {
     journal,
     approver,
     paused: () => paused,
-    callOf: (tool, args) => inFlight.get(`${tool}\0${args}`)?.at(-1),
+    callOf: (tool, args) => journal.latest(tool, args),
   };
 }
 

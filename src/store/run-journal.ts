@@ -83,6 +83,54 @@ export function hashArgs(args: unknown): string {
     .digest('hex');
 }
 
+/**
+ * A journal that also knows the run's calls in flight (a `started` entry and no `finished` one
+ * yet), by tool and arguments' hash: what an approver, asked about a call between the two, reads
+ * to name the call's journal index.
+ */
+export class CallsInFlight implements RunJournal {
+  readonly #journal: RunJournal;
+  /** Journal indexes of calls started and not finished, by `name\0argsHash`, oldest first. */
+  readonly #calls = new Map<string, number[]>();
+  readonly #claimed = new Set<number>();
+
+  constructor(journal: RunJournal) {
+    this.#journal = journal;
+  }
+
+  async append(entry: RunJournalEntry): Promise<void> {
+    await this.#journal.append(entry);
+    if (entry.type === 'run') return;
+    const key = `${entry.name}\0${entry.argsHash}`;
+    if (entry.type === 'started') {
+      this.#calls.set(key, [...(this.#calls.get(key) ?? []), entry.index]);
+      return;
+    }
+    const left = (this.#calls.get(key) ?? []).filter((index) => index !== entry.index);
+    if (left.length > 0) this.#calls.set(key, left);
+    else this.#calls.delete(key);
+  }
+
+  entries(): Promise<readonly RunJournalEntry[]> {
+    return this.#journal.entries();
+  }
+
+  /**
+   * The oldest call in flight of `tool` with these arguments that no earlier `claim` returned,
+   * now claimed; `undefined` when there is none.
+   */
+  claim(tool: string, argsHash: string): number | undefined {
+    const index = this.#calls.get(`${tool}\0${argsHash}`)?.find((call) => !this.#claimed.has(call));
+    if (index !== undefined) this.#claimed.add(index);
+    return index;
+  }
+
+  /** The newest call in flight of `tool` with these arguments. */
+  latest(tool: string, argsHash: string): number | undefined {
+    return this.#calls.get(`${tool}\0${argsHash}`)?.at(-1);
+  }
+}
+
 /** A journal in memory: for tests, and for retries inside one process. */
 export class MemoryRunJournal implements RunJournal {
   readonly #entries: RunJournalEntry[] = [];
