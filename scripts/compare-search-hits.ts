@@ -14,23 +14,11 @@
 // removing a seventh of the tools, adding half of them back and recording 3,000 more uses.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { registerHooks } from 'node:module';
+import './register-ts-sources.mjs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-
-registerHooks({
-  resolve(specifier, context, nextResolve) {
-    try {
-      return nextResolve(specifier, context);
-    } catch (error) {
-      const relative = specifier.startsWith('./') || specifier.startsWith('../');
-      if (!relative || !specifier.endsWith('.js')) throw error;
-      return nextResolve(`${specifier.slice(0, -'.js'.length)}.ts`, context);
-    }
-  },
-});
 
 const ROOT = dirname(dirname(fileURLToPath(import.meta.url)));
 const TOOLS = 10_000;
@@ -145,15 +133,44 @@ async function runSide(source: string, dataDir: string, out: string): Promise<vo
   console.log(`${source}: ${searches} searches, ${lines.length} lines`);
 }
 
+const USAGE = `Usage: node scripts/compare-search-hits.ts [--base <git ref>] [--data <folder>]
+
+Runs the same searches (about 17,000) on the tool search of <git ref> (default: main) and on this
+work tree's, and compares every hit, score, reason and chain byte for byte; exits 1 when any
+differs. For changes to the query path that must not change a ranking.
+
+  --base <git ref>   the sources to compare against (their src/, taken with git archive)
+  --data <folder>    the data folder with seal-tools/tools.jsonl (default: $CODECALL_DATA_DIR,
+                     else ../shared/data beside the repository)
+  -h, --help         this text
+`;
+
+/** The command line, or a usage error (exit 2) that says what was wrong. */
+function options(): { base: string; data?: string; side?: string; out?: string } {
+  try {
+    const { values } = parseArgs({
+      options: {
+        base: { type: 'string', default: 'main' },
+        data: { type: 'string' },
+        side: { type: 'string' },
+        out: { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    });
+    if (values.help === true) {
+      process.stdout.write(USAGE);
+      process.exit(0);
+    }
+    const { help: _help, ...rest } = values;
+    return rest;
+  } catch (error) {
+    process.stderr.write(`compare-search-hits: ${(error as Error).message}\n\n${USAGE}`);
+    process.exit(2);
+  }
+}
+
 async function main(): Promise<void> {
-  const { values } = parseArgs({
-    options: {
-      base: { type: 'string', default: 'main' },
-      data: { type: 'string' },
-      side: { type: 'string' },
-      out: { type: 'string' },
-    },
-  });
+  const values = options();
   const dataDir = resolve(
     values.data ?? (process.env.CODECALL_DATA_DIR || join(ROOT, '..', 'shared', 'data')),
   );

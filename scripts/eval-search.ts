@@ -2,19 +2,7 @@
 // completeness@k), a developer tool of this repository (it left the `codecall` command line).
 // Runs the TypeScript sources under plain Node (type stripping): a resolve hook maps the
 // sources' `.js` import specifiers to their `.ts` files, so no build is needed.
-import { registerHooks } from 'node:module';
-
-registerHooks({
-  resolve(specifier, context, nextResolve) {
-    try {
-      return nextResolve(specifier, context);
-    } catch (error) {
-      const relative = specifier.startsWith('./') || specifier.startsWith('../');
-      if (!relative || !specifier.endsWith('.js')) throw error;
-      return nextResolve(`${specifier.slice(0, -'.js'.length)}.ts`, context);
-    }
-  },
-});
+import './register-ts-sources.mjs';
 
 const { runEvalSearch } = await import('./eval-search/command.js');
 process.exitCode = await runEvalSearch(process.argv.slice(2), {

@@ -2,18 +2,6 @@
 // scripts/eval-search/transfer.ts and docs/search.md), a developer tool of this repository.
 // Runs the TypeScript sources under plain Node (type stripping): a resolve hook maps the
 // sources' `.js` import specifiers to their `.ts` files, so no build is needed.
-import { registerHooks } from 'node:module';
-
-registerHooks({
-  resolve(specifier, context, nextResolve) {
-    try {
-      return nextResolve(specifier, context);
-    } catch (error) {
-      const relative = specifier.startsWith('./') || specifier.startsWith('../');
-      if (!relative || !specifier.endsWith('.js')) throw error;
-      return nextResolve(`${specifier.slice(0, -'.js'.length)}.ts`, context);
-    }
-  },
-});
+import './register-ts-sources.mjs';
 
 await import('./eval-search/transfer.js');

@@ -11,23 +11,11 @@
 // of the tools and adding half of them back; with single tools added and removed between queries;
 // after a large batch added back; and on indexes with Porter stemming, verb normalization and
 // other field weights. Needs the data folder: `$CODECALL_DATA_DIR`, else ../shared/data.
-import { registerHooks } from 'node:module';
+import './register-ts-sources.mjs';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-
-registerHooks({
-  resolve(specifier, context, nextResolve) {
-    try {
-      return nextResolve(specifier, context);
-    } catch (error) {
-      const relative = specifier.startsWith('./') || specifier.startsWith('../');
-      if (!relative || !specifier.endsWith('.js')) throw error;
-      return nextResolve(`${specifier.slice(0, -'.js'.length)}.ts`, context);
-    }
-  },
-});
 
 interface Tool {
   name: string;
@@ -53,13 +41,37 @@ interface Search {
 }
 
 const ROOT = dirname(dirname(fileURLToPath(import.meta.url)));
-const { values } = parseArgs({
-  options: {
-    src: { type: 'string', default: ROOT },
-    tools: { type: 'string', default: '10000' },
-    queries: { type: 'string', default: '1500' },
-  },
-});
+const USAGE = `Usage: node scripts/print-search-hits.ts [--src <repository root>] [--tools <count>] [--queries <count>]
+
+Prints every hit, score, reason and chain of a few thousand searches, one line each, so that two
+versions of the search code can be compared byte for byte (diff the two outputs).
+
+  --src <folder>      the repository whose src/ is searched with (default: this one)
+  --tools <count>     Seal-Tools catalog size, replicated with varied names (default: 10000)
+  --queries <count>   queries of each kind (default: 1500)
+  -h, --help          this text
+
+Needs the data folder: $CODECALL_DATA_DIR, else ../shared/data beside the repository.
+`;
+const { values } = (() => {
+  try {
+    return parseArgs({
+      options: {
+        src: { type: 'string', default: ROOT },
+        tools: { type: 'string', default: '10000' },
+        queries: { type: 'string', default: '1500' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    });
+  } catch (error) {
+    process.stderr.write(`print-search-hits: ${(error as Error).message}\n\n${USAGE}`);
+    process.exit(2);
+  }
+})();
+if (values.help === true) {
+  process.stdout.write(USAGE);
+  process.exit(0);
+}
 const DATA_DIR = process.env.CODECALL_DATA_DIR || resolve(ROOT, '..', 'shared', 'data');
 if (!existsSync(resolve(DATA_DIR, 'seal-tools', 'tools.jsonl'))) {
   console.error(`print-search-hits: ${DATA_DIR}/seal-tools/tools.jsonl is missing (set CODECALL_DATA_DIR)`);
