@@ -11,6 +11,7 @@ import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { tempRoot } from './temp-root.js';
 import { tempDir } from '../fixtures/temp-dir.js';
+import { hidePackagesHook } from '../fixtures/hide-packages.js';
 
 // Commands run from a temp copy of the root: `exec` writes its usage history next to the
 // configuration (examples/.codecall/), never into the work tree.
@@ -86,45 +87,16 @@ const OPTIONAL_PACKAGES = [
 ];
 const heavy = OPTIONAL_PACKAGES.map((name) => `pkg:${name}`);
 
-// A hook that makes the optional packages unresolvable, as in an install without them: it throws
-// the error Node itself gives for a package that is not installed (its code, its message, and for
-// require its stack), which importOptional and count-tokens read. A test below holds the two to
-// the same shape, so the hook cannot drift from what Node prints:
-//   import:  ERR_MODULE_NOT_FOUND  Cannot find package '<package>' imported from <importer path>
-//   require: MODULE_NOT_FOUND      Cannot find module '<specifier>'\nRequire stack:\n- <importer path>
-const hide = join(tempDir('codecall-lazy-'), 'hide.mjs');
-writeFileSync(
-  hide,
-  `import { registerHooks } from 'node:module';
-import { fileURLToPath } from 'node:url';
-const hidden = ${JSON.stringify(OPTIONAL_PACKAGES)};
-const packageOf = (spec) => spec.split('/').slice(0, spec.startsWith('@') ? 2 : 1).join('/');
-registerHooks({
-  resolve(spec, ctx, next) {
-    const name = packageOf(spec);
-    if (!hidden.includes(name)) return next(spec, ctx);
-    const parent = ctx.parentURL?.startsWith('file:') ? fileURLToPath(ctx.parentURL) : String(ctx.parentURL);
-    if (ctx.conditions?.includes('require')) {
-      const message = "Cannot find module '" + spec + "'\\nRequire stack:\\n- " + parent;
-      throw Object.assign(new Error(message), { code: 'MODULE_NOT_FOUND', requireStack: [parent] });
-    }
-    const message = "Cannot find package '" + name + "' imported from " + parent;
-    throw Object.assign(new Error(message), { code: 'ERR_MODULE_NOT_FOUND' });
-  },
-});
-`,
-);
+// Hides the optional packages with Node's own not-installed errors (test/fixtures/hide-packages.ts;
+// a test below holds the hook's errors to Node's).
+const hide = hidePackagesHook(OPTIONAL_PACKAGES);
 
 /** Runs `node <args>` with the optional packages hidden. */
 function withoutOptional(args: string[]): { stdout: string; stderr: string; status: number | null } {
-  const result = spawnSync(
-    process.execPath,
-    ['--no-node-snapshot', '--import', pathToFileURL(hide).href, ...args],
-    {
-      cwd: root,
-      encoding: 'utf8',
-    },
-  );
+  const result = spawnSync(process.execPath, ['--no-node-snapshot', '--import', hide, ...args], {
+    cwd: root,
+    encoding: 'utf8',
+  });
   return { stdout: result.stdout, stderr: result.stderr, status: result.status };
 }
 

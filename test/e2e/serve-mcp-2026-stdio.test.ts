@@ -7,12 +7,12 @@
 import { spawn } from 'node:child_process';
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { BIN, ROOT, tempServeConfig } from './serve-helpers.js';
 import { tempDir } from '../fixtures/temp-dir.js';
+import { hidePackagesHook } from '../fixtures/hide-packages.js';
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -78,24 +78,13 @@ describe('codecall serve (stdio) to 2026-07-28 and 2025-11-25 clients', () => {
   }, 240_000);
 
   it('without the optional @modelcontextprotocol/server: a 2026 opening gets method-not-found and the same connection goes on in 2025-11-25', async () => {
-    // A resolve hook that makes the package unresolvable with Node's own error, as an install without it.
-    const hide = join(tempDir('codecall-no-v2-stdio-'), 'hide.mjs');
-    writeFileSync(
-      hide,
-      `import { registerHooks } from 'node:module';
-registerHooks({
-  resolve(spec, ctx, next) {
-    if (spec !== '@modelcontextprotocol/server' && !spec.startsWith('@modelcontextprotocol/server/')) return next(spec, ctx);
-    throw Object.assign(new Error("Cannot find package '@modelcontextprotocol/server' imported from " + ctx.parentURL), { code: 'ERR_MODULE_NOT_FOUND' });
-  },
-});
-`,
-    );
+    // The package unresolvable with Node's own error, as an install without it.
+    const hide = hidePackagesHook(['@modelcontextprotocol/server']);
     const temp = tempServeConfig();
     dirs.push(temp.dir);
     const child = spawn(
       process.execPath,
-      ['--import', pathToFileURL(hide).href, BIN, 'serve', '--mcp-2026', '--config', temp.configPath],
+      ['--import', hide, BIN, 'serve', '--mcp-2026', '--config', temp.configPath],
       { cwd: temp.workDir, stdio: ['pipe', 'pipe', 'pipe'] },
     );
     let stdout = '';

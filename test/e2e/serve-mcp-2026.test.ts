@@ -5,13 +5,11 @@
  */
 import { createServer, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { rmSync } from 'node:fs';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterAll, describe, expect, it } from 'vitest';
 import { spawnServe, tempServeConfig, type ServeProcess } from './serve-helpers.js';
-import { tempDir } from '../fixtures/temp-dir.js';
+import { hidePackagesHook } from '../fixtures/hide-packages.js';
 
 const dirs: string[] = [];
 const serves: ServeProcess[] = [];
@@ -154,23 +152,12 @@ describe('codecall serve --http to 2026-07-28 clients', () => {
   }, 240_000);
 
   it('without the optional @modelcontextprotocol/server: 2025-11-25 only, the install named; an auto client falls back', async () => {
-    // A resolve hook that makes the package unresolvable with Node's own error, as an install without it.
-    const hide = join(tempDir('codecall-no-v2-'), 'hide.mjs');
-    writeFileSync(
-      hide,
-      `import { registerHooks } from 'node:module';
-registerHooks({
-  resolve(spec, ctx, next) {
-    if (spec !== '@modelcontextprotocol/server' && !spec.startsWith('@modelcontextprotocol/server/')) return next(spec, ctx);
-    throw Object.assign(new Error("Cannot find package '@modelcontextprotocol/server' imported from " + ctx.parentURL), { code: 'ERR_MODULE_NOT_FOUND' });
-  },
-});
-`,
-    );
+    // The package unresolvable with Node's own error, as an install without it.
+    const hide = hidePackagesHook(['@modelcontextprotocol/server']);
     const temp = tempServeConfig();
     dirs.push(temp.dir);
     const { serve, url } = await startServe(temp.configPath, {
-      NODE_OPTIONS: `--import ${pathToFileURL(hide).href}`,
+      NODE_OPTIONS: `--import ${hide}`,
     });
     await serve.waitFor(/MCP 2025-11-25; for 2026-07-28 clients .*npm install @modelcontextprotocol\/server/);
     const client = await connect(url, 'auto');

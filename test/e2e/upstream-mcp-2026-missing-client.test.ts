@@ -8,26 +8,15 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT } from './temp-root.js';
+import { hidePackagesHook } from '../fixtures/hide-packages.js';
 
 const BIN = join(REPO_ROOT, 'bin', 'codecall.js');
 const dir = mkdtempSync(join(tmpdir(), 'codecall-no-v2-client-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-const hide = join(dir, 'hide.mjs');
-writeFileSync(
-  hide,
-  `import { registerHooks } from 'node:module';
-registerHooks({
-  resolve(spec, ctx, next) {
-    if (spec !== '@modelcontextprotocol/client' && !spec.startsWith('@modelcontextprotocol/client/')) return next(spec, ctx);
-    throw Object.assign(new Error("Cannot find package '@modelcontextprotocol/client' imported from " + ctx.parentURL), { code: 'ERR_MODULE_NOT_FOUND' });
-  },
-});
-`,
-);
+const hide = hidePackagesHook(['@modelcontextprotocol/client']);
 
 function tools(config: unknown): Promise<{ code: number | null; output: string }> {
   const file = join(dir, `codecall-${Math.random().toString(36).slice(2)}.json`);
@@ -36,7 +25,7 @@ function tools(config: unknown): Promise<{ code: number | null; output: string }
     const child = spawn(process.execPath, [BIN, 'tools', '--config', file], {
       cwd: dir,
       stdio: 'pipe',
-      env: { ...process.env, CODECALL_STATE_DIR: dir, NODE_OPTIONS: `--import ${pathToFileURL(hide).href}` },
+      env: { ...process.env, CODECALL_STATE_DIR: dir, NODE_OPTIONS: `--import ${hide}` },
     });
     let output = '';
     child.stdout.on('data', (d: Buffer) => (output += d.toString()));
