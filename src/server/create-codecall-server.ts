@@ -44,12 +44,11 @@ import {
   type ScriptStore,
 } from '../execute/index.js';
 import { MemoryHistoryStore } from '../store/index.js';
-import type { CatalogTool } from '../tools/index.js';
 import type { ExecutionResult } from '../types.js';
 import type { ServeLearning } from '../config/index.js';
 import { elicitationApprover } from './elicitation-approver.js';
 import type { LegacyTaskClient, LegacyTasks } from './legacy-tasks.js';
-import { passThroughTools, samePassThroughTools } from './gateway-names.js';
+import { watchServedLists } from './served-lists.js';
 import { attachGateway, type NotificationDroppedEvent } from './gateway.js';
 import type { CallTrace } from '../util/trace-context.js';
 import { requestTracing } from './request-tracing.js';
@@ -355,34 +354,17 @@ export function createCodecallServer(options: CodecallServerOptions): Server {
     origin: sandboxOwner,
     onNotificationDropped: options.onNotificationDropped,
   });
-  const connectedKey = (): string =>
-    JSON.stringify(
-      runtime.tools
-        .upstreams()
-        .filter((u) => u.state === 'connected')
-        .map((u) => u.name),
-    );
-  let connected = connectedKey();
-
-  const exposed = (): Map<string, CatalogTool> =>
-    passThrough ? passThroughTools(runtime.tools.catalog(), originalNames) : new Map();
-  let direct = exposed();
-
-  const unsubscribe = runtime.tools.onCatalogChange((_catalog, change) => {
-    const touched = change.added.length + change.removed.length + change.changed.length > 0;
-    const next = touched ? exposed() : direct;
-    const changed = !samePassThroughTools(next, direct);
-    direct = next;
-    if (changed && server.transport) server.sendToolListChanged().catch(() => {});
-    const nowConnected = connectedKey();
-    if (nowConnected !== connected) {
-      connected = nowConnected;
-      gateway.upstreamsChanged();
-    }
+  const lists = watchServedLists(runtime, {
+    passThrough,
+    originalNames,
+    onToolsChanged: () => {
+      if (server.transport) server.sendToolListChanged().catch(() => {});
+    },
+    onUpstreamsChanged: () => gateway.upstreamsChanged(),
   });
 
   server.onclose = () => {
-    unsubscribe();
+    lists.stop();
     gateway.close();
     for (const controller of inFlight) controller.abort(new Error('the MCP server closed'));
     runtime.closeSandboxSessions(sandboxOwner);
@@ -392,7 +374,7 @@ export function createCodecallServer(options: CodecallServerOptions): Server {
   };
 
   server.setRequestHandler(ListToolsRequestSchema, () => ({
-    tools: listCodecallTools(runtime, direct, { executeAsTask: tasks !== undefined }),
+    tools: listCodecallTools(runtime, lists.tools, { executeAsTask: tasks !== undefined }),
   }));
 
   const callTool = async (
@@ -407,7 +389,7 @@ export function createCodecallServer(options: CodecallServerOptions): Server {
       runtime.tools.approver ?? elicitationApprover(server, extra, runtime.config.approvals.timeoutMs);
     if (name === SEARCH_TOOLS_NAME) {
       const searched = await searchToolsCall(runtime, args ?? {}, {
-        direct,
+        direct: lists.tools,
         waitForServersMs: searchWaitMs,
         signal: extra.signal,
         onError: options.onError,
@@ -498,12 +480,12 @@ export function createCodecallServer(options: CodecallServerOptions): Server {
       }
     }
 
-    let tool = direct.get(name);
+    let tool = lists.tools.get(name);
     if (!tool) {
       // A tool of a server still starting: wait for it (its connect timeout bounds the wait).
       const owners = ownersOfDirectName(runtime.tools, name, originalNames);
       await waitForServers(runtime.tools, owners, extra.signal);
-      tool = direct.get(name);
+      tool = lists.tools.get(name);
     }
     if (!tool) {
       const failed = failedServersText(runtime.tools, ownersOfDirectName(runtime.tools, name, originalNames));
@@ -511,7 +493,7 @@ export function createCodecallServer(options: CodecallServerOptions): Server {
         ErrorCode.InvalidParams,
         `Unknown tool "${name}"${failed !== undefined ? `: ${failed}` : ''}. This server has ` +
           `${SEARCH_TOOLS_NAME}, ${EXECUTE_CODE_NAME}` +
-          `${direct.size > 0 ? ` and ${[...direct.keys()].join(', ')}` : ''}.`,
+          `${lists.tools.size > 0 ? ` and ${[...lists.tools.keys()].join(', ')}` : ''}.`,
       );
     }
     const untrack = gateway.trackCall(tool.server, extra.requestId);

@@ -8,7 +8,7 @@
  *
  * - **tools**: the pass-through tools a 2026 client lists changed (an upstream connected,
  *   re-listed a changed list, dropped or was removed) — the same comparison the 2025 server makes
- *   before its `sendToolListChanged` (create-codecall-server.ts);
+ *   before its `sendToolListChanged` (served-lists.ts);
  * - **prompts, resources**: the set of connected upstreams changed (each may bring or take
  *   prompts and resources), or an upstream told codecall its prompt or resource list changed.
  *
@@ -16,8 +16,7 @@
  * upstreams, so a listener on any node hears of a change once that node's pool has it.
  */
 import type { CodecallRuntime } from '../execute/index.js';
-import type { CatalogTool } from '../tools/index.js';
-import { passThroughTools, samePassThroughTools } from './gateway-names.js';
+import { watchServedLists } from './served-lists.js';
 
 /** What {@link notifyListChanges} calls; the SDK's `ServerNotifier` has this shape. */
 export interface ListChangeNotifier {
@@ -41,39 +40,17 @@ export interface ListChangesOptions {
  */
 export function notifyListChanges(options: ListChangesOptions): () => void {
   const { runtime, notify } = options;
-  const pool = runtime.tools;
-  const exposed = (): Map<string, CatalogTool> =>
-    options.passThrough ? passThroughTools(pool.catalog(), options.originalNames) : new Map();
-  const connectedKey = (): string =>
-    JSON.stringify(
-      pool
-        .upstreams()
-        .filter((u) => u.state === 'connected')
-        .map((u) => u.name),
-    );
-  const safely = (send: () => void): void => {
-    try {
-      send();
-    } catch {
-      // A listener's failure must not break the pool's notifications.
-    }
-  };
-  let direct = exposed();
-  let connected = connectedKey();
-  const offCatalog = pool.onCatalogChange((_catalog, change) => {
-    const touched = change.added.length + change.removed.length + change.changed.length > 0;
-    const next = touched ? exposed() : direct;
-    const changed = !samePassThroughTools(next, direct);
-    direct = next;
-    if (changed) safely(() => notify.toolsChanged());
-    const nowConnected = connectedKey();
-    if (nowConnected === connected) return;
-    connected = nowConnected;
-    // An upstream that left took its prompts and resources along: tell listeners either way.
-    safely(() => notify.promptsChanged());
-    safely(() => notify.resourcesChanged());
+  const lists = watchServedLists(runtime, {
+    passThrough: options.passThrough,
+    originalNames: options.originalNames,
+    onToolsChanged: () => notify.toolsChanged(),
+    // An upstream that came or left brought or took its prompts and resources: tell listeners either way.
+    onUpstreamsChanged: () => {
+      safely(() => notify.promptsChanged());
+      safely(() => notify.resourcesChanged());
+    },
   });
-  const offUpstream = pool.onUpstreamNotification((_server, notification) => {
+  const offUpstream = runtime.tools.onUpstreamNotification((_server, notification) => {
     if (notification.method === 'notifications/prompts/list_changed') safely(() => notify.promptsChanged());
     else if (notification.method === 'notifications/resources/list_changed')
       safely(() => notify.resourcesChanged());
@@ -82,7 +59,16 @@ export function notifyListChanges(options: ListChangesOptions): () => void {
   return () => {
     if (stopped) return;
     stopped = true;
-    offCatalog();
+    lists.stop();
     offUpstream();
   };
+}
+
+/** Runs a notifier; its failure must not break the pool's notifications. */
+function safely(send: () => void): void {
+  try {
+    send();
+  } catch {
+    // ignored: see above
+  }
 }
