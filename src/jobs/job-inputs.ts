@@ -21,7 +21,7 @@
  * without asking again, and the number of `asked:` entries bounds the job's input rounds.
  */
 import { createHash } from 'node:crypto';
-import type { RunJournal } from '../store/index.js';
+import { InputAnswers, type RunJournal } from '../store/index.js';
 import type { PendingInput } from '../store/job-state.js';
 
 export { answerLogKey } from '../store/job-state.js';
@@ -75,23 +75,19 @@ interface KeptApproval {
 /** A job's answer log, read once on first use (a job that never asks reads nothing). */
 export class JobAnswers {
   #read: Promise<void> | undefined;
-  readonly #answers = new Map<string, { request: string; response: Record<string, unknown> }>();
+  readonly #answers: InputAnswers;
   readonly #approvals = new Map<string, KeptApproval>();
   #asked = 0;
 
-  constructor(private readonly log: RunJournal) {}
+  constructor(private readonly log: RunJournal) {
+    this.#answers = new InputAnswers(log);
+  }
 
   #open(): Promise<void> {
     this.#read ??= this.log.entries().then((entries) => {
       for (const entry of entries) {
-        if (entry.type !== 'finished') continue;
+        if (entry.type !== 'finished' || this.#answers.read(entry)) continue;
         if (entry.name.startsWith('asked:')) this.#asked++;
-        else if (entry.name.startsWith('input:') && typeof entry.result === 'object' && entry.result !== null)
-          // Later entries win: a request answered again at the same position replaces the earlier one.
-          this.#answers.set(`${entry.index}\0${entry.name}`, {
-            request: entry.argsHash,
-            response: entry.result as Record<string, unknown>,
-          });
         else if (entry.name.startsWith('approval:'))
           this.#approvals.set(`${entry.index}\0${entry.name}\0${entry.argsHash}`, {
             approved: entry.ok,
@@ -107,8 +103,7 @@ export class JobAnswers {
   /** The answer kept for request `request` at position `ask` of call `call`, if any. */
   async answer(call: number, ask: number, request: string): Promise<Record<string, unknown> | undefined> {
     await this.#open();
-    const kept = this.#answers.get(`${call}\0input:${ask}`);
-    return kept?.request === request ? kept.response : undefined;
+    return this.#answers.answer(call, ask, request);
   }
 
   /** Keeps an answer (durable before the upstream gets it). */
@@ -119,16 +114,7 @@ export class JobAnswers {
     response: Record<string, unknown>,
   ): Promise<void> {
     await this.#open();
-    await this.log.append({
-      type: 'finished',
-      index: call,
-      name: `input:${ask}`,
-      argsHash: request,
-      ok: true,
-      result: response,
-      at: Date.now(),
-    });
-    this.#answers.set(`${call}\0input:${ask}`, { request, response });
+    await this.#answers.record(call, ask, request, response);
   }
 
   /** Input requests the job has put to its client so far. */

@@ -32,35 +32,27 @@ import {
 } from '@modelcontextprotocol/server';
 import { DEFAULT_SERVE_INPUT_REQUEST_MAX_BYTES, DEFAULT_SERVE_INPUT_ROUNDS_MAX } from '../config/defaults.js';
 import type { ApprovalDecision, UpstreamAsker, UpstreamRequest } from '../tools/index.js';
-import { hashArgs, type RunJournal } from '../store/index.js';
+import { hashArgs, InputAnswers, type RunJournal } from '../store/index.js';
 import type { DecidedApprovals, PausedCall } from './modern-approvals.js';
 
-/** The journal key of a run's answer log. */
-export function answerLogKey(journalKey: string): string {
-  return `${journalKey}:answers`;
-}
+export { answerLogKey } from '../store/job-state.js';
 
 /** What a run was told in its earlier rounds: answers to upstream requests, approvals. */
 export class RunAnswers implements DecidedApprovals {
   private constructor(
     private readonly log: RunJournal,
-    private readonly answers: Map<string, { request: string; response: Record<string, unknown> }>,
+    private readonly answers: InputAnswers,
     private readonly approvals: Map<string, ApprovalDecision>,
   ) {}
 
   /** Reads the log of a run (empty for a new run). */
   static async open(log: RunJournal): Promise<RunAnswers> {
-    const answers = new Map<string, { request: string; response: Record<string, unknown> }>();
+    const answers = new InputAnswers(log);
     const approvals = new Map<string, ApprovalDecision>();
     for (const entry of await log.entries()) {
+      if (answers.read(entry)) continue;
       if (entry.type !== 'finished' || typeof entry.result !== 'object' || entry.result === null) continue;
-      // Later entries win: a request answered again (a new round at the same position) replaces it.
-      if (entry.name.startsWith('input:'))
-        answers.set(`${entry.index}\0${entry.name}`, {
-          request: entry.argsHash,
-          response: entry.result as Record<string, unknown>,
-        });
-      else if (entry.name.startsWith('approval:'))
+      if (entry.name.startsWith('approval:'))
         approvals.set(`${entry.index}\0${entry.name}\0${entry.argsHash}`, entry.result as ApprovalDecision);
     }
     return new RunAnswers(log, answers, approvals);
@@ -68,27 +60,12 @@ export class RunAnswers implements DecidedApprovals {
 
   /** The answer given to request `request` at position `ask` of call `call`, if any. */
   answer(call: number, ask: number, request: string): Record<string, unknown> | undefined {
-    const kept = this.answers.get(`${call}\0input:${ask}`);
-    return kept?.request === request ? kept.response : undefined;
+    return this.answers.answer(call, ask, request);
   }
 
   /** Records an answer (durable before the upstream gets it). */
-  async recordAnswer(
-    call: number,
-    ask: number,
-    request: string,
-    response: Record<string, unknown>,
-  ): Promise<void> {
-    await this.log.append({
-      type: 'finished',
-      index: call,
-      name: `input:${ask}`,
-      argsHash: request,
-      ok: true,
-      result: response,
-      at: Date.now(),
-    });
-    this.answers.set(`${call}\0input:${ask}`, { request, response });
+  recordAnswer(call: number, ask: number, request: string, response: Record<string, unknown>): Promise<void> {
+    return this.answers.record(call, ask, request, response);
   }
 
   get(call: number, tool: string, args: string): ApprovalDecision | undefined {

@@ -37,7 +37,14 @@ export { HISTORY_PG_SCHEMA, PostgresHistoryStore } from './postgres-history-stor
 export type { PostgresHistoryStoreOptions } from './postgres-history-store.js';
 export { DEFAULT_EMBEDDING_CACHE_MAX_ENTRIES, SqliteEmbeddingCache } from './sqlite-embedding-cache.js';
 export type { SqliteEmbeddingCacheOptions } from './sqlite-embedding-cache.js';
-export { CallsInFlight, FileRunJournal, hashArgs, hashCode, MemoryRunJournal } from './run-journal.js';
+export {
+  CallsInFlight,
+  FileRunJournal,
+  hashArgs,
+  hashCode,
+  InputAnswers,
+  MemoryRunJournal,
+} from './run-journal.js';
 export type {
   FileRunJournalOptions,
   RunJournal,

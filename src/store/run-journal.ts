@@ -131,6 +131,53 @@ export class CallsInFlight implements RunJournal {
   }
 }
 
+/**
+ * The answers a run gave to its calls' upstream input requests, as its answer log keeps them:
+ * `finished` entries named `input:<position>` (the request's position among its call's requests),
+ * `index` the call's journal index, `argsHash` the request's sha256, `result` the answer. A job's
+ * and a 2026 `execute_code` run's answer logs hold them alike; other entries are theirs to read.
+ */
+export class InputAnswers {
+  readonly #log: RunJournal;
+  readonly #answers = new Map<string, { request: string; response: Record<string, unknown> }>();
+
+  constructor(log: RunJournal) {
+    this.#log = log;
+  }
+
+  /** Takes in an entry read from the log; false when it is not an answer. */
+  read(entry: RunJournalEntry): boolean {
+    if (entry.type !== 'finished' || !entry.name.startsWith('input:')) return false;
+    if (typeof entry.result !== 'object' || entry.result === null) return true;
+    // Later entries win: a request answered again at the same position replaces the earlier one.
+    this.#answers.set(`${entry.index}\0${entry.name}`, {
+      request: entry.argsHash,
+      response: entry.result as Record<string, unknown>,
+    });
+    return true;
+  }
+
+  /** The answer kept for request `request` at position `ask` of call `call`, if any. */
+  answer(call: number, ask: number, request: string): Record<string, unknown> | undefined {
+    const kept = this.#answers.get(`${call}\0input:${ask}`);
+    return kept?.request === request ? kept.response : undefined;
+  }
+
+  /** Keeps an answer (durable before the upstream gets it). */
+  async record(call: number, ask: number, request: string, response: Record<string, unknown>): Promise<void> {
+    await this.#log.append({
+      type: 'finished',
+      index: call,
+      name: `input:${ask}`,
+      argsHash: request,
+      ok: true,
+      result: response,
+      at: Date.now(),
+    });
+    this.#answers.set(`${call}\0input:${ask}`, { request, response });
+  }
+}
+
 /** A journal in memory: for tests, and for retries inside one process. */
 export class MemoryRunJournal implements RunJournal {
   readonly #entries: RunJournalEntry[] = [];
