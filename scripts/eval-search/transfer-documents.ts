@@ -2,30 +2,39 @@
  * @module
  * The second round of issue 33 part 2 (catalogs without history), run by
  * `node scripts/eval-transfer.ts`: term associations learned from **tool documents** across
- * catalogs (how tools are described, not what one catalog's users say), used four ways, scored
- * leave-one-dataset-out per cross-validation fold against today's default ranking at cold start.
+ * catalogs (how tools are described, not what one catalog's users say), used three ways, scored
+ * leave-one-dataset-out per cross-validation fold (the folds of `npm run eval-search --
+ * --cold-start`) against today's default ranking at cold start.
  *
- * Models (for a catalog X, trained only on the other catalogs' tools, and for `+queries` also on
- * the other labelled set's queries):
+ * Models, for a catalog X trained only on the other catalogs' tools (and for `cooc+queries` also
+ * on the other labelled set's queries):
  *
  * - `cooc`: two terms of one tool document (name, description, parameter names and descriptions)
- *   co-occur; a term's associations are its partners by positive PMI weighted by
- *   `count / n(a)` (as the query-learned lift of `transfer.ts`), at most
- *   {@link ASSOCIATIONS_PER_TERM}.
+ *   co-occur; a term's associations are its partners by positive PMI weighted by `count / n(a)`
+ *   (the lift of `transfer.ts`), numbers, terms shorter than 3 letters and terms in more than
+ *   {@link MAX_DOCUMENT_SHARE} of the documents left out; `minCount`, `perTerm` and `mutual`
+ *   (keep `a → b` only with `b → a`) set how strict.
  * - `name`: a word of a tool's description or parameters points to the words of its name (the
- *   description is a paraphrase of the name, as a query is of the tool it needs), same scoring.
+ *   description paraphrases the name, as a query does the tool it needs), same scoring.
  * - `cooc+queries`: `cooc` with the other set's query → tool pairs added to the counts.
  *
- * Uses: query expansion fused with the query's own ranking at a small weight
- * (`(1 − w)·s(q) + w·s(q + expansion)`, as RM3 interpolates), on every query, only where the
- * first pass is flat or short (its 10th hit scores at least {@link FLAT_SHARE} of the best, the
- * gate of embedding fusion), or only for query words the catalog lacks; and document expansion at
- * index time (each tool's associated words as a low-weight BM25F field: the `examples` field,
- * which neither set uses, with its weight set).
+ * Uses:
+ *
+ * - `query`: the query's expansion fused with its own ranking at a small weight
+ *   (`(1 − w)·s(q) + w·s(q + expansion)`, as RM3 interpolates), on every query (`all`), only where
+ *   the first pass is flat or short (`flat`: its 10th hit scores at least {@link FLAT_SHARE} of the
+ *   best, the gate of embedding fusion), only for query words the catalog lacks (`gaps`), or with
+ *   terms associated with two or more of the query's terms at once (`concept`, a similarity
+ *   thesaurus in the spirit of Qiu & Frei 1993; `concept-flat` gated as `flat`).
+ * - `field`: document expansion at index time, each tool's associated words as a low-weight
+ *   BM25F field (the `examples` field, which neither set uses, with its weight set); the words
+ *   count in the index's document frequencies.
+ * - `late`: the same words in an index of their own, so they leave the catalog's document
+ *   frequencies alone; its normalised score is added at a small weight.
  */
 import { seededRandom } from '../../src/util/seeded-random.js';
 import { DEFAULT_EVAL_SEED } from '../../src/search/evaluate-search.js';
-import type { SearchableTool, ToolSearch } from '../../src/search/index.js';
+import type { SearchableTool, ToolSearch, ToolSearchHit } from '../../src/search/index.js';
 import { createToolSearch } from '../../src/search/index.js';
 import { tokenize } from '../../src/search/tokenize.js';
 
@@ -50,12 +59,16 @@ const ASSOCIATIONS_PER_TERM = 3;
 const MAX_DOCUMENT_SHARE = 0.05;
 /** The flat-first-pass gate: the 10th hit scores at least this share of the best. */
 const FLAT_SHARE = 0.5;
+/** Partners kept with their strength per term (for the query-level `concept` expansion). */
+const SCORED_PER_TERM = 20;
+/** `concept`: query terms an expansion term must be associated with. */
+const CONCEPT_SUPPORT = 2;
+/** `concept`: expansion terms per query. */
+const CONCEPT_TERMS = 5;
 /** Folds of `npm run eval-search -- --cold-start`. */
 const FOLDS = 5;
 /** First-pass hits fused. */
 const FUSION_DEPTH = 100;
-/** Associated words added to one tool document at most. */
-const MAX_DOCUMENT_WORDS = 30;
 
 interface ToolTerms {
   name: Set<string>;
@@ -97,10 +110,13 @@ function toolTerms(tool: SearchableTool, surface: Map<string, string>): ToolTerm
 /** Term → its associated terms, strongest first, and a word per term that tokenizes to it. */
 export interface Associations {
   related: Map<string, string[]>;
+  /** Term → up to {@link SCORED_PER_TERM} partners with their strength. */
+  scored: Map<string, Array<[string, number]>>;
   surface: Map<string, string>;
 }
 
-type Model = 'cooc' | 'name' | 'cooc+queries';
+/** What a model is trained on (see the module comment). */
+export type Model = 'cooc' | 'name' | 'cooc+queries';
 
 /** How strict a model is. */
 export interface ModelTuning {
@@ -112,7 +128,11 @@ export interface ModelTuning {
   mutual: boolean;
 }
 
-const DEFAULT_TUNING: ModelTuning = { minCount: MIN_PAIR_COUNT, perTerm: ASSOCIATIONS_PER_TERM, mutual: false };
+export const DEFAULT_TUNING: ModelTuning = {
+  minCount: MIN_PAIR_COUNT,
+  perTerm: ASSOCIATIONS_PER_TERM,
+  mutual: false,
+};
 
 /** Trains a model on `catalogs` (documents) and, for `cooc+queries`, on `labelled`'s queries. */
 export function trainAssociations(
@@ -169,6 +189,7 @@ export function trainAssociations(
     for (const b of targets) targetCount.set(b, (targetCount.get(b) ?? 0) + 1);
   }
   const related = new Map<string, string[]>();
+  const scored = new Map<string, Array<[string, number]>>();
   for (const [a, row] of pairs) {
     if (!/^\p{L}{3,}$/u.test(a)) continue;
     const na = sourceCount.get(a)!;
@@ -180,6 +201,7 @@ export function trainAssociations(
     }
     if (ranked.length === 0) continue;
     ranked.sort((x, y) => y[1] - x[1] || (x[0] < y[0] ? -1 : 1));
+    scored.set(a, ranked.slice(0, SCORED_PER_TERM));
     related.set(
       a,
       ranked.slice(0, tuning.perTerm).map(([b]) => b),
@@ -192,7 +214,14 @@ export function trainAssociations(
       else related.set(a, kept);
     }
   }
-  return { related, surface };
+  return { related, scored, surface };
+}
+
+/** True when the first pass has a head: 10 hits or more, the 10th below {@link FLAT_SHARE} of the best. */
+function hasHead(first: readonly ToolSearchHit[]): boolean {
+  const best = first[0]?.score ?? 0;
+  const tenth = first[9]?.score ?? 0;
+  return first.length >= 10 && tenth < FLAT_SHARE * best;
 }
 
 /** Fold of each query: the seeded shuffle and round-robin of `evaluateColdStart`. */
@@ -259,9 +288,29 @@ function expansionWords(
   model: Associations,
   vocabulary: ReadonlySet<string>,
   gapsOnly: boolean,
+  concept = false,
 ): string[] {
   const terms = new Set(tokenize(query));
   const out: string[] = [];
+  if (concept) {
+    // Qiu & Frei's similarity thesaurus, in spirit: a term joins for the query as a whole, when
+    // it is associated with several of its terms, ranked by the sum of its associations.
+    const sum = new Map<string, { score: number; support: number }>();
+    for (const term of terms) {
+      for (const [b, strength] of model.scored.get(term) ?? []) {
+        if (terms.has(b) || !vocabulary.has(b)) continue;
+        const entry = sum.get(b) ?? { score: 0, support: 0 };
+        entry.score += strength;
+        entry.support++;
+        sum.set(b, entry);
+      }
+    }
+    return [...sum]
+      .filter(([, e]) => e.support >= CONCEPT_SUPPORT)
+      .sort((x, y) => y[1].score - x[1].score || (x[0] < y[0] ? -1 : 1))
+      .slice(0, CONCEPT_TERMS)
+      .map(([b]) => model.surface.get(b) ?? b);
+  }
   for (const term of terms) {
     if (gapsOnly && vocabulary.has(term)) continue;
     for (const b of model.related.get(term) ?? []) {
@@ -271,7 +320,7 @@ function expansionWords(
   return out;
 }
 
-type Gate = 'all' | 'flat' | 'gaps';
+type Gate = 'all' | 'flat' | 'gaps' | 'concept' | 'concept-flat';
 
 function fusedRanking(
   search: ToolSearch,
@@ -282,12 +331,8 @@ function fusedRanking(
 ): (query: string) => string[] {
   return (query) => {
     const first = search.search(query, { limit: FUSION_DEPTH });
-    if (gate === 'flat') {
-      const best = first[0]?.score ?? 0;
-      const tenth = first[9]?.score ?? 0;
-      if (first.length >= 10 && tenth < FLAT_SHARE * best) return first.map((h) => h.name);
-    }
-    const extra = expansionWords(query, model, vocabulary, gate === 'gaps');
+    if ((gate === 'flat' || gate === 'concept-flat') && hasHead(first)) return first.map((h) => h.name);
+    const extra = expansionWords(query, model, vocabulary, gate === 'gaps', gate.startsWith('concept'));
     if (extra.length === 0) return first.map((h) => h.name);
     const expanded = search.search(`${query} ${extra.join(' ')}`, { limit: FUSION_DEPTH });
     const fused = new Map<string, number>();
@@ -308,15 +353,13 @@ function lateRanking(
 ): (query: string) => string[] {
   return (query) => {
     const first = search.search(query, { limit: FUSION_DEPTH });
-    if (gate === 'flat') {
-      const best = first[0]?.score ?? 0;
-      const tenth = first[9]?.score ?? 0;
-      if (first.length >= 10 && tenth < FLAT_SHARE * best) return first.map((h) => h.name);
-    }
+    if (gate === 'flat' && hasHead(first)) return first.map((h) => h.name);
     const second = late.search(query, { limit: FUSION_DEPTH, expansionDocs: 0 });
     const fused = new Map<string, number>();
     for (const h of first) fused.set(h.name, h.score);
-    for (const h of second) fused.set(h.name, (fused.get(h.name) ?? 0) + weight * h.score);
+    // A query that matches only names there (weight 0) scores NaN: such hits carry nothing.
+    for (const h of second)
+      if (Number.isFinite(h.score)) fused.set(h.name, (fused.get(h.name) ?? 0) + weight * h.score);
     return [...fused]
       .sort((x, y) => y[1] - x[1] || (x[0] < y[0] ? -1 : 1))
       .slice(0, 10)
@@ -324,17 +367,14 @@ function lateRanking(
   };
 }
 
-/** Each tool with its associated words (those it lacks) as example values: a low-weight field. */
-function expandDocuments(
-  tools: readonly SearchableTool[],
-  model: Associations,
-  maxTerms: number,
-  maxWords: number,
-): SearchableTool[] {
+/**
+ * Each tool with its associated words (those it lacks; at most as many as it has terms of its own)
+ * as example values, for a low-weight field.
+ */
+function expandDocuments(tools: readonly SearchableTool[], model: Associations): SearchableTool[] {
   return tools.map((tool) => {
     const terms = toolTerms(tool, new Map());
     const own = new Set([...terms.name, ...terms.rest]);
-    if (own.size > maxTerms) return tool;
     const words: string[] = [];
     const seen = new Set<string>();
     for (const term of own) {
@@ -345,8 +385,7 @@ function expandDocuments(
       }
     }
     if (words.length === 0) return tool;
-    const room = maxWords === 0 ? own.size : maxWords;
-    return { ...tool, inputExamples: [words.slice(0, room).join(' ')] };
+    return { ...tool, inputExamples: [words.slice(0, own.size).join(' ')] };
   });
 }
 
@@ -365,27 +404,43 @@ function vocabularyOf(tools: readonly SearchableTool[]): Set<string> {
 /** A variant of the experiment grid. */
 export interface DocumentVariant {
   model: Model;
-  use: 'query' | 'documents' | 'late';
-  gate?: Gate;
+  tuning: ModelTuning;
+  /**
+   * `query`: the query's expansion fused at `weight`; `field`: associated words as a BM25F field
+   * of weight `weight` in the catalog's own index; `late`: the same words in an index of their
+   * own (their own document frequencies), its normalised score added at `weight`.
+   */
+  use: 'query' | 'field' | 'late';
+  /** `query` and `late`: which queries (`late` knows `all` and `flat`). */
+  gate: Gate;
   weight: number;
-  tuning?: ModelTuning;
-  /** `documents`: only tools with at most this many distinct terms are expanded. */
-  maxTerms?: number;
-  /** `documents`: associated words added per tool at most (0 = as many as the tool has terms). */
-  maxWords?: number;
 }
 
 function label(v: DocumentVariant): string {
-  const t = v.tuning ?? DEFAULT_TUNING;
-  return `${t.minCount}/${t.perTerm}${t.mutual ? 'm' : ''} ${labelUse(v)}`;
+  const t = v.tuning;
+  const model = `${v.model} ${t.minCount}/${t.perTerm}${t.mutual ? ' mutual' : ''}`;
+  if (v.use === 'field') return `${model}, document field, w ${v.weight}`;
+  if (v.use === 'late') return `${model}, own-statistics field (${v.gate}), w ${v.weight}`;
+  return `${model}, query expansion (${v.gate}), w ${v.weight}`;
 }
 
-function labelUse(v: DocumentVariant): string {
-  if (v.use === 'late')
-    return `${v.model}, late field (${v.gate}) w ${v.weight} ≤${v.maxTerms ?? '∞'} +${v.maxWords ?? MAX_DOCUMENT_WORDS}`;
-  return v.use === 'query'
-    ? `${v.model}, query expansion (${v.gate}) w ${v.weight}`
-    : `${v.model}, document field w ${v.weight} ≤${v.maxTerms ?? '∞'} terms +${v.maxWords ?? MAX_DOCUMENT_WORDS}`;
+/** The grid `node scripts/eval-transfer.ts` scores; `full` adds the `name` model and two stricter tunings. */
+export function documentVariants(full = false): DocumentVariant[] {
+  const models: Model[] = full ? ['cooc', 'cooc+queries', 'name'] : ['cooc', 'cooc+queries'];
+  const tunings: ModelTuning[] = [DEFAULT_TUNING, { minCount: 5, perTerm: 2, mutual: false }];
+  if (full)
+    tunings.push({ minCount: 5, perTerm: 3, mutual: true }, { minCount: 10, perTerm: 3, mutual: true });
+  const out: DocumentVariant[] = [];
+  for (const model of models) {
+    for (const tuning of tunings) {
+      for (const gate of ['all', 'flat', 'gaps', 'concept', 'concept-flat'] as const)
+        for (const weight of [0.1, 0.2]) out.push({ model, tuning, use: 'query', gate, weight });
+      for (const weight of [0.1, 0.25]) out.push({ model, tuning, use: 'field', gate: 'all', weight });
+      for (const gate of ['all', 'flat'] as const)
+        for (const weight of [0.1, 0.2, 0.3]) out.push({ model, tuning, use: 'late', gate, weight });
+    }
+  }
+  return out;
 }
 
 const fmt = (x: number) => x.toFixed(1);
@@ -394,9 +449,38 @@ const signed = (x: number) => {
   return t === '0.0' || t === '-0.0' ? '0.0' : t.startsWith('-') ? t : `+${t}`;
 };
 
+interface Row {
+  variant: DocumentVariant;
+  /** NDCG@10 change per fold, points. */
+  changes: number[];
+  mean: number;
+  recall5: number;
+  recall10: number;
+}
+
+function formatRow(row: Row, width: number): string {
+  return `  ${label(row.variant).padEnd(width)} NDCG@10 ${signed(row.mean).padStart(5)}  folds ${row.changes
+    .map((c) => signed(c).padStart(5))
+    .join(' ')}  worst ${signed(Math.min(...row.changes)).padStart(5)}  R@5 ${signed(row.recall5).padStart(
+    5,
+  )}  R@10 ${signed(row.recall10).padStart(5)}`;
+}
+
+/** The variant a set would choose: largest mean among those with no fold below, else largest mean. */
+function choose(rows: readonly Row[]): { row: Row; safe: boolean } | undefined {
+  const safe = rows.filter((r) => r.changes.every((c) => c >= -0.05));
+  const pool = safe.length > 0 ? safe : rows;
+  const best = pool.reduce<Row | undefined>(
+    (b, r) => (b === undefined || r.mean > b.mean ? r : b),
+    undefined,
+  );
+  return best === undefined ? undefined : { row: best, safe: safe.length > 0 };
+}
+
 /**
- * Scores every variant on every labelled set, trained without it: per-fold NDCG@10 change against
- * today's default ranking, mean change, Recall@5 and Recall@10.
+ * Scores every variant on every labelled set, trained without it (leave-one-dataset-out): the
+ * change of NDCG@10 per fold against today's default ranking at cold start, its mean, Recall@5 and
+ * Recall@10; then, per use, the variant each set would choose and what it does to the other set.
  */
 export function documentAssociationReport(
   labelled: readonly TransferSet[],
@@ -404,49 +488,73 @@ export function documentAssociationReport(
   variants: readonly DocumentVariant[],
 ): string {
   const lines: string[] = [];
+  const width = Math.max(...variants.map((v) => label(v).length));
+  const rowsOf = new Map<TransferSet, Row[]>();
   for (const test of labelled) {
     const others = [...labelled.filter((s) => s !== test), ...unlabelled];
     const otherLabelled = labelled.filter((s) => s !== test);
     const base = createToolSearch({ tools: test.tools });
     const before = measure(base, test.queries, (q) => base.search(q, { limit: 10 }).map((h) => h.name));
     lines.push(
-      `${test.name}: trained on ${others.map((s) => s.name).join(', ')} (queries: ${otherLabelled.map((s) => s.name).join(', ')})`,
-      `  today's default ranking: NDCG@10 ${fmt(before.ndcg)} (folds ${before.folds.map(fmt).join(' ')}) R@5 ${fmt(before.recall5)} R@10 ${fmt(before.recall10)}`,
+      `${test.name}: associations trained on the tools of ${others.map((s) => s.name).join(', ')} (queries of ${otherLabelled
+        .map((s) => s.name)
+        .join(', ')} for +queries)`,
+      `  today's default ranking: NDCG@10 ${fmt(before.ndcg)} (folds ${before.folds.map(fmt).join(' ')}), R@5 ${fmt(
+        before.recall5,
+      )}, R@10 ${fmt(before.recall10)}; below, changes in points`,
     );
     const vocabulary = vocabularyOf(test.tools);
     const models = new Map<string, Associations>();
+    const rows: Row[] = [];
     for (const v of variants) {
-      const key = `${v.model} ${JSON.stringify(v.tuning ?? DEFAULT_TUNING)}`;
+      const key = `${v.model} ${JSON.stringify(v.tuning)}`;
       let model = models.get(key);
       if (model === undefined)
         models.set(key, (model = trainAssociations(v.model, others, otherLabelled, v.tuning)));
       let after: Scores;
       if (v.use === 'query') {
-        after = measure(base, test.queries, fusedRanking(base, model, vocabulary, v.gate ?? 'all', v.weight));
+        after = measure(base, test.queries, fusedRanking(base, model, vocabulary, v.gate, v.weight));
       } else if (v.use === 'late') {
-        const expanded = expandDocuments(test.tools, model, v.maxTerms ?? Infinity, v.maxWords ?? MAX_DOCUMENT_WORDS);
         const late = createToolSearch({
-          tools: expanded.map((t) => ({
+          tools: expandDocuments(test.tools, model).map((t) => ({
             name: t.name,
             description: (t.inputExamples?.[0] as string | undefined) ?? '',
           })),
           fieldWeights: { name: 0, server: 0 },
         });
-        after = measure(base, test.queries, lateRanking(base, late, v.gate ?? 'all', v.weight));
+        after = measure(base, test.queries, lateRanking(base, late, v.gate, v.weight));
       } else {
         const search = createToolSearch({
-          tools: expandDocuments(test.tools, model, v.maxTerms ?? Infinity, v.maxWords ?? MAX_DOCUMENT_WORDS),
+          tools: expandDocuments(test.tools, model),
           fieldWeights: { examples: v.weight },
         });
         after = measure(search, test.queries, (q) => search.search(q, { limit: 10 }).map((h) => h.name));
       }
-      const changes = after.folds.map((x, f) => x - before.folds[f]!);
+      const row: Row = {
+        variant: v,
+        changes: after.folds.map((x, f) => x - before.folds[f]!),
+        mean: after.ndcg - before.ndcg,
+        recall5: after.recall5 - before.recall5,
+        recall10: after.recall10 - before.recall10,
+      };
+      rows.push(row);
+      lines.push(formatRow(row, width));
+    }
+    rowsOf.set(test, rows);
+  }
+  lines.push('', 'Chosen on one set (largest mean with no fold below, if any), scored on the other:');
+  for (const use of ['query', 'field', 'late'] as const) {
+    for (const from of labelled) {
+      const to = labelled.find((s) => s !== from);
+      if (to === undefined) continue;
+      const chosen = choose(rowsOf.get(from)!.filter((r) => r.variant.use === use));
+      if (chosen === undefined) continue;
+      const index = rowsOf.get(from)!.indexOf(chosen.row);
+      const there = rowsOf.get(to)![index]!;
       lines.push(
-        `  ${label(v).padEnd(56)} NDCG@10 ${signed(after.ndcg - before.ndcg).padStart(5)} folds ${changes
-          .map((c) => signed(c).padStart(5))
-          .join(' ')} worst ${signed(Math.min(...changes)).padStart(5)} R@5 ${signed(
-          after.recall5 - before.recall5,
-        ).padStart(5)} R@10 ${signed(after.recall10 - before.recall10).padStart(5)}`,
+        `  ${use} use, chosen on ${from.name}${chosen.safe ? '' : ' (no variant has every fold at or above)'}:`,
+        `  ${from.name.padEnd(10)}${formatRow(chosen.row, width)}`,
+        `  ${to.name.padEnd(10)}${formatRow(there, width)}`,
       );
     }
   }
