@@ -283,7 +283,7 @@ function measure(
 }
 
 /** The words a query gains: associations of its terms that the catalog has and the query lacks. */
-function expansionWords(
+export function expansionWords(
   query: string,
   model: Associations,
   vocabulary: ReadonlySet<string>,
@@ -389,7 +389,7 @@ function expandDocuments(tools: readonly SearchableTool[], model: Associations):
   });
 }
 
-function vocabularyOf(tools: readonly SearchableTool[]): Set<string> {
+export function vocabularyOf(tools: readonly SearchableTool[]): Set<string> {
   const out = new Set<string>();
   const surface = new Map<string, string>();
   for (const tool of tools) {
@@ -456,14 +456,20 @@ interface Row {
   mean: number;
   recall5: number;
   recall10: number;
+  /** NDCG@10 and Recall@5 after, percent. */
+  after: { ndcg: number; recall5: number };
 }
 
 function formatRow(row: Row, width: number): string {
-  return `  ${label(row.variant).padEnd(width)} NDCG@10 ${signed(row.mean).padStart(5)}  folds ${row.changes
-    .map((c) => signed(c).padStart(5))
-    .join(' ')}  worst ${signed(Math.min(...row.changes)).padStart(5)}  R@5 ${signed(row.recall5).padStart(
-    5,
-  )}  R@10 ${signed(row.recall10).padStart(5)}`;
+  const folds = row.changes.map((c) => signed(c).padStart(5)).join(' ');
+  return [
+    `  ${label(row.variant).padEnd(width)}`,
+    `NDCG@10 ${signed(row.mean).padStart(5)} (${fmt(row.after.ndcg)})`,
+    `folds ${folds}`,
+    `worst ${signed(Math.min(...row.changes)).padStart(5)}`,
+    `R@5 ${signed(row.recall5).padStart(5)} (${fmt(row.after.recall5)})`,
+    `R@10 ${signed(row.recall10).padStart(5)}`,
+  ].join('  ');
 }
 
 /** The variant a set would choose: largest mean among those with no fold below, else largest mean. */
@@ -536,6 +542,7 @@ export function documentAssociationReport(
         mean: after.ndcg - before.ndcg,
         recall5: after.recall5 - before.recall5,
         recall10: after.recall10 - before.recall10,
+        after: { ndcg: after.ndcg, recall5: after.recall5 },
       };
       rows.push(row);
       lines.push(formatRow(row, width));
