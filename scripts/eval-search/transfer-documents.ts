@@ -483,6 +483,16 @@ function choose(rows: readonly Row[]): { row: Row; safe: boolean } | undefined {
   return best === undefined ? undefined : { row: best, safe: safe.length > 0 };
 }
 
+/** What a model scored on `test` may learn from: every other catalog, and the other sets' queries. */
+export function trainingSetsFor(
+  test: TransferSet,
+  labelled: readonly TransferSet[],
+  unlabelled: readonly TransferSet[],
+): { others: TransferSet[]; otherLabelled: TransferSet[] } {
+  const otherLabelled = labelled.filter((s) => s !== test);
+  return { others: [...otherLabelled, ...unlabelled], otherLabelled };
+}
+
 /**
  * Scores every variant on every labelled set, trained without it (leave-one-dataset-out): the
  * change of NDCG@10 per fold against today's default ranking at cold start, its mean, Recall@5 and
@@ -497,8 +507,7 @@ export function documentAssociationReport(
   const width = Math.max(...variants.map((v) => label(v).length));
   const rowsOf = new Map<TransferSet, Row[]>();
   for (const test of labelled) {
-    const others = [...labelled.filter((s) => s !== test), ...unlabelled];
-    const otherLabelled = labelled.filter((s) => s !== test);
+    const { others, otherLabelled } = trainingSetsFor(test, labelled, unlabelled);
     const base = createToolSearch({ tools: test.tools });
     const before = measure(base, test.queries, (q) => base.search(q, { limit: 10 }).map((h) => h.name));
     lines.push(
