@@ -17,6 +17,10 @@
  *   share its first five letters (at most three), e.g. `assistanc` → `assist`.
  * - `abbreviations`: a table of common abbreviations (`info`, `msg`, `repo`…) spelled out in tools
  *   and queries alike (nothing learned).
+ * - then the grid of `transfer-documents.ts`: associations learned from the tool documents of the
+ *   other catalogs (all four on disk), used as query expansion, as a document field, or as a
+ *   field with its own statistics, per fold, with the variant each set would choose scored on the
+ *   other (`--full` adds a third model and two stricter tunings).
  *
  * A developer tool of this repository; the data folder is `$CODECALL_DATA_DIR`, else
  * `../shared/data` next to the package (as for `npm run eval-search`).
@@ -27,6 +31,7 @@ import type { SearchableTool } from '../../src/search/index.js';
 import { createToolSearch } from '../../src/search/index.js';
 import { tokenize } from '../../src/search/tokenize.js';
 import { defaultDataDir } from './command.js';
+import { documentAssociationReport, documentVariants } from './transfer-documents.js';
 
 interface Query {
   query: string;
@@ -285,12 +290,14 @@ function nameAbbreviations(name: string): string {
     .join(' ');
 }
 
-const HELP = `Usage: node scripts/eval-transfer.ts
+const HELP = `Usage: node scripts/eval-transfer.ts [--full]
 
 Re-runs the experiments of issue 33 part 2 that were measured and not kept (docs/search.md,
 "Catalogs without history"): NDCG@10 and Recall@5 of the lexical ranking on ToolBench (dev.jsonl)
 and UltraTool (train.jsonl) with learned term associations and query-word salience (trained on the
-other set), compound splitting, prefix completion and abbreviations. No options; the data folder
+other set), compound splitting, prefix completion and abbreviations; then term associations
+learned from the tool documents of the other catalogs (mcp-catalog and seal-tools too), per fold
+against today's default ranking (a few minutes). --full: a larger grid of those. The data folder
 is $CODECALL_DATA_DIR, else ../shared/data next to the package.
 `;
 if (process.argv.includes('--help') || process.argv.includes('-h')) {
@@ -338,4 +345,12 @@ for (const test of sets) {
     )}`,
   );
 }
-process.stdout.write(`${out.join('\n')}\n`);
+process.stdout.write(`${out.join('\n')}\n\n`);
+const unlabelled = ['mcp-catalog', 'seal-tools'].map((name) => ({
+  name,
+  tools: readLines<SearchableTool>(join(dataDir, name, 'tools.jsonl')),
+  queries: [],
+}));
+process.stdout.write(
+  documentAssociationReport(sets, unlabelled, documentVariants(process.argv.includes('--full'))),
+);

@@ -1,0 +1,121 @@
+/**
+ * @module
+ * `node scripts/eval-transfer.ts` (scripts/eval-search/transfer-documents.ts): term associations
+ * learned from tool documents, on a self-made catalog; and the leave-one-dataset-out split.
+ */
+import { describe, expect, it } from 'vitest';
+import {
+  DEFAULT_TUNING,
+  expansionWords,
+  trainAssociations,
+  trainingSetsFor,
+  vocabularyOf,
+  type TransferSet,
+} from '../../../scripts/eval-search/transfer-documents.js';
+import type { SearchableTool } from '../../../src/search/index.js';
+
+/** 200 tools of unrelated words, so that the words below stay under the common-term share. */
+const FILLER: SearchableTool[] = Array.from({ length: 200 }, (_, i) => ({
+  name: `filler_${String.fromCharCode(97 + (i % 26))}${String.fromCharCode(97 + Math.floor(i / 26))}`,
+  description: `placeholder${String.fromCharCode(97 + (i % 26))} entry${String.fromCharCode(97 + Math.floor(i / 26))}`,
+}));
+
+function catalog(name: string, tools: SearchableTool[], queries: TransferSet['queries'] = []): TransferSet {
+  return { name, tools: [...tools, ...FILLER], queries };
+}
+
+const WEATHER: SearchableTool[] = [
+  { name: 'get_forecast', description: 'Weather forecast for a city, in celsius' },
+  { name: 'forecast_week', description: 'Weekly weather forecast' },
+  { name: 'rain_forecast', description: 'Chance of rain from the weather forecast' },
+  // Seen together twice only: below the minimum count of three.
+  { name: 'harbor_tide', description: 'Tide tables of a harbor' },
+  { name: 'tide_alerts', description: 'Alerts when the harbor tide is high' },
+  // Numbers are no associations.
+  { name: 'forecast_2024', description: 'Archived weather forecast 2024' },
+  { name: 'forecast_2024_rain', description: 'Rain in 2024, weather forecast' },
+  { name: 'forecast_2024_wind', description: 'Wind in 2024, weather forecast' },
+];
+
+describe('trainAssociations', () => {
+  const model = trainAssociations('cooc', [catalog('docs', WEATHER)], []);
+
+  it('associates words that share tool documents at least the minimum number of times', () => {
+    expect(model.related.get('weather')).toContain('forecast');
+    expect(model.related.get('forecast')).toContain('weather');
+    expect(model.related.get('weather')!.length).toBeLessThanOrEqual(DEFAULT_TUNING.perTerm);
+    // Two shared documents are too few.
+    expect(model.related.get('harbor') ?? []).not.toContain('tide');
+    // A surface word per term, for queries and documents.
+    expect(model.surface.get('forecast')).toBe('forecast');
+  });
+
+  it('leaves numbers out', () => {
+    const loose = trainAssociations('cooc', [catalog('docs', WEATHER)], [], {
+      minCount: 2,
+      perTerm: 10,
+      mutual: false,
+    });
+    expect(loose.related.get('weather')).toContain('rain');
+    expect(loose.related.get('weather')).not.toContain('2024');
+  });
+
+  it('keeps only pairs that go both ways when asked', () => {
+    const loose = trainAssociations('cooc', [catalog('docs', WEATHER)], [], {
+      minCount: 2,
+      perTerm: 3,
+      mutual: false,
+    });
+    expect(loose.related.get('harbor')).toContain('tide');
+    const mutual = trainAssociations('cooc', [catalog('docs', WEATHER)], [], {
+      minCount: 2,
+      perTerm: 1,
+      mutual: true,
+    });
+    for (const [a, list] of mutual.related) for (const b of list) expect(mutual.related.get(b)).toContain(a);
+    expect(mutual.related.size).toBeGreaterThan(0);
+  });
+
+  it('learns query words from labelled queries only for cooc+queries', () => {
+    const labelled = catalog('labelled', WEATHER, [
+      { query: 'umbrella tomorrow?', tools: ['get_forecast'] },
+      { query: 'umbrella needed', tools: ['rain_forecast'] },
+      { query: 'umbrella or not', tools: ['forecast_week'] },
+    ]);
+    expect(trainAssociations('cooc', [labelled], [labelled]).related.has('umbrella')).toBe(false);
+    expect(trainAssociations('cooc+queries', [labelled], [labelled]).related.get('umbrella')).toContain(
+      'forecast',
+    );
+  });
+});
+
+describe('expansionWords', () => {
+  const model = trainAssociations('cooc', [catalog('docs', WEATHER)], []);
+  const target = vocabularyOf([
+    { name: 'city_forecast', description: 'The forecast of a city' },
+    { name: 'city_climate', description: 'Weather normals of a city' },
+  ]);
+
+  it('adds associated words the catalog has and the query lacks', () => {
+    expect(expansionWords('weather in paris', model, target, false)).toContain('forecast');
+    expect(expansionWords('weather forecast in paris', model, target, false)).not.toContain('forecast');
+  });
+
+  it('expands only words the catalog lacks when asked', () => {
+    // `weather` is in the target catalog: no gap to fill.
+    expect(expansionWords('weather in paris', model, target, true)).toEqual([]);
+    const noWeather = vocabularyOf([{ name: 'city_forecast', description: 'The forecast of a city' }]);
+    expect(expansionWords('weather in paris', model, noWeather, true)).toContain('forecast');
+  });
+});
+
+describe('trainingSetsFor', () => {
+  it('leaves the evaluated set out of documents and queries', () => {
+    const a = catalog('a', WEATHER, [{ query: 'rain', tools: ['rain_forecast'] }]);
+    const b = catalog('b', [], [{ query: 'tide', tools: ['harbor_tide'] }]);
+    const c = catalog('c', []);
+    const split = trainingSetsFor(a, [a, b], [c]);
+    expect(split.others.map((s) => s.name)).toEqual(['b', 'c']);
+    expect(split.otherLabelled.map((s) => s.name)).toEqual(['b']);
+  });
+});
