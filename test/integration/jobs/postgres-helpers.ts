@@ -30,12 +30,19 @@ export interface PostgresHandle {
   stop(): Promise<void>;
 }
 
+/** util-linux's `runuser`, found where Debian puts it even when root's PATH lacks the sbin folders. */
+const RUNUSER = ['/usr/sbin/runuser', '/sbin/runuser'].find((path) => existsSync(path)) ?? 'runuser';
+
 function run(bin: string, args: string[], asUser: string | undefined): void {
-  const command = asUser === undefined ? bin : 'runuser';
+  const command = asUser === undefined ? bin : RUNUSER;
   const argv = asUser === undefined ? args : ['-u', asUser, '--', bin, ...args];
   const result = spawnSync(command, argv, { encoding: 'utf8', timeout: 120_000 });
+  if (result.error !== undefined)
+    throw new Error(`${command} ${argv.join(' ')} could not run: ${result.error.message}`);
   if (result.status !== 0)
-    throw new Error(`${bin} ${args.join(' ')} failed (${result.status}): ${result.stderr}${result.stdout}`);
+    throw new Error(
+      `${bin} ${args.join(' ')} failed (${result.status ?? result.signal}): ${result.stderr}${result.stdout}`,
+    );
 }
 
 /** Starts PostgreSQL on a free loopback port; resolves once it accepts connections. */
