@@ -211,11 +211,16 @@ export class QueryFeedback {
     if (this.#pairs > this.#maxPairs + Math.ceil(this.#maxPairs / 10)) this.#forgetPairs();
   }
 
-  /** Divides every count by `scale` and starts a new epoch (the order of counts is unchanged). */
+  /**
+   * Divides every count by `scale` and starts a new epoch (the order of counts is unchanged); the
+   * cached strongest tools of each term are dropped with it.
+   */
   #rescale(scale: number): void {
     for (const stats of this.#terms.values()) {
       stats.value /= scale;
       for (const pair of stats.tools.values()) pair.value /= scale;
+      // Its strongest tools were weighed at the old scale.
+      stats.ranked = undefined;
     }
     this.#epoch = this.#clock;
   }

@@ -194,6 +194,18 @@ describe('query feedback (recordUsage)', () => {
     tools.forEach((tool, i) => expect(scored.scores[i]).toBeCloseTo(expected.get(tool)!, 12));
   });
 
+  it('scores a term read before its counts were rescaled as one read after (no stale cached weights)', () => {
+    // With a half-life of one use, counts are rescaled every 64 uses. Decay hits a pair and its
+    // term alike, so with κ = 0 the score is (s − m + 1)/s whatever the age: 1/2 for s = m = 2.
+    const feedback = new QueryFeedback(1);
+    feedback.record(['plot'], ['chart']);
+    feedback.record(['plot'], ['chart']);
+    const options = { evidencePrior: 0, minCount: 2 };
+    expect(feedback.score(['plot'], options).get('chart')!.score).toBeCloseTo(0.5, 12);
+    for (let use = 0; use < 100; use++) feedback.record(['table'], ['grid']);
+    expect(feedback.score(['plot'], options).get('chart')!.score).toBeCloseTo(0.5, 12);
+  });
+
   it('serializes and restores what it learned, and rejects broken usages by field', () => {
     const search = createToolSearch({ tools });
     for (let i = 0; i < 2; i++) search.recordUsage({ query, tools: ['charts.generate_word_cloud_chart'] });
