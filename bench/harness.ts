@@ -37,6 +37,32 @@ export async function sample(
   return out;
 }
 
+/**
+ * Times several functions on the same inputs, interleaved, so a change of machine load hits all of
+ * them alike (a ratio of two figures sampled one after the other moves with the load between
+ * them). Round `r` runs every function once on input `r`, starting from function `r mod n` and
+ * going round, so each comes first equally often. The first `warmup` rounds are run and not
+ * timed, as in {@link sample}; the timed rounds are the next `iterations`. Returns each
+ * function's durations in µs, in the order of `fns`.
+ */
+export async function sampleInterleaved(
+  fns: ReadonlyArray<(input: number) => unknown>,
+  iterations: number,
+  warmup = Math.min(50, iterations),
+): Promise<number[][]> {
+  const out = fns.map((): number[] => []);
+  const n = fns.length;
+  for (let round = 0; round < warmup + iterations; round++) {
+    for (let k = 0; k < n; k++) {
+      const which = (round + k) % n;
+      const start = nowUs();
+      await fns[which]!(round);
+      if (round >= warmup) out[which]!.push(nowUs() - start);
+    }
+  }
+  return out;
+}
+
 let misses = 0;
 
 /**

@@ -349,6 +349,9 @@ export class Extensions {
   }
 }
 
+/** The steps of every path of a walk that returns no chain (never written). */
+const NO_STEPS: Step[] = [];
+
 /** The neighbour lists of a walk given no cache (walks are synchronous: one at a time). */
 const WALK_NEIGHBOURS = new NeighbourCache();
 
@@ -403,6 +406,9 @@ export function walkGraph(
   };
   const width = ranking.beamWidth;
   const candidates = options.extensions ?? new Extensions();
+  // Without chains wanted, a kept path's steps (read only to word a chain) are not copied.
+  const limit = options.chains ?? Infinity;
+  const keepSteps = limit > 0;
   for (let depth = 0; depth < ranking.beamDepth && beam.length > 0; depth++) {
     // Extensions stay (path, direction, neighbour) until one is kept in the beam: most are not,
     // and a path's arrays are copied only for those that are.
@@ -439,16 +445,15 @@ export function walkGraph(
       const kept: IdPath = {
         nodes: forward ? [...nodes, node] : [node, ...nodes],
         score: path.score * cache.weights[entry]!,
-        steps: [...path.steps, cache.steps[entry]!],
+        steps: keepSteps ? [...path.steps, cache.steps[entry]!] : NO_STEPS,
       };
       beam.push(kept);
-      paths.push(kept);
+      if (keepSteps) paths.push(kept);
       if (beam.length >= width) break;
     }
   }
   if (own) cache.clear();
-  const limit = options.chains ?? Infinity;
-  if (limit <= 0) return { credits, paths: [] };
+  if (!keepSteps) return { credits, paths: [] };
   paths.sort((a, b) => b.score - a.score);
   return { credits, paths: bestChains(paths, limit, view) };
 }

@@ -110,15 +110,21 @@ export interface FeedbackScoreOptions {
 export class QueryFeedback {
   readonly #terms = new Map<string, TermStats>();
   readonly #tools = new InternedNames();
-  /** Per-query scratch, indexed by tool id (grown with the ids). */
   /**
-   * Per tool id, four numbers side by side (one cache line's reach instead of four arrays): the
-   * stamp of the query that last touched it, its sum, its best share and that share's term.
+   * Per-query accumulators: an open-addressing table sized to the query's reads (at most twice
+   * their number, so it stays in the nearest cache instead of spreading over one slot per tool
+   * id). Per slot, its tool id (−1: empty) and three numbers side by side: the tool's sum, its
+   * best share and that share's term.
    */
-  #scratch = new Float64Array(0);
-  #query = 0;
+  #slotTools = new Int32Array(0);
+  #slotData = new Float64Array(0);
+  /** Slots in the order their tools were first touched. */
   #touched = new Int32Array(0);
   #values = new Float64Array(0);
+  /** The ranked tools of each distinct query term (scratch of one query). */
+  readonly #read: Array<RankedTools | undefined> = [];
+  readonly #distinct: string[] = [];
+  readonly #factors: number[] = [];
   readonly #out: FeedbackScores = {
     length: 0,
     tools: new Int32Array(0),
@@ -205,11 +211,16 @@ export class QueryFeedback {
     if (this.#pairs > this.#maxPairs + Math.ceil(this.#maxPairs / 10)) this.#forgetPairs();
   }
 
-  /** Divides every count by `scale` and starts a new epoch (the order of counts is unchanged). */
+  /**
+   * Divides every count by `scale` and starts a new epoch (the order of counts is unchanged); the
+   * cached strongest tools of each term are dropped with it.
+   */
   #rescale(scale: number): void {
     for (const stats of this.#terms.values()) {
       stats.value /= scale;
       for (const pair of stats.tools.values()) pair.value /= scale;
+      // Its strongest tools were weighed at the old scale.
+      stats.ranked = undefined;
     }
     this.#epoch = this.#clock;
   }
@@ -312,93 +323,116 @@ export class QueryFeedback {
   scoreIds(terms: readonly string[], options: FeedbackScoreOptions): FeedbackScores {
     const out = this.#out;
     out.length = 0;
-    const distinct = [...new Set(terms)];
-    if (distinct.length === 0 || this.#terms.size === 0) return out;
+    if (terms.length === 0 || this.#terms.size === 0) return out;
+    const distinct = dedupeTerms(terms, this.#distinct);
     // Counts are stored scaled; one factor turns them into decayed counts.
     const unscale = 1 / this.#scale();
     const { minCount, evidencePrior } = options;
-    this.#grow();
-    const scratch = this.#scratch;
-    const touched = this.#touched;
-    this.#query = (this.#query + 1) >>> 0;
-    if (this.#query === 0) {
-      scratch.fill(0);
-      this.#query = 1;
-    }
-    const query = this.#query;
-    let count = 0;
+    // The terms' tools first (their number sizes the table), then their shares summed per tool.
+    const read = this.#read;
+    const factors = this.#factors;
+    read.length = distinct.length;
+    factors.length = distinct.length;
+    let reads = 0;
     for (let t = 0; t < distinct.length; t++) {
       const stats = this.#terms.get(distinct[t]!);
-      if (!stats) continue;
-      const factor = unscale / ((stats.value * unscale + evidencePrior) * distinct.length);
-      const ranked = this.#ranked(stats, minCount);
+      const ranked = stats === undefined ? undefined : this.#ranked(stats, minCount);
+      read[t] = ranked;
+      if (stats === undefined || ranked === undefined) continue;
+      factors[t] = unscale / ((stats.value * unscale + evidencePrior) * distinct.length);
+      reads += ranked.tools.length;
+    }
+    const bits = this.#table(Math.min(reads, this.#tools.capacity));
+    const slotTools = this.#slotTools;
+    const data = this.#slotData;
+    const touched = this.#touched;
+    const mask = (1 << bits) - 1;
+    const shift = 32 - bits;
+    let count = 0;
+    for (let t = 0; t < distinct.length; t++) {
+      const ranked = read[t];
+      if (ranked === undefined) continue;
+      const factor = factors[t]!;
       const tools = ranked.tools;
       const weights = ranked.weights;
       for (let i = 0; i < tools.length; i++) {
         const tool = tools[i]!;
-        const at = tool << 2;
         const share = weights[i]! * factor;
-        if (scratch[at] !== query) {
-          scratch[at] = query;
-          touched[count++] = tool;
-          scratch[at + 1] = share;
-          scratch[at + 2] = share;
-          scratch[at + 3] = t;
+        // Fibonacci hashing: the top bits of the id times 2^32/φ.
+        let slot = Math.imul(tool, 0x9e3779b1) >>> shift;
+        while (slotTools[slot] !== tool && slotTools[slot] !== -1) slot = (slot + 1) & mask;
+        const at = slot * 3;
+        if (slotTools[slot] === -1) {
+          slotTools[slot] = tool;
+          touched[count++] = slot;
+          data[at] = share;
+          data[at + 1] = share;
+          data[at + 2] = t;
         } else {
-          scratch[at + 1]! += share;
-          if (share > scratch[at + 2]!) {
-            scratch[at + 2] = share;
-            scratch[at + 3] = t;
+          data[at]! += share;
+          if (share > data[at + 1]!) {
+            data[at + 1] = share;
+            data[at + 2] = t;
           }
         }
       }
     }
+    read.length = 0;
     const limit = options.limit ?? DEFAULT_FEEDBACK_CANDIDATES;
     // The best `limit` by score (ties at the cut by name): a selection finds the cut.
     let cut = -Infinity;
     if (count > limit) {
       const values = this.#values;
-      for (let i = 0; i < count; i++) values[i] = scratch[(touched[i]! << 2) + 1]!;
+      for (let i = 0; i < count; i++) values[i] = data[touched[i]! * 3]!;
       cut = selectNth(values, count, count - limit);
     }
     if (out.tools.length < Math.min(count, limit)) {
       out.tools = new Int32Array(limit);
       out.scores = new Float64Array(limit);
     }
+    // Slots at the cut (their tools tie on score).
     const atCut: number[] = [];
     for (let i = 0; i < count; i++) {
-      const tool = touched[i]!;
-      const score = scratch[(tool << 2) + 1]!;
+      const slot = touched[i]!;
+      const score = data[slot * 3]!;
       if (score > cut) {
-        out.tools[out.length] = tool;
+        out.tools[out.length] = slotTools[slot]!;
         out.scores[out.length] = score;
-        out.terms[out.length++] = distinct[scratch[(tool << 2) + 3]!]!;
-      } else if (score === cut) atCut.push(tool);
+        out.terms[out.length++] = distinct[data[slot * 3 + 2]!]!;
+      } else if (score === cut) atCut.push(slot);
     }
     if (atCut.length > 0) {
       // Names break the tie only when not every tool at the cut fits.
       const names = this.#tools;
-      if (atCut.length > limit - out.length) atCut.sort((a, b) => (names.name(a) < names.name(b) ? -1 : 1));
+      if (atCut.length > limit - out.length)
+        atCut.sort((a, b) => (names.name(slotTools[a]!) < names.name(slotTools[b]!) ? -1 : 1));
       for (let i = 0; i < atCut.length && out.length < limit; i++) {
-        const tool = atCut[i]!;
-        out.tools[out.length] = tool;
-        out.scores[out.length] = scratch[(tool << 2) + 1]!;
-        out.terms[out.length++] = distinct[scratch[(tool << 2) + 3]!]!;
+        const slot = atCut[i]!;
+        out.tools[out.length] = slotTools[slot]!;
+        out.scores[out.length] = data[slot * 3]!;
+        out.terms[out.length++] = distinct[data[slot * 3 + 2]!]!;
       }
     }
     out.terms.length = out.length;
     return out;
   }
 
-  /** Grows the per-query scratch to the tool ids' capacity. */
-  #grow(): void {
-    const capacity = this.#tools.capacity;
-    if (this.#touched.length >= capacity) return;
-    const size = Math.max(64, capacity * 2);
-    this.#scratch = new Float64Array(size * 4);
-    this.#query = 0;
-    this.#touched = new Int32Array(size);
-    this.#values = new Float64Array(size);
+  /**
+   * Empties the accumulator table for `tools` distinct tools at most and returns its size's bits:
+   * the smallest power of two of at least twice as many slots (64 at least), so probes stay short.
+   */
+  #table(tools: number): number {
+    let bits = 6;
+    while (1 << bits < 2 * tools) bits++;
+    const size = 1 << bits;
+    if (this.#slotTools.length < size) {
+      this.#slotTools = new Int32Array(size);
+      this.#slotData = new Float64Array(size * 3);
+      this.#touched = new Int32Array(size);
+    }
+    if (this.#values.length < size) this.#values = new Float64Array(size);
+    this.#slotTools.fill(-1, 0, size);
+    return bits;
   }
 
   /**
@@ -420,6 +454,23 @@ export class QueryFeedback {
     };
     return stats.ranked;
   }
+}
+
+/** Terms of a query that are compared one by one to drop repeats (a set past them). */
+const FEW_TERMS = 16;
+
+/**
+ * The distinct `terms` in order of first occurrence, written into `into` (reused): a short query
+ * is deduplicated by comparing its terms (no set allocated), a long one through a set.
+ */
+function dedupeTerms(terms: readonly string[], into: string[]): string[] {
+  into.length = 0;
+  if (terms.length > FEW_TERMS) {
+    for (const term of new Set(terms)) into.push(term);
+    return into;
+  }
+  for (const term of terms) if (!into.includes(term)) into.push(term);
+  return into;
 }
 
 /**

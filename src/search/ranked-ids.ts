@@ -21,15 +21,26 @@ export class RankedIds {
   /** Scratch of one extension: ids and their scores, best first. */
   #buffer = new Int32Array(0);
   #bufferScores = new Float64Array(0);
+  /** Ids the first extension takes at least (see {@link reset}). */
+  #depth = 0;
 
   /**
    * Starts over `ids` (distinct), ranked by `scores`. Both are read by later requests, never
-   * written: neither may change until the next reset.
+   * written: neither may change until the next reset. The first request takes at least `depth`
+   * ids in its one pass over the matches, so later requests up to that depth (a merge's
+   * {@link coveringDepth}) need no pass of their own.
    */
-  reset(ids: readonly number[], scores: Float64Array): void {
+  reset(ids: readonly number[], scores: Float64Array, depth = 0): void {
     this.#ids = ids;
     this.#scores = scores;
     this.#taken.length = 0;
+    this.#depth = depth;
+  }
+
+  /** The best id (the highest score, ties by the lower id), or −1 when there is none. */
+  first(): number {
+    if (this.#taken.length === 0 && this.#ids.length > 0) this.#extend(1);
+    return this.#taken.length > 0 ? this.#taken[0]! : -1;
   }
 
   /**
@@ -54,7 +65,7 @@ export class RankedIds {
     if (k <= 0 || k >= limit) return this.top(bound);
     const scores = this.#scores;
     const taken = this.#taken;
-    let want = Math.min(limit, k + Math.max(8, k >> 1));
+    let want = Math.min(limit, coveringDepth(k));
     for (;;) {
       if (want > taken.length) this.#extend(want - taken.length);
       const cut = scores[taken[k - 1]!]! / scale;
@@ -69,6 +80,7 @@ export class RankedIds {
     const ids = this.#ids;
     const scores = this.#scores;
     const taken = this.#taken;
+    if (taken.length === 0) wanted = Math.min(ids.length, Math.max(wanted, this.#depth));
     if (this.#buffer.length < wanted) {
       this.#buffer = new Int32Array(Math.max(64, wanted * 2));
       this.#bufferScores = new Float64Array(this.#buffer.length);
@@ -110,4 +122,12 @@ export class RankedIds {
     }
     for (let j = 0; j < size; j++) taken.push(buffer[j]!);
   }
+}
+
+/**
+ * How far {@link RankedIds.covering} reads first for a top `k`: `k` and a margin for the ties at
+ * the `k`th (read further, doubling, only when they reach it).
+ */
+export function coveringDepth(k: number): number {
+  return k + Math.max(8, k >> 1);
 }

@@ -45,7 +45,7 @@ import {
 } from './options.js';
 import { expandQuery, isFlatFirstPass, selectTop } from './query-expansion.js';
 import { QueryFeedback } from './query-feedback.js';
-import { RankedIds } from './ranked-ids.js';
+import { coveringDepth, RankedIds } from './ranked-ids.js';
 import { ScoreMerge } from './score-merge.js';
 import { BuildMemo, indexedFields, SearchEntries } from './search-entries.js';
 import { describeStep, lexicalReason, originalWords, round } from './search-reasons.js';
@@ -512,14 +512,18 @@ class ToolSearchIndex implements ToolSearch {
       }
       this.#index.addToCandidates(candidates, expanded, ranking);
     }
-    let best = 0;
-    for (const id of ids) if (scores[id]! > best) best = scores[id]!;
     const index = this.#index;
-    const lexicalScore = (id: number): number => (index.matched(id) ? scores[id]! / best : 0);
     const nameOf = (id: number): string => this.#entries.byId(id)!.name;
-    // The best k lexical hits, popped in rank order as far as the longest request so far.
+    // The best k lexical hits, popped in rank order as far as the longest request so far: the
+    // first request (the walk's seeds, or the result's) reads as deep as the result's will, so the
+    // matches are passed over once.
     const rankedIds = this.#ranked;
-    rankedIds.reset(ids, scores);
+    const guardHits = Math.min(ranking.lexicalGuard, DEFAULT_LEXICAL_GUARD_HITS);
+    rankedIds.reset(ids, scores, coveringDepth(limit + guardHits));
+    // The best lexical score, the first hit's (what a lexical score is normalised by).
+    const first = rankedIds.first();
+    const best = first < 0 ? 0 : scores[first]!;
+    const lexicalScore = (id: number): number => (index.matched(id) ? scores[id]! / best : 0);
     const exact = this.#entries.exactNames(text);
     const merge = this.#merge;
 
@@ -568,7 +572,6 @@ class ToolSearchIndex implements ToolSearch {
     const strong = ranking.lexicalGuard;
     const lexicalBound =
       Math.max(limit, strong) + (credits?.ids.length ?? 0) + feedbackIds.length + (exact?.size ?? 0);
-    const guardHits = Math.min(strong, DEFAULT_LEXICAL_GUARD_HITS);
     const exactIds: number[] = [];
     for (const name of exact ?? []) exactIds.push(this.#entries.get(name)!.id);
     // The merge's top is `limit` plus the guarded hits (at most `guardHits`): a longer prefix than

@@ -8,6 +8,7 @@ import { SqliteHistoryStore } from '../../../src/store/sqlite-history-store.js';
 import { createToolSearch, type SearchableTool } from '../../../src/search/tool-search.js';
 import { CATALOG, NAMES } from './catalog.js';
 import { loadState } from '../../contract/load-state.js';
+import { seededRandom } from '../../../src/util/seeded-random.js';
 
 function names(hits: { name: string }[]): string[] {
   return hits.map((h) => h.name);
@@ -145,6 +146,64 @@ describe('query feedback (recordUsage)', () => {
     expect([...top.keys()].sort()).toEqual(['chart7', 'chart8', 'chart9']);
     // With a half-life of one use, the newest pairing dominates.
     expect(all.get('chart9')!.score).toBeGreaterThan(0.5);
+  });
+
+  it('scores each tool once, with the formula: the mean over distinct query terms of its shrunk share', () => {
+    // No decay (an infinite half-life), so every count is the raw one and the formula is checked
+    // exactly: c(t,u) · (c − m + 1)/c / (n(t) + κ), averaged over the query's distinct terms.
+    const feedback = new QueryFeedback({ halfLifeUses: Infinity });
+    const random = seededRandom(23);
+    const words = Array.from({ length: 12 }, (_, i) => `w${i}`);
+    const pairs = new Map<string, number>();
+    const uses = new Map<string, number>();
+    for (let use = 0; use < 3_000; use++) {
+      const terms = [
+        ...new Set(
+          Array.from({ length: 1 + Math.floor(random() * 4) }, () => words[Math.floor(random() * 12)]!),
+        ),
+      ];
+      const tools = [
+        ...new Set(
+          Array.from({ length: 1 + Math.floor(random() * 3) }, () => `tool${Math.floor(random() * 90)}`),
+        ),
+      ];
+      feedback.record(terms, tools);
+      for (const term of terms) {
+        uses.set(term, (uses.get(term) ?? 0) + 1);
+        for (const tool of tools) pairs.set(`${term} ${tool}`, (pairs.get(`${term} ${tool}`) ?? 0) + 1);
+      }
+    }
+    const query = ['w1', 'w2', 'w1', 'w3', 'w4', 'w5', 'w6', 'nothing'];
+    const distinct = [...new Set(query)];
+    const expected = new Map<string, number>();
+    for (const term of distinct) {
+      // Each term reads its 64 strongest tools (every tool here: 90 tools, about 64 a term at most).
+      const ranked = [...pairs]
+        .filter(([key, count]) => key.startsWith(`${term} `) && count >= 2)
+        .map(([key, count]): [string, number] => [key.slice(term.length + 1), count - 1])
+        .sort((a, b) => b[1] - a[1])
+        .slice(0, 64);
+      for (const [tool, weight] of ranked)
+        expected.set(tool, (expected.get(tool) ?? 0) + weight / (uses.get(term)! + 3) / distinct.length);
+    }
+    const scored = feedback.scoreIds(query, { evidencePrior: 3, minCount: 2, limit: 1_000 });
+    const tools = Array.from(scored.tools.subarray(0, scored.length), (id) => feedback.toolName(id));
+    expect(new Set(tools).size).toBe(tools.length);
+    expect(tools.length).toBe(expected.size);
+    expect(tools.length).toBeGreaterThan(80);
+    tools.forEach((tool, i) => expect(scored.scores[i]).toBeCloseTo(expected.get(tool)!, 12));
+  });
+
+  it('scores a term read before its counts were rescaled as one read after (no stale cached weights)', () => {
+    // With a half-life of one use, counts are rescaled every 64 uses. Decay hits a pair and its
+    // term alike, so with κ = 0 the score is (s − m + 1)/s whatever the age: 1/2 for s = m = 2.
+    const feedback = new QueryFeedback(1);
+    feedback.record(['plot'], ['chart']);
+    feedback.record(['plot'], ['chart']);
+    const options = { evidencePrior: 0, minCount: 2 };
+    expect(feedback.score(['plot'], options).get('chart')!.score).toBeCloseTo(0.5, 12);
+    for (let use = 0; use < 100; use++) feedback.record(['table'], ['grid']);
+    expect(feedback.score(['plot'], options).get('chart')!.score).toBeCloseTo(0.5, 12);
   });
 
   it('serializes and restores what it learned, and rejects broken usages by field', () => {

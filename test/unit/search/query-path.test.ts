@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { Extensions, NeighbourCache, type Step } from '../../../src/search/beam-walk.js';
 import { InternedNames } from '../../../src/search/interned-names.js';
 import { selectTop } from '../../../src/search/query-expansion.js';
-import { RankedIds } from '../../../src/search/ranked-ids.js';
+import { coveringDepth, RankedIds } from '../../../src/search/ranked-ids.js';
 import { createToolSearch } from '../../../src/search/tool-search.js';
 import { seededRandom } from '../../../src/util/seeded-random.js';
 
@@ -81,6 +81,53 @@ describe('ranked ids', () => {
     expect(ranked.top(10)).toEqual([1, 3, 4, 2, 0, 5]);
     ranked.reset([5, 2, 0], scores);
     expect(ranked.top(2)).toEqual([2, 0]);
+  });
+
+  it('gives the best id first (ties by the lower id), −1 for no ids, whatever the depth of the first pass', () => {
+    const random = seededRandom(13);
+    const ranked = new RankedIds();
+    let compared = 0;
+    for (let round = 0; round < 200; round++) {
+      const scores = new Float64Array(400);
+      for (let i = 0; i < scores.length; i++) scores[i] = Math.floor(random() * 6) / 2;
+      const ids = [
+        ...new Set(Array.from({ length: 1 + Math.floor(random() * 150) }, () => Math.floor(random() * 400))),
+      ];
+      const depth = Math.floor(random() * 60);
+      ranked.reset(ids, scores, depth);
+      expect(ranked.first()).toBe(selectTop(ids, scores, 1)[0]);
+      for (const k of [1 + Math.floor(random() * 30), 1 + Math.floor(random() * 90), ids.length + 2]) {
+        expect(ranked.top(k)).toEqual(selectTop(ids, scores, k));
+        compared++;
+      }
+    }
+    expect(compared).toBe(600);
+    ranked.reset([], new Float64Array(4), 20);
+    expect(ranked.first()).toBe(-1);
+    expect(ranked.covering(5, 10, 1)).toEqual([]);
+  });
+
+  it('passes over the matches once when the first request reads as deep as the merges will (coveringDepth)', () => {
+    const random = seededRandom(17);
+    const scores = Float64Array.from({ length: 5_000 }, () => random());
+    const ids = Array.from({ length: 5_000 }, (_, i) => i);
+    /** Reads of the ids by index, one per id a pass reads. */
+    let reads = 0;
+    const counted = new Proxy(ids, {
+      get(target, key, receiver) {
+        if (typeof key === 'string' && /^\d+$/.test(key)) reads++;
+        return Reflect.get(target, key, receiver) as unknown;
+      },
+    });
+    const ranked = new RankedIds();
+    // As a feedback query asks: the best hit, the walk's seeds (5), then the result's (10 + 2).
+    ranked.reset(counted, scores, coveringDepth(12));
+    const first = ranked.first();
+    const seeds = ranked.covering(5, 37, scores[first]!);
+    const result = ranked.covering(12, 60, scores[first]!);
+    expect(reads).toBe(ids.length);
+    expect(seeds).toEqual(selectTop(ids, scores, 5));
+    expect(result).toEqual(selectTop(ids, scores, 12));
   });
 });
 
