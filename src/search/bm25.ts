@@ -552,6 +552,8 @@ export class Bm25Index {
         const raw = packed & max;
         if (raw !== 0) tf += (weights[f]! * raw) / (base + slope[f]! * lengths[lengthOffset + f]!);
       }
+      // Found only in fields weighted 0: the term does not count for this document (it is no match).
+      if (tf === 0) return;
       ids[at] = id;
       tfs[at++] = tf;
     };
@@ -571,7 +573,10 @@ export class Bm25Index {
         if (alive[id] === 1) take(id, delta[i + 1]!);
       }
     }
-    const view: PostingView = { version: this.#version, b, ids, tf: tfs };
+    const view: PostingView =
+      at === live
+        ? { version: this.#version, b, ids, tf: tfs }
+        : { version: this.#version, b, ids: ids.subarray(0, at), tf: tfs.subarray(0, at) };
     this.#views.set(t, view);
     return view;
   }
