@@ -111,14 +111,15 @@ export class QueryFeedback {
   readonly #terms = new Map<string, TermStats>();
   readonly #tools = new InternedNames();
   /**
-   * Per-query accumulators: an open-addressing table sized to the query's reads (at most twice
-   * their number, so it stays in the nearest cache instead of spreading over one slot per tool
-   * id). Per slot, its tool id (−1: empty) and three numbers side by side: the tool's sum, its
-   * best share and that share's term.
+   * Per-query accumulators indexed by tool id (ids are bounded by the pairs kept), reset by a
+   * stamp instead of cleared: per id, its stamp, and three numbers side by side: the tool's sum,
+   * its best share and that share's term. Indexed directly, a read is one load where a table
+   * hashed per query (tried before) cost a probe loop; measured faster on the bench's catalog.
    */
-  #slotTools = new Int32Array(0);
+  #stamp = new Uint32Array(0);
+  #round = 0;
   #slotData = new Float64Array(0);
-  /** Slots in the order their tools were first touched. */
+  /** Tool ids in the order they were first touched. */
   #touched = new Int32Array(0);
   #values = new Float64Array(0);
   /** The ranked tools of each distinct query term (scratch of one query). */
@@ -328,26 +329,36 @@ export class QueryFeedback {
     // Counts are stored scaled; one factor turns them into decayed counts.
     const unscale = 1 / this.#scale();
     const { minCount, evidencePrior } = options;
-    // The terms' tools first (their number sizes the table), then their shares summed per tool.
+    // The terms' tools first, then their shares summed per tool.
     const read = this.#read;
     const factors = this.#factors;
     read.length = distinct.length;
     factors.length = distinct.length;
-    let reads = 0;
     for (let t = 0; t < distinct.length; t++) {
       const stats = this.#terms.get(distinct[t]!);
       const ranked = stats === undefined ? undefined : this.#ranked(stats, minCount);
       read[t] = ranked;
       if (stats === undefined || ranked === undefined) continue;
       factors[t] = unscale / ((stats.value * unscale + evidencePrior) * distinct.length);
-      reads += ranked.tools.length;
     }
-    const bits = this.#table(Math.min(reads, this.#tools.capacity));
-    const slotTools = this.#slotTools;
+    // Accumulators for every tool id (grown with the ids), a new stamp for this query.
+    const capacity = this.#tools.capacity;
+    if (this.#stamp.length < capacity) {
+      this.#stamp = new Uint32Array(capacity * 2);
+      this.#slotData = new Float64Array(capacity * 2 * 3);
+      this.#touched = new Int32Array(capacity * 2);
+      this.#round = 0;
+    }
+    if (this.#values.length < capacity) this.#values = new Float64Array(capacity * 2);
+    this.#round = (this.#round + 1) >>> 0;
+    if (this.#round === 0) {
+      this.#stamp.fill(0);
+      this.#round = 1;
+    }
+    const round = this.#round;
+    const stamp = this.#stamp;
     const data = this.#slotData;
     const touched = this.#touched;
-    const mask = (1 << bits) - 1;
-    const shift = 32 - bits;
     let count = 0;
     for (let t = 0; t < distinct.length; t++) {
       const ranked = read[t];
@@ -358,13 +369,10 @@ export class QueryFeedback {
       for (let i = 0; i < tools.length; i++) {
         const tool = tools[i]!;
         const share = weights[i]! * factor;
-        // Fibonacci hashing: the top bits of the id times 2^32/φ.
-        let slot = Math.imul(tool, 0x9e3779b1) >>> shift;
-        while (slotTools[slot] !== tool && slotTools[slot] !== -1) slot = (slot + 1) & mask;
-        const at = slot * 3;
-        if (slotTools[slot] === -1) {
-          slotTools[slot] = tool;
-          touched[count++] = slot;
+        const at = tool * 3;
+        if (stamp[tool] !== round) {
+          stamp[tool] = round;
+          touched[count++] = tool;
           data[at] = share;
           data[at + 1] = share;
           data[at + 2] = t;
@@ -390,49 +398,30 @@ export class QueryFeedback {
       out.tools = new Int32Array(limit);
       out.scores = new Float64Array(limit);
     }
-    // Slots at the cut (their tools tie on score).
+    // Tools at the cut (they tie on score).
     const atCut: number[] = [];
     for (let i = 0; i < count; i++) {
-      const slot = touched[i]!;
-      const score = data[slot * 3]!;
+      const tool = touched[i]!;
+      const score = data[tool * 3]!;
       if (score > cut) {
-        out.tools[out.length] = slotTools[slot]!;
+        out.tools[out.length] = tool;
         out.scores[out.length] = score;
-        out.terms[out.length++] = distinct[data[slot * 3 + 2]!]!;
-      } else if (score === cut) atCut.push(slot);
+        out.terms[out.length++] = distinct[data[tool * 3 + 2]!]!;
+      } else if (score === cut) atCut.push(tool);
     }
     if (atCut.length > 0) {
       // Names break the tie only when not every tool at the cut fits.
       const names = this.#tools;
-      if (atCut.length > limit - out.length)
-        atCut.sort((a, b) => (names.name(slotTools[a]!) < names.name(slotTools[b]!) ? -1 : 1));
+      if (atCut.length > limit - out.length) atCut.sort((a, b) => (names.name(a) < names.name(b) ? -1 : 1));
       for (let i = 0; i < atCut.length && out.length < limit; i++) {
-        const slot = atCut[i]!;
-        out.tools[out.length] = slotTools[slot]!;
-        out.scores[out.length] = data[slot * 3]!;
-        out.terms[out.length++] = distinct[data[slot * 3 + 2]!]!;
+        const tool = atCut[i]!;
+        out.tools[out.length] = tool;
+        out.scores[out.length] = data[tool * 3]!;
+        out.terms[out.length++] = distinct[data[tool * 3 + 2]!]!;
       }
     }
     out.terms.length = out.length;
     return out;
-  }
-
-  /**
-   * Empties the accumulator table for `tools` distinct tools at most and returns its size's bits:
-   * the smallest power of two of at least twice as many slots (64 at least), so probes stay short.
-   */
-  #table(tools: number): number {
-    let bits = 6;
-    while (1 << bits < 2 * tools) bits++;
-    const size = 1 << bits;
-    if (this.#slotTools.length < size) {
-      this.#slotTools = new Int32Array(size);
-      this.#slotData = new Float64Array(size * 3);
-      this.#touched = new Int32Array(size);
-    }
-    if (this.#values.length < size) this.#values = new Float64Array(size);
-    this.#slotTools.fill(-1, 0, size);
-    return bits;
   }
 
   /**

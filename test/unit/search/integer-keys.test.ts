@@ -71,6 +71,44 @@ describe('query feedback by tool id', () => {
     expect([...top.keys()].sort()).toEqual(['a', 'b', 'c', 'd']);
   });
 
+  it('sums each query from zero: what an earlier query or a smaller catalog of ids left is never read', () => {
+    const feedback = new QueryFeedback(Infinity);
+    const twin = new QueryFeedback(Infinity);
+    const record = (terms: string[], tools: string[]): void => {
+      feedback.record(terms, tools);
+      twin.record(terms, tools);
+    };
+    const options = { evidencePrior: 2, minCount: 2, limit: 1_000 };
+    const scores = (from: QueryFeedback, terms: string[]): Array<[string, number, string]> => {
+      const scored = from.scoreIds(terms, options);
+      return Array.from({ length: scored.length }, (_, i): [string, number, string] => [
+        from.toolName(scored.tools[i]!),
+        scored.scores[i]!,
+        scored.terms[i]!,
+      ]).sort((a, b) => (a[0] < b[0] ? -1 : 1));
+    };
+    for (let i = 0; i < 2; i++) record(['plot', 'chart'], ['a', 'b', 'c']);
+    // The first query touches a, b and c; the second reads them again (its sums start anew).
+    expect(scores(feedback, ['plot', 'chart']).length).toBe(3);
+    expect(scores(feedback, ['plot'])).toEqual(scores(twin, ['plot']));
+    // Many more tools (ids past the accumulators' size): they grow, and hold no stale sums.
+    for (let i = 0; i < 2; i++)
+      record(
+        ['plot'],
+        Array.from({ length: 30 }, (_, j) => `t${j}`),
+      );
+    for (let i = 0; i < 2; i++)
+      record(
+        ['chart'],
+        Array.from({ length: 30 }, (_, j) => `u${j}`),
+      );
+    expect(scores(feedback, ['plot', 'chart'])).toEqual(scores(twin, ['plot', 'chart']));
+    const plot = scores(feedback, ['plot']);
+    expect(plot.length).toBe(33);
+    expect(plot).toEqual(scores(twin, ['plot']));
+    expect(plot.find(([tool]) => tool === 'a')![1]).toBeCloseTo((2 - 2 + 1) / (4 + 2), 12);
+  });
+
   it('selects the value at a sorted position like a full sort does', () => {
     const rand = seededRandom(7);
     for (let round = 0; round < 200; round++) {
