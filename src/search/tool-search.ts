@@ -527,11 +527,16 @@ class ToolSearchIndex implements ToolSearch {
     const exact = this.#entries.exactNames(text);
     const merge = this.#merge;
 
+    // The lexical hits the merge holds (a prefix of the lexical order), when the walk's seeds
+    // were merged: the result's merge then goes on from there instead of starting over.
+    let merged = -1;
     /** Lexical plus feedback score of the best `k` such tools (the walk's seeds). */
     const topBase = (k: number): Array<[number, number]> => {
       merge.begin(this.#entries.capacity);
       // Of the best `k + feedback` lexical hits, only as many as the top `k` can depend on.
-      for (const id of rankedIds.covering(k, k + feedbackIds.length, best)) merge.set(id, scores[id]! / best);
+      const lexical = rankedIds.covering(k, k + feedbackIds.length, best);
+      for (const id of lexical) merge.set(id, scores[id]! / best);
+      merged = lexical.length;
       for (let i = 0; i < feedbackIds.length; i++) {
         const id = feedbackIds[i]!;
         const base = merge.has(id) ? merge.get(id) : lexicalScore(id);
@@ -580,12 +585,22 @@ class ToolSearchIndex implements ToolSearch {
     const guardedIds = lexicalTop
       .slice(0, guardHits)
       .filter((id) => scores[id]! / best >= DEFAULT_LEXICAL_GUARD_SHARE);
-    merge.begin(this.#entries.capacity);
-    for (const id of lexicalTop) merge.set(id, scores[id]! / best);
-    for (let i = 0; i < feedbackIds.length; i++) {
-      const id = feedbackIds[i]!;
-      const base = merge.has(id) ? merge.get(id) : lexicalScore(id);
-      merge.set(id, base + ranking.feedbackWeight * feedbackScores[i]!);
+    if (merged >= 0 && merged <= lexicalTop.length) {
+      // The seeds' merge holds the first `merged` of these hits and every feedback tool, each
+      // scored as below (a feedback tool further down the lexical order was scored by its lexical
+      // score, the same number); the rest of the hits are added.
+      for (let i = merged; i < lexicalTop.length; i++) {
+        const id = lexicalTop[i]!;
+        if (!merge.has(id)) merge.set(id, scores[id]! / best);
+      }
+    } else {
+      merge.begin(this.#entries.capacity);
+      for (const id of lexicalTop) merge.set(id, scores[id]! / best);
+      for (let i = 0; i < feedbackIds.length; i++) {
+        const id = feedbackIds[i]!;
+        const base = merge.has(id) ? merge.get(id) : lexicalScore(id);
+        merge.set(id, base + ranking.feedbackWeight * feedbackScores[i]!);
+      }
     }
     for (const id of credits?.ids ?? []) {
       const base = merge.has(id) ? merge.get(id) : lexicalScore(id);

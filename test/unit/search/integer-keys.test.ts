@@ -244,6 +244,36 @@ describe('graph and feedback evidence for one tool', () => {
   });
 });
 
+describe("the result's merge, continued from the walk seeds' merge", () => {
+  it('scores every hit as a merge started over would: lexical hits past the seeds, and feedback tools', () => {
+    // Twenty tools matching 'report' ever more weakly (longer descriptions), two learned from
+    // usage, and a graph edge between two tools the query never reaches (the walk runs, credits
+    // nothing here): with the walk, the result's merge goes on from the seeds' merge; without it
+    // (depth 0), it starts over. Every hit, score and reason must be the same.
+    const tools = [
+      ...Array.from({ length: 20 }, (_, i) => ({
+        name: `report_${String(i).padStart(2, '0')}`,
+        description: `report ${'filler words here '.repeat(i)}`,
+      })),
+      { name: 'lone_a', description: 'Unrelated tool' },
+      { name: 'lone_b', description: 'Another unrelated tool' },
+    ];
+    const search = createToolSearch({ tools });
+    for (let i = 0; i < 3; i++) search.recordSequence(['lone_a', 'lone_b']);
+    for (let i = 0; i < 4; i++) search.recordUsage({ query: 'report', tools: ['report_13', 'report_17'] });
+    const walked = search.search('report', { limit: 15 });
+    const startedOver = search.search('report', { limit: 15, beamDepth: 0 });
+    expect(walked).toEqual(startedOver);
+    expect(walked).toHaveLength(15);
+    const names = walked.map((hit) => hit.name);
+    // Lexical hits past the five seeds, and the feedback tools with their learned reason.
+    expect(names).toContain('report_12');
+    expect(walked.find((hit) => hit.name === 'report_17')!.reasons).toContain(
+      "used after queries with 'report'",
+    );
+  });
+});
+
 describe('the lexical guard over the merge', () => {
   it('lifts a strong lexical hit that feedback pushed far below the limit back into the results', () => {
     const tools = [
