@@ -54,24 +54,30 @@ export class ScoreMerge {
    */
   top(k: number, nameOf: (id: number) => string): number[] {
     const slots = this.#slots;
-    const before = (a: number, b: number): boolean => {
-      const x = slots[(a << 1) + 1]!;
-      const y = slots[(b << 1) + 1]!;
-      return x > y || (x === y && nameOf(a) < nameOf(b));
-    };
     const top: number[] = [];
     if (k < 1) return top;
     for (const id of this.ids) {
-      if (top.length === k && !before(id, top[k - 1]!)) continue;
+      const score = slots[(id << 1) + 1]!;
+      if (top.length === k) {
+        const last = top[k - 1]!;
+        const other = slots[(last << 1) + 1]!;
+        if (!(score > other || (score === other && nameOf(id) < nameOf(last)))) continue;
+      }
       let lo = 0;
       let hi = top.length;
       while (lo < hi) {
         const mid = (lo + hi) >> 1;
-        if (before(top[mid]!, id)) lo = mid + 1;
+        const at = top[mid]!;
+        const other = slots[(at << 1) + 1]!;
+        if (other > score || (other === score && nameOf(at) < nameOf(id))) lo = mid + 1;
         else hi = mid;
       }
-      top.splice(lo, 0, id);
-      if (top.length > k) top.pop();
+      // Shift the worse ones down by one, in place (the last falls off a full top).
+      let j = top.length;
+      if (j < k) top.push(id);
+      else j = k - 1;
+      for (; j > lo; j--) top[j] = top[j - 1]!;
+      top[lo] = id;
     }
     return top;
   }
