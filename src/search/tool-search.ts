@@ -476,8 +476,11 @@ class ToolSearchIndex implements ToolSearch {
         evidencePrior: ranking.evidencePrior,
         minCount: ranking.feedbackMinCount,
       });
+      const entries = this.#feedbackEntriesNow();
       for (let i = 0; i < learned.length; i++) {
-        const id = this.#feedbackEntry(learned.tools[i]!);
+        const tool = learned.tools[i]!;
+        const slot = tool < entries.length ? entries[tool]! : 0;
+        const id = slot > 0 ? slot - 1 : slot < 0 ? -1 : this.#feedbackEntry(tool);
         if (id < 0) continue;
         feedbackIds.push(id);
         feedbackScores.push(learned.scores[i]!);
@@ -645,16 +648,26 @@ class ToolSearchIndex implements ToolSearch {
   }
 
   /**
-   * The entry id of a feedback tool id, or -1 when that tool is not in the catalog. Looked up by
-   * name once, then kept until the catalog changes or the feedback forgets or reuses an id.
+   * The entry ids of feedback tool ids looked up so far (per tool id: its entry id + 1, −1 when
+   * not in the catalog, 0 when not looked up yet), emptied first when the catalog changed or the
+   * feedback forgot or reused an id since: checked once per query, then read directly.
    */
-  #feedbackEntry(tool: number): number {
+  #feedbackEntriesNow(): Int32Array {
     const names = this.#feedback.namesVersion;
     const kept = this.#feedbackEntriesFor;
     if (kept[0] !== this.#catalogVersion || kept[1] !== names) {
       this.#feedbackEntries.fill(0);
       this.#feedbackEntriesFor = [this.#catalogVersion, names];
     }
+    return this.#feedbackEntries;
+  }
+
+  /**
+   * The entry id of a feedback tool id, or -1 when that tool is not in the catalog. Looked up by
+   * name once, then kept until the catalog changes or the feedback forgets or reuses an id.
+   */
+  #feedbackEntry(tool: number): number {
+    this.#feedbackEntriesNow();
     if (tool >= this.#feedbackEntries.length) {
       const grown = new Int32Array(Math.max(64, (tool + 1) * 2));
       grown.set(this.#feedbackEntries);
