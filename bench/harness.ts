@@ -40,24 +40,34 @@ export async function sample(
 /**
  * Times several functions on the same inputs, interleaved, so a change of machine load hits all of
  * them alike (a ratio of two figures sampled one after the other moves with the load between
- * them). Round `r` runs every function once on input `r`, starting from function `r mod n` and
- * going round, so each comes first equally often. The first `warmup` rounds are run and not
- * timed, as in {@link sample}; the timed rounds are the next `iterations`. Returns each
- * function's durations in µs, in the order of `fns`.
+ * them). The inputs go in blocks of `block` consecutive rounds: each function runs the whole block
+ * in turn, starting from function `b mod n` for block `b` and going round, so each comes first
+ * equally often. With `block` 1, round `r` runs every function once on input `r`; a larger block
+ * lets each function run on caches warmed by its own work (as a process serving one of them would)
+ * instead of the others', while the blocks stay short enough that the load still hits all alike.
+ * The first `warmup` rounds are run and not timed, as in {@link sample}; the timed rounds are the
+ * next `iterations`. Returns each function's durations in µs, in the order of `fns`.
  */
 export async function sampleInterleaved(
   fns: ReadonlyArray<(input: number) => unknown>,
   iterations: number,
   warmup = Math.min(50, iterations),
+  block = 1,
 ): Promise<number[][]> {
+  if (!Number.isInteger(block) || block < 1)
+    throw new RangeError(`block must be an integer ≥ 1; got ${block}`);
   const out = fns.map((): number[] => []);
   const n = fns.length;
-  for (let round = 0; round < warmup + iterations; round++) {
+  const rounds = warmup + iterations;
+  for (let first = 0, turn = 0; first < rounds; first += block, turn++) {
+    const last = Math.min(first + block, rounds);
     for (let k = 0; k < n; k++) {
-      const which = (round + k) % n;
-      const start = nowUs();
-      await fns[which]!(round);
-      if (round >= warmup) out[which]!.push(nowUs() - start);
+      const which = (turn + k) % n;
+      for (let round = first; round < last; round++) {
+        const start = nowUs();
+        await fns[which]!(round);
+        if (round >= warmup) out[which]!.push(nowUs() - start);
+      }
     }
   }
   return out;
