@@ -116,7 +116,11 @@ export interface Associations {
 }
 
 /** What a model is trained on (see the module comment). */
-export type Model = 'cooc' | 'name' | 'cooc+queries';
+/**
+ * `own` is the control of {@link filterBySupport}: `cooc` trained on the evaluated catalog's own
+ * documents only (no transfer at all).
+ */
+export type Model = 'cooc' | 'name' | 'cooc+queries' | 'own';
 
 /** How strict a model is. */
 export interface ModelTuning {
@@ -215,6 +219,69 @@ export function trainAssociations(
     }
   }
   return { related, scored, surface };
+}
+
+/**
+ * How the evaluated catalog's own documents must support a transferred association `a → b`:
+ * `co1`/`co2`, at least 1 or 2 of its tools contain both terms; `pmi`, they co-occur in its tools
+ * more than chance (`n(a, b) · N > n(a) · n(b)`, positive PMI on its own counts).
+ */
+export type Support = 'co1' | 'co2' | 'pmi';
+
+/**
+ * Keeps only the associations of `model` that `tools` (the catalog a model is used on, never its
+ * queries) support as {@link Support} says, in `related` and in `scored`: what survives is
+ * vocabulary the catalog itself uses together, not the training catalogs' quirks.
+ */
+export function filterBySupport(
+  model: Associations,
+  tools: readonly SearchableTool[],
+  support: Support,
+): Associations {
+  const postings = new Map<string, number[]>();
+  tools.forEach((tool, i) => {
+    const terms = toolTerms(tool, new Map());
+    for (const t of new Set([...terms.name, ...terms.rest])) {
+      let list = postings.get(t);
+      if (list === undefined) postings.set(t, (list = []));
+      list.push(i);
+    }
+  });
+  const n = tools.length;
+  const cache = new Map<string, boolean>();
+  const supported = (a: string, b: string): boolean => {
+    const key = a < b ? `${a} ${b}` : `${b} ${a}`;
+    let ok = cache.get(key);
+    if (ok !== undefined) return ok;
+    const pa = postings.get(a) ?? [];
+    const pb = postings.get(b) ?? [];
+    // Sorted lists of tool indexes: count the tools with both.
+    let both = 0;
+    for (let i = 0, j = 0; i < pa.length && j < pb.length;) {
+      if (pa[i]! === pb[j]!) {
+        both++;
+        i++;
+        j++;
+      } else if (pa[i]! < pb[j]!) i++;
+      else j++;
+    }
+    if (support === 'co1') ok = both >= 1;
+    else if (support === 'co2') ok = both >= 2;
+    else ok = both > 0 && both * n > pa.length * pb.length;
+    cache.set(key, ok);
+    return ok;
+  };
+  const related = new Map<string, string[]>();
+  for (const [a, list] of model.related) {
+    const kept = list.filter((b) => supported(a, b));
+    if (kept.length > 0) related.set(a, kept);
+  }
+  const scored = new Map<string, Array<[string, number]>>();
+  for (const [a, list] of model.scored) {
+    const kept = list.filter(([b]) => supported(a, b));
+    if (kept.length > 0) scored.set(a, kept);
+  }
+  return { related, scored, surface: model.surface };
 }
 
 /** True when the first pass has a head: 10 hits or more, the 10th below {@link FLAT_SHARE} of the best. */
@@ -414,11 +481,14 @@ export interface DocumentVariant {
   /** `query` and `late`: which queries (`late` knows `all` and `flat`). */
   gate: Gate;
   weight: number;
+  /** Keep only the associations the evaluated catalog's documents support (see {@link filterBySupport}). */
+  support?: Support;
 }
 
 function label(v: DocumentVariant): string {
   const t = v.tuning;
-  const model = `${v.model} ${t.minCount}/${t.perTerm}${t.mutual ? ' mutual' : ''}`;
+  const filter = v.support === undefined ? '' : ` | X ${v.support}`;
+  const model = `${v.model} ${t.minCount}/${t.perTerm}${t.mutual ? ' mutual' : ''}${filter}`;
   if (v.use === 'field') return `${model}, document field, w ${v.weight}`;
   if (v.use === 'late') return `${model}, own-statistics field (${v.gate}), w ${v.weight}`;
   return `${model}, query expansion (${v.gate}), w ${v.weight}`;
@@ -439,6 +509,31 @@ export function documentVariants(full = false): DocumentVariant[] {
       for (const gate of ['all', 'flat'] as const)
         for (const weight of [0.1, 0.2, 0.3]) out.push({ model, tuning, use: 'late', gate, weight });
     }
+  }
+  out.push(...supportedVariants(full));
+  return out;
+}
+
+/**
+ * The third round: `cooc` 5/2 (the model closest to the criterion in the second) filtered by the
+ * evaluated catalog's own documents, at each strength, in the uses that came closest; and the
+ * control, `own` (the catalog's own documents only) with the strictest filter. `full` adds
+ * `cooc` 3/3 and the control at every strength.
+ */
+export function supportedVariants(full = false): DocumentVariant[] {
+  const strict: ModelTuning = { minCount: 5, perTerm: 2, mutual: false };
+  const families: Array<{ model: Model; tuning: ModelTuning; support: Support }> = [];
+  for (const support of ['co1', 'co2', 'pmi'] as const) {
+    families.push({ model: 'cooc', tuning: strict, support });
+    if (full) families.push({ model: 'cooc', tuning: DEFAULT_TUNING, support });
+    if (full || support === 'pmi') families.push({ model: 'own', tuning: strict, support });
+  }
+  const out: DocumentVariant[] = [];
+  for (const { model, tuning, support } of families) {
+    for (const weight of [0.1, 0.25]) out.push({ model, tuning, use: 'field', gate: 'all', weight, support });
+    for (const gate of ['all', 'flat'] as const)
+      for (const weight of [0.1, 0.2, 0.3]) out.push({ model, tuning, use: 'late', gate, weight, support });
+    for (const weight of [0.1, 0.2]) out.push({ model, tuning, use: 'query', gate: 'gaps', weight, support });
   }
   return out;
 }
@@ -522,10 +617,16 @@ export function documentAssociationReport(
     const models = new Map<string, Associations>();
     const rows: Row[] = [];
     for (const v of variants) {
-      const key = `${v.model} ${JSON.stringify(v.tuning)}`;
+      const key = `${v.model} ${JSON.stringify(v.tuning)} ${v.support ?? ''}`;
       let model = models.get(key);
-      if (model === undefined)
-        models.set(key, (model = trainAssociations(v.model, others, otherLabelled, v.tuning)));
+      if (model === undefined) {
+        model =
+          v.model === 'own'
+            ? trainAssociations('cooc', [test], [], v.tuning)
+            : trainAssociations(v.model, others, otherLabelled, v.tuning);
+        if (v.support !== undefined) model = filterBySupport(model, test.tools, v.support);
+        models.set(key, model);
+      }
       let after: Scores;
       if (v.use === 'query') {
         after = measure(base, test.queries, fusedRanking(base, model, vocabulary, v.gate, v.weight));
@@ -559,20 +660,26 @@ export function documentAssociationReport(
     rowsOf.set(test, rows);
   }
   lines.push('', 'Chosen on one set (largest mean with no fold below, if any), scored on the other:');
-  for (const use of ['query', 'field', 'late'] as const) {
-    for (const from of labelled) {
-      const to = labelled.find((s) => s !== from);
-      if (to === undefined) continue;
-      const chosen = choose(rowsOf.get(from)!.filter((r) => r.variant.use === use));
-      if (chosen === undefined) continue;
-      const index = rowsOf.get(from)!.indexOf(chosen.row);
-      const there = rowsOf.get(to)![index]!;
-      lines.push(
-        `  ${use} use, chosen on ${from.name}${chosen.safe ? '' : ' (no variant has every fold at or above)'}:`,
-        `  ${from.name.padEnd(10)}${formatRow(chosen.row, width)}`,
-        `  ${to.name.padEnd(10)}${formatRow(there, width)}`,
-      );
+  const familyOf = (v: DocumentVariant): string =>
+    v.support === undefined ? '' : v.model === 'own' ? ' (control: own documents only)' : ' (filtered by X)';
+  const families = [...new Set(variants.map(familyOf))];
+  for (const family of families)
+    for (const use of ['query', 'field', 'late'] as const) {
+      for (const from of labelled) {
+        const to = labelled.find((s) => s !== from);
+        if (to === undefined) continue;
+        const chosen = choose(
+          rowsOf.get(from)!.filter((r) => r.variant.use === use && familyOf(r.variant) === family),
+        );
+        if (chosen === undefined) continue;
+        const index = rowsOf.get(from)!.indexOf(chosen.row);
+        const there = rowsOf.get(to)![index]!;
+        lines.push(
+          `  ${use} use${family}, chosen on ${from.name}${chosen.safe ? '' : ' (no variant has every fold at or above)'}:`,
+          `  ${from.name.padEnd(10)}${formatRow(chosen.row, width)}`,
+          `  ${to.name.padEnd(10)}${formatRow(there, width)}`,
+        );
+      }
     }
-  }
   return `${lines.join('\n')}\n`;
 }

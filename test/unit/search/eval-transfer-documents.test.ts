@@ -7,12 +7,15 @@ import { describe, expect, it } from 'vitest';
 import {
   DEFAULT_TUNING,
   expansionWords,
+  filterBySupport,
+  supportedVariants,
   trainAssociations,
   trainingSetsFor,
   vocabularyOf,
   type TransferSet,
 } from '../../../scripts/eval-search/transfer-documents.js';
 import type { SearchableTool } from '../../../src/search/index.js';
+import { tokenize } from '../../../src/search/tokenize.js';
 
 /** 200 tools of unrelated words, so that the words below stay under the common-term share. */
 const FILLER: SearchableTool[] = Array.from({ length: 200 }, (_, i) => ({
@@ -117,5 +120,77 @@ describe('trainingSetsFor', () => {
     const split = trainingSetsFor(a, [a, b], [c]);
     expect(split.others.map((s) => s.name)).toEqual(['b', 'c']);
     expect(split.otherLabelled.map((s) => s.name)).toEqual(['b']);
+  });
+});
+
+describe('filterBySupport', () => {
+  const term = (word: string): string => tokenize(word)[0]!;
+  // The evaluated catalog X: 10 tools; `data` is in 8 of them, so sharing two tools with
+  // `weather` (in 3) is less than chance there.
+  const x: SearchableTool[] = [
+    { name: 'one', description: 'weather forecast data' },
+    { name: 'two', description: 'weather forecast data' },
+    { name: 'three', description: 'weather alert' },
+    { name: 'four', description: 'forecast stock' },
+    ...Array.from({ length: 6 }, (_, i) => ({ name: `filler${i}`, description: 'data' })),
+  ];
+  const [weather, forecast, alert, data, stock, librosa] = [
+    'weather',
+    'forecast',
+    'alert',
+    'data',
+    'stock',
+    'librosa',
+  ].map(term) as [string, string, string, string, string, string];
+  const transferred = {
+    related: new Map([[weather, [forecast, alert, data, stock, librosa]]]),
+    scored: new Map<string, Array<[string, number]>>([
+      [
+        weather,
+        [
+          [forecast, 5],
+          [alert, 4],
+          [data, 3],
+          [stock, 2],
+          [librosa, 1],
+        ],
+      ],
+      // Nothing of it is in X: the term goes.
+      [librosa, [[stock, 1]]],
+    ]),
+    surface: new Map([[forecast, 'forecast']]),
+  };
+
+  it('keeps an association when one tool of X has both terms (co1)', () => {
+    const kept = filterBySupport(transferred, x, 'co1');
+    expect(kept.related.get(weather)).toEqual([forecast, alert, data]);
+    expect(kept.scored.get(weather)!.map(([b]) => b)).toEqual([forecast, alert, data]);
+    expect(kept.scored.has(librosa)).toBe(false);
+    expect(kept.surface.get(forecast)).toBe('forecast');
+  });
+
+  it('asks for two tools of X with co2', () => {
+    expect(filterBySupport(transferred, x, 'co2').related.get(weather)).toEqual([forecast, data]);
+  });
+
+  it('asks for more co-occurrence than chance in X with pmi', () => {
+    // weather–alert: 1 · 10 > 3 · 1; weather–data: 2 · 10 < 3 · 8.
+    const kept = filterBySupport(transferred, x, 'pmi');
+    expect(kept.related.get(weather)).toEqual([forecast, alert]);
+    expect(kept.scored.get(weather)!.map(([b]) => b)).toEqual([forecast, alert]);
+  });
+
+  it('drops a term none of whose associations X supports', () => {
+    const kept = filterBySupport({ ...transferred, related: new Map([[weather, [librosa]]]) }, x, 'co1');
+    expect(kept.related.has(weather)).toBe(false);
+  });
+});
+
+describe('supportedVariants', () => {
+  it('filters every transferred variant and has the own-documents control', () => {
+    const variants = supportedVariants();
+    expect(variants.every((v) => v.support !== undefined)).toBe(true);
+    expect(new Set(variants.map((v) => v.support))).toEqual(new Set(['co1', 'co2', 'pmi']));
+    expect(variants.some((v) => v.model === 'own')).toBe(true);
   });
 });
