@@ -544,7 +544,7 @@ const signed = (x: number) => {
   return t === '0.0' || t === '-0.0' ? '0.0' : t.startsWith('-') ? t : `+${t}`;
 };
 
-interface Row {
+export interface Row {
   variant: DocumentVariant;
   /** NDCG@10 change per fold, points. */
   changes: number[];
@@ -565,6 +565,18 @@ function formatRow(row: Row, width: number): string {
     `R@5 ${signed(row.recall5).padStart(5)} (${fmt(row.after.recall5)})`,
     `R@10 ${signed(row.recall10).padStart(5)}`,
   ].join('  ');
+}
+
+/**
+ * The criterion of issue 33 part 2 for one variant's rows on the labelled sets: no fold of any set
+ * below today's ranking, no point of Recall@5 lost, a mean gain on at least one (changes within
+ * ±0.05 point, what the table prints as 0.0, count as level).
+ */
+export function meetsCriterion(rows: ReadonlyArray<Pick<Row, 'changes' | 'mean' | 'recall5'>>): boolean {
+  return (
+    rows.every((r) => r.changes.every((c) => c >= -0.05) && r.recall5 >= -0.05) &&
+    rows.some((r) => r.mean >= 0.05)
+  );
 }
 
 /** The variant a set would choose: largest mean among those with no fold below, else largest mean. */
@@ -658,6 +670,13 @@ export function documentAssociationReport(
       lines.push(formatRow(row, width));
     }
     rowsOf.set(test, rows);
+    const sizes = [...models].map(([key, m]) => {
+      const [model, json, support] = key.split(' ') as [string, string, string];
+      const t = JSON.parse(json) as ModelTuning;
+      const count = [...m.related.values()].reduce((n, l) => n + l.length, 0);
+      return `${model} ${t.minCount}/${t.perTerm}${t.mutual ? ' mutual' : ''}${support === '' ? '' : ` | X ${support}`} ${count}`;
+    });
+    lines.push(`  associations (a → b) per model: ${sizes.join(', ')}`);
   }
   lines.push('', 'Chosen on one set (largest mean with no fold below, if any), scored on the other:');
   const familyOf = (v: DocumentVariant): string =>
@@ -678,6 +697,7 @@ export function documentAssociationReport(
           `  ${use} use${family}, chosen on ${from.name}${chosen.safe ? '' : ' (no variant has every fold at or above)'}:`,
           `  ${from.name.padEnd(10)}${formatRow(chosen.row, width)}`,
           `  ${to.name.padEnd(10)}${formatRow(there, width)}`,
+          `  ${' '.repeat(10)}criterion: ${meetsCriterion([chosen.row, there]) ? 'met' : 'not met'}`,
         );
       }
     }

@@ -8,6 +8,7 @@ import {
   DEFAULT_TUNING,
   expansionWords,
   filterBySupport,
+  meetsCriterion,
   supportedVariants,
   trainAssociations,
   trainingSetsFor,
@@ -192,5 +193,20 @@ describe('supportedVariants', () => {
     expect(variants.every((v) => v.support !== undefined)).toBe(true);
     expect(new Set(variants.map((v) => v.support))).toEqual(new Set(['co1', 'co2', 'pmi']));
     expect(variants.some((v) => v.model === 'own')).toBe(true);
+  });
+});
+
+describe('meetsCriterion', () => {
+  const level = { changes: [0, 0, 0, 0, 0], mean: 0, recall5: 0 };
+  const gain = { changes: [0.2, 0, 0.4, 0.1, 0.3], mean: 0.2, recall5: 0.1 };
+
+  it('asks for a gain on one set and nothing below on any fold of either', () => {
+    expect(meetsCriterion([gain, level])).toBe(true);
+    expect(meetsCriterion([level, level])).toBe(false);
+    expect(meetsCriterion([gain, { ...level, changes: [0, 0, -0.1, 0, 0] }])).toBe(false);
+  });
+
+  it('asks for no point of Recall@5 lost', () => {
+    expect(meetsCriterion([gain, { ...level, recall5: -0.3 }])).toBe(false);
   });
 });
