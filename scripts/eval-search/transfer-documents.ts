@@ -17,6 +17,9 @@
  * - `name`: a word of a tool's description or parameters points to the words of its name (the
  *   description paraphrases the name, as a query does the tool it needs), same scoring.
  * - `cooc+queries`: `cooc` with the other set's query → tool pairs added to the counts.
+ * - `… | X co1`, `co2`, `pmi` (the third round): a model kept only where X's own tool documents
+ *   support an association (see {@link filterBySupport}); `own`, the control: `cooc` trained on
+ *   X's documents alone, no transfer.
  *
  * Uses:
  *

@@ -20,7 +20,9 @@
  * - then the grid of `transfer-documents.ts`: associations learned from the tool documents of the
  *   other catalogs (all four on disk), used as query expansion, as a document field, or as a
  *   field with its own statistics, per fold, with the variant each set would choose scored on the
- *   other (`--full` adds a third model and two stricter tunings).
+ *   other (`--full` adds a third model and two stricter tunings); and the same associations kept
+ *   only where the evaluated catalog's own documents support them (`| X co1`, `co2`, `pmi`), with
+ *   the control of a model from that catalog's own documents only (`own`).
  *
  * A developer tool of this repository; the data folder is `$CODECALL_DATA_DIR`, else
  * `../shared/data` next to the package (as for `npm run eval-search`).
@@ -297,7 +299,8 @@ Re-runs the experiments of issue 33 part 2 that were measured and not kept (docs
 and UltraTool (train.jsonl) with learned term associations and query-word salience (trained on the
 other set), compound splitting, prefix completion and abbreviations; then term associations
 learned from the tool documents of the other catalogs (mcp-catalog and seal-tools too), per fold
-against today's default ranking (a few minutes). --full: a larger grid of those. The data folder
+against today's default ranking, also kept only where the evaluated catalog's own documents
+support them (a few minutes). --full: a larger grid of those. The data folder
 is $CODECALL_DATA_DIR, else ../shared/data next to the package.
 `;
 if (process.argv.includes('--help') || process.argv.includes('-h')) {
