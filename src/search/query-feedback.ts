@@ -127,6 +127,12 @@ export class QueryFeedback {
    */
   #arena = new Float64Array(1024);
   #arenaEnd = 0;
+  /**
+   * The terms whose runs were put in the arena, in arena order, and where each run started (a run
+   * is live while its term still starts there): compaction walks these, not every term.
+   */
+  #runTerms: TermStats[] = [];
+  #runStarts: number[] = [];
   /** The stats of each distinct query term that has ranked tools (scratch of one query). */
   readonly #read: Array<TermStats | undefined> = [];
   readonly #distinct: string[] = [];
@@ -262,6 +268,7 @@ export class QueryFeedback {
       const [term, stats] = ranked[i]!;
       this.#pairs -= stats.tools.size;
       for (const tool of stats.tools.keys()) this.#tools.release(tool);
+      this.#dropRanked(stats);
       this.#terms.delete(term);
     }
   }
@@ -286,7 +293,10 @@ export class QueryFeedback {
           this.#pairs--;
         }
       }
-      if (stats.tools.size === 0) this.#terms.delete(term);
+      if (stats.tools.size === 0) {
+        this.#dropRanked(stats);
+        this.#terms.delete(term);
+      }
     }
   }
 
@@ -447,6 +457,11 @@ export class QueryFeedback {
     const arena = this.#arena;
     let at = this.#arenaEnd;
     stats.rankedAt = at;
+    // An empty run takes no room and needs no moving: only the others are tracked.
+    if (kept.length > 0) {
+      this.#runTerms.push(stats);
+      this.#runStarts.push(at);
+    }
     stats.rankedLength = kept.length;
     stats.rankedMinCount = minCount;
     for (const [tool, weight] of kept) {
@@ -466,23 +481,31 @@ export class QueryFeedback {
    * for `need` more numbers (at least twice what is kept, so compactions stay amortised O(1)).
    */
   #compact(need: number): void {
+    // The live runs, in arena order (each term's latest run; dropped terms start at −1).
+    const runs: TermStats[] = [];
     let live = 0;
-    for (const stats of this.#terms.values()) if (stats.rankedAt >= 0) live += 2 * stats.rankedLength;
+    for (let r = 0; r < this.#runTerms.length; r++) {
+      const stats = this.#runTerms[r]!;
+      if (stats.rankedAt !== this.#runStarts[r]) continue;
+      runs.push(stats);
+      live += 2 * stats.rankedLength;
+    }
     const old = this.#arena;
     const size = Math.max(1024, 2 * (live + need));
     const arena = size > old.length || size < old.length / 4 ? new Float64Array(size) : old;
     // Copying forward within one array is safe: every run moves to an index at or before its own.
     let at = 0;
-    const runs: TermStats[] = [];
-    for (const stats of this.#terms.values()) if (stats.rankedAt >= 0) runs.push(stats);
-    runs.sort((a, b) => a.rankedAt - b.rankedAt);
+    const starts: number[] = [];
     for (const stats of runs) {
       const from = stats.rankedAt;
       if (arena === old) old.copyWithin(at, from, from + 2 * stats.rankedLength);
       else arena.set(old.subarray(from, from + 2 * stats.rankedLength), at);
       stats.rankedAt = at;
+      starts.push(at);
       at += 2 * stats.rankedLength;
     }
+    this.#runTerms = runs;
+    this.#runStarts = starts;
     this.#arena = arena;
     this.#arenaEnd = at;
   }
