@@ -58,15 +58,13 @@ interface TermStats {
   value: number;
   /** By interned tool id. */
   tools: Map<number, Pair>;
-  /** Its strongest tools as a query reads them (dropped when a use changes the term). */
-  ranked: RankedTools | undefined;
-}
-
-/** What {@link QueryFeedback.score} reads of one term, for one minimum count. */
-interface RankedTools {
-  minCount: number;
-  tools: Int32Array;
-  weights: Float64Array;
+  /**
+   * Its strongest tools as a query reads them, in the shared arena of ranked tools: where they
+   * start (−1 when a use changed the term since), how many, and for which minimum count.
+   */
+  rankedAt: number;
+  rankedLength: number;
+  rankedMinCount: number;
 }
 
 /**
@@ -122,8 +120,21 @@ export class QueryFeedback {
   /** Tool ids in the order they were first touched. */
   #touched = new Int32Array(0);
   #values = new Float64Array(0);
-  /** The ranked tools of each distinct query term (scratch of one query). */
-  readonly #read: Array<RankedTools | undefined> = [];
+  /**
+   * The strongest tools of every term, as pairs side by side (`arena[2i]` a tool id,
+   * `arena[2i + 1]` its weight), each term's in one run: a query reads one contiguous block per
+   * term, with no object between. Appended to; compacted when full.
+   */
+  #arena = new Float64Array(1024);
+  #arenaEnd = 0;
+  /**
+   * The terms whose runs were put in the arena, in arena order, and where each run started (a run
+   * is live while its term still starts there): compaction walks these, not every term.
+   */
+  #runTerms: TermStats[] = [];
+  #runStarts: number[] = [];
+  /** The stats of each distinct query term that has ranked tools (scratch of one query). */
+  readonly #read: Array<TermStats | undefined> = [];
   readonly #distinct: string[] = [];
   readonly #factors: number[] = [];
   readonly #out: FeedbackScores = {
@@ -189,11 +200,11 @@ export class QueryFeedback {
     for (const term of distinctTerms) {
       let stats = this.#terms.get(term);
       if (!stats) {
-        stats = { value: 0, tools: new Map(), ranked: undefined };
+        stats = { value: 0, tools: new Map(), rankedAt: -1, rankedLength: 0, rankedMinCount: 0 };
         this.#terms.set(term, stats);
       }
       stats.value += scale;
-      stats.ranked = undefined;
+      this.#dropRanked(stats);
       for (const tool of toolIds) {
         let pair = stats.tools.get(tool);
         if (!pair) {
@@ -221,7 +232,7 @@ export class QueryFeedback {
       stats.value /= scale;
       for (const pair of stats.tools.values()) pair.value /= scale;
       // Its strongest tools were weighed at the old scale.
-      stats.ranked = undefined;
+      this.#dropRanked(stats);
     }
     this.#epoch = this.#clock;
   }
@@ -246,7 +257,7 @@ export class QueryFeedback {
       stats.tools.delete(tool);
       this.#tools.release(tool);
     }
-    stats.ranked = undefined;
+    this.#dropRanked(stats);
     this.#pairs -= size - keep;
   }
 
@@ -257,6 +268,7 @@ export class QueryFeedback {
       const [term, stats] = ranked[i]!;
       this.#pairs -= stats.tools.size;
       for (const tool of stats.tools.keys()) this.#tools.release(tool);
+      this.#dropRanked(stats);
       this.#terms.delete(term);
     }
   }
@@ -273,7 +285,7 @@ export class QueryFeedback {
     let atCut = 0;
     for (let j = values.length - this.#maxPairs; j < values.length && values[j] === cut; j++) atCut++;
     for (const [term, stats] of this.#terms) {
-      stats.ranked = undefined;
+      this.#dropRanked(stats);
       for (const [tool, pair] of stats.tools) {
         if (pair.value < cut || (pair.value === cut && atCut-- <= 0)) {
           stats.tools.delete(tool);
@@ -281,7 +293,10 @@ export class QueryFeedback {
           this.#pairs--;
         }
       }
-      if (stats.tools.size === 0) this.#terms.delete(term);
+      if (stats.tools.size === 0) {
+        this.#dropRanked(stats);
+        this.#terms.delete(term);
+      }
     }
   }
 
@@ -336,11 +351,13 @@ export class QueryFeedback {
     factors.length = distinct.length;
     for (let t = 0; t < distinct.length; t++) {
       const stats = this.#terms.get(distinct[t]!);
-      const ranked = stats === undefined ? undefined : this.#ranked(stats, minCount);
-      read[t] = ranked;
-      if (stats === undefined || ranked === undefined) continue;
+      read[t] = stats;
+      if (stats === undefined) continue;
+      this.#rank(stats, minCount);
       factors[t] = unscale / ((stats.value * unscale + evidencePrior) * distinct.length);
     }
+    // Read after every term was ranked (ranking one may compact the arena).
+    const arena = this.#arena;
     // Accumulators for every tool id (grown with the ids), a new stamp for this query.
     const capacity = this.#tools.capacity;
     if (this.#stamp.length < capacity) {
@@ -361,14 +378,13 @@ export class QueryFeedback {
     const touched = this.#touched;
     let count = 0;
     for (let t = 0; t < distinct.length; t++) {
-      const ranked = read[t];
-      if (ranked === undefined) continue;
+      const stats = read[t];
+      if (stats === undefined) continue;
       const factor = factors[t]!;
-      const tools = ranked.tools;
-      const weights = ranked.weights;
-      for (let i = 0; i < tools.length; i++) {
-        const tool = tools[i]!;
-        const share = weights[i]! * factor;
+      const end = stats.rankedAt + 2 * stats.rankedLength;
+      for (let i = stats.rankedAt; i < end; i += 2) {
+        const tool = arena[i]! | 0;
+        const share = arena[i + 1]! * factor;
         const at = tool * 3;
         if (stamp[tool] !== round) {
           stamp[tool] = round;
@@ -425,23 +441,73 @@ export class QueryFeedback {
   }
 
   /**
-   * A term's strongest tools with at least `minCount` observations, strongest first, and the
-   * weight of each (its scaled count, discounted by `seen − minCount + 1` of `seen` so a pair at
-   * the minimum weighs least); cached until a use changes the term.
+   * Puts in the arena a term's strongest tools with at least `minCount` observations, strongest
+   * first, and the weight of each (its scaled count, discounted by `seen − minCount + 1` of `seen`
+   * so a pair at the minimum weighs least); kept until a use changes the term.
    */
-  #ranked(stats: TermStats, minCount: number): RankedTools {
-    if (stats.ranked?.minCount === minCount) return stats.ranked;
+  #rank(stats: TermStats, minCount: number): void {
+    if (stats.rankedAt >= 0 && stats.rankedMinCount === minCount) return;
     const kept = [...stats.tools]
       .filter(([, pair]) => pair.seen >= minCount)
       .map(([tool, pair]) => [tool, (pair.value * (pair.seen - minCount + 1)) / pair.seen] as const)
       .sort((a, b) => b[1] - a[1])
       .slice(0, DEFAULT_FEEDBACK_TOOLS_READ_PER_TERM);
-    stats.ranked = {
-      minCount,
-      tools: Int32Array.from(kept, ([tool]) => tool),
-      weights: Float64Array.from(kept, ([, weight]) => weight),
-    };
-    return stats.ranked;
+    stats.rankedAt = -1;
+    if (this.#arenaEnd + 2 * kept.length > this.#arena.length) this.#compact(2 * kept.length);
+    const arena = this.#arena;
+    let at = this.#arenaEnd;
+    stats.rankedAt = at;
+    // An empty run takes no room and needs no moving: only the others are tracked.
+    if (kept.length > 0) {
+      this.#runTerms.push(stats);
+      this.#runStarts.push(at);
+    }
+    stats.rankedLength = kept.length;
+    stats.rankedMinCount = minCount;
+    for (const [tool, weight] of kept) {
+      arena[at++] = tool;
+      arena[at++] = weight;
+    }
+    this.#arenaEnd = at;
+  }
+
+  /** Forgets a term's ranked tools (their place in the arena is reclaimed by the next compaction). */
+  #dropRanked(stats: TermStats): void {
+    stats.rankedAt = -1;
+  }
+
+  /**
+   * Copies the ranked tools of the terms that still have them to the front of an arena with room
+   * for `need` more numbers (at least twice what is kept, so compactions stay amortised O(1)).
+   */
+  #compact(need: number): void {
+    // The live runs, in arena order (each term's latest run; dropped terms start at −1).
+    const runs: TermStats[] = [];
+    let live = 0;
+    for (let r = 0; r < this.#runTerms.length; r++) {
+      const stats = this.#runTerms[r]!;
+      if (stats.rankedAt !== this.#runStarts[r]) continue;
+      runs.push(stats);
+      live += 2 * stats.rankedLength;
+    }
+    const old = this.#arena;
+    const size = Math.max(1024, 2 * (live + need));
+    const arena = size > old.length || size < old.length / 4 ? new Float64Array(size) : old;
+    // Copying forward within one array is safe: every run moves to an index at or before its own.
+    let at = 0;
+    const starts: number[] = [];
+    for (const stats of runs) {
+      const from = stats.rankedAt;
+      if (arena === old) old.copyWithin(at, from, from + 2 * stats.rankedLength);
+      else arena.set(old.subarray(from, from + 2 * stats.rankedLength), at);
+      stats.rankedAt = at;
+      starts.push(at);
+      at += 2 * stats.rankedLength;
+    }
+    this.#runTerms = runs;
+    this.#runStarts = starts;
+    this.#arena = arena;
+    this.#arenaEnd = at;
   }
 }
 

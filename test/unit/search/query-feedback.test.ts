@@ -206,6 +206,43 @@ describe('query feedback (recordUsage)', () => {
     expect(feedback.score(['plot'], options).get('chart')!.score).toBeCloseTo(0.5, 12);
   });
 
+  it('reads each term its own ranked tools from the shared arena, across compactions and changed terms', () => {
+    // 30 terms of 32 tools each (1,920 numbers ranked, past the arena's first 1,024, so it is
+    // compacted while they are read); no decay, m = 1, κ = 0: a tool's score for one term is c/n.
+    const feedback = new QueryFeedback(Infinity);
+    const TERMS = 30;
+    const toolsOf = (k: number): string[] => Array.from({ length: 32 }, (_, j) => `tool${k}-${j}`);
+    for (let k = 0; k < TERMS; k++) for (let use = 0; use < 2; use++) feedback.record([`w${k}`], toolsOf(k));
+    const options = { evidencePrior: 0, minCount: 1, limit: 2_000 };
+    const expected = (k: number, changed: boolean): [string, number][] =>
+      toolsOf(k).map((name, j) => [name, changed ? (j === 0 ? 1 : 2 / 3) : 1]);
+    const scores = (terms: string[]): [string, number][] =>
+      [...feedback.score(terms, options)].map(([name, { score }]) => [name, score] as [string, number]);
+    const sorted = (pairs: [string, number][]): [string, number][] =>
+      pairs.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+    for (let k = 0; k < TERMS; k++) expect(sorted(scores([`w${k}`]))).toEqual(sorted(expected(k, false)));
+    // A use changes the even terms (their runs become garbage); every term is read again.
+    for (let k = 0; k < TERMS; k += 2) feedback.record([`w${k}`], [`tool${k}-0`]);
+    for (let k = 0; k < TERMS; k++) {
+      const got = sorted(scores([`w${k}`]));
+      const want = sorted(expected(k, k % 2 === 0));
+      expect(got.map(([name]) => name)).toEqual(want.map(([name]) => name));
+      got.forEach(([, score], i) => expect(score).toBeCloseTo(want[i]![1], 12));
+    }
+    // One query over every term, each changed again, so ranking its terms compacts the arena midway.
+    for (let k = 0; k < TERMS; k++) feedback.record([`w${k}`], [`tool${k}-1`]);
+    const all = Array.from({ length: TERMS }, (_, k) => `w${k}`);
+    const got = new Map(scores(all));
+    expect(got.size).toBe(TERMS * 32);
+    for (let k = 0; k < TERMS; k++) {
+      // n = 4 (even terms) or 3; tool 1 gained a use, tool 0 too for even terms.
+      const n = k % 2 === 0 ? 4 : 3;
+      expect(got.get(`tool${k}-1`)).toBeCloseTo(3 / n / TERMS, 12);
+      expect(got.get(`tool${k}-0`)).toBeCloseTo((k % 2 === 0 ? 3 : 2) / n / TERMS, 12);
+      expect(got.get(`tool${k}-31`)).toBeCloseTo(2 / n / TERMS, 12);
+    }
+  });
+
   it('serializes and restores what it learned, and rejects broken usages by field', () => {
     const search = createToolSearch({ tools });
     for (let i = 0; i < 2; i++) search.recordUsage({ query, tools: ['charts.generate_word_cloud_chart'] });
