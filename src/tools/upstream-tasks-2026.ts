@@ -30,6 +30,7 @@ import {
   DEFAULT_UPSTREAM_TASK_MIN_POLL_MS,
 } from '../config/defaults.js';
 import { CodecallError } from '../errors.js';
+import { raceAbort } from '../util/race-abort.js';
 import type { RawToolResult } from './normalize-result.js';
 
 /** The extension's identifier (SEP-2663 § Extension Identifier). */
@@ -212,40 +213,31 @@ export function sendKeepingTask(
   signal.throwIfAborted();
   const inner = new AbortController();
   const answer = send(inner.signal);
-  return new Promise((resolve, reject) => {
-    const onAbort = (): void => {
-      reject(signal.reason as Error);
-      const timer = setTimeout(
-        () => inner.abort(signal.reason),
-        options.graceMs ?? DEFAULT_UPSTREAM_TASK_ABORT_GRACE_MS,
-      );
-      timer.unref();
-      answer.then(
-        (late) => {
-          clearTimeout(timer);
-          const task = readUpstreamTask(options.tasks.taskOf(late));
-          if ('taskId' in task)
-            void options
-              .request('tasks/cancel', { taskId: task.taskId }, AckSchema, {
-                timeout: DEFAULT_UPSTREAM_TASK_CANCEL_TIMEOUT_MS,
-              })
-              .catch(() => {});
-        },
-        () => clearTimeout(timer),
-      );
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-    answer.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(error as Error);
-      },
+  // On abort the caller leaves at once (raceAbort, below); the request runs on for the grace.
+  const onAbort = (): void => {
+    const timer = setTimeout(
+      () => inner.abort(signal.reason),
+      options.graceMs ?? DEFAULT_UPSTREAM_TASK_ABORT_GRACE_MS,
     );
-  });
+    timer.unref();
+    answer.then(
+      (late) => {
+        clearTimeout(timer);
+        const task = readUpstreamTask(options.tasks.taskOf(late));
+        if ('taskId' in task)
+          void options
+            .request('tasks/cancel', { taskId: task.taskId }, AckSchema, {
+              timeout: DEFAULT_UPSTREAM_TASK_CANCEL_TIMEOUT_MS,
+            })
+            .catch(() => {});
+      },
+      () => clearTimeout(timer),
+    );
+  };
+  signal.addEventListener('abort', onAbort, { once: true });
+  const settled = (): void => signal.removeEventListener('abort', onAbort);
+  answer.then(settled, settled);
+  return raceAbort(answer, signal);
 }
 
 /** One request to the server that runs the task (`tasks/get`, `tasks/update`, `tasks/cancel`). */

@@ -7,28 +7,7 @@
  */
 import { CodecallError } from '../../errors.js';
 import { setLongTimeout, type LongTimeout } from '../../util/long-timeout.js';
-
-/** Resolves with `promise`, or rejects as soon as `signal` fires (the work itself sees the signal too). */
-export function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) {
-    promise.catch(() => {});
-    return Promise.reject(signal.reason as Error);
-  }
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = (): void => reject(signal.reason as Error);
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(error as Error);
-      },
-    );
-  });
-}
+import { raceAbort } from '../../util/race-abort.js';
 
 /** Options of {@link RunScope}. */
 export interface RunScopeOptions {
