@@ -14,12 +14,11 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Readable } from 'node:stream';
-import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { createMcpHandler } from '@modelcontextprotocol/server';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createConformanceServer2026 } from '../../src/testing/servers/conformance-server-2026.js';
+import { answerWithMcpHandler } from '../../src/testing/servers/mcp-handler-http.js';
 import { ROOT, type ServeProcess } from './serve-helpers.js';
 import { resultText, roundRobin, startServe2026 } from './mcp-2026-helpers.js';
 
@@ -41,50 +40,28 @@ async function startUpstream(): Promise<string> {
     legacy: 'reject',
   });
   const server = createServer((incoming, outgoing) => {
-    const chunks: Buffer[] = [];
-    incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
-    incoming.on('end', () => {
-      void (async () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        const body = text.length > 0 ? (JSON.parse(text) as Record<string, unknown>) : undefined;
-        if (body?.method === 'tools/call') {
-          const params = body.params as {
-            name: string;
-            requestState?: unknown;
-            _meta?: Record<string, unknown>;
-          };
-          upstreamCalls.push({
-            name: params.name,
-            requestState: params.requestState !== undefined,
-            capabilities: params._meta?.['io.modelcontextprotocol/clientCapabilities'],
-          });
-        }
-        if (body?.method === 'prompts/get' || body?.method === 'resources/read') {
-          const params = body.params as { requestState?: unknown; inputResponses?: unknown };
-          upstreamReads.push({
-            method: body.method,
-            requestState: params.requestState !== undefined,
-            inputResponses: params.inputResponses,
-          });
-        }
-        const headers = new Headers();
-        for (const [name, value] of Object.entries(incoming.headers))
-          if (typeof value === 'string') headers.set(name, value);
-        const answer = await handler.fetch(
-          new Request(`http://127.0.0.1${incoming.url ?? '/'}`, {
-            method: incoming.method ?? 'GET',
-            headers,
-            ...(incoming.method === 'POST' ? { body: text } : {}),
-          }),
-          body !== undefined ? { parsedBody: body } : {},
-        );
-        const out: Record<string, string> = {};
-        answer.headers.forEach((value, name) => (out[name] = value));
-        outgoing.writeHead(answer.status, out);
-        if (answer.body === null) outgoing.end();
-        else Readable.fromWeb(answer.body as NodeReadableStream<Uint8Array>).pipe(outgoing);
-      })().catch(() => outgoing.destroy());
-    });
+    answerWithMcpHandler(handler, incoming, outgoing, (body) => {
+      if (body.method === 'tools/call') {
+        const params = body.params as {
+          name: string;
+          requestState?: unknown;
+          _meta?: Record<string, unknown>;
+        };
+        upstreamCalls.push({
+          name: params.name,
+          requestState: params.requestState !== undefined,
+          capabilities: params._meta?.['io.modelcontextprotocol/clientCapabilities'],
+        });
+      }
+      if (body.method === 'prompts/get' || body.method === 'resources/read') {
+        const params = body.params as { requestState?: unknown; inputResponses?: unknown };
+        upstreamReads.push({
+          method: body.method,
+          requestState: params.requestState !== undefined,
+          inputResponses: params.inputResponses,
+        });
+      }
+    }).catch(() => outgoing.destroy());
   });
   servers.push(server);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -5,7 +5,7 @@
  * both counting what really ran; and the serve configuration in front of them.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -20,6 +20,7 @@ import {
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import * as z from 'zod/v4';
 import { serveHttp } from '../../src/testing/servers/index.js';
+import { answerWithMcpHandler } from '../../src/testing/servers/mcp-handler-http.js';
 
 /** What a test closes at its end, last pushed first. */
 export type Closers = (() => Promise<void> | void)[];
@@ -32,12 +33,6 @@ export interface InputUpstreams {
   done: string[];
   /** `tools/call` requests that reached the 2026 upstream, by tool. */
   calls: Map<string, number>;
-}
-
-async function readBody(request: IncomingMessage): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of request) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
 }
 
 const confirmSchema = {
@@ -154,29 +149,12 @@ export async function startInputUpstreams(closers: Closers): Promise<InputUpstre
     { legacy: 'reject' },
   );
   const http: Server = createServer((request, response) => {
-    void (async () => {
-      const text = await readBody(request);
-      try {
-        const message = JSON.parse(text) as { method?: string; params?: { name?: string } };
-        if (message.method === 'tools/call' && message.params?.name)
-          calls.set(message.params.name, (calls.get(message.params.name) ?? 0) + 1);
-      } catch {
-        // Not JSON: the handler answers it.
-      }
-      const headers = new Headers();
-      for (const [key, value] of Object.entries(request.headers))
-        if (typeof value === 'string') headers.set(key, value);
-      const answer = await handler.fetch(
-        new Request(`http://127.0.0.1${request.url ?? '/'}`, {
-          method: request.method ?? 'GET',
-          headers,
-          ...(request.method === 'GET' || request.method === 'HEAD' ? {} : { body: text }),
-        }),
-      );
-      response.writeHead(answer.status, Object.fromEntries(answer.headers));
-      response.end(Buffer.from(await answer.arrayBuffer()));
-    })().catch((error: unknown) => {
-      response.writeHead(500);
+    answerWithMcpHandler(handler, request, response, (message) => {
+      const name = (message.params as { name?: unknown } | undefined)?.name;
+      if (message.method === 'tools/call' && typeof name === 'string')
+        calls.set(name, (calls.get(name) ?? 0) + 1);
+    }).catch((error: unknown) => {
+      if (!response.headersSent) response.writeHead(500);
       response.end(String(error));
     });
   });

@@ -25,15 +25,8 @@
  * an upstream `tasks/cancel` with it).
  */
 import { randomUUID } from 'node:crypto';
-import {
-  createServer,
-  type IncomingMessage,
-  type Server as HttpServer,
-  type ServerResponse,
-} from 'node:http';
+import { createServer, type Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Readable } from 'node:stream';
-import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
 import {
   CLIENT_CAPABILITIES_META_KEY,
   createMcpHandler,
@@ -47,6 +40,7 @@ import {
   type Tool,
 } from '@modelcontextprotocol/server';
 import { z } from 'zod';
+import { answerWithMcpHandler } from './mcp-handler-http.js';
 
 /** The extension's identifier (SEP-2663 § Extension Identifier). */
 const TASKS = 'io.modelcontextprotocol/tasks';
@@ -512,52 +506,6 @@ export interface ConformanceTaskEndpoint {
   close(): Promise<void>;
 }
 
-/** Bytes of one request body the endpoint reads. */
-const MAX_BODY_BYTES = 1_048_576;
-
-async function readText(request: IncomingMessage): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of request) {
-    size += (chunk as Buffer).length;
-    if (size > MAX_BODY_BYTES) throw new Error('request body too large');
-    chunks.push(chunk as Buffer);
-  }
-  return Buffer.concat(chunks).toString('utf8');
-}
-
-async function answer(
-  handler: ReturnType<typeof createMcpHandler>,
-  request: IncomingMessage,
-  response: ServerResponse,
-  methods: string[],
-): Promise<void> {
-  const body = await readText(request);
-  try {
-    const message = JSON.parse(body) as { method?: unknown };
-    if (typeof message.method === 'string') methods.push(message.method);
-  } catch {
-    // Not JSON: the handler answers it.
-  }
-  const headers = new Headers();
-  for (const [key, value] of Object.entries(request.headers))
-    if (typeof value === 'string') headers.set(key, value);
-  const web = await handler.fetch(
-    new Request(`http://127.0.0.1${request.url ?? '/'}`, {
-      method: request.method ?? 'POST',
-      headers,
-      ...(request.method === 'POST' ? { body } : {}),
-    }),
-  );
-  const out: Record<string, string> = {};
-  web.headers.forEach((value, key) => {
-    out[key] = value;
-  });
-  response.writeHead(web.status, out);
-  if (web.body === null) response.end();
-  else Readable.fromWeb(web.body as NodeReadableStream<Uint8Array>).pipe(response);
-}
-
 /**
  * Serves the task tools (2026-07-28 only: `createMcpHandler` with `legacy: 'reject'`) on a free
  * loopback port, for tests and a conformance run through `codecall serve`.
@@ -569,7 +517,9 @@ export async function startConformanceTaskEndpoint(
   const methods: string[] = [];
   const handler = createMcpHandler(() => createConformanceTaskServer(state, options), { legacy: 'reject' });
   const http: HttpServer = createServer((request, response) => {
-    answer(handler, request, response, methods).catch(() => {
+    answerWithMcpHandler(handler, request, response, (message) => {
+      if (typeof message.method === 'string') methods.push(message.method);
+    }).catch(() => {
       if (!response.headersSent) response.writeHead(500);
       response.end();
     });

@@ -5,7 +5,7 @@
  * JSON-RPC method that reaches it.
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -27,6 +27,7 @@ import { parseConfig } from '../../../src/config/index.js';
 import { CodecallRuntime } from '../../../src/execute/index.js';
 import { createCodecallServer } from '../../../src/server/index.js';
 import { createExpenseServer, serveHttp } from '../../../src/testing/servers/index.js';
+import { answerWithMcpHandler } from '../../../src/testing/servers/mcp-handler-http.js';
 import { ToolPool, type ServerStatus, type UpstreamAsker } from '../../../src/tools/index.js';
 
 const cleanup: { close(): Promise<void> }[] = [];
@@ -44,12 +45,6 @@ interface ModernEndpoint {
   states: string[];
   tools: string[];
   close(): Promise<void>;
-}
-
-async function readBody(request: IncomingMessage): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of request) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
 }
 
 /** A 2026-only SDK v2 server on loopback: `add`, `deploy` (asks for confirmation), `ask_forever`. */
@@ -125,36 +120,13 @@ async function serveModern(
     { legacy: 'reject' },
   );
   const http: Server = createServer((request, response) => {
-    void (async () => {
-      const text = await readBody(request);
-      if (text) {
-        try {
-          const message = JSON.parse(text) as {
-            method?: string;
-            params?: { requestState?: string; name?: string };
-          };
-          if (message.method) methods.push(message.method);
-          if (message.method === 'tools/call' && message.params?.name) tools.push(message.params.name);
-          if (typeof message.params?.requestState === 'string') states.push(message.params.requestState);
-        } catch {
-          // Not JSON: the handler answers it.
-        }
-      }
-      const headers = new Headers();
-      for (const [key, value] of Object.entries(request.headers))
-        if (typeof value === 'string') headers.set(key, value);
-        else if (Array.isArray(value)) headers.set(key, value.join(', '));
-      const answer = await handler.fetch(
-        new Request(`http://127.0.0.1${request.url ?? '/'}`, {
-          method: request.method ?? 'GET',
-          headers,
-          ...(request.method === 'GET' || request.method === 'HEAD' ? {} : { body: text }),
-        }),
-      );
-      response.writeHead(answer.status, Object.fromEntries(answer.headers));
-      response.end(Buffer.from(await answer.arrayBuffer()));
-    })().catch((error: unknown) => {
-      response.writeHead(500);
+    answerWithMcpHandler(handler, request, response, (message) => {
+      const params = message.params as { requestState?: unknown; name?: unknown } | undefined;
+      if (typeof message.method === 'string') methods.push(message.method);
+      if (message.method === 'tools/call' && typeof params?.name === 'string') tools.push(params.name);
+      if (typeof params?.requestState === 'string') states.push(params.requestState);
+    }).catch((error: unknown) => {
+      if (!response.headersSent) response.writeHead(500);
       response.end(String(error));
     });
   });
